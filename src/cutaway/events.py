@@ -1,0 +1,83 @@
+"""Events the runner emits. The runner never prints: the terminal reporter (progress bar,
+messages) and anything else that wants to follow an experiment listens to these.
+
+A listener is any callable taking one event. Listeners must not raise; one that does stops the
+experiment like any other error (completed runs are already saved)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Union
+
+from cutaway.model import Calibration, Run
+
+
+@dataclass(frozen=True)
+class ExperimentStarted:
+    experiment_id: int
+    name: str
+    variants: tuple[str, ...]
+    planned_rounds: int  # counted rounds planned (adaptive mode may add more)
+    warmup_rounds: int
+    resumed_runs: int  # runs already stored when resuming
+
+
+@dataclass(frozen=True)
+class HookRan:
+    variant: str
+    hook: str  # "setup", "prepare", "conclude", "cleanup"
+    command: str
+    exit_code: int
+
+
+@dataclass(frozen=True)
+class CalibrationDone:
+    calibration: Calibration
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    variant: str
+    round_index: int
+    order_in_round: int
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    run: Run
+    runs_done: int  # counted + warmup runs finished so far in this invocation
+    runs_planned: int
+    seconds_elapsed: float
+
+
+@dataclass(frozen=True)
+class RoundFinished:
+    round_index: int
+    planned_rounds: int
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should read now (a failed hook, adaptive mode's progress)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class ExperimentFinished:
+    experiment_id: int
+    status: str  # "complete" or "incomplete"
+    reason: str  # "done", "interrupted", "error", "budget"
+
+
+Event = Union[
+    ExperimentStarted,
+    HookRan,
+    CalibrationDone,
+    RunStarted,
+    RunFinished,
+    RoundFinished,
+    Notice,
+    ExperimentFinished,
+]
+Listener = Callable[[Event], None]

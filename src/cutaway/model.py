@@ -1,0 +1,299 @@
+"""Value objects shared by every layer of cutaway.
+
+Everything here is immutable and does no I/O. ``model`` imports nothing else of cutaway, so
+every other module may import it (see docs/how-it-works.md for the dependency direction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One measured quantity of a run. All of cutaway's whole-process metrics are costs:
+    a higher value is worse."""
+
+    name: str
+    unit: str  # "seconds", "bytes" or "count"
+    description: str
+
+
+# The whole-process metrics, measured by wait4(2) around every run. The order is the order of
+# every report. Names are part of the JSON export contract (docs/json-format.md).
+PROCESS_METRICS: tuple[Metric, ...] = (
+    Metric("wall", "seconds", "elapsed time from spawn to reap (monotonic clock)"),
+    Metric("user", "seconds", "CPU time in user mode (ru_utime)"),
+    Metric("sys", "seconds", "CPU time in kernel mode (ru_stime)"),
+    Metric("cpu", "seconds", "user + sys"),
+    Metric("max_rss", "bytes", "peak resident set size (ru_maxrss)"),
+    Metric("minor_faults", "count", "page faults served without I/O (ru_minflt)"),
+    Metric("major_faults", "count", "page faults that needed I/O (ru_majflt)"),
+    Metric("voluntary_switches", "count", "voluntary context switches (ru_nvcsw)"),
+    Metric("involuntary_switches", "count", "involuntary context switches (ru_nivcsw)"),
+    Metric("block_in", "count", "block input operations (ru_inblock)"),
+    Metric("block_out", "count", "block output operations (ru_oublock)"),
+)
+METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType({m.name: m for m in PROCESS_METRICS})
+PRIMARY_METRIC = "wall"
+
+
+def _frozen(mapping: Mapping[str, str] | None) -> Mapping[str, str]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """Commands run around a variant's runs, named as hyperfine names them. None of them is
+    measured. ``setup`` runs once before the variant's first run, ``prepare`` before each run,
+    ``conclude`` after each run, ``cleanup`` once after the last run (also after a failure or an
+    interruption)."""
+
+    setup: str | None = None
+    prepare: str | None = None
+    conclude: str | None = None
+    cleanup: str | None = None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One thing being measured: a command and everything it runs with.
+
+    ``command`` is a shell string when ``shell`` is true, else an argument vector that is
+    executed directly (no shell: nothing but the command itself is measured)."""
+
+    name: str
+    command: tuple[str, ...] | str
+    shell: bool = False
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    hooks: Hooks = Hooks()
+    params: Mapping[str, str] = field(default_factory=dict)  # matrix values that made it
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "env", _frozen(self.env))
+        object.__setattr__(self, "params", _frozen(self.params))
+        if isinstance(self.command, list):
+            object.__setattr__(self, "command", tuple(self.command))
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "command": self.command if isinstance(self.command, str) else list(self.command),
+            "shell": self.shell,
+            "env": dict(self.env),
+            "cwd": self.cwd,
+            "hooks": {
+                "setup": self.hooks.setup,
+                "prepare": self.hooks.prepare,
+                "conclude": self.hooks.conclude,
+                "cleanup": self.hooks.cleanup,
+            },
+            "params": dict(self.params),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> Variant:
+        command = data["command"]
+        hooks = data.get("hooks") or {}
+        assert isinstance(hooks, Mapping)
+        return cls(
+            name=str(data["name"]),
+            command=command if isinstance(command, str) else tuple(command),  # type: ignore[arg-type]
+            shell=bool(data.get("shell", False)),
+            env=dict(data.get("env") or {}),  # type: ignore[call-overload]
+            cwd=data.get("cwd"),  # type: ignore[arg-type]
+            hooks=Hooks(**{k: hooks.get(k) for k in ("setup", "prepare", "conclude", "cleanup")}),
+            params=dict(data.get("params") or {}),  # type: ignore[call-overload]
+        )
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A whole experiment, typed and validated: variants x rounds, and how to judge them.
+
+    ``margin`` is the equivalence margin as a fraction (0.01 is +/- 1 %). ``until_width`` is the
+    adaptive-mode target for the full width of the primary metric's confidence interval, as a
+    fraction of the ratio (0.005 is 0.5 %), and ``max_time_seconds`` its budget."""
+
+    name: str
+    variants: tuple[Variant, ...]
+    baseline: str
+    rounds: int = 10
+    warmup_rounds: int = 1
+    timeout_seconds: float | None = None
+    margin: float = 0.01
+    confidence: float = 0.95
+    until_width: float | None = None
+    max_time_seconds: float | None = None
+    seed: int = 0
+    source_path: str | None = None  # the experiment file, None in quick mode
+    source_text: str | None = None  # the file exactly as given
+
+    def variant(self, name: str) -> Variant:
+        for v in self.variants:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "variants": [v.to_dict() for v in self.variants],
+            "baseline": self.baseline,
+            "rounds": self.rounds,
+            "warmup_rounds": self.warmup_rounds,
+            "timeout_seconds": self.timeout_seconds,
+            "margin": self.margin,
+            "confidence": self.confidence,
+            "until_width": self.until_width,
+            "max_time_seconds": self.max_time_seconds,
+            "seed": self.seed,
+            "source_path": self.source_path,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object], source_text: str | None = None) -> Spec:
+        fields = dict(data)
+        variants = tuple(Variant.from_dict(v) for v in fields.pop("variants"))  # type: ignore[attr-defined]
+        return cls(variants=variants, source_text=source_text, **fields)  # type: ignore[arg-type]
+
+
+class RunStatus(str, Enum):
+    OK = "ok"  # exited with status 0
+    FAILED = "failed"  # non-zero exit status, or killed by a signal it did not expect
+    TIMEOUT = "timeout"  # killed by cutaway at the per-run timeout
+    INTERRUPTED = "interrupted"  # killed because the user interrupted cutaway
+    ERROR = "error"  # could not be started at all (no such file, permission)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One execution of one variant. ``metrics`` maps PROCESS_METRICS names to values in their
+    units; it is filled for every status that reaped a process, and empty for ERROR."""
+
+    variant: str
+    round_index: int  # 0-based; warmup rounds are negative (-warmup_rounds .. -1)
+    order_in_round: int  # 0-based position of this run within its round
+    status: RunStatus
+    exit_code: int | None
+    signal: int | None
+    metrics: Mapping[str, float]
+    started_at: float  # Unix time, for humans and drift plots only (never used to compute cost)
+    message: str = ""  # why a run failed, e.g. the tail of its stderr
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metrics", MappingProxyType(dict(self.metrics)))
+
+    @property
+    def warmup(self) -> bool:
+        return self.round_index < 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status is RunStatus.OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Results of analysis: what `compare` computes from runs and every report renders.
+
+
+class Verdict(str, Enum):
+    """The four honest answers to "did the variant change this metric against the baseline?"."""
+
+    REGRESSED = "regressed"  # significantly higher cost, beyond the equivalence margin
+    IMPROVED = "improved"  # significantly lower cost, beyond the equivalence margin
+    EQUIVALENT = "equivalent"  # the whole confidence interval lies within +/- margin
+    INCONCLUSIVE = "inconclusive"  # neither: more rounds (or less noise) are needed
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Descriptive statistics of one metric of one variant over its counted, successful runs:
+    the columns of seed 000 plus a confidence interval for the mean."""
+
+    variant: str
+    metric: str
+    n: int
+    total: float
+    mean: float
+    median: float
+    sd: float
+    min: float
+    max: float
+    ci_low: float  # confidence interval for the mean
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A variant against the baseline on one metric, from per-round pairs.
+
+    ``ratio`` is variant / baseline (1.02 is 2 % more cost). ``p_value`` is already adjusted for
+    the number of metrics compared (Holm). ``rounds_to_settle`` estimates the total number of
+    rounds an inconclusive comparison would need at the noise seen (None when settled or when
+    no estimate is possible)."""
+
+    metric: str
+    baseline: str
+    variant: str
+    n_pairs: int
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    verdict: Verdict
+    method: str  # "geometric-mean" or "ratio-of-means" (when a metric has zeros)
+    rounds_to_settle: int | None = None
+
+
+@dataclass(frozen=True)
+class Caution:
+    """Something that makes a result doubtful, said plainly in every report."""
+
+    kind: str  # "load", "drift", "outliers", "failed-runs", "few-rounds", "environment", ...
+    message: str
+    variant: str | None = None
+    metric: str | None = None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Harness overhead: the wall time of an empty command run the way variants are run."""
+
+    command: str
+    n: int
+    median_wall_seconds: float
+    min_wall_seconds: float
+
+
+@dataclass(frozen=True)
+class ExperimentInfo:
+    """What a report says about where an experiment came from."""
+
+    id: int
+    name: str
+    status: str  # "running", "complete", "incomplete"
+    created_at: float
+    label: str | None
+    environment: Mapping[str, object]
+    margin: float
+    confidence: float
+    baseline: str
+    variants: tuple[str, ...]
+    rounds_completed: int
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything a report shows about one experiment (or two, for `cutaway compare`)."""
+
+    experiments: tuple[ExperimentInfo, ...]
+    summaries: tuple[Summary, ...]
+    comparisons: tuple[Comparison, ...]
+    cautions: tuple[Caution, ...]
+    calibration: Calibration | None
+    run_counts: Mapping[str, Mapping[str, int]]  # variant -> status -> count (counted rounds)

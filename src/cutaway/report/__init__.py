@@ -1,0 +1,81 @@
+"""Reports: an Analysis rendered as text, one module per format.
+
+Every format is registered once in FORMATS with its metadata (name, file extension, what it is
+for), so the CLI can offer `--format NAME` and pick a format from an output file's extension
+without knowing any format. Each render function takes an Analysis and returns the whole report
+as a string; writing it anywhere is the caller's business. The report package imports nothing of
+cutaway but ``cutaway.model``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cutaway.model import Analysis
+from cutaway.report.csv_format import render_csv, render_runs_csv
+from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
+from cutaway.report.json_format import render_json
+from cutaway.report.markdown import render_markdown
+from cutaway.report.terminal import render_terminal
+
+
+@dataclass(frozen=True)
+class Format:
+    """One report format: its name on the command line, the extension of its files, a one-line
+    description for `--help`, and the function that renders it."""
+
+    name: str
+    extension: str  # without the dot
+    description: str
+    render: Callable[[Analysis], str]
+
+
+def _render_plain_terminal(analysis: Analysis) -> str:
+    # As a file, the terminal report is plain text: escape codes belong on a live terminal only.
+    return render_terminal(analysis, color=False)
+
+
+FORMATS: dict[str, Format] = {
+    fmt.name: fmt
+    for fmt in (
+        Format(
+            "terminal",
+            "txt",
+            "tables for a terminal (plain text in a file)",
+            _render_plain_terminal,
+        ),
+        Format(
+            "json",
+            "json",
+            f"everything, in base units (cutaway-report v{JSON_FORMAT_VERSION})",
+            render_json,
+        ),
+        Format("csv", "csv", "one row per variant and metric, full precision", render_csv),
+        Format(
+            "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
+        ),
+    )
+}
+
+
+def format_for_filename(filename: str) -> Format | None:
+    """The format whose extension ends ``filename`` ("out.md" is markdown), None if none does."""
+    _, dot, extension = filename.rpartition(".")
+    if not dot:
+        return None
+    for fmt in FORMATS.values():
+        if fmt.extension == extension.lower():
+            return fmt
+    return None
+
+
+__all__ = [
+    "FORMATS",
+    "Format",
+    "format_for_filename",
+    "render_csv",
+    "render_json",
+    "render_markdown",
+    "render_runs_csv",
+    "render_terminal",
+]

@@ -1,0 +1,141 @@
+"""CSV: the summary report (one row per variant and metric) and the raw runs of `cutaway export`.
+
+Values are in base units (seconds, bytes, counts) at full precision: every float is written as
+its repr(), which reads back to the very same float. NaN and infinities are written "nan" and
+"inf", which Python, pandas and R read back. Rows end with "\\n", not the "\\r\\n" of RFC 4180:
+these files are read by Unix tools far more often than by anything that insists on CRLF."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+
+from cutaway.model import PROCESS_METRICS, Analysis, Comparison, Run, Summary
+from cutaway.report.units import metric_sort_key, metric_unit
+
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "experiment_id",
+    "variant",
+    "metric",
+    "unit",
+    "n",
+    "total",
+    "mean",
+    "median",
+    "sd",
+    "min",
+    "max",
+    "ci_low",
+    "ci_high",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "verdict",
+)
+RUN_COLUMNS: tuple[str, ...] = (
+    "variant",
+    "round_index",
+    "order_in_round",
+    "status",
+    "exit_code",
+    "signal",
+    "started_at",
+)
+
+Cell = str | int | float | None
+
+
+def _cell(value: Cell) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        # float() first: repr of a numpy float64 is "np.float64(1.5)" in numpy 2.
+        return repr(float(value))
+    return str(value)
+
+
+def _write(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([_cell(value) for value in row] for row in rows)
+    return buffer.getvalue()
+
+
+def _experiment_id(analysis: Analysis, variant: str) -> int | None:
+    """The id of the experiment a variant belongs to. A Summary does not carry it, so look the
+    variant up; with a single experiment every summary is its own."""
+    for info in analysis.experiments:
+        if variant in info.variants:
+            return info.id
+    return analysis.experiments[0].id if len(analysis.experiments) == 1 else None
+
+
+def _summary_row(summary: Summary, analysis: Analysis, comparison: Comparison | None) -> list[Cell]:
+    statistics: list[Cell] = [
+        summary.total,
+        summary.mean,
+        summary.median,
+        summary.sd,
+        summary.min,
+        summary.max,
+        summary.ci_low,
+        summary.ci_high,
+    ]
+    compared: list[Cell] = [None, None, None, None]
+    if comparison is not None:
+        compared = [
+            comparison.ratio,
+            comparison.ci_low,
+            comparison.ci_high,
+            comparison.verdict.value,
+        ]
+    head: list[Cell] = [
+        _experiment_id(analysis, summary.variant),
+        summary.variant,
+        summary.metric,
+        metric_unit(summary.metric),
+        int(summary.n),
+    ]
+    return head + statistics + compared
+
+
+def render_csv(analysis: Analysis) -> str:
+    """The summary CSV: a header row, then one row per Summary in the Analysis order. The ratio
+    columns (variant / baseline) are empty for the baseline and for metrics not compared."""
+    comparisons = {(c.variant, c.metric): c for c in analysis.comparisons}
+    rows = [
+        _summary_row(summary, analysis, comparisons.get((summary.variant, summary.metric)))
+        for summary in analysis.summaries
+    ]
+    return _write(SUMMARY_COLUMNS, rows)
+
+
+def _metric_columns(runs: Sequence[Run]) -> list[str]:
+    """PROCESS_METRICS in their order, then any other metric a run carries, by name."""
+    names = {metric.name for metric in PROCESS_METRICS}
+    extra = {name for run in runs for name in run.metrics if name not in names}
+    return [metric.name for metric in PROCESS_METRICS] + sorted(extra, key=metric_sort_key)
+
+
+def render_runs_csv(runs: Sequence[Run]) -> str:
+    """Raw runs, one row each in the given order, for `cutaway export`. Metric cells are empty
+    where a run has no value (a run that could not start has none)."""
+    metric_columns = _metric_columns(runs)
+    rows = [_run_row(run, metric_columns) for run in runs]
+    return _write([*RUN_COLUMNS, *metric_columns], rows)
+
+
+def _run_row(run: Run, metric_columns: Sequence[str]) -> list[Cell]:
+    row: list[Cell] = [
+        run.variant,
+        run.round_index,
+        run.order_in_round,
+        run.status.value,
+        run.exit_code,
+        run.signal,
+        run.started_at,
+    ]
+    # .get: a run that could not start has no metrics, so its cells stay empty.
+    return row + [run.metrics.get(name) for name in metric_columns]

@@ -1,0 +1,145 @@
+"""The JSON report: everything an Analysis holds, in base units, for programs.
+
+This format is a contract, described field by field in docs/json-format.md. Change it only by
+adding fields; anything else needs a new version here and in that document.
+
+Version history:
+    1 (2026-11-22): first version.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+
+from cutaway.model import (
+    Analysis,
+    Calibration,
+    Caution,
+    Comparison,
+    ExperimentInfo,
+    Summary,
+)
+from cutaway.report.units import metric_unit, run_status_name
+
+FORMAT_NAME = "cutaway-report"
+FORMAT_VERSION = 1
+
+JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
+
+
+def _number(value: float) -> float | None:
+    """A float JSON can hold: NaN and infinities (an sd of one run, a ratio to a zero baseline)
+    have no JSON spelling, so they become null."""
+    return float(value) if math.isfinite(value) else None
+
+
+def _plain(value: object) -> JsonValue:
+    """An environment value as JSON: containers recursively, anything unknown as its str()."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return str(value)
+
+
+def _experiment(info: ExperimentInfo) -> dict[str, JsonValue]:
+    return {
+        "id": info.id,
+        "name": info.name,
+        "status": info.status,
+        "created_at": _number(info.created_at),
+        "label": info.label,
+        "baseline": info.baseline,
+        "variants": list(info.variants),
+        "rounds_completed": int(info.rounds_completed),
+        "margin": _number(info.margin),
+        "confidence": _number(info.confidence),
+        "environment": _plain(info.environment),
+    }
+
+
+def _summary(summary: Summary) -> dict[str, JsonValue]:
+    return {
+        "variant": summary.variant,
+        "metric": summary.metric,
+        "unit": metric_unit(summary.metric),
+        "n": int(summary.n),
+        "total": _number(summary.total),
+        "mean": _number(summary.mean),
+        "median": _number(summary.median),
+        "sd": _number(summary.sd),
+        "min": _number(summary.min),
+        "max": _number(summary.max),
+        "ci_low": _number(summary.ci_low),
+        "ci_high": _number(summary.ci_high),
+    }
+
+
+def _comparison(comparison: Comparison) -> dict[str, JsonValue]:
+    return {
+        "metric": comparison.metric,
+        "unit": metric_unit(comparison.metric),
+        "baseline": comparison.baseline,
+        "variant": comparison.variant,
+        "n_pairs": int(comparison.n_pairs),
+        "ratio": _number(comparison.ratio),
+        "ci_low": _number(comparison.ci_low),
+        "ci_high": _number(comparison.ci_high),
+        "p_value": _number(comparison.p_value),
+        "verdict": comparison.verdict.value,
+        "method": comparison.method,
+        "rounds_to_settle": (
+            None if comparison.rounds_to_settle is None else int(comparison.rounds_to_settle)
+        ),
+    }
+
+
+def _caution(caution: Caution) -> dict[str, JsonValue]:
+    return {
+        "kind": caution.kind,
+        "message": caution.message,
+        "variant": caution.variant,
+        "metric": caution.metric,
+    }
+
+
+def _calibration(calibration: Calibration | None) -> JsonValue:
+    if calibration is None:
+        return None
+    return {
+        "command": calibration.command,
+        "n": int(calibration.n),
+        "median_wall_seconds": _number(calibration.median_wall_seconds),
+        "min_wall_seconds": _number(calibration.min_wall_seconds),
+    }
+
+
+def report_document(analysis: Analysis) -> dict[str, JsonValue]:
+    """The report as a JSON-ready dict (what render_json serializes)."""
+    return {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "experiments": [_experiment(info) for info in analysis.experiments],
+        "summaries": [_summary(summary) for summary in analysis.summaries],
+        "comparisons": [_comparison(comparison) for comparison in analysis.comparisons],
+        "cautions": [_caution(caution) for caution in analysis.cautions],
+        "calibration": _calibration(analysis.calibration),
+        "run_counts": {
+            variant: {run_status_name(status): int(count) for status, count in counts.items()}
+            for variant, counts in analysis.run_counts.items()
+        },
+    }
+
+
+def render_json(analysis: Analysis) -> str:
+    """The JSON report, indented by 2, ending with a newline. Keys keep the documented order
+    and lists keep the Analysis order, so the same Analysis always gives the same text."""
+    # allow_nan=False proves no NaN slipped past _number: json.dumps would raise.
+    text = json.dumps(report_document(analysis), indent=2, ensure_ascii=False, allow_nan=False)
+    return text + "\n"

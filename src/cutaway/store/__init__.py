@@ -1,0 +1,19 @@
+"""The SQLite store: experiments, their runs and measurements, and loaders for analysis."""
+
+from cutaway.store.db import (
+    ExperimentRow,
+    MetricTable,
+    Store,
+    StoredExperiment,
+)
+from cutaway.store.schema import BUSY_TIMEOUT_SECONDS, LATEST_VERSION, StoreError
+
+__all__ = [
+    "BUSY_TIMEOUT_SECONDS",
+    "LATEST_VERSION",
+    "ExperimentRow",
+    "MetricTable",
+    "Store",
+    "StoreError",
+    "StoredExperiment",
+]

@@ -1,0 +1,471 @@
+"""The SQLite store of experiments, their runs and their measurements.
+
+Every write method is one ``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction, so a crash or a kill
+never leaves half a run, and two cutaway processes can write one database at once: WAL mode lets
+readers go on while one writer holds the lock, and the 30 s busy timeout makes a second writer
+wait for it instead of failing with "database is locked".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from cutaway.model import Calibration, Run, RunStatus, Spec
+from cutaway.store.schema import StoreError, open_database
+
+EXPERIMENT_STATUSES = ("running", "complete", "incomplete")
+FINISHED_STATUSES = ("complete", "incomplete")
+
+_RUN_COLUMNS = (
+    "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message"
+)
+
+
+@dataclass(frozen=True)
+class StoredExperiment:
+    """One experiment as stored, with the spec it was run from."""
+
+    id: int
+    name: str
+    status: str  # "running", "complete" or "incomplete"
+    created_at: float  # Unix time
+    finished_at: float | None
+    label: str | None
+    spec: Spec
+    environment: dict[str, Any]  # fingerprint at start
+    environment_end: dict[str, Any] | None
+    cutaway_version: str
+    calibration: Calibration | None
+
+
+@dataclass(frozen=True)
+class ExperimentRow:
+    """One line of `cutaway list`. ``n_runs`` counts every stored run, warmup and failed ones
+    included."""
+
+    id: int
+    name: str
+    status: str
+    created_at: float
+    label: str | None
+    n_variants: int
+    n_runs: int
+
+
+@dataclass(frozen=True, eq=False)  # eq would compare arrays element-wise, which is ambiguous
+class MetricTable:
+    """One metric of one experiment as a rounds x variants matrix, for paired analysis.
+
+    ``rounds`` are the counted rounds (``round_index >= 0``) in which at least one variant has
+    a run, ascending. ``values[i, j]`` is the metric of variant ``variants[j]`` in ``rounds[i]``,
+    NaN when that run is missing, did not end "ok", or has no such metric. A round is a complete
+    pair of two variants when both their columns are finite."""
+
+    rounds: npt.NDArray[np.int64]
+    variants: tuple[str, ...]  # in spec order
+    values: npt.NDArray[np.float64]  # shape (len(rounds), len(variants))
+
+
+class Store:
+    """An open cutaway database. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = Path(path)
+        self._connection: sqlite3.Connection | None = open_database(self._path)
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def create_experiment(
+        self,
+        spec: Spec,
+        environment: Mapping[str, object],
+        label: str | None,
+        cutaway_version: str,
+    ) -> int:
+        """Store a new experiment, status "running", with its variants; return its id."""
+        spec_json = _dumps(spec.to_dict(), "the spec")
+        environment_json = _dumps(environment, "the environment")
+        variant_jsons = [_dumps(v.to_dict(), f"variant {v.name!r}") for v in spec.variants]
+        with self._write(f"create experiment {spec.name!r}") as connection:
+            cursor = connection.execute(
+                "INSERT INTO experiments (name, status, created_at, label, spec_json, spec_text,"
+                " spec_path, environment_json, cutaway_version)"
+                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    spec.name,
+                    time.time(),
+                    label,
+                    spec_json,
+                    spec.source_text,
+                    spec.source_path,
+                    environment_json,
+                    cutaway_version,
+                ),
+            )
+            experiment_id = _last_row_id(cursor)
+            connection.executemany(
+                "INSERT INTO variants (experiment_id, position, name, spec_json)"
+                " VALUES (?, ?, ?, ?)",
+                [
+                    (experiment_id, position, variant.name, variant_json)
+                    for position, (variant, variant_json) in enumerate(
+                        zip(spec.variants, variant_jsons, strict=True)
+                    )
+                ],
+            )
+        return experiment_id
+
+    def add_run(self, experiment_id: int, run: Run) -> None:
+        """Store one run and all its measurements. A run already stored for the same variant
+        and round is replaced: resuming may redo an interrupted slot."""
+        measurements = [(metric, float(value)) for metric, value in run.metrics.items()]
+        what = f"store run {run.variant!r} round {run.round_index} of experiment {experiment_id}"
+        with self._write(what) as connection:
+            self._require_variant(connection, experiment_id, run.variant)
+            # Deleting cascades to the replaced run's measurements.
+            connection.execute(
+                "DELETE FROM runs WHERE experiment_id = ? AND variant = ? AND round_index = ?",
+                (experiment_id, run.variant, run.round_index),
+            )
+            cursor = connection.execute(
+                "INSERT INTO runs (experiment_id, variant, round_index, order_in_round, status,"
+                " exit_code, signal, started_at, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    experiment_id,
+                    run.variant,
+                    run.round_index,
+                    run.order_in_round,
+                    run.status.value,
+                    run.exit_code,
+                    run.signal,
+                    run.started_at,
+                    run.message,
+                ),
+            )
+            run_id = _last_row_id(cursor)
+            connection.executemany(
+                "INSERT INTO measurements (run_id, metric, value) VALUES (?, ?, ?)",
+                [(run_id, metric, value) for metric, value in measurements],
+            )
+
+    def set_calibration(self, experiment_id: int, calibration: Calibration) -> None:
+        """Store (or replace) the harness-overhead calibration of an experiment."""
+        with self._write(f"store the calibration of experiment {experiment_id}") as connection:
+            self._require_experiment(connection, experiment_id)
+            connection.execute(
+                "INSERT INTO calibrations (experiment_id, command, n, median_wall_seconds,"
+                " min_wall_seconds) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (experiment_id) DO UPDATE SET command = excluded.command,"
+                " n = excluded.n, median_wall_seconds = excluded.median_wall_seconds,"
+                " min_wall_seconds = excluded.min_wall_seconds",
+                (
+                    experiment_id,
+                    calibration.command,
+                    calibration.n,
+                    calibration.median_wall_seconds,
+                    calibration.min_wall_seconds,
+                ),
+            )
+
+    def finish_experiment(
+        self, experiment_id: int, status: str, environment_end: Mapping[str, object] | None
+    ) -> None:
+        """Mark an experiment "complete" or "incomplete" now, with the fingerprint at its end."""
+        _check_status(status, FINISHED_STATUSES)
+        end_json = None if environment_end is None else _dumps(environment_end, "the environment")
+        with self._write(f"finish experiment {experiment_id}") as connection:
+            cursor = connection.execute(
+                "UPDATE experiments SET status = ?, finished_at = ?, environment_end_json = ?"
+                " WHERE id = ?",
+                (status, time.time(), end_json, experiment_id),
+            )
+            if cursor.rowcount == 0:
+                raise self._unknown(experiment_id)
+
+    def set_status(self, experiment_id: int, status: str) -> None:
+        """Change an experiment's status; back to "running" (on resume) also clears its
+        finish time, since it is no longer finished."""
+        _check_status(status, EXPERIMENT_STATUSES)
+        with self._write(f"set the status of experiment {experiment_id}") as connection:
+            cursor = connection.execute(
+                "UPDATE experiments SET status = ?,"
+                " finished_at = CASE WHEN ? = 'running' THEN NULL ELSE finished_at END"
+                " WHERE id = ?",
+                (status, status, experiment_id),
+            )
+            if cursor.rowcount == 0:
+                raise self._unknown(experiment_id)
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def experiment(self, experiment_id: int) -> StoredExperiment:
+        with self._read(f"read experiment {experiment_id}") as connection:
+            row = connection.execute(
+                "SELECT e.id, e.name, e.status, e.created_at, e.finished_at, e.label,"
+                " e.spec_json, e.spec_text, e.environment_json, e.environment_end_json,"
+                " e.cutaway_version, c.command, c.n, c.median_wall_seconds, c.min_wall_seconds"
+                " FROM experiments e LEFT JOIN calibrations c ON c.experiment_id = e.id"
+                " WHERE e.id = ?",
+                (experiment_id,),
+            ).fetchone()
+        if row is None:
+            raise self._unknown(experiment_id)
+        calibration = None if row[11] is None else Calibration(*row[11:15])
+        return StoredExperiment(
+            id=row[0],
+            name=row[1],
+            status=row[2],
+            created_at=row[3],
+            finished_at=row[4],
+            label=row[5],
+            spec=Spec.from_dict(_loads(row[6]), source_text=row[7]),
+            environment=_loads(row[8]),
+            environment_end=None if row[9] is None else _loads(row[9]),
+            cutaway_version=row[10],
+            calibration=calibration,
+        )
+
+    def list_experiments(self) -> list[ExperimentRow]:
+        """Every stored experiment, newest first."""
+        with self._read("list experiments") as connection:
+            rows = connection.execute(
+                "SELECT e.id, e.name, e.status, e.created_at, e.label,"
+                " (SELECT COUNT(*) FROM variants v WHERE v.experiment_id = e.id),"
+                " (SELECT COUNT(*) FROM runs r WHERE r.experiment_id = e.id)"
+                " FROM experiments e ORDER BY e.id DESC"
+            ).fetchall()
+        return [ExperimentRow(*row) for row in rows]
+
+    def resolve(self, ref: str | None) -> int:
+        """The id of the experiment ``ref`` names: None or "latest" (the newest),
+        "latest-incomplete" (the newest still running or incomplete), an id, or a name (the
+        newest experiment of that name)."""
+        with self._read(f"find experiment {ref!r}") as connection:
+            found = _find(connection, ref)
+        if found is None:
+            asked = "latest" if ref is None else ref
+            raise StoreError(
+                f"no experiment {asked!r} in {self._path}; `cutaway list` shows the stored ones"
+            )
+        return found
+
+    def runs(self, experiment_id: int, include_warmup: bool = True) -> list[Run]:
+        """The experiment's runs ordered by round_index, then order_in_round."""
+        with self._read(f"read the runs of experiment {experiment_id}") as connection:
+            self._require_experiment(connection, experiment_id)
+            run_rows = connection.execute(
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE experiment_id = ?"
+                " AND (? OR round_index >= 0) ORDER BY round_index, order_in_round, id",
+                (experiment_id, include_warmup),
+            ).fetchall()
+            measurement_rows = connection.execute(
+                "SELECT m.run_id, m.metric, m.value FROM measurements m"
+                " JOIN runs r ON r.id = m.run_id"
+                " WHERE r.experiment_id = ? AND (? OR r.round_index >= 0)",
+                (experiment_id, include_warmup),
+            ).fetchall()
+        metrics_by_run: dict[int, dict[str, float]] = {}
+        for run_id, metric, value in measurement_rows:
+            metrics_by_run.setdefault(run_id, {})[metric] = value
+        return [_run_from_row(row, metrics_by_run.get(row[0], {})) for row in run_rows]
+
+    def completed_slots(self, experiment_id: int) -> set[tuple[int, str]]:
+        """(round_index, variant) of every stored run that was not interrupted: the slots a
+        resumed experiment need not run again."""
+        with self._read(f"read the runs of experiment {experiment_id}") as connection:
+            self._require_experiment(connection, experiment_id)
+            rows = connection.execute(
+                "SELECT round_index, variant FROM runs"
+                " WHERE experiment_id = ? AND status != 'interrupted'",
+                (experiment_id,),
+            ).fetchall()
+        return {(round_index, variant) for round_index, variant in rows}
+
+    def metric_names(self, experiment_id: int) -> tuple[str, ...]:
+        """The names of every metric stored for any run of the experiment, sorted."""
+        with self._read(f"read the metrics of experiment {experiment_id}") as connection:
+            self._require_experiment(connection, experiment_id)
+            rows = connection.execute(
+                "SELECT DISTINCT m.metric FROM measurements m JOIN runs r ON r.id = m.run_id"
+                " WHERE r.experiment_id = ? ORDER BY m.metric",
+                (experiment_id,),
+            ).fetchall()
+        return tuple(name for (name,) in rows)
+
+    def metric_table(self, experiment_id: int, metric: str) -> MetricTable:
+        """One metric as a counted-rounds x variants matrix (see :class:`MetricTable`)."""
+        with self._read(f"read {metric!r} of experiment {experiment_id}") as connection:
+            self._require_experiment(connection, experiment_id)
+            variant_rows = connection.execute(
+                "SELECT name FROM variants WHERE experiment_id = ? ORDER BY position",
+                (experiment_id,),
+            ).fetchall()
+            # One row per counted run: (round, column, value or NULL when not usable).
+            cells = connection.execute(
+                "SELECT r.round_index, v.position, CASE WHEN r.status = 'ok' THEN m.value END"
+                " FROM runs r"
+                " JOIN variants v ON v.experiment_id = r.experiment_id AND v.name = r.variant"
+                " LEFT JOIN measurements m ON m.run_id = r.id AND m.metric = ?"
+                " WHERE r.experiment_id = ? AND r.round_index >= 0",
+                (metric, experiment_id),
+            ).fetchall()
+        variants = tuple(name for (name,) in variant_rows)
+        # numpy turns the NULLs (None) into NaN.
+        matrix = np.array(cells, dtype=np.float64).reshape(-1, 3)
+        rounds, row_of_cell = np.unique(matrix[:, 0].astype(np.int64), return_inverse=True)
+        values = np.full((len(rounds), len(variants)), np.nan, dtype=np.float64)
+        values[row_of_cell.reshape(-1), matrix[:, 1].astype(np.intp)] = matrix[:, 2]
+        return MetricTable(rounds=rounds, variants=variants, values=values)
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _open_connection(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise StoreError(f"the store {self._path} is closed")
+        return self._connection
+
+    @contextmanager
+    def _write(self, what: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction; the lock is taken up front so that the busy timeout, not an
+        immediate SQLITE_BUSY, handles a second writer."""
+        with self._transaction("BEGIN IMMEDIATE", what) as connection:
+            yield connection
+
+    @contextmanager
+    def _read(self, what: str) -> Iterator[sqlite3.Connection]:
+        """One read transaction: its queries see one snapshot even while another process
+        writes."""
+        with self._transaction("BEGIN", what) as connection:
+            yield connection
+
+    @contextmanager
+    def _transaction(self, begin: str, what: str) -> Iterator[sqlite3.Connection]:
+        connection = self._open_connection()
+        try:
+            connection.execute(begin)
+            try:
+                yield connection
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot {what} in {self._path}: {exc}") from exc
+
+    def _unknown(self, experiment_id: int) -> StoreError:
+        return StoreError(
+            f"no experiment {experiment_id} in {self._path}; `cutaway list` shows the stored ones"
+        )
+
+    def _require_experiment(self, connection: sqlite3.Connection, experiment_id: int) -> None:
+        found = connection.execute(
+            "SELECT 1 FROM experiments WHERE id = ?", (experiment_id,)
+        ).fetchone()
+        if found is None:
+            raise self._unknown(experiment_id)
+
+    def _require_variant(
+        self, connection: sqlite3.Connection, experiment_id: int, variant: str
+    ) -> None:
+        found = connection.execute(
+            "SELECT 1 FROM variants WHERE experiment_id = ? AND name = ?",
+            (experiment_id, variant),
+        ).fetchone()
+        if found is None:
+            self._require_experiment(connection, experiment_id)
+            raise StoreError(f"experiment {experiment_id} has no variant {variant!r}")
+
+
+def _find(connection: sqlite3.Connection, ref: str | None) -> int | None:
+    if ref is None or ref == "latest":
+        row = connection.execute("SELECT MAX(id) FROM experiments").fetchone()
+    elif ref == "latest-incomplete":
+        row = connection.execute(
+            "SELECT MAX(id) FROM experiments WHERE status IN ('running', 'incomplete')"
+        ).fetchone()
+    else:
+        row = None
+        if ref.isascii() and ref.isdigit():
+            row = connection.execute(
+                "SELECT id FROM experiments WHERE id = ?", (int(ref),)
+            ).fetchone()
+        if row is None:  # not an id: a name, even one made of digits
+            row = connection.execute(
+                "SELECT MAX(id) FROM experiments WHERE name = ?", (ref,)
+            ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def _run_from_row(row: tuple[Any, ...], metrics: Mapping[str, float]) -> Run:
+    _, variant, round_index, order_in_round, status, exit_code, signal, started_at, message = row
+    return Run(
+        variant=variant,
+        round_index=round_index,
+        order_in_round=order_in_round,
+        status=RunStatus(status),
+        exit_code=exit_code,
+        signal=signal,
+        metrics=metrics,
+        started_at=started_at,
+        message=message,
+    )
+
+
+def _check_status(status: str, allowed: tuple[str, ...]) -> None:
+    if status not in allowed:
+        raise ValueError(f"experiment status {status!r} is not one of {', '.join(allowed)}")
+
+
+def _dumps(value: object, what: str) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, default=_plain_mapping)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"cannot store {what}: it is not JSON-serialisable ({exc})") from exc
+
+
+def _plain_mapping(value: object) -> dict[str, object]:
+    """Let json write read-only mappings (MappingProxyType), as the value objects hold."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def _loads(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise StoreError(f"stored JSON is not an object: {text[:80]!r}")
+    return value
+
+
+def _last_row_id(cursor: sqlite3.Cursor) -> int:
+    row_id = cursor.lastrowid
+    if row_id is None:  # cannot happen after a successful INSERT; satisfies the type checker
+        raise StoreError("SQLite returned no row id for an insert")
+    return row_id

@@ -1,0 +1,199 @@
+"""The store's SQLite schema, the migrations that build it, and how a database is opened.
+
+The schema version is kept in ``PRAGMA user_version`` (0 in a new, empty database). Opening a
+database runs, in one transaction, every migration whose version is above the stored one, and
+refuses (without changing the file) a database whose version is newer than this code knows.
+
+Version history:
+
+- 1 (2026-11-22): ``experiments``, ``variants`` (the expanded variants, in spec order),
+  ``runs``, ``measurements`` and ``calibrations``. Measurements are in long format, one row per
+  run and metric, so a new probe adds metrics without migrating ``runs``.
+
+To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
+has been released: databases out there already ran it) and add a dated line above.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class StoreError(Exception):
+    """The store cannot do what was asked; the message says why, in words for the user."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """The statements that take a database from ``version - 1`` to ``version``."""
+
+    version: int
+    date: str  # ISO date the migration was released, as in the module's version history
+    statements: tuple[str, ...]
+
+
+_VERSION_1 = Migration(
+    version=1,
+    date="2026-11-22",
+    statements=(
+        """
+        CREATE TABLE experiments (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'incomplete')),
+            created_at REAL NOT NULL,
+            finished_at REAL,
+            label TEXT,
+            spec_json TEXT NOT NULL,          -- Spec.to_dict()
+            spec_text TEXT,                   -- the file exactly as given; NULL in quick mode
+            spec_path TEXT,
+            environment_json TEXT NOT NULL,   -- fingerprint at start
+            environment_end_json TEXT,        -- fingerprint at the end; NULL until finished
+            cutaway_version TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX experiments_by_name ON experiments (name)",
+        """
+        CREATE TABLE variants (
+            experiment_id INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,        -- 0-based, in spec order
+            name TEXT NOT NULL,
+            spec_json TEXT NOT NULL,          -- Variant.to_dict()
+            PRIMARY KEY (experiment_id, position),
+            UNIQUE (experiment_id, name)
+        ) WITHOUT ROWID
+        """,
+        # The foreign key to variants makes a run of an unknown variant impossible.
+        """
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL,
+            variant TEXT NOT NULL,
+            round_index INTEGER NOT NULL,     -- warmup rounds are negative
+            order_in_round INTEGER NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('ok', 'failed', 'timeout', 'interrupted', 'error')),
+            exit_code INTEGER,
+            signal INTEGER,
+            started_at REAL NOT NULL,
+            message TEXT NOT NULL DEFAULT '',
+            UNIQUE (experiment_id, variant, round_index),
+            FOREIGN KEY (experiment_id, variant)
+                REFERENCES variants (experiment_id, name) ON DELETE CASCADE
+        )
+        """,
+        # Loading one experiment's runs in order reads this index alone.
+        "CREATE INDEX runs_in_order ON runs (experiment_id, round_index, order_in_round)",
+        # NOT NULL also rejects NaN, which SQLite stores as NULL.
+        """
+        CREATE TABLE measurements (
+            run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            metric TEXT NOT NULL,
+            value REAL NOT NULL,
+            PRIMARY KEY (run_id, metric)
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE calibrations (
+            experiment_id INTEGER PRIMARY KEY REFERENCES experiments (id) ON DELETE CASCADE,
+            command TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            median_wall_seconds REAL NOT NULL,
+            min_wall_seconds REAL NOT NULL
+        )
+        """,
+    ),
+)
+
+# Applied in order; MIGRATIONS[i] takes a database from version i to version i + 1.
+MIGRATIONS: tuple[Migration, ...] = (_VERSION_1,)
+LATEST_VERSION: int = len(MIGRATIONS)
+BUSY_TIMEOUT_SECONDS = 30.0
+
+
+def read_schema_version(connection: sqlite3.Connection) -> int:
+    row = connection.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def refuse_newer_schema(version: int, path: Path) -> None:
+    """Raise when the database was written by a newer cutaway than this one."""
+    if version > LATEST_VERSION:
+        raise StoreError(
+            f"{path} has store schema version {version}, but this cutaway only knows versions "
+            f"up to {LATEST_VERSION}; upgrade cutaway to use it (the database was not changed)"
+        )
+
+
+def migrate(connection: sqlite3.Connection, path: Path) -> None:
+    """Bring the database to LATEST_VERSION in one write transaction.
+
+    The version is read again under the write lock, so two processes opening a new database at
+    the same time apply each migration once. ``connection`` must be in autocommit mode
+    (``isolation_level=None``) so that this function controls the transaction."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        version = read_schema_version(connection)
+        refuse_newer_schema(version, path)
+        for migration in MIGRATIONS[version:]:
+            for statement in migration.statements:
+                connection.execute(statement)
+        if version < LATEST_VERSION:
+            # PRAGMA takes no parameters; LATEST_VERSION is an int of ours, not user input.
+            connection.execute(f"PRAGMA user_version = {LATEST_VERSION:d}")
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def open_database(path: Path) -> sqlite3.Connection:
+    """Open (creating it if needed) and migrate the database at ``path``, configured for
+    several processes writing at once."""
+    try:
+        if str(path) != ":memory:":
+            path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: we issue BEGIN and COMMIT ourselves, the module issues none.
+        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"cannot open the store {path}: {exc}") from exc
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000):d}")
+        connection.execute("PRAGMA foreign_keys = ON")
+        # Before anything writes: a newer cutaway's database must be left exactly as it is.
+        refuse_newer_schema(read_schema_version(connection), path)
+        _enable_wal(connection)
+        # In WAL mode NORMAL still never corrupts nor splits a transaction; it only skips the
+        # fsync per commit, which would otherwise happen between measured runs.
+        connection.execute("PRAGMA synchronous = NORMAL")
+        migrate(connection, path)
+    except BaseException as exc:
+        connection.close()
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"cannot open the store {path}: {exc}") from exc
+        raise
+    return connection
+
+
+def _enable_wal(connection: sqlite3.Connection) -> None:
+    """Switch a database to WAL mode (a lasting property of the file), once.
+
+    Switching needs an exclusive lock, and SQLite reports SQLITE_BUSY at once, without calling
+    the busy handler, while another process has the file open in rollback mode: which happens
+    when two processes create a new database together. So this one statement waits here."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    pause_seconds = 0.001
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY  # primary code of any BUSY_*
+            if not busy or time.monotonic() > deadline:
+                raise
+        time.sleep(pause_seconds)
+        pause_seconds = min(pause_seconds * 2, 0.05)

@@ -1,0 +1,147 @@
+"""Two cutaway processes writing one database at the same time lose nothing and corrupt nothing.
+
+Each writer is a separate Python process (as two `cutaway run` would be). Both open the store
+only after a shared "go", so they also race to create and migrate a new database file."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import cutaway
+from cutaway.model import Spec, Variant
+from cutaway.store import Store
+
+RUNS_PER_WRITER = 300
+
+# argv: database path, experiment id ("new" to create one), variant names, first round.
+# Writes RUNS_PER_WRITER runs, cycling through the variants, one transaction each, with a pause
+# between runs as a real run would make: without it one writer could hold the lock from its
+# first run to its last (SQLite's busy wait is not fair), and the two would not interleave.
+WRITER = """
+import sys, time
+from cutaway.model import Run, RunStatus, Spec, Variant
+from cutaway.store import Store
+
+path, experiment, variants, first_round, count = sys.argv[1:6]
+names = variants.split(",")
+print("ready", flush=True)
+sys.stdin.readline()  # wait for "go"
+with Store(path) as store:
+    if experiment == "new":
+        spec = Spec(name="writer", variants=tuple(Variant(n, ("true",)) for n in names),
+                    baseline=names[0])
+        experiment_id = store.create_experiment(spec, {"pid": 1}, None, "test")
+    else:
+        experiment_id = int(experiment)
+    for i in range(int(count)):
+        round_index = int(first_round) + i // len(names)
+        store.add_run(experiment_id, Run(
+            variant=names[i % len(names)], round_index=round_index,
+            order_in_round=i % len(names), status=RunStatus.OK, exit_code=0, signal=None,
+            metrics={"wall": float(round_index), "user": 0.5, "max_rss": 1024.0},
+            started_at=time.time(),
+        ))
+        time.sleep(0.001)
+    print(experiment_id, flush=True)
+"""
+
+
+def run_writers(path: Path, writer_args: list[list[str]]) -> list[int]:
+    """Start one writer process per argument list, release them together, return the ids."""
+    source_dir = str(Path(cutaway.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([source_dir, *sys.path])}
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), *args, str(RUNS_PER_WRITER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for args in writer_args
+    ]
+    for writer in writers:
+        assert writer.stdout is not None
+        assert writer.stdout.readline() == "ready\n"
+    for writer in writers:
+        assert writer.stdin is not None
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+    experiment_ids = []
+    for writer in writers:
+        stdout, stderr = writer.communicate(timeout=60)
+        assert writer.returncode == 0, stderr
+        experiment_ids.append(int(stdout))
+    return experiment_ids
+
+
+def assert_writers_overlapped(store: Store, experiment_ids: list[int]) -> None:
+    """Otherwise the test would pass without any contention."""
+    spans = []
+    for experiment_id in experiment_ids:
+        started = [run.started_at for run in store.runs(experiment_id)]
+        spans.append((min(started), max(started)))
+    (first_start, first_end), (second_start, second_end) = spans
+    assert first_start < second_end and second_start < first_end
+
+
+def assert_intact(path: Path) -> None:
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
+    raw.close()
+
+
+def test_two_processes_writing_their_own_experiments(tmp_path: Path) -> None:
+    path = tmp_path / "fresh" / "cutaway.db"  # does not exist yet: both writers create it
+    ids = run_writers(path, [["new", "a,b", "0"], ["new", "x,y,z", "0"]])
+
+    assert_intact(path)
+    with Store(path) as store:
+        assert sorted(ids) == sorted(row.id for row in store.list_experiments())
+        for row in store.list_experiments():
+            assert row.n_runs == RUNS_PER_WRITER
+        for experiment_id in ids:
+            runs = store.runs(experiment_id)
+            assert len(runs) == RUNS_PER_WRITER
+            assert all(
+                run.metrics == {"wall": run.round_index, "user": 0.5, "max_rss": 1024.0}
+                for run in runs
+            )
+        assert_writers_overlapped(store, ids)
+
+
+def test_two_processes_writing_distinct_rounds_of_one_experiment(tmp_path: Path) -> None:
+    path = tmp_path / "cutaway.db"
+    spec = Spec(
+        name="shared", variants=(Variant("a", ("true",)), Variant("b", ("true",))), baseline="a"
+    )
+    with Store(path) as store:
+        experiment_id = store.create_experiment(spec, {}, None, "test")
+    rounds_per_writer = RUNS_PER_WRITER // 2
+    ids = run_writers(
+        path,
+        [
+            [str(experiment_id), "a,b", "0"],
+            [str(experiment_id), "a,b", str(rounds_per_writer)],
+        ],
+    )
+    assert ids == [experiment_id, experiment_id]
+
+    assert_intact(path)
+    with Store(path) as store:
+        assert len(store.runs(experiment_id)) == 2 * RUNS_PER_WRITER
+        table = store.metric_table(experiment_id, "wall")
+        expected_rounds = np.arange(2 * rounds_per_writer)
+        np.testing.assert_array_equal(table.rounds, expected_rounds)
+        np.testing.assert_array_equal(table.values, np.column_stack([expected_rounds] * 2))
+        first_half = [r.started_at for r in store.runs(experiment_id) if r.round_index < 150]
+        second_half = [r.started_at for r in store.runs(experiment_id) if r.round_index >= 150]
+        assert min(first_half) < max(second_half) and min(second_half) < max(first_half)

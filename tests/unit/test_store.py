@@ -1,0 +1,458 @@
+"""The SQLite store: round trips, loaders, resolution, migrations and atomicity."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+import pytest
+
+from cutaway.model import Calibration, Hooks, Run, RunStatus, Spec, Variant
+from cutaway.store import LATEST_VERSION, Store, StoreError
+from cutaway.store import schema as store_schema
+
+WALL_AND_RSS = {"wall": 0.5, "max_rss": 1_048_576.0}
+
+
+def make_spec(name: str = "sort-speed") -> Spec:
+    return Spec(
+        name=name,
+        variants=(
+            Variant(name="base", command=("sort", "-n", "data.txt")),
+            Variant(
+                name="fast",
+                command="sort --parallel=4 data.txt | head",
+                shell=True,
+                env={"LC_ALL": "C"},
+                cwd="/tmp",
+                hooks=Hooks(setup="make", prepare="sync", cleanup="rm -f out"),
+                params={"threads": "4"},
+            ),
+            Variant(name="slow", command=("sort", "-S", "1M", "data.txt")),
+        ),
+        baseline="base",
+        rounds=3,
+        warmup_rounds=1,
+        timeout_seconds=10.0,
+        until_width=0.005,
+        seed=7,
+        source_path="bench/sort.toml",
+        source_text='name = "sort-speed"\n# exactly as given\n',
+    )
+
+
+def make_run(
+    variant: str,
+    round_index: int,
+    order_in_round: int = 0,
+    status: RunStatus = RunStatus.OK,
+    metrics: dict[str, float] | None = None,
+) -> Run:
+    failed = status is not RunStatus.OK
+    return Run(
+        variant=variant,
+        round_index=round_index,
+        order_in_round=order_in_round,
+        status=status,
+        exit_code=1 if failed else 0,
+        signal=9 if status is RunStatus.TIMEOUT else None,
+        metrics=WALL_AND_RSS if metrics is None else metrics,
+        started_at=1_700_000_000.25 + round_index,
+        message="boom: exit 1" if failed else "",
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(tmp_path / "nested" / "dir" / "cutaway.db") as opened:
+        yield opened
+
+
+def new_experiment(store: Store, spec: Spec | None = None, label: str | None = None) -> int:
+    return store.create_experiment(spec or make_spec(), {"cpu": "x86"}, label, "0.1.0")
+
+
+# -- opening and migrations ---------------------------------------------------------------------
+
+
+def test_opening_creates_parent_directories_and_configures_wal(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "cutaway.db"
+    with Store(str(path)) as store:
+        assert store.path == path
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
+
+
+def test_reopening_keeps_data_and_does_not_migrate_again(tmp_path: Path) -> None:
+    path = tmp_path / "cutaway.db"
+    with Store(path) as store:
+        experiment_id = new_experiment(store)
+    with Store(path) as store:
+        assert store.experiment(experiment_id).name == "sort-speed"
+
+
+def test_migrations_are_numbered_in_order_and_dated_in_the_history() -> None:
+    versions = [migration.version for migration in store_schema.MIGRATIONS]
+    assert versions == list(range(1, LATEST_VERSION + 1))
+    for migration in store_schema.MIGRATIONS:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d", migration.date)
+        assert f"- {migration.version} ({migration.date})" in (store_schema.__doc__ or "")
+
+
+def test_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    with sqlite3.connect(path) as raw:
+        raw.execute("CREATE TABLE from_the_future (x)")
+        raw.execute(f"PRAGMA user_version = {LATEST_VERSION + 5}")
+    raw.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as error:
+        Store(path)
+    message = str(error.value)
+    assert str(path) in message
+    assert str(LATEST_VERSION + 5) in message
+    assert f"up to {LATEST_VERSION}" in message
+    assert path.read_bytes() == before
+    assert not Path(f"{path}-wal").exists()
+
+
+def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("this is not sqlite, " * 100)
+    with pytest.raises(StoreError, match=r"notes\.db"):
+        Store(path)
+
+
+def test_closed_store_refuses_work(tmp_path: Path) -> None:
+    store = Store(tmp_path / "cutaway.db")
+    store.close()
+    store.close()  # closing twice is harmless
+    with pytest.raises(StoreError, match="closed"):
+        store.list_experiments()
+
+
+# -- experiments --------------------------------------------------------------------------------
+
+
+def test_experiment_round_trip(store: Store) -> None:
+    spec = make_spec()
+    environment = {"kernel": "6.1", "cpus": 8, "governor": None, "nested": {"b": 1, "a": [2]}}
+    experiment_id = store.create_experiment(spec, environment, "before-fix", "0.1.0")
+
+    stored = store.experiment(experiment_id)
+    assert stored.id == experiment_id
+    assert stored.spec == spec
+    assert stored.spec.source_text == spec.source_text
+    assert stored.name == "sort-speed"
+    assert stored.status == "running"
+    assert stored.label == "before-fix"
+    assert stored.environment == environment
+    assert stored.environment_end is None
+    assert stored.finished_at is None
+    assert stored.cutaway_version == "0.1.0"
+    assert stored.calibration is None
+    assert stored.created_at > 1_700_000_000
+
+
+def test_quick_mode_spec_without_source_round_trips(store: Store) -> None:
+    spec = Spec(name="quick", variants=(Variant("a", ("true",)),), baseline="a")
+    stored = store.experiment(store.create_experiment(spec, {}, None, "0.1.0"))
+    assert stored.spec == spec
+    assert stored.spec.source_text is None
+    assert stored.label is None
+
+
+def test_stored_json_has_sorted_keys(store: Store) -> None:
+    experiment_id = store.create_experiment(make_spec(), {"z": 1, "a": 2}, None, "0.1.0")
+    with sqlite3.connect(store.path) as raw:
+        spec_json, environment_json = raw.execute(
+            "SELECT spec_json, environment_json FROM experiments WHERE id = ?", (experiment_id,)
+        ).fetchone()
+        variant_json = raw.execute(
+            "SELECT spec_json FROM variants WHERE experiment_id = ? AND position = 1",
+            (experiment_id,),
+        ).fetchone()[0]
+    raw.close()
+    assert environment_json == '{"a": 2, "z": 1}'
+    assert spec_json == json.dumps(make_spec().to_dict(), sort_keys=True)
+    assert variant_json == json.dumps(make_spec().variants[1].to_dict(), sort_keys=True)
+
+
+def test_duplicate_variant_names_store_nothing(store: Store) -> None:
+    twice = Variant("a", ("true",))
+    spec = Spec(name="dup", variants=(twice, twice), baseline="a")
+    with pytest.raises(StoreError, match="dup"):
+        store.create_experiment(spec, {}, None, "0.1.0")
+    assert store.list_experiments() == []
+
+
+def test_read_only_mappings_in_the_environment_are_stored(store: Store) -> None:
+    environment = MappingProxyType({"cpu": MappingProxyType({"model": "x", "mhz": 3000.0})})
+    experiment_id = store.create_experiment(make_spec(), environment, None, "0.1.0")
+    assert store.experiment(experiment_id).environment == {"cpu": {"model": "x", "mhz": 3000.0}}
+
+
+def test_unserialisable_environment_is_a_store_error(store: Store) -> None:
+    with pytest.raises(StoreError, match="environment"):
+        store.create_experiment(make_spec(), {"when": object()}, None, "0.1.0")
+    assert store.list_experiments() == []
+
+
+def test_finish_and_resume_status(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    store.finish_experiment(experiment_id, "incomplete", {"load": 0.5})
+    finished = store.experiment(experiment_id)
+    assert finished.status == "incomplete"
+    assert finished.finished_at is not None and finished.finished_at >= finished.created_at
+    assert finished.environment_end == {"load": 0.5}
+
+    store.set_status(experiment_id, "running")
+    resumed = store.experiment(experiment_id)
+    assert resumed.status == "running"
+    assert resumed.finished_at is None
+
+    store.finish_experiment(experiment_id, "complete", None)
+    assert store.experiment(experiment_id).status == "complete"
+    assert store.experiment(experiment_id).environment_end is None
+
+
+def test_invalid_statuses_are_rejected(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    with pytest.raises(ValueError, match="done"):
+        store.set_status(experiment_id, "done")
+    with pytest.raises(ValueError, match="running"):
+        store.finish_experiment(experiment_id, "running", None)
+    assert store.experiment(experiment_id).status == "running"
+
+
+def test_calibration_round_trip_and_replacement(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    first = Calibration(command="true", n=20, median_wall_seconds=0.0012, min_wall_seconds=0.001)
+    store.set_calibration(experiment_id, first)
+    assert store.experiment(experiment_id).calibration == first
+    second = Calibration(command="/bin/true", n=50, median_wall_seconds=0.002, min_wall_seconds=0.0)
+    store.set_calibration(experiment_id, second)
+    assert store.experiment(experiment_id).calibration == second
+
+
+def test_list_experiments_newest_first_with_counts(store: Store) -> None:
+    older = new_experiment(store, label="old")
+    newer = new_experiment(store, Spec("two", (Variant("a", ("true",)),), "a"))
+    store.add_run(older, make_run("base", -1))
+    store.add_run(older, make_run("base", 0))
+    store.add_run(older, make_run("fast", 0, 1, RunStatus.FAILED))
+
+    rows = store.list_experiments()
+    assert [row.id for row in rows] == [newer, older]
+    assert (rows[0].name, rows[0].status, rows[0].n_variants, rows[0].n_runs) == (
+        "two",
+        "running",
+        1,
+        0,
+    )
+    assert (rows[1].label, rows[1].n_variants, rows[1].n_runs) == ("old", 3, 3)
+
+
+# -- resolve ------------------------------------------------------------------------------------
+
+
+def test_resolve_latest_id_name_and_incomplete(store: Store) -> None:
+    first = new_experiment(store, make_spec("alpha"))
+    second = new_experiment(store, make_spec("beta"))
+    third = new_experiment(store, make_spec("alpha"))
+    store.finish_experiment(first, "incomplete", None)
+    store.finish_experiment(third, "complete", None)
+    store.finish_experiment(second, "complete", None)
+
+    assert store.resolve(None) == third
+    assert store.resolve("latest") == third
+    assert store.resolve(str(second)) == second
+    assert store.resolve("alpha") == third
+    assert store.resolve("beta") == second
+    assert store.resolve("latest-incomplete") == first
+    store.set_status(second, "running")
+    assert store.resolve("latest-incomplete") == second
+
+
+def test_resolve_digits_fall_back_to_a_name(store: Store) -> None:
+    named_2024 = new_experiment(store, make_spec("2024"))
+    assert store.resolve("2024") == named_2024
+
+
+@pytest.mark.parametrize("ref", ["nope", "999", "latest-incomplete", "latest", None])
+def test_resolve_unknown_names_what_was_asked(store: Store, ref: str | None) -> None:
+    if ref != "latest" and ref is not None:
+        store.finish_experiment(new_experiment(store), "complete", None)
+    with pytest.raises(StoreError) as error:
+        store.resolve(ref)
+    assert repr(ref or "latest") in str(error.value)
+    assert "cutaway list" in str(error.value)
+
+
+# -- runs ---------------------------------------------------------------------------------------
+
+
+def test_runs_round_trip_in_round_order(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    every_metric = {"wall": 1.25, "user": 1.0, "sys": 0.125, "max_rss": 123456789.0}
+    written = [
+        make_run("fast", 1, 1, RunStatus.TIMEOUT),
+        make_run("base", 0, 0, metrics=every_metric),
+        make_run("fast", -1, 0),
+        make_run("fast", 0, 1, RunStatus.FAILED),
+        make_run("base", 1, 0, RunStatus.ERROR, metrics={}),
+        make_run("slow", 1, 2, RunStatus.INTERRUPTED),
+    ]
+    for run in written:
+        store.add_run(experiment_id, run)
+
+    expected = sorted(written, key=lambda run: (run.round_index, run.order_in_round))
+    read_back = store.runs(experiment_id)
+    assert read_back == expected
+    assert [run.status for run in read_back] == [run.status for run in expected]
+    assert all(isinstance(run.status, RunStatus) for run in read_back)
+    assert read_back[1].metrics == every_metric
+    assert read_back[0].warmup and read_back[0].signal is None
+    assert store.runs(experiment_id, include_warmup=False) == expected[1:]
+
+
+def test_a_run_for_the_same_slot_replaces_the_earlier_one(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    store.add_run(experiment_id, make_run("base", 0, 0, RunStatus.INTERRUPTED, {"gone": 1.0}))
+    redone = make_run("base", 0, 2, metrics={"wall": 0.75})
+    store.add_run(experiment_id, redone)
+    assert store.runs(experiment_id) == [redone]
+    assert store.metric_names(experiment_id) == ("wall",)
+    with sqlite3.connect(store.path) as raw:
+        assert raw.execute("SELECT COUNT(*) FROM measurements").fetchone()[0] == 1
+    raw.close()
+
+
+def test_completed_slots_skip_interrupted_runs(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    store.add_run(experiment_id, make_run("base", -1))
+    store.add_run(experiment_id, make_run("base", 0))
+    store.add_run(experiment_id, make_run("fast", 0, 1, RunStatus.FAILED))
+    store.add_run(experiment_id, make_run("slow", 0, 2, RunStatus.TIMEOUT))
+    store.add_run(experiment_id, make_run("base", 1, 0, RunStatus.ERROR, {}))
+    store.add_run(experiment_id, make_run("fast", 1, 1, RunStatus.INTERRUPTED))
+    assert store.completed_slots(experiment_id) == {
+        (-1, "base"),
+        (0, "base"),
+        (0, "fast"),
+        (0, "slow"),
+        (1, "base"),
+    }
+
+
+def test_metric_table_places_values_and_nans(store: Store) -> None:
+    experiment_id = new_experiment(store)
+
+    def add(variant: str, round_index: int, wall: float, status: RunStatus = RunStatus.OK) -> None:
+        store.add_run(experiment_id, make_run(variant, round_index, 0, status, {"wall": wall}))
+
+    add("base", -1, 99.0)  # warmup: not a counted round
+    add("slow", 0, 3.0)  # added before base: columns still follow the spec
+    add("base", 0, 1.0)
+    add("fast", 0, 2.0, RunStatus.FAILED)
+    add("base", 2, 1.5)
+    add("fast", 2, 2.5)
+    store.add_run(experiment_id, make_run("slow", 2, 0, metrics={"max_rss": 5.0}))  # no wall
+    add("fast", 5, 9.0, RunStatus.TIMEOUT)  # round 5 has a run, though none is usable
+
+    table = store.metric_table(experiment_id, "wall")
+    assert table.variants == ("base", "fast", "slow")
+    assert table.rounds.tolist() == [0, 2, 5]
+    assert table.values.shape == (3, 3)
+    assert table.values.dtype == np.float64
+    np.testing.assert_array_equal(
+        table.values,
+        [[1.0, math.nan, 3.0], [1.5, 2.5, math.nan], [math.nan, math.nan, math.nan]],
+    )
+    both_finite = np.isfinite(table.values[:, 0]) & np.isfinite(table.values[:, 1])
+    assert both_finite.tolist() == [False, True, False]
+
+
+def test_metric_table_of_an_experiment_without_runs_is_empty(store: Store) -> None:
+    table = store.metric_table(new_experiment(store), "wall")
+    assert table.rounds.shape == (0,)
+    assert table.values.shape == (0, 3)
+    assert table.variants == ("base", "fast", "slow")
+
+
+def test_metric_table_of_an_unknown_metric_is_all_nan(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    store.add_run(experiment_id, make_run("base", 0))
+    table = store.metric_table(experiment_id, "no_such_metric")
+    assert table.rounds.tolist() == [0]
+    assert np.isnan(table.values).all()
+
+
+def test_metric_names_lists_every_stored_metric(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    store.add_run(experiment_id, make_run("base", 0, metrics={"wall": 1.0, "probe.x": 2.0}))
+    store.add_run(experiment_id, make_run("fast", 0, metrics={"user": 1.0}))
+    assert store.metric_names(experiment_id) == ("probe.x", "user", "wall")
+
+
+# -- errors and atomicity -----------------------------------------------------------------------
+
+
+def test_unknown_experiment_is_a_store_error_everywhere(store: Store) -> None:
+    calibration = Calibration("true", 1, 0.001, 0.001)
+    calls: list[Callable[[], object]] = [
+        lambda: store.experiment(42),
+        lambda: store.add_run(42, make_run("base", 0)),
+        lambda: store.set_calibration(42, calibration),
+        lambda: store.finish_experiment(42, "complete", None),
+        lambda: store.set_status(42, "running"),
+        lambda: store.runs(42),
+        lambda: store.completed_slots(42),
+        lambda: store.metric_table(42, "wall"),
+        lambda: store.metric_names(42),
+    ]
+    for call in calls:
+        with pytest.raises(StoreError, match=r"no experiment 42 .*cutaway list"):
+            call()
+
+
+def test_a_run_of_an_unknown_variant_is_refused(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    with pytest.raises(StoreError, match="no variant 'nope'"):
+        store.add_run(experiment_id, make_run("nope", 0))
+    assert store.runs(experiment_id) == []
+
+
+def test_a_failed_measurement_insert_leaves_no_run(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    # SQLite stores NaN as NULL, which measurements.value refuses after the runs row is in.
+    with pytest.raises(StoreError, match=r"NOT NULL constraint failed: measurements\.value"):
+        store.add_run(experiment_id, make_run("base", 0, metrics={"wall": 1.0, "user": math.nan}))
+    assert store.runs(experiment_id) == []
+    assert store.completed_slots(experiment_id) == set()
+
+
+def test_a_failed_replacement_keeps_the_earlier_run(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    earlier = make_run("base", 0, metrics={"wall": 1.0})
+    store.add_run(experiment_id, earlier)
+    # A trigger fails the transaction after the old run was deleted and the new one inserted.
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(
+            "CREATE TRIGGER fail_midway BEFORE INSERT ON measurements"
+            " WHEN NEW.metric = 'explode' BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+        )
+    raw.close()
+    with pytest.raises(StoreError, match="injected failure"):
+        store.add_run(experiment_id, make_run("base", 0, metrics={"wall": 2.0, "explode": 1.0}))
+    assert store.runs(experiment_id) == [earlier]
+    # The store is still usable after the rollback.
+    store.add_run(experiment_id, make_run("fast", 0, 1))
+    assert len(store.runs(experiment_id)) == 2

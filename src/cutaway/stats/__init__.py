@@ -1,0 +1,37 @@
+"""Statistics for cutaway: pure functions over numpy arrays, arrays in and numbers out.
+
+Nothing here does I/O or imports the rest of cutaway. Every metric is a cost (higher is worse).
+
+- ``descriptive``: summary columns and the t interval for a mean.
+- ``paired``: variant / baseline from per-round pairs, with a paired bootstrap interval.
+- ``verdict``: Holm's adjustment, the four-way verdict, and rounds needed to settle.
+- ``diagnostics``: outlying runs and drift.
+"""
+
+from cutaway.stats.descriptive import Description, describe
+from cutaway.stats.diagnostics import Trend, outlier_mask, trend
+from cutaway.stats.paired import (
+    GEOMETRIC_MEAN,
+    RATIO_OF_MEANS,
+    RatioEstimate,
+    minimum_pairs,
+    paired_ratio,
+)
+from cutaway.stats.verdict import VerdictName, classify, holm_adjust, rounds_to_settle
+
+__all__ = [
+    "GEOMETRIC_MEAN",
+    "RATIO_OF_MEANS",
+    "Description",
+    "RatioEstimate",
+    "Trend",
+    "VerdictName",
+    "classify",
+    "describe",
+    "holm_adjust",
+    "minimum_pairs",
+    "outlier_mask",
+    "paired_ratio",
+    "rounds_to_settle",
+    "trend",
+]

@@ -1,0 +1,99 @@
+"""The one error type of the spec package, and how it names keys and values in messages.
+
+Every problem with an experiment file or a quick-mode command line becomes a :class:`SpecError`
+that says where (file, line, key) and what was expected, so that the CLI can print it as is.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from collections.abc import Sequence
+
+# A key path inside a TOML document: table keys are strings, array positions are ints (0-based).
+KeyPath = tuple[str | int, ...]
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+class SpecError(ValueError):
+    """A problem with an experiment specification. It is a ``ValueError``: bad input.
+
+    ``path`` is the file as given (None for text and quick mode), ``line`` is 1-based, ``key``
+    is a dotted key such as ``variants[2].command`` or a command-line option such as
+    ``--baseline``. ``key_path`` is the same key as a tuple, used to find its line."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        key_path: KeyPath | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.key = key if key is not None or key_path is None else format_key(key_path)
+        self.key_path = key_path
+
+    def located(self, path: str | None, line: int | None) -> SpecError:
+        """The same error with a file and line filled in (where they were still unknown)."""
+        return SpecError(
+            self.message,
+            path=self.path if self.path is not None else path,
+            line=self.line if self.line is not None else line,
+            key=self.key,
+            key_path=self.key_path,
+        )
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path if self.line is None else f"{self.path}:{self.line}"
+        elif self.line is not None:
+            where = f"line {self.line}"
+        parts = [part for part in (where, self.key) if part]
+        return ": ".join([*parts, self.message])
+
+    def __repr__(self) -> str:
+        return (
+            f"SpecError({self.message!r}, path={self.path!r}, line={self.line!r}, key={self.key!r})"
+        )
+
+
+def format_key(key_path: Sequence[str | int]) -> str:
+    """``("variants", 2, "env", "A.B")`` -> ``variants[2].env."A.B"``."""
+    text = ""
+    for part in key_path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+            continue
+        name = part if _BARE_KEY.fullmatch(part) else json.dumps(part)
+        text = f"{text}.{name}" if text else name
+    return text
+
+
+def describe(value: object) -> str:
+    """A TOML value as a message shows it after "found": ``"ten"``, ``3``, ``true``, ``a table``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, datetime.date | datetime.time):
+        return "a date/time"
+    return type(value).__name__
+
+
+def expected(what: str, value: object, key_path: KeyPath) -> SpecError:
+    """The error for a value of the wrong type or out of range."""
+    return SpecError(f"expected {what}, found {describe(value)}", key_path=key_path)

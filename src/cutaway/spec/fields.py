@@ -1,0 +1,133 @@
+"""Readers for the values of an experiment: each checks one value's type and range and returns
+it typed, or raises a :class:`SpecError` saying what was expected and what was found.
+
+Quick mode uses the same readers with a command-line option as the key, so that a bad
+``--margin`` and a bad ``margin =`` get the same message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from cutaway.spec.errors import KeyPath, SpecError, expected
+from cutaway.spec.units import parse_duration, parse_fraction
+
+T = TypeVar("T")
+Reader = Callable[[object, KeyPath], T]
+
+
+def read_string(value: object, key_path: KeyPath) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise expected("a non-empty string", value, key_path)
+    return value
+
+
+def read_bool(value: object, key_path: KeyPath) -> bool:
+    if not isinstance(value, bool):
+        raise expected("true or false", value, key_path)
+    return value
+
+
+def read_integer(value: object, key_path: KeyPath, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise expected(f"an integer >= {minimum}", value, key_path)
+    return value
+
+
+def read_rounds(value: object, key_path: KeyPath) -> int:
+    return read_integer(value, key_path, minimum=1)
+
+
+def read_warmup_rounds(value: object, key_path: KeyPath) -> int:
+    return read_integer(value, key_path, minimum=0)
+
+
+def read_seed(value: object, key_path: KeyPath) -> int:
+    return read_integer(value, key_path, minimum=0)
+
+
+def read_positive_duration(value: object, key_path: KeyPath) -> float:
+    try:
+        seconds = parse_duration(value)
+    except SpecError as error:
+        raise SpecError(error.message, key_path=key_path) from None
+    if seconds <= 0:
+        raise expected("a duration > 0", value, key_path)
+    return seconds
+
+
+def read_margin(value: object, key_path: KeyPath) -> float:
+    """The equivalence margin: 0 (no tolerance at all) up to, not including, 100 %."""
+    fraction = _read_fraction(value, key_path)
+    if fraction >= 1:
+        raise expected('a percentage >= 0% and < 100% (such as "1%")', value, key_path)
+    return fraction
+
+
+def read_until_width(value: object, key_path: KeyPath) -> float:
+    """The adaptive-mode target width of the confidence interval: > 0 and < 100 %."""
+    fraction = _read_fraction(value, key_path)
+    if not 0 < fraction < 1:
+        raise expected('a percentage > 0% and < 100% (such as "1%")', value, key_path)
+    return fraction
+
+
+def read_confidence(value: object, key_path: KeyPath) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise expected("a number between 0 and 1 (such as 0.95)", value, key_path)
+    return float(value)
+
+
+def read_command(value: object, key_path: KeyPath) -> str | tuple[str, ...]:
+    """A command as written: a string, or a non-empty array of strings (an argument vector)."""
+    if isinstance(value, str):
+        if not value.strip():
+            raise expected("a non-empty command", value, key_path)
+        return value
+    if not isinstance(value, list) or not value:
+        raise expected("a string or a non-empty array of strings", value, key_path)
+    for index, argument in enumerate(value):
+        if not isinstance(argument, str):
+            raise expected("a string", argument, (*key_path, index))
+    if not value[0]:
+        raise expected("a program name", value[0], (*key_path, 0))
+    return tuple(value)
+
+
+def read_env(value: object, key_path: KeyPath) -> dict[str, str]:
+    """Environment variables: names to strings (numbers are accepted and written as text)."""
+    if not isinstance(value, dict):
+        raise expected("a table of variable name -> value", value, key_path)
+    env: dict[str, str] = {}
+    for name, variable_value in value.items():
+        read_env_name(name, (*key_path, name))
+        if isinstance(variable_value, bool) or not isinstance(variable_value, str | int | float):
+            raise expected("a string or a number", variable_value, (*key_path, name))
+        text = str(variable_value)
+        if "\0" in text:
+            message = "an environment value cannot contain a NUL byte"
+            raise SpecError(message, key_path=(*key_path, name))
+        env[name] = text
+    return env
+
+
+def read_env_name(name: str, key_path: KeyPath) -> str:
+    if not name or "=" in name or "\0" in name:
+        message = "an environment variable name must be non-empty, without '=' or NUL"
+        raise SpecError(message, key_path=key_path)
+    return name
+
+
+def read_hook(value: object, key_path: KeyPath) -> str | None:
+    """Shell code run around runs; an empty hook is the same as no hook."""
+    if not isinstance(value, str):
+        raise expected("a string of shell code", value, key_path)
+    return value if value.strip() else None
+
+
+def _read_fraction(value: object, key_path: KeyPath) -> float:
+    try:
+        return parse_fraction(value)
+    except SpecError as error:
+        raise SpecError(error.message, key_path=key_path) from None

@@ -1,0 +1,45 @@
+"""Command-line options that override an experiment file's settings (``--rounds 50``).
+
+Each value goes through the same reader as the file's key, with the option as the key, so a
+bad ``--margin`` and a bad ``margin =`` get the same message."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from cutaway.model import Spec
+from cutaway.spec import fields
+from cutaway.spec.errors import SpecError
+
+# option -> (Spec field, reader)
+_READERS: Mapping[str, tuple[str, fields.Reader[object]]] = {
+    "--rounds": ("rounds", fields.read_rounds),
+    "--warmup": ("warmup_rounds", fields.read_warmup_rounds),
+    "--timeout": ("timeout_seconds", fields.read_positive_duration),
+    "--margin": ("margin", fields.read_margin),
+    "--until": ("until_width", fields.read_until_width),
+    "--max-time": ("max_time_seconds", fields.read_positive_duration),
+    "--seed": ("seed", fields.read_seed),
+}
+
+
+def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
+    """``spec`` with every option that is not None applied; ``--baseline`` must name a variant."""
+    changes: dict[str, object] = {}
+    for option, value in options.items():
+        if value is None:
+            continue
+        if option == "--baseline":
+            names = [variant.name for variant in spec.variants]
+            if value not in names:
+                raise SpecError(
+                    f"{value!r} names no variant (variants: {', '.join(names)})", key="--baseline"
+                )
+            changes["baseline"] = value
+            continue
+        if option not in _READERS:
+            raise ValueError(f"unknown override {option}")
+        field, reader = _READERS[option]
+        changes[field] = reader(value, (option,))
+    return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,312 @@
+"""The experiment file (TOML, format version 1) -> a validated :class:`~cutaway.model.Spec`.
+
+The format is documented key by key in docs/experiment-file.md, with its version history.
+Every problem raises one :class:`SpecError` naming the file, line and key; a typo is never
+silently ignored, so unknown keys are errors everywhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from cutaway.model import Hooks, Spec, Variant
+from cutaway.spec import fields
+from cutaway.spec.command import command_for
+from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
+from cutaway.spec.locate import find_line
+from cutaway.spec.matrix import VariantTemplate, expand, read_matrix
+
+FORMAT_VERSION = 1
+EXPERIMENT_DIR_VARIABLE = "CUTAWAY_EXPERIMENT_DIR"
+TOP_LEVEL_KEYS = (
+    "version",
+    "name",
+    "command",
+    "shell",
+    "rounds",
+    "warmup_rounds",
+    "timeout",
+    "baseline",
+    "margin",
+    "confidence",
+    "until",
+    "max_time",
+    "seed",
+    "matrix",
+    "variants",
+)
+HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
+VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", *HOOK_NAMES)
+SHELL_HINT = "set shell = true to run it with /bin/sh -c"
+
+_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_TOML_AT_END = re.compile(r"\s*\(at end of document\)\s*$")
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The top-level keys that apply to the whole experiment."""
+
+    rounds: int
+    warmup_rounds: int
+    timeout_seconds: float | None
+    margin: float
+    confidence: float
+    until_width: float | None
+    max_time_seconds: float | None
+    seed: int
+
+
+def load_spec(path: str | os.PathLike[str]) -> Spec:
+    """Read and validate an experiment file. Every problem, a missing file included, raises
+    :class:`SpecError`."""
+    path_text = os.fspath(path)
+    try:
+        with open(path_text, "rb") as file:
+            data = file.read()
+    except FileNotFoundError:
+        raise SpecError("no such file", path=path_text) from None
+    except IsADirectoryError:
+        raise SpecError("is a directory, not an experiment file", path=path_text) from None
+    except OSError as error:
+        raise SpecError(f"cannot read: {error.strerror or error}", path=path_text) from None
+    except ValueError as error:  # a NUL byte in the path
+        raise SpecError(f"cannot read: {error}", path=path_text) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        message = f"not UTF-8 text (invalid byte at offset {error.start})"
+        raise SpecError(message, path=path_text) from None
+    return _with_experiment_dir(parse_spec(text, path_text), path_text)
+
+
+def _with_experiment_dir(spec: Spec, path: str) -> Spec:
+    """Give every variant ``CUTAWAY_EXPERIMENT_DIR``, the experiment file's directory, so that
+    hooks and commands can name files that sit beside it wherever cutaway is started from."""
+    directory = os.path.dirname(os.path.abspath(path))
+    variants = tuple(
+        dataclasses.replace(v, env={EXPERIMENT_DIR_VARIABLE: directory, **v.env})
+        for v in spec.variants
+    )
+    return dataclasses.replace(spec, variants=variants)
+
+
+def parse_spec(text: str, path: str | None = None) -> Spec:
+    """Validate the text of an experiment file; ``path`` is only used in messages and kept in
+    ``Spec.source_path``."""
+    try:
+        return _spec_from_document(_decode_toml(text), text, path)
+    except SpecError as error:
+        line = error.line
+        if line is None and error.key_path is not None:
+            line = find_line(text, error.key_path)
+        raise error.located(path, line) from None
+
+
+def _decode_toml(text: str) -> dict[str, object]:
+    try:
+        # A byte-order mark is not TOML, but editors on some systems write one.
+        return tomllib.loads(text.removeprefix("\ufeff"))
+    except tomllib.TOMLDecodeError as error:
+        message = str(error)
+        position = _TOML_POSITION.search(message)
+        if position is not None:
+            column = position.group(2)
+            message = f"{message[: position.start()]} (column {column})"
+            line: int | None = int(position.group(1))
+        elif _TOML_AT_END.search(message) is not None:
+            message = f"{_TOML_AT_END.sub('', message)} (at the end of the file)"
+            line = max(1, len(text.splitlines()))
+        else:
+            line = None
+        raise SpecError(f"invalid TOML: {message}", line=line) from None
+    except RecursionError:
+        raise SpecError("invalid TOML: arrays or tables nested too deeply") from None
+
+
+def _spec_from_document(document: Mapping[str, object], text: str, path: str | None) -> Spec:
+    version = document.get("version", FORMAT_VERSION)
+    if isinstance(version, bool) or not isinstance(version, int) or version != FORMAT_VERSION:
+        message = f"unsupported version {describe(version)} (this cutaway reads version 1)"
+        raise SpecError(message, key_path=("version",))
+    _check_keys(document, TOP_LEVEL_KEYS, (), VARIANT_KEYS, "in [[variants]]")
+    if "name" not in document:
+        raise SpecError("missing required key (the experiment's name)", key_path=("name",))
+    name = fields.read_string(document["name"], ("name",))
+    settings = _read_settings(document)
+    variants = _read_variants(document, name)
+    names = [variant.name for variant in variants]
+    baseline = names[0]
+    if "baseline" in document:
+        baseline = fields.read_string(document["baseline"], ("baseline",))
+        if baseline not in names:
+            valid = ", ".join(describe(known) for known in names)
+            message = f"no variant is named {describe(baseline)} (variants: {valid})"
+            raise SpecError(message, key_path=("baseline",))
+    return Spec(
+        name=name,
+        variants=variants,
+        baseline=baseline,
+        rounds=settings.rounds,
+        warmup_rounds=settings.warmup_rounds,
+        timeout_seconds=settings.timeout_seconds,
+        margin=settings.margin,
+        confidence=settings.confidence,
+        until_width=settings.until_width,
+        max_time_seconds=settings.max_time_seconds,
+        seed=settings.seed,
+        source_path=path,
+        source_text=text,
+    )
+
+
+def _read_settings(document: Mapping[str, object]) -> _Settings:
+    def optional(key: str, read: fields.Reader[fields.T], default: fields.T) -> fields.T:
+        return read(document[key], (key,)) if key in document else default
+
+    return _Settings(
+        rounds=optional("rounds", fields.read_rounds, 10),
+        warmup_rounds=optional("warmup_rounds", fields.read_warmup_rounds, 1),
+        timeout_seconds=optional("timeout", fields.read_positive_duration, None),
+        margin=optional("margin", fields.read_margin, 0.01),
+        confidence=optional("confidence", fields.read_confidence, 0.95),
+        until_width=optional("until", fields.read_until_width, None),
+        max_time_seconds=optional("max_time", fields.read_positive_duration, None),
+        seed=optional("seed", fields.read_seed, 0),
+    )
+
+
+def _read_variants(document: Mapping[str, object], experiment_name: str) -> tuple[Variant, ...]:
+    shell = fields.read_bool(document["shell"], ("shell",)) if "shell" in document else False
+    top_command = None
+    if "command" in document:
+        top_command = fields.read_command(document["command"], ("command",))
+    matrix = read_matrix(document["matrix"]) if "matrix" in document else {}
+    if "variants" in document:
+        tables = _variant_tables(document["variants"])
+        templates = [
+            _read_variant(table, index, top_command, shell, bool(matrix))
+            for index, table in enumerate(tables)
+        ]
+    elif top_command is None:
+        raise SpecError("no command: set command, or declare [[variants]]", key_path=("command",))
+    else:
+        # Without [[variants]], one implicit variant runs the top-level command. Under a matrix
+        # it is named by its parameters alone; otherwise by the experiment.
+        implicit = VariantTemplate(
+            key_path=(),
+            name=None if matrix else experiment_name,
+            command=top_command,
+            command_key_path=("command",),
+            shell=shell,
+        )
+        templates = [implicit]
+    expanded = expand(templates, matrix)
+    _check_unique_names(expanded)
+    return tuple(_build_variant(template) for template in expanded)
+
+
+def _variant_tables(value: object) -> list[dict[str, object]]:
+    if not isinstance(value, list) or not all(isinstance(table, dict) for table in value):
+        raise expected("an array of tables ([[variants]])", value, ("variants",))
+    if not value:
+        raise expected("at least one variant", value, ("variants",))
+    return value
+
+
+def _read_variant(
+    table: Mapping[str, object],
+    index: int,
+    top_command: str | tuple[str, ...] | None,
+    top_shell: bool,
+    has_matrix: bool,
+) -> VariantTemplate:
+    key_path: KeyPath = ("variants", index)
+    _check_keys(table, VARIANT_KEYS, key_path, TOP_LEVEL_KEYS, "at the top level")
+    name = None
+    if "name" in table:
+        name = fields.read_string(table["name"], (*key_path, "name"))
+    elif not has_matrix:
+        raise SpecError("missing required key (the variant's name)", key_path=(*key_path, "name"))
+    if "command" in table:
+        command = fields.read_command(table["command"], (*key_path, "command"))
+        command_key_path: KeyPath = (*key_path, "command")
+    elif top_command is not None:
+        command, command_key_path = top_command, ("command",)
+    else:
+        message = "no command: give this variant a command, or set a top-level command"
+        raise SpecError(message, key_path=(*key_path, "command"))
+    shell = top_shell
+    if "shell" in table:
+        shell = fields.read_bool(table["shell"], (*key_path, "shell"))
+    hooks: dict[str, str] = {}
+    for hook in HOOK_NAMES:
+        code = fields.read_hook(table[hook], (*key_path, hook)) if hook in table else None
+        if code is not None:
+            hooks[hook] = code
+    return VariantTemplate(
+        key_path=key_path,
+        name=name,
+        command=command,
+        command_key_path=command_key_path,
+        shell=shell,
+        env=fields.read_env(table["env"], (*key_path, "env")) if "env" in table else {},
+        cwd=fields.read_string(table["cwd"], (*key_path, "cwd")) if "cwd" in table else None,
+        hooks=hooks,
+    )
+
+
+def _check_keys(
+    table: Mapping[str, object],
+    allowed: Sequence[str],
+    key_path: KeyPath,
+    other_level_keys: Sequence[str],
+    other_level: str,
+) -> None:
+    for key in table:
+        if key in allowed:
+            continue
+        close = difflib.get_close_matches(key, allowed, n=1)
+        if key in other_level_keys:
+            message = f"unknown key here ({key} belongs {other_level})"
+        elif close:
+            message = f"unknown key (did you mean {close[0]!r}?)"
+        else:
+            message = f"unknown key (known keys: {', '.join(allowed)})"
+        raise SpecError(message, key_path=(*key_path, key))
+
+
+def _check_unique_names(templates: Sequence[VariantTemplate]) -> None:
+    first_by_name: dict[str, VariantTemplate] = {}
+    for template in templates:
+        assert template.name is not None  # every template is named once expanded
+        first = first_by_name.setdefault(template.name, template)
+        if first is not template:
+            where = format_key(first.key_path) or "the implicit variant"
+            message = f"duplicate variant name {describe(template.name)} (also {where})"
+            raise SpecError(message, key_path=(*template.key_path, "name"))
+
+
+def _build_variant(template: VariantTemplate) -> Variant:
+    assert template.name is not None
+    command = command_for(
+        template.command,
+        shell=template.shell,
+        key_path=template.command_key_path,
+        shell_hint=SHELL_HINT,
+    )
+    return Variant(
+        name=template.name,
+        command=command,
+        shell=template.shell,
+        env=template.env,
+        cwd=template.cwd,
+        hooks=Hooks(**template.hooks),
+        params=template.params,
+    )

@@ -1,0 +1,128 @@
+/*
+ * cw_protocol.h: the wire format between cutaway's Python client
+ * (src/cutaway/runner/forkserver.py) and its fork server (native/cw_forkserver.c).
+ *
+ * Transport: one AF_UNIX SOCK_STREAM socket pair. The client keeps one end; the other end is
+ * the server's fd whose number is argv[1]. Both ends run on the same machine, so every integer
+ * is in native byte order with a fixed width, and every struct below has no padding (checked
+ * by _Static_assert here and mirrored by `struct` formats with "=" in the client).
+ *
+ * Framing: every message is a 16-byte header followed by `length` payload bytes.
+ *
+ *     header   u32 magic     CW_MAGIC ("CWFS" in memory)
+ *              u16 version   CW_PROTOCOL_VERSION; the server rejects any other
+ *              u16 type      one of enum cw_message_type
+ *              u32 length    payload bytes that follow (at most CW_MAX_PAYLOAD_BYTES)
+ *              u32 sequence  chosen by the client per request, echoed in every reply to it
+ *
+ * Conversation:
+ *
+ *   server -> client  HELLO        once, at start: struct cw_hello. The client checks the
+ *                                  version before sending anything.
+ *   client -> server  RUN          struct cw_run_request, then NUL-terminated strings: path,
+ *                                  cwd (only when CW_RUN_HAS_CWD), argc argv strings, envc
+ *                                  "NAME=value" strings, nothing else. Exactly two file
+ *                                  descriptors (the child's stdout, then stderr) travel with
+ *                                  the first byte of the header as SCM_RIGHTS.
+ *   server -> client  SPAWN_ERROR  struct cw_spawn_error: nothing was started. End of the run.
+ *                  or SPAWNED      struct cw_spawned: the child's pid, sent right after the
+ *                                  spawn so that an interrupted client can kill the child's
+ *                                  process group (its pgid is its pid) while the server
+ *                                  waits. Always followed by:
+ *   server -> client  RESULT       struct cw_result: the wait4 record of that child.
+ *   server -> client  FATAL        at any time: a UTF-8 message (the payload, no NUL) saying
+ *                                  why the server gives up (malformed request, wrong
+ *                                  version, out of memory); the server exits right after.
+ *
+ * One run at a time: the client sends the next RUN only after RESULT or SPAWN_ERROR.
+ * The client closing its end (EOF) ends the server; if a child is running then, the server
+ * first kills the child's process group and reaps it.
+ *
+ * Version history:
+ *   1  first version: HELLO, RUN, SPAWNED, SPAWN_ERROR, RESULT, FATAL.
+ */
+#ifndef CW_PROTOCOL_H
+#define CW_PROTOCOL_H
+
+#include <stdint.h>
+
+#define CW_MAGIC 0x53465743u /* bytes "CWFS" on a little-endian machine */
+#define CW_PROTOCOL_VERSION 1u
+#define CW_MAX_PAYLOAD_BYTES (64u * 1024u * 1024u)
+#define CW_RUN_FD_COUNT 2 /* stdout, stderr */
+
+enum cw_message_type {
+    CW_MSG_HELLO = 1,
+    CW_MSG_RUN = 2,
+    CW_MSG_SPAWNED = 3,
+    CW_MSG_SPAWN_ERROR = 4,
+    CW_MSG_RESULT = 5,
+    CW_MSG_FATAL = 6,
+};
+
+struct cw_header {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t type;
+    uint32_t length;
+    uint32_t sequence;
+};
+
+/* HELLO: who answers, and how large a request it accepts. */
+struct cw_hello {
+    int32_t server_pid;
+    uint32_t max_payload_bytes;
+};
+
+/* RUN, fixed part. timeout_ns 0 means no timeout; it counts from just before the spawn. */
+#define CW_RUN_HAS_CWD 1u
+struct cw_run_request {
+    int64_t timeout_ns;
+    uint32_t flags; /* CW_RUN_* bits; the others must be 0 */
+    uint32_t argc;  /* at least 1 */
+    uint32_t envc;
+    uint32_t reserved; /* 0 */
+};
+
+/* SPAWNED: the child exists and runs in process group `pid`. */
+struct cw_spawned {
+    int32_t pid;
+    uint32_t reserved;
+};
+
+/* SPAWN_ERROR: errno of the failed step. CW_STAGE_CWD: the working directory could not be
+ * entered; CW_STAGE_EXEC: the executable could not be started (or the spawn itself failed). */
+#define CW_STAGE_EXEC 1u
+#define CW_STAGE_CWD 2u
+struct cw_spawn_error {
+    int32_t error_number;
+    uint32_t stage;
+};
+
+/* RESULT: what wait4(2) said about the child, plus the server's own monotonic wall time from
+ * just before the spawn to just after the reap. Times in ns, max_rss in bytes. */
+#define CW_RESULT_TIMED_OUT 1u
+struct cw_result {
+    int64_t pid;
+    int64_t wait_status;
+    int64_t wall_ns;
+    int64_t user_ns;
+    int64_t sys_ns;
+    int64_t max_rss_bytes;
+    int64_t minor_faults;
+    int64_t major_faults;
+    int64_t voluntary_switches;
+    int64_t involuntary_switches;
+    int64_t block_in;
+    int64_t block_out;
+    uint64_t flags; /* CW_RESULT_* bits */
+};
+
+_Static_assert(sizeof(struct cw_header) == 16, "header layout");
+_Static_assert(sizeof(struct cw_hello) == 8, "hello layout");
+_Static_assert(sizeof(struct cw_run_request) == 24, "run request layout");
+_Static_assert(sizeof(struct cw_spawned) == 8, "spawned layout");
+_Static_assert(sizeof(struct cw_spawn_error) == 8, "spawn error layout");
+_Static_assert(sizeof(struct cw_result) == 104, "result layout");
+
+#endif

@@ -1,0 +1,1 @@
+"""The runner: rounds, order, spawn, measure. It emits events and never prints."""

@@ -1,0 +1,135 @@
+"""Executors turn a Variant into one measured run.
+
+``ProcessExecutor`` is the real one: it resolves the command once per variant, hands it to the
+native fork server (which spawns and times it, see forkserver.py), discards stdout, keeps the
+tail of stderr for the report of a failed run, and converts the wait4 record into metrics.
+The ``Executor`` protocol is the seam that lets unit tests drive the runner with a fake."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from cutaway.model import RunStatus, Variant
+from cutaway.runner.forkserver import ForkServer, RawResult
+
+SHELL = "/bin/sh"
+STDERR_TAIL_BYTES = 2000
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What an executor observed of one run; the runner adds where it stands in the experiment."""
+
+    status: RunStatus
+    exit_code: int | None
+    signal: int | None
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    message: str = ""
+
+
+class Executor(Protocol):
+    def measure(self, variant: Variant, timeout_seconds: float | None) -> Measurement:
+        """Run the variant's command once and measure it. Raises KeyboardInterrupt (or whatever
+        a signal handler raised) after stopping the command when interrupted."""
+
+    def close(self) -> None: ...
+
+
+def command_argv(variant: Variant) -> list[str]:
+    """The argument vector a variant runs: its own argv, or ``sh -c`` when it asks for a shell."""
+    if variant.shell:
+        text = variant.command if isinstance(variant.command, str) else shlex.join(variant.command)
+        return [SHELL, "-c", text]
+    if isinstance(variant.command, str):
+        return shlex.split(variant.command)
+    return list(variant.command)
+
+
+def run_environment(variant: Variant) -> dict[str, str]:
+    """cutaway's own environment with the variant's additions, as hyperfine does."""
+    env = dict(os.environ)
+    env.update(variant.env)
+    return env
+
+
+def metrics_from(raw: RawResult) -> dict[str, float]:
+    """wait4 counters to metric values in base units (seconds, bytes, counts)."""
+    return {
+        "wall": raw.wall_ns / 1e9,
+        "user": raw.user_ns / 1e9,
+        "sys": raw.sys_ns / 1e9,
+        "cpu": (raw.user_ns + raw.sys_ns) / 1e9,
+        "max_rss": float(raw.max_rss_bytes),
+        "minor_faults": float(raw.minor_faults),
+        "major_faults": float(raw.major_faults),
+        "voluntary_switches": float(raw.voluntary_switches),
+        "involuntary_switches": float(raw.involuntary_switches),
+        "block_in": float(raw.block_in),
+        "block_out": float(raw.block_out),
+    }
+
+
+class ProcessExecutor:
+    """Runs real processes through the fork server."""
+
+    def __init__(self, server: ForkServer | None = None) -> None:
+        self._server = server or ForkServer()
+        self._paths: dict[tuple[str, str | None], str] = {}  # (name, PATH) -> path
+        self._devnull = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+        self._stderr = os.memfd_create("cutaway-stderr", os.MFD_CLOEXEC)
+
+    def _resolve(self, program: str, env: Mapping[str, str]) -> str:
+        """A bare name is looked up once in the variant's PATH; a path with a slash is passed
+        on as it is (a relative one is resolved in the variant's cwd, as subprocess does)."""
+        if os.sep in program:
+            return program
+        key = (program, env.get("PATH"))
+        if key not in self._paths:
+            self._paths[key] = shutil.which(program, path=env.get("PATH")) or program
+        return self._paths[key]
+
+    def _stderr_tail(self) -> str:
+        size = os.lseek(self._stderr, 0, os.SEEK_END)
+        os.lseek(self._stderr, max(0, size - STDERR_TAIL_BYTES), os.SEEK_SET)
+        data = os.read(self._stderr, STDERR_TAIL_BYTES)
+        return data.decode(errors="replace").strip()
+
+    def measure(self, variant: Variant, timeout_seconds: float | None) -> Measurement:
+        argv = command_argv(variant)
+        env = run_environment(variant)
+        os.ftruncate(self._stderr, 0)
+        os.lseek(self._stderr, 0, os.SEEK_SET)
+        try:
+            raw = self._server.run(
+                self._resolve(argv[0], env),
+                argv,
+                env,
+                variant.cwd,
+                timeout_seconds,
+                self._devnull,
+                self._stderr,
+            )
+        except OSError as error:
+            return Measurement(RunStatus.ERROR, None, None, {}, f"cannot run {argv[0]}: {error}")
+        metrics = metrics_from(raw)
+        if raw.timed_out:
+            message = f"killed after the {timeout_seconds:g} s timeout"
+            return Measurement(RunStatus.TIMEOUT, None, raw.signal, metrics, message)
+        if raw.exit_code == 0:
+            return Measurement(RunStatus.OK, 0, None, metrics)
+        how = f"exit status {raw.exit_code}" if raw.signal is None else f"signal {raw.signal}"
+        tail = self._stderr_tail()
+        message = f"{how}: {tail}" if tail else how
+        return Measurement(RunStatus.FAILED, raw.exit_code, raw.signal, metrics, message)
+
+    def close(self) -> None:
+        self._server.close()
+        for fd in (self._devnull, self._stderr):
+            with contextlib.suppress(OSError):
+                os.close(fd)

@@ -1,0 +1,45 @@
+"""The order in which variants run within each round.
+
+Every round runs each variant once. Orders come from a Williams design (Williams 1949, "Experimental
+designs balanced for the estimation of residual effects of treatments", Australian Journal of
+Scientific Research A2:149-168): over one block of k rounds (2k when k is odd) every variant takes
+every position equally often and follows every other variant equally often, so a constant
+position effect (the first run of a round finds colder caches) and a first-order carry-over
+effect (a variant that heats the CPU slows the one after it) cancel out of the comparison. Each
+block relabels the variants with a seeded random permutation, so the order keeps changing from
+block to block while every block stays balanced, and a resumed experiment sees the same orders.
+"""
+
+from __future__ import annotations
+
+import random
+
+
+def williams_rows(k: int) -> list[list[int]]:
+    """The rows of a Williams square for k treatments: k rows for even k, 2k rows for odd k."""
+    if k < 1:
+        raise ValueError("need at least one variant")
+    first = [0]  # 0, 1, k-1, 2, k-2, ...
+    low, high = 1, k - 1
+    while len(first) < k:
+        if len(first) % 2 == 1:
+            first.append(low)
+            low += 1
+        else:
+            first.append(high)
+            high -= 1
+    rows = [[(value + shift) % k for value in first] for shift in range(k)]
+    if k % 2 == 1 and k > 1:
+        rows += [list(reversed(row)) for row in rows]
+    return rows
+
+
+def round_order(k: int, round_index: int, seed: int) -> list[int]:
+    """Variant indices (0..k-1) in the order they run in round ``round_index``.
+
+    Warmup rounds have negative indices and get orders of their own from the same scheme."""
+    rows = williams_rows(k)
+    block, row = divmod(round_index, len(rows))
+    relabel = list(range(k))
+    random.Random(f"{seed}:{block}").shuffle(relabel)
+    return [relabel[value] for value in rows[row]]

@@ -6,8 +6,8 @@ experiment like any other error (completed runs are already saved)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
 
 from cutaway.model import Calibration, Run
 
@@ -70,14 +70,14 @@ class ExperimentFinished:
     reason: str  # "done", "interrupted", "error", "budget"
 
 
-Event = Union[
-    ExperimentStarted,
-    HookRan,
-    CalibrationDone,
-    RunStarted,
-    RunFinished,
-    RoundFinished,
-    Notice,
-    ExperimentFinished,
-]
+Event = (
+    ExperimentStarted
+    | HookRan
+    | CalibrationDone
+    | RunStarted
+    | RunFinished
+    | RoundFinished
+    | Notice
+    | ExperimentFinished
+)
 Listener = Callable[[Event], None]

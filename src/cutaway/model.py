@@ -6,10 +6,10 @@ every other module may import it (see docs/how-it-works.md for the dependency di
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
-from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ class Spec:
         return cls(variants=variants, source_text=source_text, **fields)  # type: ignore[arg-type]
 
 
-class RunStatus(str, Enum):
+class RunStatus(StrEnum):
     OK = "ok"  # exited with status 0
     FAILED = "failed"  # non-zero exit status, or killed by a signal it did not expect
     TIMEOUT = "timeout"  # killed by cutaway at the per-run timeout
@@ -201,7 +201,7 @@ class Run:
 # Results of analysis: what `compare` computes from runs and every report renders.
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     """The four honest answers to "did the variant change this metric against the baseline?"."""
 
     REGRESSED = "regressed"  # significantly higher cost, beyond the equivalence margin

@@ -25,8 +25,9 @@ class UnpairedEstimate:
     method: str  # "geometric-mean" or "ratio-of-means"
 
 
-def _resampled_means(values: NDArray[np.float64], resamples: int, rng: np.random.Generator
-                     ) -> NDArray[np.float64]:
+def _resampled_means(
+    values: NDArray[np.float64], resamples: int, rng: np.random.Generator
+) -> NDArray[np.float64]:
     indices = rng.integers(0, len(values), size=(resamples, len(values)))
     means: NDArray[np.float64] = values[indices].mean(axis=1)
     return means
@@ -71,6 +72,11 @@ def unpaired_ratio(
     above = float(np.mean(boot >= 0))
     p_value = min(1.0, 2 * max(min(below, above), 1 / len(boot)))
     return UnpairedEstimate(
-        float(np.exp(estimate)), float(np.exp(low)), float(np.exp(high)), p_value,
-        len(a), len(b), method,
+        float(np.exp(estimate)),
+        float(np.exp(low)),
+        float(np.exp(high)),
+        p_value,
+        len(a),
+        len(b),
+        method,
     )

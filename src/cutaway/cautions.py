@@ -1,0 +1,149 @@
+"""What makes a result doubtful, found in an experiment's runs and said plainly in reports.
+
+Each check is small and conservative: a caution is a reason to look, not a verdict. Thresholds
+are named constants so that the documentation (docs/how-it-works.md) can quote them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from cutaway.model import Caution, Comparison, ExperimentInfo, Run, RunStatus, Spec, Verdict
+from cutaway.stats import outlier_mask, trend
+from cutaway.store import MetricTable
+
+BUSY_LOAD_PER_CORE = 0.5  # load average at the start, per core, above which the machine is busy
+FEW_ROUNDS = 10  # fewer complete rounds than this make any verdict fragile
+OUTLIER_SHARE = 0.05  # share of a variant's runs beyond the modified z-score threshold
+DRIFT_P_VALUE = 0.01
+
+
+def _first_load(environment: Mapping[str, object], key: str) -> float | None:
+    value = environment.get(key)
+    if isinstance(value, list) and value and isinstance(value[0], int | float):
+        return float(value[0])
+    return None
+
+
+def _load_cautions(info: ExperimentInfo) -> list[Caution]:
+    cautions: list[Caution] = []
+    cores = info.environment.get("cores")
+    if not isinstance(cores, int) or cores < 1:
+        return cautions
+    start = _first_load(info.environment, "loadavg_start")
+    if start is not None and start > BUSY_LOAD_PER_CORE * cores:
+        cautions.append(
+            Caution(
+                "load",
+                f"the machine was busy when the experiment started "
+                f"(load average {start:.2f} on {cores} cores)",
+            )
+        )
+    end = _first_load(info.environment, "loadavg_end")
+    if end is not None and end > cores:
+        # The experiment itself keeps about one core busy; more than all of them is others.
+        cautions.append(
+            Caution(
+                "load",
+                f"the machine was busy while the experiment ran "
+                f"(load average {end:.2f} on {cores} cores at the end)",
+            )
+        )
+    return cautions
+
+
+def _failure_cautions(runs: Sequence[Run]) -> list[Caution]:
+    cautions = []
+    by_variant: dict[str, Counter[RunStatus]] = {}
+    first_message: dict[str, str] = {}
+    for run in runs:
+        by_variant.setdefault(run.variant, Counter())[run.status] += 1
+        if not run.ok and run.message and run.variant not in first_message:
+            first_message[run.variant] = run.message
+    for variant, counts in by_variant.items():
+        bad = sum(n for status, n in counts.items() if status is not RunStatus.OK)
+        if bad:
+            kinds = ", ".join(f"{n} {s.value}" for s, n in counts.items() if s is not RunStatus.OK)
+            detail = f" (first: {first_message[variant][:200]})" if variant in first_message else ""
+            cautions.append(
+                Caution(
+                    "failed-runs",
+                    f"{bad} of {sum(counts.values())} runs of {variant!r} did not succeed "
+                    f"({kinds}); they are not counted{detail}",
+                    variant=variant,
+                )
+            )
+    return cautions
+
+
+def _noise_cautions(spec: Spec, wall: MetricTable) -> list[Caution]:
+    cautions = []
+    for column, name in enumerate(wall.variants):
+        values = wall.values[:, column]
+        values = values[np.isfinite(values)]
+        if len(values) >= 5:
+            flagged = int(outlier_mask(values).sum())
+            if flagged / len(values) > OUTLIER_SHARE:
+                cautions.append(
+                    Caution(
+                        "outliers",
+                        f"{flagged} of {len(values)} wall times of {name!r} are outliers (modified "
+                        f"z-score > 3.5): something else ran at times; paired ratios blunt this",
+                        variant=name,
+                        metric="wall",
+                    )
+                )
+        if name == spec.baseline and len(values) >= 8:
+            drift = trend(values)
+            if drift.p_value < DRIFT_P_VALUE and abs(drift.total_change_fraction) > spec.margin:
+                cautions.append(
+                    Caution(
+                        "drift",
+                        f"the baseline's wall time drifted {drift.total_change_fraction:+.1%} over "
+                        f"{len(values)} rounds (Kendall p = {drift.p_value:.3g}): interleaving "
+                        f"cancels slow drift, but check for throttling or background work",
+                        variant=name,
+                        metric="wall",
+                    )
+                )
+    return cautions
+
+
+def experiment_cautions(
+    info: ExperimentInfo,
+    spec: Spec,
+    runs: Sequence[Run],
+    wall: MetricTable,
+    comparisons: Sequence[Comparison],
+) -> list[Caution]:
+    """Every caution for one experiment, most important first."""
+    cautions = []
+    if info.status != "complete":
+        cautions.append(
+            Caution(
+                "incomplete",
+                f"the experiment is {info.status}: `cutaway run --resume {info.id}` continues it",
+            )
+        )
+    cautions += _failure_cautions(runs)
+    if len(spec.variants) > 1 and info.rounds_completed < FEW_ROUNDS:
+        cautions.append(
+            Caution(
+                "few-rounds",
+                f"only {info.rounds_completed} complete rounds: "
+                f"verdicts from fewer than {FEW_ROUNDS} are fragile",
+            )
+        )
+    cautions += _load_cautions(info)
+    cautions += _noise_cautions(spec, wall)
+    if any(c.verdict is Verdict.INCONCLUSIVE and c.metric == "wall" for c in comparisons):
+        cautions.append(
+            Caution(
+                "inconclusive",
+                "some wall-time comparisons are inconclusive: "
+                "more rounds (or `--until`) would settle them",
+            )
+        )
+    return cautions

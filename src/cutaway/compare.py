@@ -1,0 +1,269 @@
+"""From stored runs to an Analysis: summaries, paired comparisons, verdicts and cautions.
+
+Within one experiment every variant is compared with the baseline round by round (the paired
+design: see cutaway.stats.paired). The p-values of one variant's metrics form one family and are
+adjusted with Holm's method, so reading eleven metrics does not manufacture a verdict. Two
+stored experiments (``cutaway compare``) have no pairs; they are compared as independent
+samples, and the report lists how their environments differ."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cutaway.cautions import experiment_cautions
+from cutaway.environment import differences
+from cutaway.model import (
+    PROCESS_METRICS,
+    Analysis,
+    Caution,
+    Comparison,
+    ExperimentInfo,
+    Summary,
+    Verdict,
+)
+from cutaway.stats import (
+    RatioEstimate,
+    classify,
+    describe,
+    holm_adjust,
+    paired_ratio,
+    rounds_to_settle,
+)
+from cutaway.stats.unpaired import unpaired_ratio
+from cutaway.store import MetricTable, Store, StoredExperiment
+
+RESAMPLES = 10_000
+
+
+def experiment_info(stored: StoredExperiment, rounds_completed: int) -> ExperimentInfo:
+    spec = stored.spec
+    environment = dict(stored.environment)
+    if stored.environment_end:
+        environment.update({k: v for k, v in stored.environment_end.items() if k != "captured_at"})
+    return ExperimentInfo(
+        id=stored.id,
+        name=stored.name,
+        status=stored.status,
+        created_at=stored.created_at,
+        label=stored.label,
+        environment=environment,
+        margin=spec.margin,
+        confidence=spec.confidence,
+        baseline=spec.baseline,
+        variants=tuple(v.name for v in spec.variants),
+        rounds_completed=rounds_completed,
+    )
+
+
+def summarize(variant: str, metric: str, values: NDArray[np.float64], confidence: float) -> Summary:
+    d = describe(values[np.isfinite(values)], confidence)
+    return Summary(
+        variant, metric, d.n, d.total, d.mean, d.median, d.sd, d.min, d.max, d.ci_low, d.ci_high
+    )
+
+
+class _Estimate(Protocol):
+    """What paired and unpaired estimates have in common."""
+
+    @property
+    def ratio(self) -> float: ...
+    @property
+    def ci_low(self) -> float: ...
+    @property
+    def ci_high(self) -> float: ...
+    @property
+    def p_value(self) -> float: ...
+    @property
+    def method(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class _Row:
+    metric: str
+    baseline: str
+    variant: str
+    n_pairs: int
+    estimate: _Estimate
+
+
+def _verdicts(rows: list[_Row], margin: float, confidence: float) -> list[Comparison]:
+    """Holm-adjust one family of estimates (one variant's metrics) and classify each."""
+    if not rows:
+        return []
+    adjusted = holm_adjust([row.estimate.p_value for row in rows])
+    alpha = 1 - confidence
+    comparisons = []
+    for row, p_adjusted in zip(rows, adjusted, strict=True):
+        e = row.estimate
+        verdict = Verdict(classify(e.ci_low, e.ci_high, float(p_adjusted), margin, alpha))
+        settle = None
+        if verdict is Verdict.INCONCLUSIVE and isinstance(e, RatioEstimate):
+            settle = rounds_to_settle(e.log_sd, e.n, e.log_estimate, margin, confidence)
+        comparisons.append(
+            Comparison(
+                metric=row.metric,
+                baseline=row.baseline,
+                variant=row.variant,
+                n_pairs=row.n_pairs,
+                ratio=e.ratio,
+                ci_low=e.ci_low,
+                ci_high=e.ci_high,
+                p_value=float(p_adjusted),
+                verdict=verdict,
+                method=e.method,
+                rounds_to_settle=settle,
+            )
+        )
+    return comparisons
+
+
+def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> Analysis:
+    """Analyse one stored experiment."""
+    stored = store.experiment(experiment_id)
+    spec = stored.spec
+    tables: dict[str, MetricTable] = {
+        m.name: store.metric_table(experiment_id, m.name) for m in PROCESS_METRICS
+    }
+    names = [v.name for v in spec.variants]
+    summaries = [
+        summarize(
+            name,
+            metric,
+            tables[metric].values[:, tables[metric].variants.index(name)],
+            spec.confidence,
+        )
+        for metric in tables
+        for name in names
+        if name in tables[metric].variants
+    ]
+    comparisons: list[Comparison] = []
+    for name in names:
+        if name == spec.baseline:
+            continue
+        rows: list[_Row] = []
+        for metric, table in tables.items():
+            if name not in table.variants or spec.baseline not in table.variants:
+                continue
+            base = table.values[:, table.variants.index(spec.baseline)]
+            other = table.values[:, table.variants.index(name)]
+            pairs = np.isfinite(base) & np.isfinite(other)
+            estimate = paired_ratio(
+                base[pairs],
+                other[pairs],
+                confidence=spec.confidence,
+                resamples=resamples,
+                seed=spec.seed,
+            )
+            if estimate is not None:
+                rows.append(_Row(metric, spec.baseline, name, int(pairs.sum()), estimate))
+        comparisons += _verdicts(rows, spec.margin, spec.confidence)
+    runs = store.runs(experiment_id, include_warmup=False)
+    counts: dict[str, Counter[str]] = {name: Counter() for name in names}
+    for run in runs:
+        counts.setdefault(run.variant, Counter())[run.status.value] += 1
+    wall = tables["wall"]
+    rounds_completed = int(np.isfinite(wall.values).all(axis=1).sum()) if len(names) else 0
+    info = experiment_info(stored, rounds_completed)
+    cautions = experiment_cautions(info, spec, runs, wall, comparisons)
+    return Analysis(
+        experiments=(info,),
+        summaries=tuple(summaries),
+        comparisons=tuple(comparisons),
+        cautions=tuple(cautions),
+        calibration=stored.calibration,
+        run_counts={name: dict(counter) for name, counter in counts.items()},
+    )
+
+
+def compare_experiments(
+    store: Store, first_id: int, second_id: int, *, resamples: int = RESAMPLES
+) -> Analysis:
+    """Compare two stored experiments variant by variant (same names), second against first."""
+    first, second = (
+        analyze(store, first_id, resamples=resamples),
+        analyze(store, second_id, resamples=resamples),
+    )
+    a, b = first.experiments[0], second.experiments[0]
+    tag_a, tag_b = f"#{a.id} {a.label or ''}".strip(), f"#{b.id} {b.label or ''}".strip()
+    shared = [name for name in a.variants if name in b.variants]
+    cautions = [
+        Caution("environment", f"environments differ: {d}")
+        for d in differences(dict(a.environment), dict(b.environment))
+    ]
+    if not shared:
+        cautions.append(Caution("variants", "the two experiments share no variant name"))
+    cautions.append(
+        Caution(
+            "unpaired",
+            "experiments measured apart are compared as independent "
+            "samples: drift between the two sessions is part of the difference",
+        )
+    )
+    summaries = _tagged_summaries(first, second, tag_a, tag_b, shared)
+    comparisons: list[Comparison] = []
+    for name in shared:
+        rows: list[_Row] = []
+        for metric in PROCESS_METRICS:
+            values_a = _variant_values(store, a.id, metric.name, name)
+            values_b = _variant_values(store, b.id, metric.name, name)
+            estimate = unpaired_ratio(
+                values_a, values_b, confidence=a.confidence, resamples=resamples, seed=0
+            )
+            if estimate is not None:
+                n = min(estimate.n_first, estimate.n_second)
+                rows.append(
+                    _Row(metric.name, f"{name} ({tag_a})", f"{name} ({tag_b})", n, estimate)
+                )
+        comparisons += _verdicts(rows, a.margin, a.confidence)
+    return Analysis(
+        experiments=(a, b),
+        summaries=tuple(summaries),
+        comparisons=tuple(comparisons),
+        cautions=tuple(cautions) + first.cautions + second.cautions,
+        calibration=first.calibration,
+        run_counts={
+            **{f"{k} ({tag_a})": v for k, v in first.run_counts.items()},
+            **{f"{k} ({tag_b})": v for k, v in second.run_counts.items()},
+        },
+    )
+
+
+def _tagged_summaries(
+    first: Analysis, second: Analysis, tag_a: str, tag_b: str, shared: list[str]
+) -> list[Summary]:
+    tagged = []
+    for metric in PROCESS_METRICS:
+        for name in shared:
+            for tag, analysis in ((tag_a, first), (tag_b, second)):
+                for s in analysis.summaries:
+                    if s.metric == metric.name and s.variant == name:
+                        tagged.append(
+                            Summary(
+                                f"{name} ({tag})",
+                                s.metric,
+                                s.n,
+                                s.total,
+                                s.mean,
+                                s.median,
+                                s.sd,
+                                s.min,
+                                s.max,
+                                s.ci_low,
+                                s.ci_high,
+                            )
+                        )
+    return tagged
+
+
+def _variant_values(
+    store: Store, experiment_id: int, metric: str, variant: str
+) -> NDArray[np.float64]:
+    table = store.metric_table(experiment_id, metric)
+    column = table.values[:, table.variants.index(variant)]
+    values: NDArray[np.float64] = column[np.isfinite(column)]
+    return values

@@ -1,0 +1,92 @@
+"""The environment fingerprint stored with every experiment.
+
+Capturing is an explicit call (value objects never read the machine). The keys listed in
+``COMPARABLE_KEYS`` must match before two experiments measured apart are compared without a
+warning, as pyperf does with its metadata."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cutaway import __version__
+
+# Keys whose difference makes a comparison of two stored experiments doubtful.
+COMPARABLE_KEYS = ("host", "kernel", "cpu_model", "cores", "python", "cutaway_version")
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _git_commit(directory: str) -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "-C", directory, "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = result.stdout.strip()
+    return commit if result.returncode == 0 and commit else None
+
+
+def _cpu_governor() -> str | None:
+    path = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def load_average() -> list[float]:
+    """The 1, 5 and 15 minute load averages."""
+    return [round(value, 2) for value in os.getloadavg()]
+
+
+def capture_environment(directory: str | None = None) -> dict[str, object]:
+    """Fingerprint the machine and the working directory at the start of an experiment."""
+    directory = directory or os.getcwd()
+    return {
+        "host": socket.gethostname(),
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "cpu_model": _cpu_model(),
+        "cores": os.cpu_count(),
+        "cpu_governor": _cpu_governor(),
+        "python": platform.python_version(),
+        "cutaway_version": __version__,
+        "loadavg_start": load_average(),
+        "cwd": directory,
+        "git_commit": _git_commit(directory),
+        "argv": list(sys.argv),
+        "captured_at": time.time(),
+    }
+
+
+def capture_end() -> dict[str, object]:
+    """What is read again when an experiment stops: how busy the machine was by then."""
+    return {"loadavg_end": load_average(), "captured_at": time.time()}
+
+
+def differences(first: dict[str, object], second: dict[str, object]) -> list[str]:
+    """Human-readable differences between two fingerprints, on the keys that matter."""
+    return [
+        f"{key}: {first.get(key)!r} vs {second.get(key)!r}"
+        for key in COMPARABLE_KEYS
+        if first.get(key) != second.get(key)
+    ]

@@ -1,0 +1,86 @@
+"""cutaway as a library: run experiments and load stored ones as arrays, without the CLI.
+
+>>> from cutaway import api
+>>> data = api.load()                     # the newest experiment in .cutaway/cutaway.db
+>>> data.values("wall")["fast"]           # that variant's counted wall times, in seconds
+>>> rounds, names, table = data.paired("wall")   # one row per round, NaN where a run failed
+>>> api.analyze().comparisons             # the same Analysis every report renders
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cutaway import events
+from cutaway.compare import analyze as analyze_experiment
+from cutaway.environment import capture_environment
+from cutaway.model import Analysis, Run, Spec
+from cutaway.runner.runner import Outcome, run_experiment
+from cutaway.store import Store, StoredExperiment
+
+DEFAULT_DB = Path(".cutaway") / "cutaway.db"
+
+
+def open_store(db: str | os.PathLike[str] | None = None) -> Store:
+    """The store at ``db``, or ``.cutaway/cutaway.db`` under the current directory."""
+    return Store(db if db is not None else DEFAULT_DB)
+
+
+@dataclass(frozen=True)
+class ExperimentData:
+    """One stored experiment, loaded: its spec, runs and per-metric arrays."""
+
+    experiment: StoredExperiment
+    runs: tuple[Run, ...]
+    store: Store
+
+    @property
+    def spec(self) -> Spec:
+        return self.experiment.spec
+
+    def paired(self, metric: str) -> tuple[NDArray[np.int64], tuple[str, ...], NDArray[np.float64]]:
+        """(round indices, variant names, values[round, variant]); NaN where not measured ok."""
+        table = self.store.metric_table(self.experiment.id, metric)
+        return table.rounds, table.variants, table.values
+
+    def values(self, metric: str) -> dict[str, NDArray[np.float64]]:
+        """Each variant's successful counted values of ``metric``, in round order."""
+        _, names, table = self.paired(metric)
+        return {name: table[:, i][np.isfinite(table[:, i])] for i, name in enumerate(names)}
+
+
+def load(ref: str | None = None, db: str | os.PathLike[str] | None = None) -> ExperimentData:
+    """Load a stored experiment by id, name or "latest" (the default)."""
+    store = open_store(db)
+    experiment_id = store.resolve(ref)
+    return ExperimentData(
+        store.experiment(experiment_id),
+        tuple(store.runs(experiment_id, include_warmup=False)),
+        store,
+    )
+
+
+def analyze(ref: str | None = None, db: str | os.PathLike[str] | None = None) -> Analysis:
+    """The analysis of a stored experiment, as every report shows it."""
+    store = open_store(db)
+    return analyze_experiment(store, store.resolve(ref))
+
+
+def run(
+    spec: Spec,
+    db: str | os.PathLike[str] | None = None,
+    *,
+    label: str | None = None,
+    listeners: Iterable[events.Listener] = (),
+) -> Outcome:
+    """Run an experiment and store it; capture the environment fingerprint first."""
+    store = open_store(db)
+    return run_experiment(
+        spec, store, environment=capture_environment(), listeners=listeners, label=label
+    )

@@ -1,0 +1,91 @@
+"""The terminal's view of a running experiment: a progress bar with the time left (on a
+terminal only) and notices on stderr. It only listens to runner events."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+from cutaway import events
+
+
+class TerminalProgress:
+    """A runner listener. Use as a context manager so the bar is removed when done."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.console = Console(file=self.stream, highlight=False)
+        self.enabled = self.stream.isatty()
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
+
+    def __enter__(self) -> TerminalProgress:
+        if self.enabled:
+            self.progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("runs"),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def say(self, message: str) -> None:
+        self.console.print(message, markup=False)
+
+    def __call__(self, event: events.Event) -> None:
+        if isinstance(event, events.ExperimentStarted):
+            verb = "resuming" if event.resumed_runs else "running"
+            self.say(
+                f"cutaway: {verb} experiment #{event.experiment_id} {event.name!r}: "
+                f"{len(event.variants)} variants x {event.planned_rounds} rounds "
+                f"(+{event.warmup_rounds} warmup)"
+            )
+            if self.progress is not None:
+                total = len(event.variants) * (event.planned_rounds + event.warmup_rounds)
+                self.task = self.progress.add_task("measuring", total=total - event.resumed_runs)
+        elif isinstance(event, events.RunFinished):
+            if self.progress is not None and self.task is not None:
+                self.progress.update(
+                    self.task,
+                    completed=event.runs_done,
+                    total=max(event.runs_planned, event.runs_done),
+                )
+            if not event.run.ok:
+                self.say(
+                    f"cutaway: run of {event.run.variant!r} in round "
+                    f"{event.run.round_index}: {event.run.status.value}: {event.run.message}"
+                )
+        elif isinstance(event, events.CalibrationDone):
+            c = event.calibration
+            self.say(
+                f"cutaway: harness overhead {c.median_wall_seconds * 1e6:.0f} µs per run "
+                f"(median of {c.n} runs of `{c.command}`)"
+            )
+        elif isinstance(event, events.Notice):
+            self.say(f"cutaway: {event.message}")
+        elif isinstance(event, events.HookRan) and event.exit_code != 0:
+            self.say(f"cutaway: {event.hook} hook of {event.variant!r} exited {event.exit_code}")
+        elif isinstance(event, events.ExperimentFinished) and event.status != "complete":
+            self.say(
+                f"cutaway: experiment #{event.experiment_id} is incomplete ({event.reason}); "
+                f"completed runs are saved: `cutaway run --resume {event.experiment_id}` "
+                f"continues it"
+            )

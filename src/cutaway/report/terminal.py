@@ -208,6 +208,14 @@ def _summary_section(metric: str, summaries: Sequence[Summary]) -> Section:
     return [title, table]
 
 
+# Said under every comparison table, because an interval that excludes 1 next to the word
+# "inconclusive" is otherwise a puzzle.
+HOLM_NOTE = (
+    "verdicts use p-values adjusted (Holm) across each variant's metrics: an interval that "
+    "excludes 0 % can still be inconclusive"
+)
+
+
 def _comparison_section(
     comparisons: Sequence[Comparison], experiments: Sequence[ExperimentInfo]
 ) -> Section:
@@ -242,7 +250,7 @@ def _comparison_section(
             # A rule under the wall rows keeps the primary metric apart from the others.
             end_section=primary and following is not None and following != PRIMARY_METRIC,
         )
-    return [title, table]
+    return [title, table, Text(HOLM_NOTE, style="dim")]
 
 
 def _verdict_text(comparison: Comparison) -> Text:

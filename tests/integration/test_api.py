@@ -1,0 +1,32 @@
+"""cutaway as a library: run a spec and load the stored experiment as arrays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cutaway import api
+from cutaway.model import Verdict
+from cutaway.spec import quick_spec
+
+
+def test_run_then_load_arrays_and_analysis(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    spec = quick_spec(["true", "sleep 0.01"], ["t", "s"], rounds=12, warmup_rounds=0)
+    outcome = api.run(spec, db, label="v1")
+    assert outcome.status == "complete"
+
+    data = api.load(str(outcome.experiment_id), db)
+    assert data.experiment.label == "v1"
+    walls = data.values("wall")
+    assert set(walls) == {"t", "s"}
+    assert len(walls["t"]) == len(walls["s"]) == 12
+    assert (walls["s"] >= 0.01).all()
+    rounds, names, table = data.paired("wall")
+    assert list(rounds) == list(range(12)) and names == ("t", "s") and table.shape == (12, 2)
+    assert np.isfinite(table).all()
+
+    analysis = api.analyze("latest", db)
+    wall = [c for c in analysis.comparisons if c.metric == "wall"]
+    assert wall[0].verdict is Verdict.REGRESSED

@@ -17,10 +17,17 @@ import pytest
 CUTAWAY = [sys.executable, "-m", "cutaway"]
 
 
-def cutaway(*args: str, cwd: Path, check: bool = True, timeout: float = 120
-            ) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([*CUTAWAY, *args], cwd=cwd, capture_output=True, text=True,
-                            timeout=timeout, env={**os.environ, "NO_COLOR": "1"})
+def cutaway(
+    *args: str, cwd: Path, check: bool = True, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [*CUTAWAY, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"exit {result.returncode}\n{result.stdout}\n{result.stderr}")
     return result
@@ -33,10 +40,28 @@ def report_json(cwd: Path, experiment: str = "latest") -> dict[str, object]:
 
 
 def test_quick_mode_compares_two_commands_and_exports(tmp_path: Path) -> None:
-    result = cutaway("run", "-c", "true", "-c", "sleep 0.02", "-n", "true", "-n", "sleep",
-                     "--rounds", "8", "--warmup", "1",
-                     "--export-json", "r.json", "--export-csv", "r.csv",
-                     "--export-markdown", "r.md", cwd=tmp_path)
+    result = cutaway(
+        "run",
+        "-c",
+        "true",
+        "-c",
+        "sleep 0.02",
+        "-n",
+        "true",
+        "-n",
+        "sleep",
+        "--rounds",
+        "8",
+        "--warmup",
+        "1",
+        "--export-json",
+        "r.json",
+        "--export-csv",
+        "r.csv",
+        "--export-markdown",
+        "r.md",
+        cwd=tmp_path,
+    )
     assert "regressed" in result.stdout
     data = json.loads((tmp_path / "r.json").read_text())
     wall = [c for c in data["comparisons"] if c["metric"] == "wall"]
@@ -49,8 +74,20 @@ def test_quick_mode_compares_two_commands_and_exports(tmp_path: Path) -> None:
 
 
 def test_failing_command_is_reported_and_never_counted(tmp_path: Path) -> None:
-    cutaway("run", "-c", "true", "-c", "sh -c 'echo boom >&2; exit 3'", "-n", "ok", "-n", "bad",
-            "--rounds", "4", cwd=tmp_path)
+    cutaway(
+        "run",
+        "-c",
+        "true",
+        "-c",
+        "sh -c 'echo boom >&2; exit 3'",
+        "-n",
+        "ok",
+        "-n",
+        "bad",
+        "--rounds",
+        "4",
+        cwd=tmp_path,
+    )
     data = report_json(tmp_path)
     assert data["run_counts"]["bad"] == {"failed": 4}  # type: ignore[index]
     bad = [s for s in data["summaries"] if s["variant"] == "bad"]  # type: ignore[union-attr]
@@ -61,8 +98,19 @@ def test_failing_command_is_reported_and_never_counted(tmp_path: Path) -> None:
 def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     marker = f"cutaway-timeout-{os.getpid()}"
     command = f"sh -c 'sleep 30 & exec sleep 31' {marker}"
-    cutaway("run", "-c", command, "--shell", "--rounds", "1", "--warmup", "0",
-            "--timeout", "300ms", cwd=tmp_path)
+    cutaway(
+        "run",
+        "-c",
+        command,
+        "--shell",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--timeout",
+        "300ms",
+        cwd=tmp_path,
+    )
     runs = cutaway("export", "--format", "runs-csv", cwd=tmp_path).stdout
     assert ",timeout," in runs
     time.sleep(0.2)
@@ -73,7 +121,8 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
 def write_hook_experiment(tmp_path: Path, command: str, rounds: int) -> Path:
     log = tmp_path / "hooks.log"
     path = tmp_path / "experiment.toml"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         name = "hooks"
         rounds = {rounds}
         warmup_rounds = 0
@@ -87,7 +136,8 @@ def write_hook_experiment(tmp_path: Path, command: str, rounds: int) -> Path:
         [[variants]]
         name = "b"
         command = "{command}"
-        """))
+        """)
+    )
     return path
 
 
@@ -102,8 +152,13 @@ def test_hooks_run_in_their_places(tmp_path: Path) -> None:
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_keeps_runs_cleans_up_and_resumes(tmp_path: Path, stop_signal: int) -> None:
     path = write_hook_experiment(tmp_path, "sleep 0.1", rounds=12)
-    process = subprocess.Popen([*CUTAWAY, "run", str(path)], cwd=tmp_path, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [*CUTAWAY, "run", str(path)],
+        cwd=tmp_path,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     db = tmp_path / ".cutaway" / "cutaway.db"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait until a few runs are stored, then interrupt
@@ -134,13 +189,15 @@ def test_interrupt_keeps_runs_cleans_up_and_resumes(tmp_path: Path, stop_signal:
 
 BAD_FILES = {
     "syntax": ('name = "x"\nrounds = = 3\n', 2, None),
-    "unknown key": ('name = "x"\nrounds = 3\n[[variants]]\nname = "a"\ncomand = "true"\n', 5,
-                    "comand"),
+    "unknown key": (
+        'name = "x"\nrounds = 3\n[[variants]]\nname = "a"\ncomand = "true"\n',
+        5,
+        "comand",
+    ),
     "wrong type": ('name = "x"\nrounds = "ten"\ncommand = "true"\n', 2, "rounds"),
     "missing command": ('name = "x"\n[[variants]]\nname = "a"\n', 2, "command"),
     "unknown baseline": ('name = "x"\ncommand = "true"\nbaseline = "nope"\n', 3, "baseline"),
-    "undefined param": ('name = "x"\ncommand = "echo {n}"\n[matrix]\nm = [1, 2]\n', 2,
-                        "command"),
+    "undefined param": ('name = "x"\ncommand = "echo {n}"\n[matrix]\nm = [1, 2]\n', 2, "command"),
 }
 
 
@@ -159,7 +216,8 @@ def test_bad_experiment_file_names_file_line_and_key(tmp_path: Path, kind: str) 
 
 def test_matrix_expands_into_variants(tmp_path: Path) -> None:
     path = tmp_path / "matrix.toml"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         name = "matrix"
         rounds = 2
         warmup_rounds = 0
@@ -170,7 +228,8 @@ def test_matrix_expands_into_variants(tmp_path: Path) -> None:
         [[variants]]
         name = "s{senders}-q{queue_dirs}"
         env = { S = "{senders}", Q = "{queue_dirs}" }
-        """))
+        """)
+    )
     cutaway("run", str(path), cwd=tmp_path)
     data = report_json(tmp_path)
     assert sorted(data["run_counts"]) == ["s1-q1", "s1-q10", "s10-q1", "s10-q10"]  # type: ignore[arg-type]
@@ -179,10 +238,12 @@ def test_matrix_expands_into_variants(tmp_path: Path) -> None:
 
 def test_two_concurrent_runs_share_one_store(tmp_path: Path) -> None:
     args = [*CUTAWAY, "run", "-c", "true", "-c", "true", "-n", "x", "-n", "y", "--rounds", "40"]
-    first = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-    second = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    second = subprocess.Popen(
+        args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     assert first.wait(timeout=120) == 0, first.stderr.read() if first.stderr else ""
     assert second.wait(timeout=120) == 0, second.stderr.read() if second.stderr else ""
     listing = cutaway("list", cwd=tmp_path).stdout

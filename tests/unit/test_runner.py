@@ -3,6 +3,7 @@ which order, what is stored, what resuming skips, when adaptive mode and budgets
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from pathlib import Path
 
@@ -48,8 +49,13 @@ def make_spec(**changes: object) -> Spec:
         Variant("b", ("sleep", "0.102")),
         Variant("c", ("sleep", "0.100")),
     )
-    fields: dict[str, object] = {"name": "fake", "variants": variants, "baseline": "a",
-                                 "rounds": 6, "warmup_rounds": 1}
+    fields: dict[str, object] = {
+        "name": "fake",
+        "variants": variants,
+        "baseline": "a",
+        "rounds": 6,
+        "warmup_rounds": 1,
+    }
     fields.update(changes)
     return Spec(**fields)  # type: ignore[arg-type]
 
@@ -63,7 +69,7 @@ def test_williams_rows_balance_position_and_carry_over() -> None:
     for k in range(2, 8):
         rows = williams_rows(k)
         positions = Counter((i, v) for row in rows for i, v in enumerate(row))
-        followers = Counter((a, b) for row in rows for a, b in zip(row, row[1:], strict=False))
+        followers = Counter((a, b) for row in rows for a, b in itertools.pairwise(row))
         assert len(set(positions.values())) == 1, k
         assert len(set(followers.values())) == 1 and len(followers) == k * (k - 1), k
 
@@ -92,9 +98,7 @@ def test_every_variant_runs_once_per_round_and_warmup_is_not_counted(store: Stor
 def test_runs_follow_the_round_orders(store: Store) -> None:
     executor = FakeExecutor()
     run_experiment(make_spec(seed=3), store, environment={}, executor=executor)
-    expected = [
-        "abc"[index] for r in range(-1, 6) for index in round_order(3, r, seed=3)
-    ]
+    expected = ["abc"[index] for r in range(-1, 6) for index in round_order(3, r, seed=3)]
     assert executor.calls == expected
 
 
@@ -110,8 +114,9 @@ def test_failed_runs_are_stored_and_not_counted_as_fast(store: Store) -> None:
 
 def test_interrupt_marks_incomplete_and_resume_completes_without_repeats(store: Store) -> None:
     seen: list[events.Event] = []
-    outcome = run_experiment(make_spec(), store, environment={}, executor=FakeExecutor(10),
-                             listeners=[seen.append])
+    outcome = run_experiment(
+        make_spec(), store, environment={}, executor=FakeExecutor(10), listeners=[seen.append]
+    )
     assert (outcome.status, outcome.reason) == ("incomplete", "interrupted")
     assert store.experiment(outcome.experiment_id).status == "incomplete"
     saved = len(store.runs(outcome.experiment_id))
@@ -119,8 +124,9 @@ def test_interrupt_marks_incomplete_and_resume_completes_without_repeats(store: 
     assert isinstance(seen[-1], events.ExperimentFinished)
 
     executor = FakeExecutor()
-    again = run_experiment(make_spec(), store, environment={}, executor=executor,
-                           resume_id=outcome.experiment_id)
+    again = run_experiment(
+        make_spec(), store, environment={}, executor=executor, resume_id=outcome.experiment_id
+    )
     assert again.status == "complete"
     assert len(executor.calls) == 21 - saved
     slots = [(run.round_index, run.variant) for run in store.runs(outcome.experiment_id)]

@@ -24,7 +24,7 @@ class TerminalProgress:
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.console = Console(file=self.stream, highlight=False)
+        self.console = Console(file=self.stream, highlight=False, soft_wrap=True)
         self.enabled = self.stream.isatty()
         self.progress: Progress | None = None
         self.task: TaskID | None = None

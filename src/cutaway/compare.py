@@ -2,7 +2,8 @@
 
 Within one experiment every variant is compared with the baseline round by round (the paired
 design: see cutaway.stats.paired). The p-values of one variant's metrics form one family and are
-adjusted with Holm's method, so reading eleven metrics does not manufacture a verdict. Two
+adjusted with Holm's method, except wall time, the pre-declared primary metric, which is tested
+at full alpha: reading ten more metrics does not manufacture a verdict. Two
 stored experiments (``cutaway compare``) have no pairs; they are compared as independent
 samples, and the report lists how their environments differ."""
 
@@ -18,6 +19,7 @@ from numpy.typing import NDArray
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.model import (
+    PRIMARY_METRIC,
     PROCESS_METRICS,
     Analysis,
     Caution,
@@ -91,11 +93,27 @@ class _Row:
     estimate: _Estimate
 
 
+def _adjusted_p_values(rows: list[_Row]) -> list[float]:
+    """The primary metric (wall time) is the pre-declared question and is tested at full
+    alpha; the secondary metrics form one family adjusted with Holm's step-down method
+    (Holm 1979), so reading ten more metrics does not manufacture a verdict. This is the
+    primary/secondary-endpoint design of confirmatory trials; it keeps the headline verdict's
+    power while every secondary verdict still has family-wise error control."""
+    secondary = [i for i, row in enumerate(rows) if row.metric != PRIMARY_METRIC]
+    adjusted = [row.estimate.p_value for row in rows]
+    if secondary:
+        for i, p_value in zip(
+            secondary, holm_adjust([adjusted[i] for i in secondary]), strict=True
+        ):
+            adjusted[i] = float(p_value)
+    return adjusted
+
+
 def _verdicts(rows: list[_Row], margin: float, confidence: float) -> list[Comparison]:
-    """Holm-adjust one family of estimates (one variant's metrics) and classify each."""
+    """Adjust one family of estimates (one variant's metrics) and classify each."""
     if not rows:
         return []
-    adjusted = holm_adjust([row.estimate.p_value for row in rows])
+    adjusted = _adjusted_p_values(rows)
     alpha = 1 - confidence
     comparisons = []
     for row, p_adjusted in zip(rows, adjusted, strict=True):

@@ -20,7 +20,7 @@ def test_minimal_file_gets_defaults_and_one_implicit_variant() -> None:
     assert spec.variants[0].shell is False
     assert spec.baseline == "lookups"
     assert (spec.rounds, spec.warmup_rounds, spec.seed) == (10, 1, 0)
-    assert (spec.margin, spec.confidence) == (0.01, 0.95)
+    assert (spec.margin, spec.confidence) == (0.005, 0.95)
     assert (spec.timeout_seconds, spec.until_width, spec.max_time_seconds) == (None, None, None)
 
 

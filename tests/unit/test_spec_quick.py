@@ -21,7 +21,7 @@ def test_defaults() -> None:
     assert [v.name for v in spec.variants] == ["sleep 0.01", "sleep 0.02"]
     assert spec.variants[0].command == ("sleep", "0.01")
     assert spec.baseline == "sleep 0.01"
-    assert (spec.rounds, spec.warmup_rounds, spec.margin, spec.confidence) == (10, 1, 0.01, 0.95)
+    assert (spec.rounds, spec.warmup_rounds, spec.margin, spec.confidence) == (10, 1, 0.005, 0.95)
     assert (spec.source_path, spec.source_text) == (None, None)
 
 

@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--warmup", type=int, help="warmup rounds, run and not counted (default 1)")
     run.add_argument("--shell", action="store_true", help="quick mode: run commands with sh -c")
     run.add_argument("--timeout", help="per-run timeout, e.g. 10s")
-    run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 1%%)")
+    run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 0.5%%)")
     run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
     run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
     run.add_argument("--seed", type=int, help="seed for round orders and the bootstrap")

@@ -148,7 +148,7 @@ def _comparison_section(analysis: Analysis) -> list[str]:
     if experiments:
         margin = format_margin(experiments[0].margin)
         note += f"; *equivalent* means the whole CI lies within {margin}"
-    note += "; verdicts use p-values Holm-adjusted across each variant's metrics"
+    note += "; p-values of metrics other than wall are Holm-adjusted"
     return [*lines, "", note + "."]
 
 

@@ -211,8 +211,8 @@ def _summary_section(metric: str, summaries: Sequence[Summary]) -> Section:
 # Said under every comparison table, because an interval that excludes 1 next to the word
 # "inconclusive" is otherwise a puzzle.
 HOLM_NOTE = (
-    "verdicts use p-values adjusted (Holm) across each variant's metrics: an interval that "
-    "excludes 0 % can still be inconclusive"
+    "wall is tested at full confidence; the other metrics' p-values are Holm-adjusted, so "
+    "their interval can exclude 0 % and still be inconclusive"
 )
 
 

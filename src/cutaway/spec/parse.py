@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cutaway.model import Hooks, Spec, Variant
+from cutaway.model import DEFAULT_MARGIN, Hooks, Spec, Variant
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
@@ -174,7 +174,7 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
         rounds=optional("rounds", fields.read_rounds, 10),
         warmup_rounds=optional("warmup_rounds", fields.read_warmup_rounds, 1),
         timeout_seconds=optional("timeout", fields.read_positive_duration, None),
-        margin=optional("margin", fields.read_margin, 0.01),
+        margin=optional("margin", fields.read_margin, DEFAULT_MARGIN),
         confidence=optional("confidence", fields.read_confidence, 0.95),
         until_width=optional("until", fields.read_until_width, None),
         max_time_seconds=optional("max_time", fields.read_positive_duration, None),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from cutaway.model import Spec, Variant
+from cutaway.model import DEFAULT_MARGIN, Spec, Variant
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
 from cutaway.spec.errors import SpecError, describe
@@ -27,7 +27,7 @@ def quick_spec(
     warmup_rounds: int = 1,
     shell: bool = False,
     timeout_seconds: float | None = None,
-    margin: float = 0.01,
+    margin: float = DEFAULT_MARGIN,
     until_width: float | None = None,
     max_time_seconds: float | None = None,
     env: Mapping[str, str] | None = None,

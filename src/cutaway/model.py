@@ -200,6 +200,18 @@ class Run:
         return self.status is RunStatus.OK
 
 
+@dataclass(frozen=True)
+class RunData:
+    """What a probe recorded during one run, stored with the run in the same transaction.
+    ``data`` is opaque to the store (the probe that wrote it decodes it); ``count`` is the number
+    of records in it, for listings."""
+
+    kind: str  # the probe, e.g. "calls"
+    key: str  # e.g. the function name
+    count: int
+    data: bytes
+
+
 # ---------------------------------------------------------------------------------------------
 # Results of analysis: what `compare` computes from runs and every report renders.
 

@@ -456,3 +456,25 @@ def test_a_failed_replacement_keeps_the_earlier_run(store: Store) -> None:
     # The store is still usable after the rollback.
     store.add_run(experiment_id, make_run("fast", 0, 1))
     assert len(store.runs(experiment_id)) == 2
+
+
+def test_run_data_is_stored_with_its_run_and_replaced_with_it(tmp_path: Path) -> None:
+    from cutaway.model import RunData
+
+    spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
+    store = Store(tmp_path / "data.db")
+    experiment_id = store.create_experiment(spec, {}, None, "test")
+    blob = bytes(range(256)) * 10
+    run = Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0)
+    store.add_run(experiment_id, run, [RunData("calls", "getpwnam", 2, blob)])
+    store.add_run(
+        experiment_id,
+        Run("a", -1, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0),
+        [RunData("calls", "getpwnam", 1, b"warmup")],
+    )
+    (stored,) = store.run_data(experiment_id, "calls")
+    assert (stored.variant, stored.round_index, stored.key, stored.count) == ("a", 0, "getpwnam", 2)
+    assert stored.data == blob
+    assert store.run_data(experiment_id, "other") == []
+    store.add_run(experiment_id, run)  # replacing the slot drops its old data
+    assert store.run_data(experiment_id, "calls") == []

@@ -5,6 +5,7 @@ from cutaway.store.db import (
     MetricTable,
     Store,
     StoredExperiment,
+    StoredRunData,
 )
 from cutaway.store.schema import BUSY_TIMEOUT_SECONDS, LATEST_VERSION, StoreError
 
@@ -16,4 +17,5 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredExperiment",
+    "StoredRunData",
 ]

@@ -12,7 +12,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cutaway.model import Calibration, Run, RunStatus, Spec
+from cutaway.model import Calibration, Run, RunData, RunStatus, Spec
 from cutaway.store.schema import StoreError, open_database
 
 EXPERIMENT_STATUSES = ("running", "complete", "incomplete")
@@ -30,6 +30,17 @@ FINISHED_STATUSES = ("complete", "incomplete")
 _RUN_COLUMNS = (
     "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message"
 )
+
+
+@dataclass(frozen=True)
+class StoredRunData:
+    """One stored RunData, with the run it belongs to."""
+
+    variant: str
+    round_index: int
+    key: str
+    count: int
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -141,9 +152,10 @@ class Store:
             )
         return experiment_id
 
-    def add_run(self, experiment_id: int, run: Run) -> None:
-        """Store one run and all its measurements. A run already stored for the same variant
-        and round is replaced: resuming may redo an interrupted slot."""
+    def add_run(self, experiment_id: int, run: Run, data: Sequence[RunData] = ()) -> None:
+        """Store one run, all its measurements and what probes recorded during it, together. A
+        run already stored for the same variant and round is replaced: resuming may redo an
+        interrupted slot."""
         measurements = [(metric, float(value)) for metric, value in run.metrics.items()]
         what = f"store run {run.variant!r} round {run.round_index} of experiment {experiment_id}"
         with self._write(what) as connection:
@@ -172,6 +184,10 @@ class Store:
             connection.executemany(
                 "INSERT INTO measurements (run_id, metric, value) VALUES (?, ?, ?)",
                 [(run_id, metric, value) for metric, value in measurements],
+            )
+            connection.executemany(
+                "INSERT INTO run_data (run_id, kind, key, count, data) VALUES (?, ?, ?, ?, ?)",
+                [(run_id, d.kind, d.key, d.count, d.data) for d in data],
             )
 
     def set_calibration(self, experiment_id: int, calibration: Calibration) -> None:
@@ -306,6 +322,19 @@ class Store:
                 (experiment_id,),
             ).fetchall()
         return {(round_index, variant) for round_index, variant in rows}
+
+    def run_data(self, experiment_id: int, kind: str) -> list[StoredRunData]:
+        """Every counted, successful run's data of one kind, in round order."""
+        with self._read(f"load {kind} data of experiment {experiment_id}") as connection:
+            self._require_experiment(connection, experiment_id)
+            rows = connection.execute(
+                "SELECT r.variant, r.round_index, d.key, d.count, d.data FROM run_data d"
+                " JOIN runs r ON r.id = d.run_id WHERE r.experiment_id = ? AND d.kind = ?"
+                " AND r.round_index >= 0 AND r.status = 'ok'"
+                " ORDER BY r.round_index, r.order_in_round, d.key",
+                (experiment_id, kind),
+            ).fetchall()
+        return [StoredRunData(str(v), int(r), str(k), int(c), bytes(d)) for v, r, k, c, d in rows]
 
     def metric_names(self, experiment_id: int) -> tuple[str, ...]:
         """The names of every metric stored for any run of the experiment, sorted."""

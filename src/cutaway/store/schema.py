@@ -9,6 +9,8 @@ Version history:
 - 1 (2026-11-22): ``experiments``, ``variants`` (the expanded variants, in spec order),
   ``runs``, ``measurements`` and ``calibrations``. Measurements are in long format, one row per
   run and metric, so a new probe adds metrics without migrating ``runs``.
+- 2 (2026-11-22): ``run_data``, what a probe recorded during one run (per-call latencies, for
+  example) as opaque blobs keyed by kind and key, written in the run's own transaction.
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
 has been released: databases out there already ran it) and add a dated line above.
@@ -108,8 +110,28 @@ _VERSION_1 = Migration(
     ),
 )
 
+_VERSION_2 = Migration(
+    version=2,
+    date="2026-11-22",
+    statements=(
+        # A probe's records for one run, one row per (kind, key), e.g. ("calls", "getpwnam"):
+        # a numpy array's bytes, decoded by the probe that wrote it. Blobs, not rows, because
+        # a run can make millions of calls and loading them must be one read, not a loop.
+        """
+        CREATE TABLE run_data (
+            run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (run_id, kind, key)
+        ) WITHOUT ROWID
+        """,
+    ),
+)
+
 # Applied in order; MIGRATIONS[i] takes a database from version i to version i + 1.
-MIGRATIONS: tuple[Migration, ...] = (_VERSION_1,)
+MIGRATIONS: tuple[Migration, ...] = (_VERSION_1, _VERSION_2)
 LATEST_VERSION: int = len(MIGRATIONS)
 BUSY_TIMEOUT_SECONDS = 30.0
 

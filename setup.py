@@ -1,14 +1,18 @@
-"""Build the native fork server with the package, so that `pip install .` and `pip install -e .`
-need no manual step.
+"""Build the native parts with the package, so that `pip install .` and `pip install -e .` need
+no manual step.
 
 All metadata lives in pyproject.toml. There is no C extension module: `build_ext` is extended
-to compile native/cw_forkserver.c into an executable next to the package's __init__.py
-(build/lib*/cutaway/ for a wheel, src/cutaway/ for an in-place or editable build), where
-cutaway.runner.forkserver.executable_path() looks for it."""
+to compile, next to the package's __init__.py (build/lib*/cutaway/ for a wheel, src/cutaway/
+for an in-place or editable build):
+- native/cw_forkserver.c into the executable cw_forkserver, where
+  cutaway.runner.forkserver.executable_path() looks for it;
+- native/cw_calls.c into the LD_PRELOAD library libcwcalls.so, where
+  cutaway.probes.calls_format.library_path() looks for it."""
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
@@ -19,6 +23,13 @@ EXECUTABLE = "cw_forkserver"  # must match EXECUTABLE_NAME in src/cutaway/runner
 SOURCES = ["native/cw_forkserver.c"]
 HEADERS = ["native/cw_protocol.h"]
 FLAGS = ["-Wall", "-Wextra", "-Werror", "-O2", "-std=gnu11"]
+LIBRARY = "libcwcalls.so"  # must match LIBRARY_NAME in src/cutaway/probes/calls_format.py
+LIBRARY_SOURCES = ["native/cw_calls.c"]
+LIBRARY_HEADERS = ["native/cw_calls_format.h"]
+# Hidden by default: the library exports only the libc names it interposes (marked in the
+# source), so that nothing else in it can capture a program's symbols.
+LIBRARY_FLAGS = [*FLAGS, "-fPIC", "-fvisibility=hidden"]
+NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY)
 
 
 class BinaryDistribution(Distribution):
@@ -29,27 +40,33 @@ class BinaryDistribution(Distribution):
 
 
 class BuildExtWithForkServer(build_ext):
-    """build_ext, then compile and link the fork server executable."""
+    """build_ext, then compile and link the fork server executable and the call interposer."""
 
     def run(self) -> None:
         super().run()
-        built = self._built_path()
-        self._compile_executable(built)
+        compiler = self._native_compiler()
+        self._compile_executable(compiler, self._built_path(EXECUTABLE))
+        self._compile_library(compiler, self._built_path(LIBRARY))
         if self.inplace:
             # As setuptools does for extensions: build in build_lib, then copy into the source
             # package (editable installs and `setup.py build_ext --inplace` import from there).
-            self.copy_file(built, self._inplace_path(), level=self.verbose)
+            for name in NATIVE_OUTPUTS:
+                self.copy_file(self._built_path(name), self._inplace_path(name), level=self.verbose)
 
-    def _compile_executable(self, output: str) -> None:
+    def _native_compiler(self) -> Any:  # a distutils CCompiler (distutils has no types)
         # Imported here, after setuptools, which provides distutils on Python >= 3.12.
         from distutils.ccompiler import new_compiler
-        from distutils.errors import LinkError
         from distutils.sysconfig import customize_compiler
 
         compiler = self.compiler  # an option (a name or None) until extensions are built
         if compiler is None or isinstance(compiler, str):
             compiler = new_compiler(compiler=compiler, force=self.force)
             customize_compiler(compiler)
+        return compiler
+
+    def _compile_executable(self, compiler: Any, output: str) -> None:
+        from distutils.errors import LinkError
+
         # Python's own CFLAGS come with the compiler (-fPIC and friends); keep our warnings
         # strict on top of them.
         objects = compiler.compile(
@@ -69,26 +86,48 @@ class BuildExtWithForkServer(build_ext):
             print("cutaway: no static libc (glibc-static); linking the fork server dynamically")
             compiler.link_executable(objects, EXECUTABLE, directory)
 
-    def _inplace_path(self) -> str:
+    def _compile_library(self, compiler: Any, output: str) -> None:
+        objects = compiler.compile(
+            LIBRARY_SOURCES,
+            output_dir=self.build_temp,
+            include_dirs=["native"],
+            extra_preargs=LIBRARY_FLAGS,
+            depends=LIBRARY_HEADERS,
+        )
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        # Dynamic, never static: the library is loaded into programs that have their own libc.
+        # dlsym lives in libdl and pthread_atfork in libpthread before glibc 2.34.
+        compiler.link_shared_object(
+            objects,
+            LIBRARY,
+            os.path.dirname(output),
+            libraries=["dl", "pthread"],
+            extra_preargs=["-shared"],
+        )
+
+    def _inplace_path(self, name: str) -> str:
         build_py = self.get_finalized_command("build_py")
-        return os.path.join(build_py.get_package_dir(PACKAGE), EXECUTABLE)
+        return os.path.join(build_py.get_package_dir(PACKAGE), name)
 
     def get_outputs(self) -> list[str]:
         """Like setuptools' own: files in build_lib (also when building in place)."""
         outputs = super().get_outputs()
-        return outputs if self._built_path() in outputs else [*outputs, self._built_path()]
+        built = [self._built_path(name) for name in NATIVE_OUTPUTS]
+        return [*outputs, *(path for path in built if path not in outputs)]
 
     def get_output_mapping(self) -> dict[str, str]:
         """build_lib file -> in-place file, as setuptools maps extensions for editable
         installs."""
-        return {**super().get_output_mapping(), self._built_path(): self._inplace_path()}
+        native = {self._built_path(name): self._inplace_path(name) for name in NATIVE_OUTPUTS}
+        return {**super().get_output_mapping(), **native}
 
     def get_source_files(self) -> list[str]:
         """Lets sdist ship the C sources without a MANIFEST.in."""
-        return [*super().get_source_files(), *SOURCES, *HEADERS]
+        native = [*SOURCES, *HEADERS, *LIBRARY_SOURCES, *LIBRARY_HEADERS]
+        return [*super().get_source_files(), *native]
 
-    def _built_path(self) -> str:
-        return os.path.join(self.build_lib, PACKAGE, EXECUTABLE)
+    def _built_path(self, name: str) -> str:
+        return os.path.join(self.build_lib, PACKAGE, name)
 
 
 setup(distclass=BinaryDistribution, cmdclass={"build_ext": BuildExtWithForkServer})

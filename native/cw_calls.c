@@ -1,0 +1,833 @@
+/*
+ * cw_calls.c: cutaway's call interposer (libcwcalls.so), which times selected libc calls of an
+ * unmodified dynamically linked program and writes one record per call (format and catalog:
+ * cw_calls_format.h; reader: src/cutaway/probes/calls_format.py).
+ *
+ * Usage: LD_PRELOAD=/path/to/libcwcalls.so CUTAWAY_CALLS=getpwnam,fsync
+ *        CUTAWAY_CALLS_DIR=/absolute/dir [CUTAWAY_CALLS_THREAD_CPU=1] program ...
+ * (cutaway.probes.calls_format.environment_for() builds these variables.)
+ *
+ * Contract:
+ * - Only catalog functions named in CUTAWAY_CALLS (comma-separated) are timed; every other
+ *   interposed function passes straight to libc after one predictable branch. Without both
+ *   CUTAWAY_CALLS and CUTAWAY_CALLS_DIR (relative: to the starting cwd), or when the file
+ *   cannot be created, the library times nothing and writes nothing.
+ * - Each process writes its own file (see cw_calls_format.h), a fork child included (at its
+ *   first timed call; it counts its own positions) and each exec'ed image (LD_PRELOAD is
+ *   inherited, so the library loads again).
+ * - The file is written through a MAP_SHARED mapping: every record is in the page cache as
+ *   soon as its call returns, so _exit, exec, a crash or SIGKILL lose nothing that finished.
+ * - The hook path takes no lock and allocates nothing: two relaxed atomic increments (the
+ *   call's positions), two CLOCK_MONOTONIC reads (vDSO), plain stores into the thread's chunk
+ *   of the file. A thread maps a new chunk (a few syscalls, after the call's clock reads) at
+ *   its first record, then after 64, 1024, and every 16384 records.
+ * - errno as the caller sees it is what libc left; the library's own work never changes it.
+ * - Async-signal safety: a hook called from a signal handler that interrupted this thread's
+ *   record write is counted in the header's dropped_records instead of being written.
+ * - Exported symbols: only the interposed libc names; everything else is static.
+ *
+ * Not seen (documented in docs/calls-format.md): calls libc makes internally (fopen's open,
+ * getpwnam's getpwnam_r), statically linked programs, setuid programs (the loader ignores
+ * LD_PRELOAD), descendants started with a cleared environment. Calls after this library's
+ * destructor (late destructors of other libraries) are not recorded.
+ *
+ * Internal file operations use raw syscalls (cw_sys_*): calling open or close from here would
+ * bind to this library's own hooks.
+ */
+#define _GNU_SOURCE
+#undef _FILE_OFFSET_BITS /* `open` must be open, not a redirect to open64 */
+#undef _FORTIFY_SOURCE   /* no inline wrappers around the functions defined here */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cw_calls_format.h"
+
+#define CW_EXPORT __attribute__((visibility("default")))
+#define CW_TLS __thread __attribute__((tls_model("initial-exec")))
+#define CW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* A thread's chunks grow: most processes and threads time a few calls, and each page of a
+ * chunk costs a page of page cache up front (chunks are fallocated and prefaulted). */
+#define CW_FIRST_CHUNK_BYTES 4096u
+#define CW_SECOND_CHUNK_BYTES (64u * 1024u)
+#define CW_CHUNK_BYTES (1024u * 1024u)
+#define CW_SCAN_BYTES (16u * 1024u) /* read size when looking for the last record at exit */
+
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* glibc's fortified entry points (_FORTIFY_SOURCE programs call these instead of open). */
+extern int __open_2(const char *path, int flags);
+extern int __open64_2(const char *path, int flags);
+extern int __openat_2(int dirfd, const char *path, int flags);
+extern int __openat64_2(int dirfd, const char *path, int flags);
+
+/* The process's recording state, in a page that a fork child sees zeroed (MADV_WIPEONFORK;
+ * where the kernel lacks it, a pthread_atfork child handler zeroes it): that is how a child
+ * made by fork, _Fork or clone knows it must start a file of its own. */
+enum cw_state {
+    CW_STATE_FORKED = 0,    /* no file of this process yet: start one at the next timed call */
+    CW_STATE_RECORDING = 1, /* the file is open for records */
+    CW_STATE_STARTING = 2,  /* creating the file (a signal handler's hook records nothing) */
+    CW_STATE_CLOSED = 3,    /* after the destructor, or when no file could be created */
+};
+
+/* Per process: reset in a fork child by cw_start_process. */
+struct cw_process {
+    uint64_t next_offset;                             /* atomic: first unclaimed file byte */
+    uint64_t overall_count;                           /* atomic: timed calls so far */
+    uint64_t call_counts[CW_CALLS_CATALOG_SIZE + 1];  /* atomic, by function id */
+    struct cw_calls_header *header;                   /* mapped: dropped_records */
+    uint32_t generation;                              /* + 1 in each fork child that records */
+    char path[PATH_MAX];
+};
+
+/* Per thread: the chunk being filled. Zero in a new thread. */
+struct cw_thread {
+    struct cw_calls_record *cursor; /* next free record of the chunk */
+    struct cw_calls_record *end;
+    void *map_base; /* the chunk's mapping, unmapped when the next is claimed or at thread exit */
+    size_t map_bytes;
+    int32_t tid;     /* gettid(), cached at the thread's first record */
+    uint16_t depth;  /* timed calls in progress in this thread */
+    uint8_t writing; /* inside cw_end's record write: a signal handler's record is dropped */
+    uint8_t key_set; /* pthread_setspecific done: cw_thread_exit unmaps the chunk */
+    uint32_t chunks; /* chunks claimed so far: the first is small */
+};
+
+/* One call between cw_begin and cw_end. id 0: not recorded. */
+struct cw_call {
+    unsigned id;
+    uint16_t depth;
+    uint32_t generation; /* cw_process.generation at the start */
+    uint64_t call_index;
+    uint64_t overall_index;
+    int64_t start_ns;
+    int64_t cpu_start_ns; /* -1: thread CPU time not measured */
+};
+
+/* Set once by the constructor; cw_selected is the only thing the untimed path reads. */
+static unsigned char cw_selected[CW_CALLS_CATALOG_SIZE + 1];
+static uint64_t cw_selected_mask;
+static uint32_t cw_header_flags;
+static int cw_thread_cpu;
+static char cw_directory[PATH_MAX];
+static size_t cw_page_bytes = 4096;
+static pthread_key_t cw_thread_key;
+static int cw_thread_key_ok;
+
+static volatile uint32_t cw_state_fallback;
+static volatile uint32_t *cw_state = &cw_state_fallback;
+static struct cw_process cw_process;
+static CW_TLS struct cw_thread cw_self;
+static CW_TLS int cw_resolving; /* inside dlsym from a lazy stub: no recursion */
+
+#define CW_NAME_ENTRY(id, name) [id] = #name,
+static const char *const cw_names[CW_CALLS_CATALOG_SIZE + 1] = {CW_CALLS_CATALOG(CW_NAME_ENTRY)};
+#undef CW_NAME_ENTRY
+
+/* ---- raw syscalls for the library's own file work (never the interposed names) ---- */
+
+static int cw_sys_open(const char *path, int flags, mode_t mode) {
+    return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+static void cw_sys_close(int fd) { syscall(SYS_close, fd); }
+
+static int64_t cw_clock_ns(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- the real functions: stubs until the constructor resolves them ---- */
+
+/* The stubs serve calls made before the constructor ran (another library's constructor) or
+ * from within dlsym (an allocator that opens files while dlsym allocates): the syscall ones go
+ * straight to the kernel, the lookup ones resolve lazily, refusing to recurse. */
+struct cw_real_functions {
+#define CW_REAL_FIELD(id, name) __typeof__(name) *name;
+    CW_CALLS_CATALOG(CW_REAL_FIELD)
+#undef CW_REAL_FIELD
+    __typeof__(open64) *open64;
+    __typeof__(__open_2) *__open_2;
+    __typeof__(__open64_2) *__open64_2;
+    __typeof__(openat64) *openat64;
+    __typeof__(__openat_2) *__openat_2;
+    __typeof__(__openat64_2) *__openat64_2;
+    __typeof__(creat64) *creat64;
+};
+static struct cw_real_functions cw_real;
+
+static int cw_open_needs_mode(int flags) {
+    return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+static int cw_stub_openat(int dirfd, const char *path, int flags, ...) {
+    mode_t mode = 0;
+    if (cw_open_needs_mode(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    return (int)syscall(SYS_openat, dirfd, path, flags, mode);
+}
+
+static int cw_stub_open(const char *path, int flags, ...) {
+    mode_t mode = 0;
+    if (cw_open_needs_mode(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    return cw_sys_open(path, flags, mode);
+}
+
+static int cw_stub_open_2(const char *path, int flags) { return cw_sys_open(path, flags, 0); }
+static int cw_stub_openat_2(int dirfd, const char *path, int flags) {
+    return (int)syscall(SYS_openat, dirfd, path, flags, 0);
+}
+static int cw_stub_creat(const char *path, mode_t mode) {
+    return cw_sys_open(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+static int cw_stub_close(int fd) { return (int)syscall(SYS_close, fd); }
+static int cw_stub_fsync(int fd) { return (int)syscall(SYS_fsync, fd); }
+static int cw_stub_fdatasync(int fd) { return (int)syscall(SYS_fdatasync, fd); }
+static int cw_stub_sync_file_range(int fd, off64_t offset, off64_t bytes, unsigned int flags) {
+    return (int)syscall(SYS_sync_file_range, fd, offset, bytes, flags);
+}
+static int cw_stub_renameat(int old_dirfd, const char *old_path, int new_dirfd,
+                            const char *new_path) {
+#ifdef SYS_renameat
+    return (int)syscall(SYS_renameat, old_dirfd, old_path, new_dirfd, new_path);
+#else
+    return (int)syscall(SYS_renameat2, old_dirfd, old_path, new_dirfd, new_path, 0);
+#endif
+}
+static int cw_stub_rename(const char *old_path, const char *new_path) {
+    return cw_stub_renameat(AT_FDCWD, old_path, AT_FDCWD, new_path);
+}
+static int cw_stub_unlinkat(int dirfd, const char *path, int flags) {
+    return (int)syscall(SYS_unlinkat, dirfd, path, flags);
+}
+static int cw_stub_unlink(const char *path) { return cw_stub_unlinkat(AT_FDCWD, path, 0); }
+static int cw_stub_mkdir(const char *path, mode_t mode) {
+    return (int)syscall(SYS_mkdirat, AT_FDCWD, path, mode);
+}
+static int cw_stub_link(const char *old_path, const char *new_path) {
+    return (int)syscall(SYS_linkat, AT_FDCWD, old_path, AT_FDCWD, new_path, 0);
+}
+static int cw_stub_connect(int fd, __CONST_SOCKADDR_ARG address, socklen_t length) {
+    return (int)syscall(SYS_connect, fd, address.__sockaddr__, length);
+}
+static int cw_stub_accept4(int fd, __SOCKADDR_ARG address, socklen_t *length, int flags) {
+    return (int)syscall(SYS_accept4, fd, address.__sockaddr__, length, flags);
+}
+static int cw_stub_accept(int fd, __SOCKADDR_ARG address, socklen_t *length) {
+    return cw_stub_accept4(fd, address, length, 0);
+}
+
+static void *cw_resolve(const char *name) {
+    if (cw_resolving) return NULL;
+    cw_resolving = 1;
+    void *function = dlsym(RTLD_NEXT, name);
+    cw_resolving = 0;
+    return function;
+}
+
+/* A lookup stub: resolve the real function now (no syscall does its work) and keep it. */
+#define CW_LAZY_STUB(name, type, failure, params, args)                                         \
+    static type cw_stub_##name params {                                                         \
+        __typeof__(name) *real = (__typeof__(name) *)cw_resolve(#name);                         \
+        if (real == NULL) {                                                                     \
+            errno = ENOSYS;                                                                     \
+            return failure;                                                                     \
+        }                                                                                       \
+        __atomic_store_n(&cw_real.name, real, __ATOMIC_RELAXED);                                \
+        return real args;                                                                       \
+    }
+CW_LAZY_STUB(getpwnam, struct passwd *, NULL, (const char *n), (n))
+CW_LAZY_STUB(getpwuid, struct passwd *, NULL, (uid_t u), (u))
+CW_LAZY_STUB(getgrnam, struct group *, NULL, (const char *n), (n))
+CW_LAZY_STUB(getgrgid, struct group *, NULL, (gid_t g), (g))
+CW_LAZY_STUB(getpwnam_r, int, ENOSYS,
+             (const char *n, struct passwd *p, char *b, size_t s, struct passwd **r),
+             (n, p, b, s, r))
+CW_LAZY_STUB(getpwuid_r, int, ENOSYS,
+             (uid_t u, struct passwd *p, char *b, size_t s, struct passwd **r), (u, p, b, s, r))
+CW_LAZY_STUB(getgrnam_r, int, ENOSYS,
+             (const char *n, struct group *g, char *b, size_t s, struct group **r),
+             (n, g, b, s, r))
+CW_LAZY_STUB(getgrgid_r, int, ENOSYS,
+             (gid_t i, struct group *g, char *b, size_t s, struct group **r), (i, g, b, s, r))
+CW_LAZY_STUB(getservbyname, struct servent *, NULL, (const char *n, const char *p), (n, p))
+CW_LAZY_STUB(getservbyport, struct servent *, NULL, (int port, const char *p), (port, p))
+CW_LAZY_STUB(gethostbyname, struct hostent *, NULL, (const char *n), (n))
+CW_LAZY_STUB(gethostbyname2, struct hostent *, NULL, (const char *n, int af), (n, af))
+CW_LAZY_STUB(getaddrinfo, int, EAI_SYSTEM,
+             (const char *n, const char *s, const struct addrinfo *h, struct addrinfo **r),
+             (n, s, h, r))
+CW_LAZY_STUB(getnameinfo, int, EAI_SYSTEM,
+             (const struct sockaddr *a, socklen_t al, char *h, socklen_t hl, char *s,
+              socklen_t sl, int f),
+             (a, al, h, hl, s, sl, f))
+CW_LAZY_STUB(getgrouplist, int, -1, (const char *u, gid_t g, gid_t *gs, int *n), (u, g, gs, n))
+CW_LAZY_STUB(initgroups, int, -1, (const char *u, gid_t g), (u, g))
+#undef CW_LAZY_STUB
+
+static struct cw_real_functions cw_real = {
+    .getpwnam = cw_stub_getpwnam,
+    .getpwuid = cw_stub_getpwuid,
+    .getgrnam = cw_stub_getgrnam,
+    .getgrgid = cw_stub_getgrgid,
+    .getpwnam_r = cw_stub_getpwnam_r,
+    .getpwuid_r = cw_stub_getpwuid_r,
+    .getgrnam_r = cw_stub_getgrnam_r,
+    .getgrgid_r = cw_stub_getgrgid_r,
+    .getservbyname = cw_stub_getservbyname,
+    .getservbyport = cw_stub_getservbyport,
+    .gethostbyname = cw_stub_gethostbyname,
+    .gethostbyname2 = cw_stub_gethostbyname2,
+    .getaddrinfo = cw_stub_getaddrinfo,
+    .getnameinfo = cw_stub_getnameinfo,
+    .getgrouplist = cw_stub_getgrouplist,
+    .initgroups = cw_stub_initgroups,
+    .open = cw_stub_open,
+    .openat = cw_stub_openat,
+    .creat = cw_stub_creat,
+    .close = cw_stub_close,
+    .fsync = cw_stub_fsync,
+    .fdatasync = cw_stub_fdatasync,
+    .sync_file_range = cw_stub_sync_file_range,
+    .rename = cw_stub_rename,
+    .renameat = cw_stub_renameat,
+    .unlink = cw_stub_unlink,
+    .unlinkat = cw_stub_unlinkat,
+    .mkdir = cw_stub_mkdir,
+    .link = cw_stub_link,
+    .connect = cw_stub_connect,
+    .accept = cw_stub_accept,
+    .accept4 = cw_stub_accept4,
+    .open64 = cw_stub_open,
+    .__open_2 = cw_stub_open_2,
+    .__open64_2 = cw_stub_open_2,
+    .openat64 = cw_stub_openat,
+    .__openat_2 = cw_stub_openat_2,
+    .__openat64_2 = cw_stub_openat_2,
+    .creat64 = cw_stub_creat,
+};
+
+/* Called by the constructor; dlsym may allocate, which is why it is not on the hook path. */
+static void cw_resolve_all(void) {
+#define CW_RESOLVE(name)                                                                        \
+    do {                                                                                        \
+        void *function = dlsym(RTLD_NEXT, #name);                                               \
+        if (function != NULL)                                                                   \
+            __atomic_store_n(&cw_real.name, (__typeof__(name) *)function, __ATOMIC_RELAXED);    \
+    } while (0);
+#define CW_RESOLVE_ENTRY(id, name) CW_RESOLVE(name)
+    CW_CALLS_CATALOG(CW_RESOLVE_ENTRY)
+    CW_RESOLVE(open64)
+    CW_RESOLVE(__open_2)
+    CW_RESOLVE(__open64_2)
+    CW_RESOLVE(openat64)
+    CW_RESOLVE(__openat_2)
+    CW_RESOLVE(__openat64_2)
+    CW_RESOLVE(creat64)
+#undef CW_RESOLVE_ENTRY
+#undef CW_RESOLVE
+}
+
+/* ---- the file ---- */
+
+/* Count a timed call that got no record. */
+static void cw_drop_record(void) {
+    if (cw_process.header != NULL)
+        __atomic_add_fetch(&cw_process.header->dropped_records, 1, __ATOMIC_RELAXED);
+}
+
+/* Make [offset, offset + bytes) of the file exist with blocks behind it, so that stores
+ * through the mapping cannot SIGBUS. Never shrinks the file (other threads' chunks). */
+static int cw_reserve(int fd, uint64_t offset, uint64_t bytes) {
+    if (fallocate(fd, 0, (off_t)offset, (off_t)bytes) == 0) return 0;
+    if (errno != EOPNOTSUPP && errno != ENOSYS) return -1;
+    const char zero = 0; /* no fallocate here: a byte at the end extends the file */
+    return pwrite(fd, &zero, 1, (off_t)(offset + bytes - 1)) == 1 ? 0 : -1;
+}
+
+/* Map a new chunk of the file for this thread and return its first record, or NULL (the
+ * caller drops the record; the next call tries again). Opens the file by path each time:
+ * holding a descriptor would expose it to programs that close every descriptor. */
+__attribute__((noinline, cold)) static struct cw_calls_record *cw_claim_chunk(
+    struct cw_thread *self) {
+    if (self->tid == 0) self->tid = (int32_t)syscall(SYS_gettid);
+    if (self->map_base != NULL) munmap(self->map_base, self->map_bytes);
+    self->map_base = NULL;
+    self->cursor = self->end = NULL;
+    int fd = cw_sys_open(cw_process.path, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) return NULL;
+    uint64_t bytes = self->chunks == 0   ? CW_FIRST_CHUNK_BYTES
+                     : self->chunks == 1 ? CW_SECOND_CHUNK_BYTES
+                                         : CW_CHUNK_BYTES;
+    uint64_t offset = __atomic_fetch_add(&cw_process.next_offset, bytes, __ATOMIC_RELAXED);
+    uint64_t map_offset = offset & ~(uint64_t)(cw_page_bytes - 1); /* pages > 4 KiB */
+    size_t map_bytes = (size_t)(offset + bytes - map_offset);
+    void *base = MAP_FAILED;
+    if (cw_reserve(fd, offset, bytes) == 0)
+        base = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)map_offset);
+    cw_sys_close(fd);
+    if (base == MAP_FAILED) return NULL;
+    /* Fault the whole chunk in now, in one go (Linux >= 5.14; older kernels fault page by
+     * page): a page fault per 64 records costs more than the rest of the hook on a VM. */
+    madvise(base, map_bytes, MADV_POPULATE_WRITE);
+    self->map_base = base;
+    self->map_bytes = map_bytes;
+    self->cursor = (struct cw_calls_record *)(void *)((char *)base + (offset - map_offset));
+    self->end = self->cursor + bytes / sizeof(struct cw_calls_record);
+    self->chunks++;
+    if (!self->key_set && cw_thread_key_ok)
+        self->key_set = pthread_setspecific(cw_thread_key, self) == 0;
+    return self->cursor++;
+}
+
+/* pthread key destructor: unmap the exiting thread's chunk (a server that starts a thread per
+ * connection would otherwise run out of mappings). */
+static void cw_thread_exit(void *value) {
+    struct cw_thread *self = value;
+    if (self->map_base != NULL) munmap(self->map_base, self->map_bytes);
+    self->map_base = NULL;
+    self->cursor = self->end = NULL;
+    self->key_set = 0; /* the value is gone: a later record in this thread sets it again */
+}
+
+/* Write the file's header at offset 0. Returns 0 or -1. */
+static int cw_write_header(int fd, int32_t pid, uint32_t sequence) {
+    static char page[CW_CALLS_HEADER_BYTES]; /* only the constructor and a fork child get here */
+    memset(page, 0, sizeof page);
+    size_t room = sizeof page - sizeof(struct cw_calls_header) - 1;
+    ssize_t exe_bytes = readlink("/proc/self/exe", page + sizeof(struct cw_calls_header), room);
+    struct cw_calls_header header = {
+        .magic = CW_CALLS_MAGIC,
+        .version = CW_CALLS_VERSION,
+        .record_bytes = sizeof(struct cw_calls_record),
+        .header_bytes = CW_CALLS_HEADER_BYTES,
+        .catalog_size = CW_CALLS_CATALOG_SIZE,
+        .pid = pid,
+        .ppid = (int32_t)getppid(),
+        .flags = cw_header_flags,
+        .sequence = sequence,
+        .selected = cw_selected_mask,
+        .created_ns = cw_clock_ns(CLOCK_MONOTONIC),
+        .exe_bytes = exe_bytes > 0 ? (uint32_t)exe_bytes : 0,
+    };
+    if (exe_bytes <= 0) page[sizeof header] = '\0';
+    memcpy(page, &header, sizeof header);
+    return pwrite(fd, page, sizeof page, 0) == (ssize_t)sizeof page ? 0 : -1;
+}
+
+/* Create this process's file (the first free calls.<pid>.<n>.bin), map its header and reset
+ * the positions. Returns 0 or -1. */
+static int cw_start_process(void) {
+    struct cw_process *process = &cw_process;
+    int32_t pid = (int32_t)getpid();
+    int fd = -1;
+    uint32_t sequence = 0;
+    for (; sequence < 100000; sequence++) {
+        int length = snprintf(process->path, sizeof process->path, "%s/" CW_CALLS_FILE_PREFIX
+                              "%d.%u" CW_CALLS_FILE_SUFFIX, cw_directory, (int)pid, sequence);
+        if (length < 0 || (size_t)length >= sizeof process->path) return -1;
+        fd = cw_sys_open(process->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST) break;
+    }
+    if (fd < 0) return -1;
+    void *header = MAP_FAILED;
+    if (cw_write_header(fd, pid, sequence) == 0)
+        header = mmap(NULL, CW_CALLS_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    cw_sys_close(fd);
+    if (header == MAP_FAILED) return -1;
+    process->header = header;
+    process->next_offset = CW_CALLS_HEADER_BYTES;
+    process->overall_count = 0;
+    memset(process->call_counts, 0, sizeof process->call_counts);
+    return 0;
+}
+
+/* First timed call in a fork child (state FORKED): drop what belongs to the parent's file and
+ * start ours. Returns 1 when recording. One thread wins; a call that loses (made by a signal
+ * handler, or a thread the child started meanwhile) is not recorded. */
+__attribute__((noinline, cold)) static int cw_resume(void) {
+    uint32_t forked = CW_STATE_FORKED; /* else closed, or starting in another frame */
+    if (!__atomic_compare_exchange_n(cw_state, &forked, CW_STATE_STARTING, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return 0;
+    int saved_errno = errno;
+    struct cw_thread *self = &cw_self;
+    if (self->map_base != NULL) munmap(self->map_base, self->map_bytes);
+    if (cw_process.header != NULL) munmap(cw_process.header, CW_CALLS_HEADER_BYTES);
+    cw_process.header = NULL;
+    uint8_t key_set = self->key_set; /* the key's value is per thread and survives fork */
+    memset(self, 0, sizeof *self);
+    self->key_set = key_set;
+    int started = cw_start_process() == 0;
+    cw_process.generation++;
+    *cw_state = started ? CW_STATE_RECORDING : CW_STATE_CLOSED;
+    errno = saved_errno;
+    return started;
+}
+
+static void cw_forked(void) { *cw_state = CW_STATE_FORKED; }
+
+/* ---- the hook path ---- */
+
+static inline void cw_begin(struct cw_call *call, unsigned id) {
+    if (CW_UNLIKELY(*cw_state != CW_STATE_RECORDING) && !cw_resume()) {
+        call->id = 0;
+        return;
+    }
+    call->id = id;
+    call->generation = cw_process.generation;
+    call->call_index = __atomic_add_fetch(&cw_process.call_counts[id], 1, __ATOMIC_RELAXED);
+    call->overall_index = __atomic_add_fetch(&cw_process.overall_count, 1, __ATOMIC_RELAXED);
+    call->depth = cw_self.depth++;
+    call->cpu_start_ns = cw_thread_cpu ? cw_clock_ns(CLOCK_THREAD_CPUTIME_ID) : -1;
+    call->start_ns = cw_clock_ns(CLOCK_MONOTONIC); /* last: closest to the call */
+}
+
+static inline void cw_end(const struct cw_call *call, int failed, int error) {
+    if (call->id == 0) return;
+    int64_t end_ns = cw_clock_ns(CLOCK_MONOTONIC); /* first: closest to the call */
+    /* The call forked (an NSS module, a wrapper): in the child, this call belongs to no file of
+     * the child's (and the chunk still mapped may be the parent's). */
+    if (CW_UNLIKELY(*cw_state != CW_STATE_RECORDING || call->generation != cw_process.generation))
+        return;
+    int saved_errno = errno;
+    int64_t cpu_ns = -1;
+    if (call->cpu_start_ns >= 0) cpu_ns = cw_clock_ns(CLOCK_THREAD_CPUTIME_ID) - call->cpu_start_ns;
+    struct cw_thread *self = &cw_self;
+    self->depth--;
+    if (CW_UNLIKELY(self->writing)) { /* we are a signal handler inside this thread's write */
+        cw_drop_record();
+        return;
+    }
+    self->writing = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    struct cw_calls_record *record =
+        CW_LIKELY(self->cursor != self->end) ? self->cursor++ : cw_claim_chunk(self);
+    if (CW_LIKELY(record != NULL)) {
+        record->depth = call->depth;
+        record->thread_id = self->tid;
+        record->error = failed ? error : 0;
+        record->flags = failed ? CW_CALL_FAILED : 0;
+        record->call_index = call->call_index;
+        record->overall_index = call->overall_index;
+        record->start_ns = call->start_ns;
+        record->duration_ns = end_ns - call->start_ns;
+        record->thread_cpu_ns = cpu_ns;
+        /* Last, with release order: a record cut short by a kill reads as unused. */
+        __atomic_store_n(&record->function_id, (uint16_t)call->id, __ATOMIC_RELEASE);
+    } else {
+        cw_drop_record();
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    self->writing = 0;
+    errno = saved_errno;
+}
+
+/* Hooks. Failure conventions are in cw_calls_format.h (struct cw_calls_record). */
+
+/* Each hook is the exported name, which only tests the selection and passes straight through
+ * (a compare and a tail jump), and a separate timed function, so that the untimed path pays
+ * for no stack frame. */
+#define CW_TIMED(type, name) static __attribute__((noinline)) type cw_timed_##name
+
+/* -1 and errno: syscalls (errno is always set on failure). */
+#define CW_HOOK_MINUS_ONE(name, id, params, args)                                               \
+    CW_TIMED(int, name) params {                                                                \
+        struct cw_call call;                                                                    \
+        cw_begin(&call, id);                                                                    \
+        int result = cw_real.name args;                                                         \
+        cw_end(&call, result == -1, result == -1 ? errno : 0);                                  \
+        return result;                                                                          \
+    }                                                                                           \
+    CW_EXPORT int name params {                                                                 \
+        if (CW_LIKELY(!cw_selected[id])) return cw_real.name args;                              \
+        return cw_timed_##name args;                                                            \
+    }
+
+/* A failure that may leave errno alone (NULL from getpwnam: not found; -1 from getgrouplist:
+ * too many groups): errno is cleared first, and put back if the function did not set it. */
+#define CW_HOOK_ERRNO(name, id, type, failed, params, args)                                     \
+    CW_TIMED(type, name) params {                                                               \
+        struct cw_call call;                                                                    \
+        cw_begin(&call, id);                                                                    \
+        int saved_errno = errno;                                                                \
+        errno = 0;                                                                              \
+        type result = cw_real.name args;                                                        \
+        int error = errno;                                                                      \
+        if (error == 0) errno = saved_errno;                                                    \
+        cw_end(&call, failed, error);                                                           \
+        return result;                                                                          \
+    }                                                                                           \
+    CW_EXPORT type name params {                                                                \
+        if (CW_LIKELY(!cw_selected[id])) return cw_real.name args;                              \
+        return cw_timed_##name args;                                                            \
+    }
+
+/* A returned status: non-zero is the failure and its error number (or EAI_* code). */
+#define CW_HOOK_STATUS(name, id, params, args)                                                  \
+    CW_TIMED(int, name) params {                                                                \
+        struct cw_call call;                                                                    \
+        cw_begin(&call, id);                                                                    \
+        int result = cw_real.name args;                                                         \
+        cw_end(&call, result != 0, result);                                                     \
+        return result;                                                                          \
+    }                                                                                           \
+    CW_EXPORT int name params {                                                                 \
+        if (CW_LIKELY(!cw_selected[id])) return cw_real.name args;                              \
+        return cw_timed_##name args;                                                            \
+    }
+
+/* open and openat take a mode only with O_CREAT or O_TMPFILE (va_arg otherwise reads junk);
+ * the timed part gets it as a plain argument. */
+#define CW_HOOK_OPEN(name, id, params, timed_params, args, last)                                \
+    CW_TIMED(int, name) timed_params {                                                          \
+        struct cw_call call;                                                                    \
+        cw_begin(&call, id);                                                                    \
+        int result = cw_real.name args;                                                         \
+        cw_end(&call, result == -1, result == -1 ? errno : 0);                                  \
+        return result;                                                                          \
+    }                                                                                           \
+    CW_EXPORT int name params {                                                                 \
+        mode_t mode = 0;                                                                        \
+        if (cw_open_needs_mode(flags)) {                                                        \
+            va_list ap;                                                                         \
+            va_start(ap, last);                                                                 \
+            mode = (mode_t)va_arg(ap, int);                                                     \
+            va_end(ap);                                                                         \
+        }                                                                                       \
+        if (CW_LIKELY(!cw_selected[id])) return cw_real.name args;                              \
+        return cw_timed_##name args;                                                            \
+    }
+
+CW_HOOK_ERRNO(getpwnam, CW_FN_getpwnam, struct passwd *, result == NULL, (const char *name),
+              (name))
+CW_HOOK_ERRNO(getpwuid, CW_FN_getpwuid, struct passwd *, result == NULL, (uid_t uid), (uid))
+CW_HOOK_ERRNO(getgrnam, CW_FN_getgrnam, struct group *, result == NULL, (const char *name),
+              (name))
+CW_HOOK_ERRNO(getgrgid, CW_FN_getgrgid, struct group *, result == NULL, (gid_t gid), (gid))
+CW_HOOK_STATUS(getpwnam_r, CW_FN_getpwnam_r,
+               (const char *name, struct passwd *entry, char *buffer, size_t size,
+                struct passwd **result_entry),
+               (name, entry, buffer, size, result_entry))
+CW_HOOK_STATUS(getpwuid_r, CW_FN_getpwuid_r,
+               (uid_t uid, struct passwd *entry, char *buffer, size_t size,
+                struct passwd **result_entry),
+               (uid, entry, buffer, size, result_entry))
+CW_HOOK_STATUS(getgrnam_r, CW_FN_getgrnam_r,
+               (const char *name, struct group *entry, char *buffer, size_t size,
+                struct group **result_entry),
+               (name, entry, buffer, size, result_entry))
+CW_HOOK_STATUS(getgrgid_r, CW_FN_getgrgid_r,
+               (gid_t gid, struct group *entry, char *buffer, size_t size,
+                struct group **result_entry),
+               (gid, entry, buffer, size, result_entry))
+CW_HOOK_ERRNO(getservbyname, CW_FN_getservbyname, struct servent *, result == NULL,
+              (const char *name, const char *protocol), (name, protocol))
+CW_HOOK_ERRNO(getservbyport, CW_FN_getservbyport, struct servent *, result == NULL,
+              (int port, const char *protocol), (port, protocol))
+CW_HOOK_ERRNO(gethostbyname, CW_FN_gethostbyname, struct hostent *, result == NULL,
+              (const char *name), (name))
+CW_HOOK_ERRNO(gethostbyname2, CW_FN_gethostbyname2, struct hostent *, result == NULL,
+              (const char *name, int family), (name, family))
+CW_HOOK_STATUS(getaddrinfo, CW_FN_getaddrinfo,
+               (const char *node, const char *service, const struct addrinfo *hints,
+                struct addrinfo **result_list),
+               (node, service, hints, result_list))
+CW_HOOK_STATUS(getnameinfo, CW_FN_getnameinfo,
+               (const struct sockaddr *address, socklen_t address_length, char *host,
+                socklen_t host_length, char *service, socklen_t service_length, int flags),
+               (address, address_length, host, host_length, service, service_length, flags))
+CW_HOOK_ERRNO(getgrouplist, CW_FN_getgrouplist, int, result == -1,
+              (const char *user, gid_t group, gid_t *groups, int *count),
+              (user, group, groups, count))
+CW_HOOK_ERRNO(initgroups, CW_FN_initgroups, int, result == -1, (const char *user, gid_t group),
+              (user, group))
+
+CW_HOOK_OPEN(open, CW_FN_open, (const char *path, int flags, ...),
+             (const char *path, int flags, mode_t mode), (path, flags, mode), flags)
+CW_HOOK_OPEN(open64, CW_FN_open, (const char *path, int flags, ...),
+             (const char *path, int flags, mode_t mode), (path, flags, mode), flags)
+CW_HOOK_OPEN(openat, CW_FN_openat, (int dirfd, const char *path, int flags, ...),
+             (int dirfd, const char *path, int flags, mode_t mode), (dirfd, path, flags, mode),
+             flags)
+CW_HOOK_OPEN(openat64, CW_FN_openat, (int dirfd, const char *path, int flags, ...),
+             (int dirfd, const char *path, int flags, mode_t mode), (dirfd, path, flags, mode),
+             flags)
+CW_HOOK_MINUS_ONE(__open_2, CW_FN_open, (const char *path, int flags), (path, flags))
+CW_HOOK_MINUS_ONE(__open64_2, CW_FN_open, (const char *path, int flags), (path, flags))
+CW_HOOK_MINUS_ONE(__openat_2, CW_FN_openat, (int dirfd, const char *path, int flags),
+                  (dirfd, path, flags))
+CW_HOOK_MINUS_ONE(__openat64_2, CW_FN_openat, (int dirfd, const char *path, int flags),
+                  (dirfd, path, flags))
+CW_HOOK_MINUS_ONE(creat, CW_FN_creat, (const char *path, mode_t mode), (path, mode))
+CW_HOOK_MINUS_ONE(creat64, CW_FN_creat, (const char *path, mode_t mode), (path, mode))
+CW_HOOK_MINUS_ONE(close, CW_FN_close, (int fd), (fd))
+CW_HOOK_MINUS_ONE(fsync, CW_FN_fsync, (int fd), (fd))
+CW_HOOK_MINUS_ONE(fdatasync, CW_FN_fdatasync, (int fd), (fd))
+CW_HOOK_MINUS_ONE(sync_file_range, CW_FN_sync_file_range,
+                  (int fd, off64_t offset, off64_t bytes, unsigned int flags),
+                  (fd, offset, bytes, flags))
+CW_HOOK_MINUS_ONE(rename, CW_FN_rename, (const char *old_path, const char *new_path),
+                  (old_path, new_path))
+CW_HOOK_MINUS_ONE(renameat, CW_FN_renameat,
+                  (int old_dirfd, const char *old_path, int new_dirfd, const char *new_path),
+                  (old_dirfd, old_path, new_dirfd, new_path))
+CW_HOOK_MINUS_ONE(unlink, CW_FN_unlink, (const char *path), (path))
+CW_HOOK_MINUS_ONE(unlinkat, CW_FN_unlinkat, (int dirfd, const char *path, int flags),
+                  (dirfd, path, flags))
+CW_HOOK_MINUS_ONE(mkdir, CW_FN_mkdir, (const char *path, mode_t mode), (path, mode))
+CW_HOOK_MINUS_ONE(link, CW_FN_link, (const char *old_path, const char *new_path),
+                  (old_path, new_path))
+CW_HOOK_MINUS_ONE(connect, CW_FN_connect,
+                  (int fd, __CONST_SOCKADDR_ARG address, socklen_t length),
+                  (fd, address, length))
+CW_HOOK_MINUS_ONE(accept, CW_FN_accept, (int fd, __SOCKADDR_ARG address, socklen_t *length),
+                  (fd, address, length))
+CW_HOOK_MINUS_ONE(accept4, CW_FN_accept4,
+                  (int fd, __SOCKADDR_ARG address, socklen_t *length, int flags),
+                  (fd, address, length, flags))
+
+/* ---- start and finish ---- */
+
+/* Read the selection and the directory from the environment. Returns 0 when there is
+ * something to time and somewhere to write. */
+static int cw_configure(unsigned char *selected) {
+    const char *names = getenv("CUTAWAY_CALLS");
+    const char *directory = getenv("CUTAWAY_CALLS_DIR");
+    if (names == NULL || directory == NULL || directory[0] == '\0') return -1;
+    while (*names != '\0') {
+        size_t length = strcspn(names, ",");
+        int known = 0;
+        for (unsigned id = 1; id <= CW_CALLS_CATALOG_SIZE; id++) {
+            if (length == strlen(cw_names[id]) && strncmp(names, cw_names[id], length) == 0) {
+                selected[id] = 1;
+                cw_selected_mask |= UINT64_C(1) << (id - 1);
+                known = 1;
+            }
+        }
+        if (!known && length > 0) cw_header_flags |= CW_CALLS_FLAG_UNKNOWN_NAME;
+        names += length + (names[length] == ',');
+    }
+    const char *cpu = getenv("CUTAWAY_CALLS_THREAD_CPU");
+    cw_thread_cpu = cpu != NULL && cpu[0] != '\0' && strcmp(cpu, "0") != 0;
+    if (cw_thread_cpu) cw_header_flags |= CW_CALLS_FLAG_THREAD_CPU;
+    char cwd[PATH_MAX];
+    int length = directory[0] == '/' || getcwd(cwd, sizeof cwd) == NULL
+                     ? snprintf(cw_directory, sizeof cw_directory, "%s", directory)
+                     : snprintf(cw_directory, sizeof cw_directory, "%s/%s", cwd, directory);
+    if (length < 0 || (size_t)length >= sizeof cw_directory) return -1;
+    return cw_selected_mask != 0 ? 0 : -1;
+}
+
+/* The fork detection page and handlers, the thread-exit key. */
+static void cw_prepare_process_hooks(void) {
+    long page_bytes = sysconf(_SC_PAGESIZE);
+    if (page_bytes > 0) cw_page_bytes = (size_t)page_bytes;
+    void *page = mmap(NULL, cw_page_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    if (page != MAP_FAILED) {
+        if (madvise(page, cw_page_bytes, MADV_WIPEONFORK) == 0) cw_state = page;
+        else munmap(page, cw_page_bytes);
+    }
+    pthread_atfork(NULL, NULL, cw_forked); /* also covers kernels without MADV_WIPEONFORK */
+    cw_thread_key_ok = pthread_key_create(&cw_thread_key, cw_thread_exit) == 0;
+}
+
+__attribute__((constructor)) static void cw_start(void) {
+    int saved_errno = errno;
+    cw_resolve_all();
+    unsigned char selected[CW_CALLS_CATALOG_SIZE + 1] = {0};
+    if (cw_configure(selected) == 0) {
+        cw_prepare_process_hooks();
+        if (cw_start_process() == 0) {
+            *cw_state = CW_STATE_RECORDING;
+            memcpy(cw_selected, selected, sizeof cw_selected); /* last: the hooks go live */
+        }
+    }
+    errno = saved_errno;
+}
+
+/* True when this process has exactly one thread (field 20 of /proc/self/stat). */
+static int cw_single_threaded(void) {
+    char text[1024];
+    int fd = cw_sys_open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    ssize_t length = read(fd, text, sizeof text - 1);
+    cw_sys_close(fd);
+    if (length <= 0) return 0;
+    text[length] = '\0';
+    const char *cursor = strrchr(text, ')'); /* after the command name, which may hold spaces */
+    for (int field = 2; cursor != NULL && field < 20; field++) cursor = strchr(cursor + 1, ' ');
+    return cursor != NULL && strtol(cursor + 1, NULL, 10) == 1;
+}
+
+/* Offset just past the last record in [header, claimed_end), reading the file backwards. */
+static uint64_t cw_used_end(int fd, uint64_t claimed_end) {
+    static struct cw_calls_record block[CW_SCAN_BYTES / sizeof(struct cw_calls_record)];
+    uint64_t block_end = claimed_end;
+    while (block_end > CW_CALLS_HEADER_BYTES) {
+        uint64_t block_start = block_end - CW_CALLS_HEADER_BYTES >= CW_SCAN_BYTES
+                                   ? block_end - CW_SCAN_BYTES
+                                   : CW_CALLS_HEADER_BYTES;
+        ssize_t got = pread(fd, block, (size_t)(block_end - block_start), (off_t)block_start);
+        if (got != (ssize_t)(block_end - block_start)) return claimed_end;
+        for (size_t i = (size_t)got / sizeof block[0]; i > 0; i--)
+            if (block[i - 1].function_id != 0) return block_start + i * sizeof block[0];
+        block_end = block_start;
+    }
+    return CW_CALLS_HEADER_BYTES;
+}
+
+/* At exit: stop recording, and cut the preallocated tail when no other thread can still be
+ * writing into it (with other threads alive, the file keeps its size: readers skip zeros). */
+__attribute__((destructor)) static void cw_finish(void) {
+    if (*cw_state != CW_STATE_RECORDING) return; /* e.g. a fork child that timed nothing */
+    int saved_errno = errno;
+    *cw_state = CW_STATE_CLOSED;
+    if (cw_single_threaded()) {
+        int fd = cw_sys_open(cw_process.path, O_RDWR | O_CLOEXEC, 0);
+        if (fd >= 0) {
+            uint64_t claimed_end = __atomic_load_n(&cw_process.next_offset, __ATOMIC_RELAXED);
+            if (ftruncate(fd, (off_t)cw_used_end(fd, claimed_end)) != 0) {
+                /* the file keeps its preallocated size, which readers handle */
+            }
+            cw_sys_close(fd);
+        }
+    }
+    errno = saved_errno;
+}

@@ -1,0 +1,142 @@
+/*
+ * cw_calls_format.h: the file format written by cutaway's call interposer (native/cw_calls.c,
+ * built as libcwcalls.so and loaded with LD_PRELOAD) and read by
+ * src/cutaway/probes/calls_format.py, plus the catalog of functions it can time.
+ *
+ * Files: every process that loads the library with a selection (CUTAWAY_CALLS) and a
+ * directory (CUTAWAY_CALLS_DIR) writes its own file DIR/calls.<pid>.<n>.bin, n = 0, 1, ...:
+ * the first name not taken (an exec'ed image keeps its pid and gets the next n). A process
+ * started by exec creates its file when the library loads, so a file with no records means
+ * "ran, made no timed call". A fork child creates its file at its first timed call.
+ *
+ * Byte order and layout: the writer and the reader run on the same machine, so every integer
+ * is in native byte order (the test vectors are little-endian) with a fixed width; the structs
+ * below have no padding (checked by _Static_assert, mirrored by numpy dtypes in the reader).
+ *
+ *     offset 0            struct cw_calls_header (64 bytes), then the executable's path
+ *                         (readlink of /proc/self/exe, NUL-terminated, truncated to fit),
+ *                         then zeros up to header_bytes
+ *     offset header_bytes records, struct cw_calls_record (record_bytes each), back to back
+ *
+ * Records: one per completed timed call, written after the call returns. Each thread fills
+ * its own chunks of the file (4 KiB, 64 KiB, then 1 MiB each), so records are grouped by
+ * thread, not in time order: overall_index gives the order in which calls started. A record
+ * whose function_id is 0 is unused space (the unused end of a chunk, or a file left at its
+ * preallocated size by _exit, exec, a crash or SIGKILL); the writer stores function_id last
+ * (release order), so a record cut short by a kill reads as unused. At a normal exit of a
+ * single-threaded process, the file is truncated after its last record. A file whose length
+ * is not header_bytes plus a whole number of records was cut short (e.g. copied while being
+ * written): readers report the extra bytes, they are not an error.
+ *
+ * Versions: a reader accepts only the versions it knows. Adding a catalog function at the end
+ * or giving meaning to a reserved field (0 in older files) bumps the version; ids never change.
+ *
+ * Version history:
+ *   1  2026-11-22  first version: 64-byte header, 64-byte records, catalog of 32 functions.
+ */
+#ifndef CW_CALLS_FORMAT_H
+#define CW_CALLS_FORMAT_H
+
+#include <stdint.h>
+
+#define CW_CALLS_MAGIC 0x4c435743u /* bytes "CWCL" on a little-endian machine */
+#define CW_CALLS_VERSION 1u
+#define CW_CALLS_HEADER_BYTES 4096u /* records start here */
+#define CW_CALLS_FILE_PREFIX "calls."
+#define CW_CALLS_FILE_SUFFIX ".bin"
+
+/* The catalog: X(id, name). Ids are stable (a record stores the id), start at 1 (0 marks
+ * unused space) and are contiguous. Aliases a program may call instead (open64, __open_2,
+ * openat64, creat64, ...) are timed under the id of the function they alias. */
+#define CW_CALLS_CATALOG(X)                                                                     \
+    /* name service */                                                                          \
+    X(1, getpwnam)                                                                              \
+    X(2, getpwuid)                                                                              \
+    X(3, getgrnam)                                                                              \
+    X(4, getgrgid)                                                                              \
+    X(5, getpwnam_r)                                                                            \
+    X(6, getpwuid_r)                                                                            \
+    X(7, getgrnam_r)                                                                            \
+    X(8, getgrgid_r)                                                                            \
+    X(9, getservbyname)                                                                         \
+    X(10, getservbyport)                                                                        \
+    X(11, gethostbyname)                                                                        \
+    X(12, gethostbyname2)                                                                       \
+    X(13, getaddrinfo)                                                                          \
+    X(14, getnameinfo)                                                                          \
+    X(15, getgrouplist)                                                                         \
+    X(16, initgroups)                                                                           \
+    /* files and durability */                                                                  \
+    X(17, open)                                                                                 \
+    X(18, openat)                                                                               \
+    X(19, creat)                                                                                \
+    X(20, close)                                                                                \
+    X(21, fsync)                                                                                \
+    X(22, fdatasync)                                                                            \
+    X(23, sync_file_range)                                                                      \
+    X(24, rename)                                                                               \
+    X(25, renameat)                                                                             \
+    X(26, unlink)                                                                               \
+    X(27, unlinkat)                                                                             \
+    X(28, mkdir)                                                                                \
+    X(29, link)                                                                                 \
+    /* network */                                                                               \
+    X(30, connect)                                                                              \
+    X(31, accept)                                                                               \
+    X(32, accept4)
+
+#define CW_CALLS_ID_ENUM(id, name) CW_FN_##name = id,
+enum cw_calls_function { CW_CALLS_CATALOG(CW_CALLS_ID_ENUM) };
+#undef CW_CALLS_ID_ENUM
+#define CW_CALLS_CATALOG_SIZE 32u
+_Static_assert(CW_FN_accept4 == CW_CALLS_CATALOG_SIZE, "catalog ids are contiguous from 1");
+
+/* Header flags. */
+#define CW_CALLS_FLAG_THREAD_CPU 1u   /* records carry thread_cpu_ns (CUTAWAY_CALLS_THREAD_CPU) */
+#define CW_CALLS_FLAG_UNKNOWN_NAME 2u /* CUTAWAY_CALLS named a function not in the catalog */
+
+struct cw_calls_header {
+    uint32_t magic;           /* CW_CALLS_MAGIC */
+    uint16_t version;         /* CW_CALLS_VERSION */
+    uint16_t record_bytes;    /* sizeof(struct cw_calls_record) */
+    uint32_t header_bytes;    /* CW_CALLS_HEADER_BYTES: offset of the first record */
+    uint32_t catalog_size;    /* CW_CALLS_CATALOG_SIZE of the writer */
+    int32_t pid;              /* the process (getpid) */
+    int32_t ppid;             /* its parent when the file was created */
+    uint32_t flags;           /* CW_CALLS_FLAG_* bits */
+    uint32_t sequence;        /* n in calls.<pid>.<n>.bin */
+    uint64_t selected;        /* bit (id - 1) set: that function is timed */
+    int64_t created_ns;       /* CLOCK_MONOTONIC when the file was created */
+    uint64_t dropped_records; /* timed calls without a record (no space: disk full, chroot) */
+    uint32_t exe_bytes;       /* length of the path that follows, without its NUL */
+    uint32_t reserved;        /* 0 */
+};
+
+/* Record flags. */
+#define CW_CALL_FAILED 1u /* the call reported failure (see `error`) */
+
+/* One timed call. Failure, per function: -1 for open ... accept4, getgrouplist and initgroups;
+ * NULL for getpwnam, getpwuid, getgrnam, getgrgid, getservby*, gethostbyname*; a non-zero
+ * return for the _r forms, getaddrinfo and getnameinfo. `error` is then: errno for the first
+ * two groups (it may be 0: getpwnam of an unknown name fails without an error), the returned
+ * value for the _r forms (an errno value) and for getaddrinfo/getnameinfo (an EAI_* code,
+ * negative in glibc). On success, error is 0. */
+struct cw_calls_record {
+    uint16_t function_id;   /* catalog id; 0: unused space, not a record */
+    uint16_t depth;         /* timed calls of this thread in progress around this one (0: none) */
+    int32_t thread_id;      /* gettid() */
+    int32_t error;          /* see above; 0 on success */
+    uint32_t flags;         /* CW_CALL_* bits */
+    uint64_t call_index;    /* 1-based: nth timed call of this function in this process */
+    uint64_t overall_index; /* 1-based: nth timed call of any function in this process */
+    int64_t start_ns;       /* CLOCK_MONOTONIC just before the call */
+    int64_t duration_ns;    /* CLOCK_MONOTONIC after the call minus start_ns */
+    int64_t thread_cpu_ns;  /* CLOCK_THREAD_CPUTIME_ID consumed by the call; -1: not measured */
+    uint64_t reserved;      /* 0 */
+};
+
+_Static_assert(sizeof(struct cw_calls_header) == 64, "header layout");
+_Static_assert(sizeof(struct cw_calls_record) == 64, "record layout");
+_Static_assert(CW_CALLS_HEADER_BYTES % sizeof(struct cw_calls_record) == 0, "record alignment");
+
+#endif

@@ -1,0 +1,252 @@
+"""Files of cutaway's call interposer (libcwcalls.so): how to enable it for a run, and how to
+read what it wrote.
+
+The interposer (native/cw_calls.c), preloaded into an unmodified program, times the libc calls
+selected from :data:`CATALOG` and writes one file per process, ``DIR/calls.<pid>.<n>.bin``.
+The format is specified in native/cw_calls_format.h (docs/calls-format.md for users); this
+module mirrors its structs with numpy dtypes and decodes a whole file at once. Files are
+written and read on the same machine, so integers are in native byte order.
+
+    env = environment_for(["getpwnam"], "/tmp/calls")   # add to the run's environment
+    ...run the program...
+    for path in call_files("/tmp/calls"):
+        records = read_call_file(path)   # records.call_index[records.function_id == 1] ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+LIBRARY_NAME = "libcwcalls.so"  # must match LIBRARY in setup.py
+FORMAT_VERSION = 1
+NOT_MEASURED = -1  # thread_cpu_ns of a call whose thread CPU time was not measured
+FUNCTIONS_VARIABLE = "CUTAWAY_CALLS"
+DIRECTORY_VARIABLE = "CUTAWAY_CALLS_DIR"
+THREAD_CPU_VARIABLE = "CUTAWAY_CALLS_THREAD_CPU"
+
+# Function names in id order: the id of CATALOG[i] is i + 1 (id 0 marks unused space).
+# Mirrors CW_CALLS_CATALOG in native/cw_calls_format.h (a test compares them).
+CATALOG: tuple[str, ...] = (
+    # name service
+    "getpwnam", "getpwuid", "getgrnam", "getgrgid",
+    "getpwnam_r", "getpwuid_r", "getgrnam_r", "getgrgid_r",
+    "getservbyname", "getservbyport", "gethostbyname", "gethostbyname2",
+    "getaddrinfo", "getnameinfo", "getgrouplist", "initgroups",
+    # files and durability
+    "open", "openat", "creat", "close", "fsync", "fdatasync", "sync_file_range",
+    "rename", "renameat", "unlink", "unlinkat", "mkdir", "link",
+    # network
+    "connect", "accept", "accept4",
+)  # fmt: skip
+
+_ScalarT = TypeVar("_ScalarT", bound=np.generic)
+_MAGIC = 0x4C435743  # "CWCL"
+_FLAG_THREAD_CPU = 1
+_CALL_FAILED = 1
+_FILE_NAME = re.compile(r"calls\.(\d+)\.(\d+)\.bin")
+_SANITIZER_RUNTIME = re.compile(r"lib(asan|hwasan|tsan|msan|ubsan)\.so")
+_HEADER_DTYPE = np.dtype(
+    [
+        ("magic", "=u4"),
+        ("version", "=u2"),
+        ("record_bytes", "=u2"),
+        ("header_bytes", "=u4"),
+        ("catalog_size", "=u4"),
+        ("pid", "=i4"),
+        ("ppid", "=i4"),
+        ("flags", "=u4"),
+        ("sequence", "=u4"),
+        ("selected", "=u8"),
+        ("created_ns", "=i8"),
+        ("dropped_records", "=u8"),
+        ("exe_bytes", "=u4"),
+        ("reserved", "=u4"),
+    ]
+)
+_RECORD_DTYPE = np.dtype(
+    [
+        ("function_id", "=u2"),
+        ("depth", "=u2"),
+        ("thread_id", "=i4"),
+        ("error", "=i4"),
+        ("flags", "=u4"),
+        ("call_index", "=u8"),
+        ("overall_index", "=u8"),
+        ("start_ns", "=i8"),
+        ("duration_ns", "=i8"),
+        ("thread_cpu_ns", "=i8"),
+        ("reserved", "=u8"),
+    ]
+)
+assert _HEADER_DTYPE.itemsize == 64 and _RECORD_DTYPE.itemsize == 64
+
+
+class CallFileError(ValueError):
+    """A file that is not a call file this reader understands (or whose header is cut)."""
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CallRecords:
+    """One process's call file: its header, then one array element per timed call, in the
+    order the calls started (overall_index). Arrays are read-only and all the same length."""
+
+    pid: int
+    ppid: int  # the parent when the file was created
+    exe: str  # the executable (from /proc/self/exe), "" when unknown
+    sequence: int  # n in calls.<pid>.<n>.bin: images exec'ed by one pid count up from 0
+    selected: tuple[str, ...]  # the functions this process timed, in catalog order
+    thread_cpu_measured: bool  # False: thread_cpu_ns is NOT_MEASURED throughout
+    dropped_records: int  # timed calls that got no record (disk full, chroot, signal handler)
+    truncated_bytes: int  # bytes at the end that did not form a whole record
+    function_id: npt.NDArray[np.uint16]  # CATALOG[function_id - 1] is the name
+    call_index: npt.NDArray[np.uint64]  # 1-based: nth timed call of this function
+    overall_index: npt.NDArray[np.uint64]  # 1-based: nth timed call of any function
+    thread_id: npt.NDArray[np.int32]
+    depth: npt.NDArray[np.uint16]  # timed calls of the thread this one is nested in (0: none)
+    start_ns: npt.NDArray[np.int64]  # CLOCK_MONOTONIC
+    duration_ns: npt.NDArray[np.int64]
+    thread_cpu_ns: npt.NDArray[np.int64]  # NOT_MEASURED unless thread_cpu_measured
+    error: npt.NDArray[np.int32]  # errno (or the _r / EAI_* status) of a failed call, else 0
+    failed: npt.NDArray[np.bool_]  # the call reported failure (error may be 0: not found)
+
+    def __len__(self) -> int:
+        return int(self.function_id.size)
+
+
+def function_id(name: str) -> int:
+    """The catalog id of a function name. Raises ValueError listing the catalog."""
+    try:
+        return CATALOG.index(name) + 1
+    except ValueError:
+        raise ValueError(
+            f"{name!r} is not in the call catalog; known functions: {', '.join(CATALOG)}"
+        ) from None
+
+
+def library_path() -> str:
+    """Where the interposer installed with this package is."""
+    path = Path(__file__).resolve().parent.parent / LIBRARY_NAME
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"cutaway's call interposer is missing at {path}: reinstall cutaway with "
+            "`pip install .` (or `pip install -e .` in a checkout), which compiles it"
+        )
+    return str(path)
+
+
+def environment_for(
+    functions: Sequence[str],
+    directory: str | os.PathLike[str],
+    *,
+    thread_cpu: bool = False,
+    environment: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The variables to add to a run's environment so that it times `functions` and writes
+    its files into `directory` (made absolute: the program may change its cwd).
+
+    Our library goes first in LD_PRELOAD, before what `environment` (default: os.environ)
+    already preloads, except sanitizer runtimes (libasan...), which must stay first. Thread CPU
+    time per call costs a syscall per clock read: only on demand.
+    """
+    if isinstance(functions, str):
+        raise TypeError("functions is a sequence of names, not one string")
+    if not functions:
+        raise ValueError(f"no function selected; known functions: {', '.join(CATALOG)}")
+    names = sorted(set(functions), key=function_id)
+    library = library_path()
+    if any(separator in library for separator in ": "):
+        raise ValueError(f"cannot preload {library}: LD_PRELOAD splits paths at ':' and ' '")
+    existing = (os.environ if environment is None else environment).get("LD_PRELOAD", "")
+    kept = [entry for entry in re.split(r"[: ]+", existing) if entry and entry != library]
+    runtimes = [entry for entry in kept if _SANITIZER_RUNTIME.match(os.path.basename(entry))]
+    others = [entry for entry in kept if entry not in runtimes]
+    return {
+        "LD_PRELOAD": ":".join([*runtimes, library, *others]),
+        FUNCTIONS_VARIABLE: ",".join(names),
+        DIRECTORY_VARIABLE: os.path.abspath(directory),
+        THREAD_CPU_VARIABLE: "1" if thread_cpu else "0",
+    }
+
+
+def call_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """The call files in `directory`, by pid, then by sequence (exec order within a pid)."""
+    found = []
+    for path in Path(directory).iterdir():
+        match = _FILE_NAME.fullmatch(path.name)
+        if match is not None:
+            found.append((int(match[1]), int(match[2]), path))
+    return [path for _, _, path in sorted(found)]
+
+
+def read_call_file(path: str | os.PathLike[str]) -> CallRecords:
+    """Decode one call file. Unused space (all-zero records) is skipped and a partial record
+    at the end is counted in truncated_bytes; anything else wrong raises CallFileError."""
+    data = np.fromfile(path, dtype=np.uint8)
+    header = _read_header(data, path)
+    header_bytes = int(header["header_bytes"])
+    exe_end = _HEADER_DTYPE.itemsize + int(header["exe_bytes"])
+    exe = os.fsdecode(data[_HEADER_DTYPE.itemsize : exe_end].tobytes())
+    body = data[header_bytes:]
+    truncated_bytes = body.size % _RECORD_DTYPE.itemsize
+    records = body[: body.size - truncated_bytes].view(_RECORD_DTYPE)
+    records = records[records["function_id"] != 0]
+    if records.size and int(records["function_id"].max()) > len(CATALOG):
+        raise CallFileError(f"{os.fspath(path)}: function id beyond the catalog")
+    records = records[np.argsort(records["overall_index"], kind="stable")]
+    selected_mask = int(header["selected"])
+    return CallRecords(
+        pid=int(header["pid"]),
+        ppid=int(header["ppid"]),
+        exe=exe,
+        sequence=int(header["sequence"]),
+        selected=tuple(name for bit, name in enumerate(CATALOG) if selected_mask >> bit & 1),
+        thread_cpu_measured=bool(int(header["flags"]) & _FLAG_THREAD_CPU),
+        dropped_records=int(header["dropped_records"]),
+        truncated_bytes=int(truncated_bytes),
+        function_id=_read_only(records["function_id"], np.uint16),
+        call_index=_read_only(records["call_index"], np.uint64),
+        overall_index=_read_only(records["overall_index"], np.uint64),
+        thread_id=_read_only(records["thread_id"], np.int32),
+        depth=_read_only(records["depth"], np.uint16),
+        start_ns=_read_only(records["start_ns"], np.int64),
+        duration_ns=_read_only(records["duration_ns"], np.int64),
+        thread_cpu_ns=_read_only(records["thread_cpu_ns"], np.int64),
+        error=_read_only(records["error"], np.int32),
+        failed=_read_only((records["flags"] & _CALL_FAILED) != 0, np.bool_),
+    )
+
+
+def _read_header(data: npt.NDArray[np.uint8], path: str | os.PathLike[str]) -> np.void:
+    name = os.fspath(path)
+    if data.size < _HEADER_DTYPE.itemsize:
+        raise CallFileError(
+            f"{name}: {data.size} bytes, shorter than a header (the process may have been "
+            "killed while creating it)"
+        )
+    header: np.void = data[: _HEADER_DTYPE.itemsize].view(_HEADER_DTYPE)[0]
+    if int(header["magic"]) != _MAGIC:
+        raise CallFileError(f"{name}: not a cutaway call file (bad magic)")
+    if int(header["version"]) != FORMAT_VERSION:
+        raise CallFileError(f"{name}: format version {header['version']}, this reader knows 1")
+    header_bytes = int(header["header_bytes"])
+    if int(header["record_bytes"]) != _RECORD_DTYPE.itemsize or header_bytes % 64 != 0:
+        raise CallFileError(f"{name}: record or header size does not match version 1")
+    exe_end = _HEADER_DTYPE.itemsize + int(header["exe_bytes"])
+    if data.size < header_bytes or exe_end >= header_bytes:
+        raise CallFileError(f"{name}: header cut short or inconsistent")
+    return header
+
+
+def _read_only(values: npt.ArrayLike, dtype: type[_ScalarT]) -> npt.NDArray[_ScalarT]:
+    """A contiguous read-only copy (a field of a structured array is strided)."""
+    column = np.ascontiguousarray(values, dtype=dtype)
+    column.flags.writeable = False
+    return column

@@ -1,0 +1,387 @@
+"""The call interposer (libcwcalls.so, as installed with the package) in real processes:
+getent, and native/tests/cw_calls_test_program.c in every shape a measured program takes
+(threads, fork, exec, _exit, a signal, aliases such as open64, calls before the library's
+constructor), once more with AddressSanitizer and UBSan; and the C side of the shared test
+vectors. Every file is read back with cutaway.probes.calls_format."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cutaway.probes.calls_format import (
+    CATALOG,
+    CallRecords,
+    call_files,
+    environment_for,
+    function_id,
+    library_path,
+    read_call_file,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+NATIVE = ROOT / "native"
+PROGRAM_SOURCE = NATIVE / "tests" / "cw_calls_test_program.c"
+STRICT = ["-Wall", "-Wextra", "-Werror", "-std=gnu11"]
+SANITIZERS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+GETENT = shutil.which("getent")
+# A library whose constructor runs before ours (listed after ours in LD_PRELOAD, it is
+# initialized first) and calls interposed functions: they reach the stubs, not libc's code.
+EARLY_SOURCE = r"""
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((constructor)) static void early(void) {
+    struct passwd *user = getpwnam("root");
+    errno = 0;
+    int fd = open("/nonexistent-cutaway-test/missing", O_RDONLY);
+    int open_errno = errno;
+    fprintf(stderr, "early %s %d %d %d\n", user ? user->pw_name : "-", fd, open_errno, close(-1));
+}
+"""
+
+# A library listed after ours whose fsync forks inside the timed call; the child makes three
+# timed calls and returns through our hook, whose record must not land in any file.
+FORKING_FSYNC_SOURCE = r"""
+#include <sys/wait.h>
+#include <unistd.h>
+int fsync(int fd) {
+    (void)fd;
+    pid_t child = fork();
+    if (child == 0) {
+        for (int i = 0; i < 3; i++) close(-1);
+        return 0;
+    }
+    int status;
+    waitpid(child, &status, 0);
+    return 0;
+}
+"""
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+
+
+def _compile(output: Path, sources: Sequence[Path], *flags: str) -> str:
+    command = ["gcc", *STRICT, *flags, "-o", str(output), *map(str, sources)]
+    subprocess.run(command, check=True, capture_output=True)
+    return str(output)
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("calls_build")
+
+
+@pytest.fixture(scope="module")
+def program(build: Path) -> str:
+    return _compile(build / "program", [PROGRAM_SOURCE], "-O2", "-pthread")
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    directory = tmp_path / "calls"
+    directory.mkdir()
+    return directory
+
+
+def _run(
+    argv: Sequence[str],
+    functions: Sequence[str],
+    out: Path,
+    *,
+    thread_cpu: bool = False,
+    preload_after: str = "",
+) -> subprocess.CompletedProcess[str]:
+    """Run argv with the interposer timing `functions` into `out`."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("CUTAWAY_", "LD_"))}
+    if preload_after:
+        base["LD_PRELOAD"] = preload_after
+    env = {**base, **environment_for(functions, out, thread_cpu=thread_cpu, environment=base)}
+    return subprocess.run(list(argv), env=env, capture_output=True, text=True, timeout=60)
+
+
+def _files(out: Path) -> list[CallRecords]:
+    return [read_call_file(path) for path in call_files(out)]
+
+
+def _in_process_order(out: Path) -> list[CallRecords]:
+    """The files of `out`, a parent's before its children's, an image's before its exec's
+    (pids alone could wrap around)."""
+    files = _files(out)
+    pids = {f.pid for f in files}
+    return sorted(files, key=lambda f: (f.ppid in pids, f.sequence))
+
+
+def _only_file(out: Path) -> CallRecords:
+    files = _files(out)
+    assert len(files) == 1, [f.pid for f in files]
+    return files[0]
+
+
+def _positions_are_exact(records: CallRecords, count: int) -> None:
+    """`count` records, each function's call_index 1..n once, overall_index 1..count once."""
+    assert len(records) == count
+    assert records.overall_index.tolist() == list(range(1, count + 1))
+    for function in np.unique(records.function_id):
+        indices = np.sort(records.call_index[records.function_id == function])
+        assert indices.tolist() == list(range(1, indices.size + 1))
+
+
+@pytest.mark.skipif(GETENT is None, reason="needs getent (libc-bin)")
+@pytest.mark.parametrize("options", [[], ["-s", "files"]], ids=["default", "files"])
+def test_getent_two_lookups_are_call_1_and_call_2(out: Path, options: list[str]) -> None:
+    assert GETENT is not None
+    done = _run([GETENT, *options, "passwd", "root", "nobody"], ["getpwnam"], out)
+    assert done.returncode == 0 and done.stdout.startswith("root:")
+    records = _only_file(out)
+    assert records.function_id.tolist() == [function_id("getpwnam")] * 2
+    assert records.call_index.tolist() == [1, 2]
+    assert not records.failed.any() and (records.duration_ns > 0).all()
+    assert os.path.realpath(records.exe) == os.path.realpath(GETENT)
+    assert records.selected == ("getpwnam",)
+
+
+def test_threads_get_every_record_and_exact_positions(program: str, out: Path) -> None:
+    done = _run([program, "threads", "8", "10000"], ["close"], out)
+    assert done.returncode == 0, done.stderr
+    records = _only_file(out)
+    _positions_are_exact(records, 80_000)
+    thread_ids, counts = np.unique(records.thread_id, return_counts=True)
+    assert counts.tolist() == [10_000] * 8 and records.pid not in thread_ids
+    assert (records.error == errno.EBADF).all() and records.failed.all()
+    assert records.dropped_records == 0
+
+
+def test_a_fork_child_writes_its_own_file_and_counts_from_one(program: str, out: Path) -> None:
+    done = _run([program, "fork", "3", "5"], ["close"], out)
+    assert done.returncode == 0, done.stderr
+    parent, child = _in_process_order(out)
+    _positions_are_exact(parent, 6)
+    _positions_are_exact(child, 5)
+    assert child.ppid == parent.pid and child.pid != parent.pid
+    assert (child.thread_id == child.pid).all()
+
+
+def test_an_exec_image_writes_the_next_file_of_the_pid(program: str, out: Path) -> None:
+    done = _run([program, "exec", "3", "4"], ["close"], out)
+    assert done.returncode == 0, done.stderr
+    before, after = _files(out)
+    assert before.pid == after.pid and (before.sequence, after.sequence) == (0, 1)
+    _positions_are_exact(before, 3)  # the old image never exited: read at preallocated size
+    _positions_are_exact(after, 4)
+
+
+def test_records_survive_exit_without_cleanup(program: str, out: Path) -> None:
+    done = _run([program, "exit", "7"], ["close"], out)
+    assert done.returncode == 0
+    records = _only_file(out)
+    _positions_are_exact(records, 7)
+    assert records.truncated_bytes == 0
+
+
+def test_records_survive_sigkill(program: str, out: Path) -> None:
+    done = _run([program, "kill", str(int(signal.SIGKILL)), "6"], ["close"], out)
+    assert done.returncode == -signal.SIGKILL
+    records = _only_file(out)
+    _positions_are_exact(records, 6)
+    assert records.truncated_bytes == 0 and records.dropped_records == 0
+
+
+def test_a_kill_in_the_middle_of_a_run_leaves_no_hole(program: str, out: Path) -> None:
+    env_for_run = environment_for(["close"], out)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUTAWAY_")}
+    with subprocess.Popen(
+        [program, "loop", "20000"], env={**env, **env_for_run}, stdout=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stdout is not None and process.stdout.readline() == "ready\n"
+        process.kill()
+    records = _only_file(out)
+    assert len(records) >= 20_000
+    _positions_are_exact(records, len(records))  # the call in progress has no record
+
+
+def test_a_signal_handler_inside_a_record_write_costs_a_drop_not_a_collision(
+    program: str, out: Path
+) -> None:
+    done = _run([program, "signals", "200000"], ["close"], out)
+    assert done.returncode == 0, done.stderr
+    handler_calls = int(done.stdout)
+    total = 200_000 + handler_calls
+    records = _only_file(out)
+    assert handler_calls > 0
+    assert len(records) + records.dropped_records == total
+    assert np.unique(records.call_index).size == len(records)
+    assert int(records.call_index.max()) <= total
+
+
+def test_unselected_catalog_functions_leave_no_record(
+    program: str, out: Path, tmp_path: Path
+) -> None:
+    done = _run([program, "catalog", str(tmp_path)], ["getpwnam"], out)
+    assert done.returncode == 0, done.stderr
+    records = _only_file(out)
+    assert records.function_id.tolist() == [function_id("getpwnam")]
+
+
+def test_every_catalog_function_is_timed_once(program: str, out: Path, tmp_path: Path) -> None:
+    done = _run([program, "catalog", str(tmp_path)], CATALOG, out)
+    assert done.returncode == 0, done.stderr
+    records = _only_file(out)
+    outermost = records.function_id[records.depth == 0]  # an NSS module's calls nest inside
+    assert [CATALOG[i - 1] for i in outermost] == list(CATALOG)
+    missing = records.error[records.function_id == function_id("open")]
+    assert missing.tolist() == [errno.ENOENT]
+
+
+def test_errno_is_what_libc_left(program: str, out: Path) -> None:
+    done = _run([program, "errno"], ["open", "close"], out)
+    assert done.returncode == 0, done.stderr
+    records = _only_file(out)
+    assert [CATALOG[i - 1] for i in records.function_id] == ["open", "open", "close"]
+    assert records.error.tolist() == [0, errno.ENOENT, 0]
+    assert records.failed.tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize("selected", [True, False], ids=["timed", "untimed"])
+def test_aliases_are_timed_under_their_function_and_keep_the_mode(
+    program: str, out: Path, tmp_path: Path, selected: bool
+) -> None:
+    functions = ["open", "openat", "creat"] if selected else ["getpwnam"]
+    done = _run([program, "aliases", str(tmp_path)], functions, out)
+    assert done.returncode == 0, done.stderr  # the program checks every file's mode
+    records = _only_file(out)
+    names = [CATALOG[i - 1] for i in records.function_id]
+    expected = {"open": 3, "openat": 3, "creat": 1} if selected else {}
+    assert {name: names.count(name) for name in set(names)} == expected
+
+
+def test_thread_cpu_time_only_when_asked(program: str, out: Path) -> None:
+    _run([program, "calls", "getpwnam", "3"], ["getpwnam"], out, thread_cpu=True)
+    _run([program, "calls", "getpwnam", "3"], ["getpwnam"], out)
+    plain, measured = sorted(_files(out), key=lambda f: f.thread_cpu_measured)
+    assert measured.thread_cpu_measured and (measured.thread_cpu_ns > 0).all()
+    assert not plain.thread_cpu_measured and (plain.thread_cpu_ns == -1).all()
+
+
+def _library(build: Path, name: str, source_text: str) -> str:
+    source = build / f"{name}.c"
+    source.write_text(source_text)
+    return _compile(build / f"lib{name}.so", [source], "-O2", "-fPIC", "-shared")
+
+
+def test_calls_before_the_constructor_reach_libc(build: Path, program: str, out: Path) -> None:
+    early = _library(build, "early", EARLY_SOURCE)
+    done = _run(
+        [program, "calls", "close", "2"], ["getpwnam", "open", "close"], out, preload_after=early
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"early root -1 {errno.ENOENT} -1" in done.stderr
+    records = _only_file(out)
+    _positions_are_exact(records, 2)  # the early calls are not timed
+
+
+def test_a_fork_inside_a_timed_call_records_it_in_the_parent_only(
+    build: Path, program: str, out: Path
+) -> None:
+    forking = _library(build, "forking_fsync", FORKING_FSYNC_SOURCE)
+    done = _run([program, "calls", "fsync", "1"], ["fsync", "close"], out, preload_after=forking)
+    assert done.returncode == 0, done.stderr
+    parent, child = _in_process_order(out)
+    assert child.ppid == parent.pid
+    assert [CATALOG[i - 1] for i in parent.function_id] == ["fsync"]
+    assert [CATALOG[i - 1] for i in child.function_id] == ["close"] * 3
+    _positions_are_exact(child, 3)
+
+
+def test_without_a_directory_the_library_does_nothing(program: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUTAWAY_")}
+    env.update(LD_PRELOAD=library_path(), CUTAWAY_CALLS="close")
+    done = subprocess.run([program, "errno"], env=env, cwd=tmp_path, capture_output=True)
+    assert done.returncode == 0 and list(tmp_path.iterdir()) == []
+
+
+def test_only_interposed_names_are_exported() -> None:
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("needs nm (binutils)")
+    listing = subprocess.run(
+        [nm, "-D", "--defined-only", library_path()], check=True, capture_output=True, text=True
+    ).stdout
+    exported = {line.split()[-1] for line in listing.splitlines() if line.strip()}
+    aliases = {"open64", "openat64", "creat64", "__open_2", "__open64_2", "__openat_2"}
+    allowed = set(CATALOG) | aliases | {"__openat64_2"}
+    assert {name for name in exported if not name.startswith("cw_")} == allowed
+
+
+def test_the_vectors_program_regenerates_the_committed_vectors(build: Path, tmp_path: Path) -> None:
+    vectors = _compile(build / "vectors", [NATIVE / "tests" / "cw_calls_vectors.c"], "-O2")
+    bin_path, json_path = tmp_path / "calls_v1.bin", tmp_path / "calls_v1.json"
+    subprocess.run([vectors, str(bin_path), str(json_path)], check=True)
+    committed = ROOT / "tests" / "vectors"
+    assert bin_path.read_bytes() == (committed / "calls_v1.bin").read_bytes()
+    assert json_path.read_bytes() == (committed / "calls_v1.json").read_bytes()
+
+
+# AddressSanitizer must be the first library loaded, so it goes first in LD_PRELOAD, ahead
+# of an instrumented build of the library; the test program is instrumented too.
+@pytest.fixture(scope="module")
+def sanitized(build: Path) -> tuple[str, str, str]:
+    runtime = subprocess.run(
+        ["gcc", "-print-file-name=libasan.so"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    if not os.path.isabs(runtime):
+        pytest.skip("no AddressSanitizer runtime")
+    library = _compile(
+        build / "libcwcalls-sanitized.so",
+        [NATIVE / "cw_calls.c"],
+        "-O1", "-fPIC", "-shared", "-fvisibility=hidden", *SANITIZERS, "-ldl", "-lpthread",
+    )  # fmt: skip
+    program = _compile(build / "program-sanitized", [PROGRAM_SOURCE], "-O1", "-pthread",
+                       *SANITIZERS)  # fmt: skip
+    return runtime, library, program
+
+
+@pytest.mark.parametrize(
+    ("arguments", "functions", "counts"),
+    [
+        (["threads", "4", "3000"], ["close"], [12_000]),
+        (["fork", "3", "5"], ["close"], [6, 5]),
+        (["exec", "2", "3"], ["close"], [2, 3]),
+        (["errno"], ["open", "close"], [3]),
+        (["aliases", "{tmp}"], ["open", "openat", "creat"], [7]),
+        (["catalog", "{tmp}"], list(CATALOG), [len(CATALOG)]),
+    ],
+    ids=["threads", "fork", "exec", "errno", "aliases", "catalog"],
+)
+def test_sanitizers_find_nothing(
+    sanitized: tuple[str, str, str],
+    out: Path,
+    tmp_path: Path,
+    arguments: list[str],
+    functions: list[str],
+    counts: list[int],
+) -> None:
+    runtime, library, program = sanitized
+    argv = [program, *(a.replace("{tmp}", str(tmp_path)) for a in arguments)]
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("CUTAWAY_", "LD_"))}
+    env = {
+        **base,
+        **environment_for(functions, out, environment=base),
+        "LD_PRELOAD": f"{runtime}:{library}",
+        "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+    }
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "Sanitizer" not in done.stderr and "runtime error" not in done.stderr
+    files = _in_process_order(out)
+    assert [len(f) for f in files] == counts

@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from cutaway.call_analysis import call_comparisons, call_summaries, load_calls
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.model import (
@@ -37,7 +38,7 @@ from cutaway.stats import (
     rounds_to_settle,
 )
 from cutaway.stats.unpaired import unpaired_ratio
-from cutaway.store import MetricTable, Store, StoredExperiment
+from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
 
 RESAMPLES = 10_000
 
@@ -188,6 +189,7 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
     rounds_completed = int(np.isfinite(wall.values).all(axis=1).sum()) if len(names) else 0
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
+    calls = load_calls(store, experiment_id) if spec.probes.calls else {}
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -195,7 +197,18 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
         cautions=tuple(cautions),
         calibration=stored.calibration,
         run_counts={name: dict(counter) for name, counter in counts.items()},
+        calls=tuple(call_summaries(calls, spec)),
+        call_comparisons=tuple(call_comparisons(calls, spec, resamples)),
+        probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
     )
+
+
+def _probe_line(probe: ProbeInfo) -> str:
+    """What measured besides wait4, and at what cost, for the report's header."""
+    cost = "overhead not measured"
+    if probe.overhead_seconds is not None:
+        cost = f"overhead {probe.overhead_seconds * 1e9:.0f} ns per recorded call"
+    return f"{probe.name}: {probe.description}; {cost}"
 
 
 def compare_experiments(

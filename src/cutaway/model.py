@@ -115,6 +115,39 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class ProbeSpec:
+    """Which probes watch the measured runs. ``calls`` names catalog functions whose every call
+    is timed (the ``calls`` probe); ``calls_thread_cpu`` also measures each call's thread CPU
+    time, as seed 000 did with getrusage (it costs a system call per clock read)."""
+
+    calls: tuple[str, ...] = ()
+    calls_thread_cpu: bool = False
+    syscalls: tuple[str, ...] = ()  # system calls timed by strace (the syscalls probe)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "calls", tuple(self.calls))
+        object.__setattr__(self, "syscalls", tuple(self.syscalls))
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "calls": list(self.calls),
+            "calls_thread_cpu": self.calls_thread_cpu,
+            "syscalls": list(self.syscalls),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> ProbeSpec:
+        calls = data.get("calls") or ()
+        syscalls = data.get("syscalls") or ()
+        assert isinstance(calls, list | tuple) and isinstance(syscalls, list | tuple)
+        return cls(
+            tuple(str(c) for c in calls),
+            bool(data.get("calls_thread_cpu", False)),
+            tuple(str(s) for s in syscalls),
+        )
+
+
+@dataclass(frozen=True)
 class Spec:
     """A whole experiment, typed and validated: variants x rounds, and how to judge them.
 
@@ -133,6 +166,7 @@ class Spec:
     until_width: float | None = None
     max_time_seconds: float | None = None
     seed: int = 0
+    probes: ProbeSpec = ProbeSpec()
     source_path: str | None = None  # the experiment file, None in quick mode
     source_text: str | None = None  # the file exactly as given
 
@@ -155,6 +189,7 @@ class Spec:
             "until_width": self.until_width,
             "max_time_seconds": self.max_time_seconds,
             "seed": self.seed,
+            "probes": self.probes.to_dict(),
             "source_path": self.source_path,
         }
 
@@ -162,7 +197,8 @@ class Spec:
     def from_dict(cls, data: Mapping[str, object], source_text: str | None = None) -> Spec:
         fields = dict(data)
         variants = tuple(Variant.from_dict(v) for v in fields.pop("variants"))  # type: ignore[attr-defined]
-        return cls(variants=variants, source_text=source_text, **fields)  # type: ignore[arg-type]
+        probes = ProbeSpec.from_dict(fields.pop("probes", None) or {})  # type: ignore[arg-type]
+        return cls(variants=variants, probes=probes, source_text=source_text, **fields)  # type: ignore[arg-type]
 
 
 class RunStatus(StrEnum):
@@ -265,6 +301,30 @@ class Comparison:
     rounds_to_settle: int | None = None
 
 
+# Where a call stands in its process, as seed 000 split its getent lookups: the first call of a
+# function pays for loading and connecting, the second shows the steady cost.
+CALL_POSITIONS = ("1", "2", "later")
+
+
+@dataclass(frozen=True)
+class CallSummary:
+    """Per-call latency of one function in one variant, over every process of every counted
+    run: the calls at one position (``"1"``, ``"2"``, ``"later"``) or all of them (``"all"``).
+    Durations in seconds."""
+
+    variant: str
+    function: str
+    position: str
+    n: int
+    total: float
+    mean: float
+    median: float
+    sd: float
+    min: float
+    max: float
+    p99: float
+
+
 @dataclass(frozen=True)
 class Caution:
     """Something that makes a result doubtful, said plainly in every report."""
@@ -312,3 +372,8 @@ class Analysis:
     cautions: tuple[Caution, ...]
     calibration: Calibration | None
     run_counts: Mapping[str, Mapping[str, int]]  # variant -> status -> count (counted rounds)
+    calls: tuple[CallSummary, ...] = ()  # the calls probe: per variant, function and position
+    # Per function and position against the baseline, from per-round means; ``metric`` is
+    # "calls.FUNCTION.POSITION" (e.g. "calls.getpwnam.2").
+    call_comparisons: tuple[Comparison, ...] = ()
+    probes: tuple[str, ...] = ()  # what measured, e.g. "calls: LD_PRELOAD interposer (...)"

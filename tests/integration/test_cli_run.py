@@ -211,7 +211,7 @@ def test_bad_experiment_file_names_file_line_and_key(tmp_path: Path, kind: str) 
     assert f"bad.toml:{line}:" in result.stderr
     if key:
         assert key in result.stderr
-    assert not (tmp_path / ".cutaway" / "cutaway.db").exists() or "runs" not in result.stdout
+    assert not (tmp_path / ".cutaway").exists()  # nothing ran, nothing was created
 
 
 def test_matrix_expands_into_variants(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from cutaway import events
 from cutaway.model import RunStatus, Spec, Variant
+from cutaway.probes.base import Attachment
 from cutaway.runner.executor import Measurement
 from cutaway.runner.order import round_order, williams_rows
 from cutaway.runner.runner import run_experiment
@@ -26,7 +27,12 @@ class FakeExecutor:
         self.interrupt_at = interrupt_at
         self.closed = False
 
-    def measure(self, variant: Variant, timeout_seconds: float | None) -> Measurement:
+    def measure(
+        self,
+        variant: Variant,
+        timeout_seconds: float | None,
+        attachment: Attachment | None = None,
+    ) -> Measurement:
         if variant.name == "(calibration)":
             return Measurement(RunStatus.OK, 0, None, {"wall": 0.0005})
         self.calls.append(variant.name)

@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
     run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
     run.add_argument("--seed", type=int, help="seed for round orders and the bootstrap")
+    run.add_argument(
+        "--calls",
+        metavar="F,G",
+        help="time every call of these libc functions, "
+        "e.g. getpwnam,getservbyname (the calls probe)",
+    )
     run.add_argument("--label", help="a label stored with the experiment, e.g. a version")
     run.add_argument(
         "--resume",
@@ -75,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
         const="latest-incomplete",
         metavar="EXPERIMENT",
         help="continue an interrupted experiment (default: the newest one)",
+    )
+    run.add_argument(
+        "--syscalls",
+        metavar="S,T",
+        help="time every call of these system calls "
+        "with strace, e.g. fsync,openat (the syscalls probe)",
     )
     _add_output_options(run)
 
@@ -118,6 +130,8 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--max-time": args.max_time,
             "--seed": args.seed,
             "--baseline": args.baseline,
+            "--calls": args.calls,
+            "--syscalls": args.syscalls,
         },
     )
 
@@ -147,17 +161,19 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    store = Store(args.db)
     if args.resume:
         if args.file or args.cmd:
             raise UsageError("--resume continues a stored experiment: give no file or -c")
+        store = Store(args.db)
         experiment_id = store.resolve(args.resume)
         stored = store.experiment(experiment_id)
         if stored.status == "complete":
             raise UsageError(f"experiment #{experiment_id} is complete: nothing to resume")
         spec, resume_id, environment = stored.spec, experiment_id, stored.environment
     else:
+        # The spec first: bad input must leave nothing behind, not even an empty store.
         spec, resume_id, environment = spec_from_args(args), None, capture_environment()
+        store = Store(args.db)
     with TerminalProgress() as progress:
         outcome = run_experiment(
             spec,

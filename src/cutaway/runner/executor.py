@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from cutaway.model import RunStatus, Variant
+from cutaway.probes.base import Attachment
 from cutaway.runner.forkserver import ForkServer, RawResult
 
 SHELL = "/bin/sh"
@@ -34,9 +35,16 @@ class Measurement:
 
 
 class Executor(Protocol):
-    def measure(self, variant: Variant, timeout_seconds: float | None) -> Measurement:
-        """Run the variant's command once and measure it. Raises KeyboardInterrupt (or whatever
-        a signal handler raised) after stopping the command when interrupted."""
+    def measure(
+        self,
+        variant: Variant,
+        timeout_seconds: float | None,
+        attachment: Attachment | None = None,
+    ) -> Measurement:
+        """Run the variant's command once, with what probes attach (variables added to its
+        environment, a tracer in front of its command), and measure it. Raises
+        KeyboardInterrupt (or whatever a signal handler raised) after stopping the command
+        when interrupted."""
 
     def close(self) -> None: ...
 
@@ -100,9 +108,16 @@ class ProcessExecutor:
         data = os.read(self._stderr, STDERR_TAIL_BYTES)
         return data.decode(errors="replace").strip()
 
-    def measure(self, variant: Variant, timeout_seconds: float | None) -> Measurement:
-        argv = command_argv(variant)
+    def measure(
+        self,
+        variant: Variant,
+        timeout_seconds: float | None,
+        attachment: Attachment | None = None,
+    ) -> Measurement:
+        attachment = attachment or Attachment()
+        argv = [*attachment.argv_prefix, *command_argv(variant)]
         env = run_environment(variant)
+        env.update(attachment.env)
         os.ftruncate(self._stderr, 0)
         os.lseek(self._stderr, 0, os.SEEK_SET)
         try:

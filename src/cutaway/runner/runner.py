@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
@@ -18,8 +18,10 @@ from types import FrameType
 from cutaway import __version__, events
 from cutaway.environment import capture_end
 from cutaway.model import Calibration, Run, RunStatus, Spec, Variant
+from cutaway.probes.base import Attachment, Probe, ProbeError
+from cutaway.probes.registry import build_probes
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
-from cutaway.runner.executor import Executor, ProcessExecutor
+from cutaway.runner.executor import Executor, ProcessExecutor, run_environment
 from cutaway.runner.hooks import HookResult, run_hook
 from cutaway.runner.order import round_order
 from cutaway.store import Store
@@ -76,6 +78,7 @@ class ExperimentRunner:
         experiment_id: int,
         executor: Executor,
         listeners: Iterable[events.Listener],
+        probes: Sequence[Probe] = (),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.spec = spec
@@ -83,6 +86,7 @@ class ExperimentRunner:
         self.experiment_id = experiment_id
         self.executor = executor
         self.listeners = tuple(listeners)
+        self.probes = tuple(probes)
         self.clock = clock
         self.done = store.completed_slots(experiment_id)
         self.set_up: list[Variant] = []  # variants whose setup ran, in order: their cleanup runs
@@ -139,9 +143,19 @@ class ExperimentRunner:
         if prepared is not None and not prepared.ok:
             raise RunnerError(_hook_failure(variant, prepared))
         started_at = time.time()
+        extra_env: dict[str, str] = {}
+        prefix: tuple[str, ...] = ()
+        base_env = run_environment(variant)
+        for probe in self.probes:
+            attachment = probe.before_run({**base_env, **extra_env})
+            extra_env.update(attachment.env)
+            prefix += attachment.argv_prefix
         try:
-            measured = self.executor.measure(variant, self.spec.timeout_seconds)
+            measured = self.executor.measure(
+                variant, self.spec.timeout_seconds, Attachment(extra_env, prefix)
+            )
         finally:
+            data = [item for probe in self.probes for item in probe.after_run()]
             with _shielded():
                 concluded = self.hook(variant, "conclude")
         run = Run(
@@ -155,7 +169,7 @@ class ExperimentRunner:
             started_at=started_at,
             message=measured.message,
         )
-        self.store.add_run(self.experiment_id, run)
+        self.store.add_run(self.experiment_id, run, data)
         self.done.add((round_index, variant.name))
         self.runs_done += 1
         elapsed = self.clock() - self.started
@@ -222,8 +236,16 @@ def run_experiment(
     else:
         experiment_id = resume_id
         store.set_status(experiment_id, "running")
+    probes = build_probes(spec.probes)
+    try:
+        described = [probe.check() for probe in probes]
+    except ProbeError as error:
+        for probe in probes:
+            probe.close()
+        store.finish_experiment(experiment_id, "incomplete", capture_end())
+        raise RunnerError(f"probe cannot run here: {error}") from None
     executor = executor or ProcessExecutor()
-    runner = ExperimentRunner(spec, store, experiment_id, executor, listeners)
+    runner = ExperimentRunner(spec, store, experiment_id, executor, listeners, probes)
     resumed = len(runner.done)
     names = tuple(v.name for v in spec.variants)
     runner.emit(
@@ -231,6 +253,10 @@ def run_experiment(
             experiment_id, spec.name, names, spec.rounds, spec.warmup_rounds, resumed
         )
     )
+    for probe, description in zip(probes, described, strict=True):
+        if resume_id is None or not any(p.name == probe.name for p in store.probes(experiment_id)):
+            store.set_probe(experiment_id, probe.name, description, probe.overhead())
+        runner.emit(events.Notice(f"probe {probe.name}: {description}"))
     status, reason = "incomplete", "error"
     try:
         with _sigterm_as_interrupt():
@@ -245,6 +271,8 @@ def run_experiment(
                 runner.cleanup_all()
     finally:
         executor.close()
+        for probe in probes:
+            probe.close()
         store.finish_experiment(experiment_id, status, capture_end())
         runner.emit(events.ExperimentFinished(experiment_id, status, reason))
     return Outcome(experiment_id, status, reason)

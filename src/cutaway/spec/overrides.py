@@ -8,9 +8,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from cutaway.model import Spec
+from cutaway.model import ProbeSpec, Spec
 from cutaway.spec import fields
 from cutaway.spec.errors import SpecError
+from cutaway.spec.probes import read_call_names, read_syscall_names
 
 # option -> (Spec field, reader)
 _READERS: Mapping[str, tuple[str, fields.Reader[object]]] = {
@@ -37,6 +38,15 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
                     f"{value!r} names no variant (variants: {', '.join(names)})", key="--baseline"
                 )
             changes["baseline"] = value
+            continue
+        if option in ("--calls", "--syscalls"):
+            probes = changes.get("probes", spec.probes)
+            assert isinstance(probes, ProbeSpec)
+            if option == "--calls":
+                probes = dataclasses.replace(probes, calls=read_call_names(value, (option,)))
+            else:
+                probes = dataclasses.replace(probes, syscalls=read_syscall_names(value, (option,)))
+            changes["probes"] = probes
             continue
         if option not in _READERS:
             raise ValueError(f"unknown override {option}")

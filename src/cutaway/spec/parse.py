@@ -15,12 +15,13 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cutaway.model import DEFAULT_MARGIN, Hooks, Spec, Variant
+from cutaway.model import DEFAULT_MARGIN, Hooks, ProbeSpec, Spec, Variant
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
 from cutaway.spec.locate import find_line
 from cutaway.spec.matrix import VariantTemplate, expand, read_matrix
+from cutaway.spec.probes import read_probes
 
 FORMAT_VERSION = 1
 EXPERIMENT_DIR_VARIABLE = "CUTAWAY_EXPERIMENT_DIR"
@@ -40,6 +41,7 @@ TOP_LEVEL_KEYS = (
     "seed",
     "matrix",
     "variants",
+    "probes",
 )
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", *HOOK_NAMES)
@@ -161,6 +163,7 @@ def _spec_from_document(document: Mapping[str, object], text: str, path: str | N
         until_width=settings.until_width,
         max_time_seconds=settings.max_time_seconds,
         seed=settings.seed,
+        probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
         source_path=path,
         source_text=text,
     )

@@ -3,6 +3,7 @@
 from cutaway.store.db import (
     ExperimentRow,
     MetricTable,
+    ProbeInfo,
     Store,
     StoredExperiment,
     StoredRunData,
@@ -14,6 +15,7 @@ __all__ = [
     "LATEST_VERSION",
     "ExperimentRow",
     "MetricTable",
+    "ProbeInfo",
     "Store",
     "StoreError",
     "StoredExperiment",

@@ -33,6 +33,15 @@ _RUN_COLUMNS = (
 
 
 @dataclass(frozen=True)
+class ProbeInfo:
+    """A probe of a stored experiment: what measured, and what it cost per event."""
+
+    name: str
+    description: str
+    overhead_seconds: float | None
+
+
+@dataclass(frozen=True)
 class StoredRunData:
     """One stored RunData, with the run it belongs to."""
 
@@ -322,6 +331,28 @@ class Store:
                 (experiment_id,),
             ).fetchall()
         return {(round_index, variant) for round_index, variant in rows}
+
+    def set_probe(
+        self, experiment_id: int, name: str, description: str, overhead_seconds: float | None
+    ) -> None:
+        """Record (or replace) a probe of an experiment: its backend and measured overhead."""
+        with self._write(f"store probe {name!r} of experiment {experiment_id}") as connection:
+            self._require_experiment(connection, experiment_id)
+            connection.execute(
+                "INSERT OR REPLACE INTO probes (experiment_id, name, description,"
+                " overhead_seconds) VALUES (?, ?, ?, ?)",
+                (experiment_id, name, description, overhead_seconds),
+            )
+
+    def probes(self, experiment_id: int) -> list[ProbeInfo]:
+        """The probes recorded for an experiment, by name."""
+        with self._read(f"load the probes of experiment {experiment_id}") as connection:
+            rows = connection.execute(
+                "SELECT name, description, overhead_seconds FROM probes"
+                " WHERE experiment_id = ? ORDER BY name",
+                (experiment_id,),
+            ).fetchall()
+        return [ProbeInfo(str(n), str(d), None if o is None else float(o)) for n, d, o in rows]
 
     def run_data(self, experiment_id: int, kind: str) -> list[StoredRunData]:
         """Every counted, successful run's data of one kind, in round order."""

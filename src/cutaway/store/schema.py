@@ -10,7 +10,8 @@ Version history:
   ``runs``, ``measurements`` and ``calibrations``. Measurements are in long format, one row per
   run and metric, so a new probe adds metrics without migrating ``runs``.
 - 2 (2026-11-22): ``run_data``, what a probe recorded during one run (per-call latencies, for
-  example) as opaque blobs keyed by kind and key, written in the run's own transaction.
+  example) as opaque blobs keyed by kind and key, written in the run's own transaction; and
+  ``probes``, each probe of an experiment with its backend and its measured overhead.
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
 has been released: databases out there already ran it) and add a dated line above.
@@ -125,6 +126,15 @@ _VERSION_2 = Migration(
             count INTEGER NOT NULL,
             data BLOB NOT NULL,
             PRIMARY KEY (run_id, kind, key)
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE probes (
+            experiment_id INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL,        -- the backend, as the probe's check() said
+            overhead_seconds REAL,            -- per recorded event, measured; NULL if unknown
+            PRIMARY KEY (experiment_id, name)
         ) WITHOUT ROWID
         """,
     ),

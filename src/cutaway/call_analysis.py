@@ -1,0 +1,130 @@
+"""From stored per-call records to per-function latency by call position, and comparisons.
+
+Seed 000's table: for each variant and function, the first calls of each process, the second
+calls, and the later ones, each with n, total, mean, median, sd, min and max. The comparison of
+a variant with the baseline keeps the round as the unit, as for whole runs: per round, the mean
+duration of that function's calls at that position in each variant's run, then the paired
+ratio over rounds. One variant's call comparisons form one Holm family."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import numpy.typing as npt
+
+from cutaway.model import (
+    CALL_POSITIONS,
+    CallSummary,
+    Comparison,
+    Spec,
+    Verdict,
+)
+from cutaway.probes.calls import KIND, decode_calls
+from cutaway.stats import classify, describe, holm_adjust, paired_ratio, rounds_to_settle
+from cutaway.store import Store
+
+Durations = npt.NDArray[np.float64]
+
+
+def _position_masks(call_index: npt.NDArray[np.uint32]) -> dict[str, npt.NDArray[np.bool_]]:
+    return {"1": call_index == 1, "2": call_index == 2, "later": call_index > 2}
+
+
+def load_calls(
+    store: Store, experiment_id: int
+) -> dict[tuple[str, str, str], dict[int, Durations]]:
+    """(variant, function, position) -> round -> durations in seconds, with position "all" too."""
+    loaded: dict[tuple[str, str, str], dict[int, Durations]] = defaultdict(dict)
+    for item in store.run_data(experiment_id, KIND):
+        calls = decode_calls(item.data)
+        seconds = calls["duration_ns"].astype(np.float64) / 1e9
+        loaded[(item.variant, item.key, "all")][item.round_index] = seconds
+        for position, mask in _position_masks(calls["call_index"]).items():
+            if mask.any():
+                loaded[(item.variant, item.key, position)][item.round_index] = seconds[mask]
+    return loaded
+
+
+def call_summaries(
+    loaded: dict[tuple[str, str, str], dict[int, Durations]], spec: Spec
+) -> list[CallSummary]:
+    """One summary per variant, function and position (and "all"), in spec and catalog order."""
+    summaries = []
+    order = {name: i for i, name in enumerate(v.name for v in spec.variants)}
+    positions = {p: i for i, p in enumerate((*CALL_POSITIONS, "all"))}
+    for variant, function, position in sorted(
+        loaded,
+        key=lambda k: (
+            spec.probes.calls.index(k[1]) if k[1] in spec.probes.calls else 99,
+            order.get(k[0], 99),
+            positions[k[2]],
+        ),
+    ):
+        values = np.concatenate(list(loaded[(variant, function, position)].values()))
+        d = describe(values, spec.confidence)
+        p99 = float(np.percentile(values, 99)) if values.size else float("nan")
+        summaries.append(
+            CallSummary(
+                variant, function, position, d.n, d.total, d.mean, d.median, d.sd, d.min, d.max, p99
+            )
+        )
+    return summaries
+
+
+def _paired_means(
+    base: dict[int, Durations], other: dict[int, Durations]
+) -> tuple[Durations, Durations]:
+    rounds = sorted(set(base) & set(other))
+    return (
+        np.array([base[r].mean() for r in rounds], dtype=np.float64),
+        np.array([other[r].mean() for r in rounds], dtype=np.float64),
+    )
+
+
+def call_comparisons(
+    loaded: dict[tuple[str, str, str], dict[int, Durations]], spec: Spec, resamples: int
+) -> list[Comparison]:
+    """Each variant against the baseline, per function and position, Holm-adjusted per variant."""
+    comparisons: list[Comparison] = []
+    alpha = 1 - spec.confidence
+    for variant in (v.name for v in spec.variants if v.name != spec.baseline):
+        rows = []
+        for function in spec.probes.calls:
+            for position in CALL_POSITIONS:
+                base = loaded.get((spec.baseline, function, position))
+                other = loaded.get((variant, function, position))
+                if not base or not other:
+                    continue
+                a, b = _paired_means(base, other)
+                estimate = paired_ratio(
+                    a, b, confidence=spec.confidence, resamples=resamples, seed=spec.seed
+                )
+                if estimate is not None:
+                    rows.append((f"calls.{function}.{position}", len(a), estimate))
+        adjusted: list[float] = (
+            [float(p) for p in holm_adjust([e.p_value for _, _, e in rows])] if rows else []
+        )
+        for (metric, n, e), p_value in zip(rows, adjusted, strict=True):
+            verdict = Verdict(classify(e.ci_low, e.ci_high, float(p_value), spec.margin, alpha))
+            settle = None
+            if verdict is Verdict.INCONCLUSIVE:
+                settle = rounds_to_settle(
+                    e.log_sd, e.n, e.log_estimate, spec.margin, spec.confidence
+                )
+            comparisons.append(
+                Comparison(
+                    metric,
+                    spec.baseline,
+                    variant,
+                    n,
+                    e.ratio,
+                    e.ci_low,
+                    e.ci_high,
+                    float(p_value),
+                    verdict,
+                    e.method,
+                    settle,
+                )
+            )
+    return comparisons

@@ -1,0 +1,127 @@
+"""The ``calls`` probe: per-call latency of selected libc functions in unmodified programs.
+
+Every measured run gets our interposer (native/cw_calls.c) in LD_PRELOAD and a fresh directory
+for its per-process record files. After the run the files are decoded with numpy (no Python loop
+per record), and each selected function's calls become one blob: a structured array with, per
+call, the process it was made in (0, 1, ... in pid order), its position among that process's
+calls of the function (1 = the first call), its duration, its thread CPU time and errno."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from cutaway.model import RunData
+from cutaway.probes.base import Attachment, ProbeError
+from cutaway.probes.calls_format import (
+    CATALOG,
+    CallRecords,
+    call_files,
+    environment_for,
+    function_id,
+    library_path,
+    read_call_file,
+)
+
+KIND = "calls"
+LOSSES_KIND = "calls-losses"
+# One stored call. Version 1 of the blob layout (the store keeps blobs opaque).
+CALL_DTYPE = np.dtype(
+    [
+        ("process", "<u4"),
+        ("call_index", "<u4"),
+        ("duration_ns", "<i8"),
+        ("thread_cpu_ns", "<i8"),
+        ("error", "<i4"),
+    ]
+)
+
+
+def decode_calls(data: bytes) -> npt.NDArray[np.void]:
+    """A stored blob back to its structured array."""
+    return np.frombuffer(data, dtype=CALL_DTYPE)
+
+
+def check_functions(functions: Sequence[str]) -> tuple[str, ...]:
+    """The selection in catalog order; an unknown name raises ValueError listing the catalog."""
+    if not functions:
+        raise ValueError(f"no function selected; known functions: {', '.join(CATALOG)}")
+    return tuple(sorted(set(functions), key=function_id))
+
+
+def _per_function(records: Sequence[CallRecords], functions: Sequence[str]) -> list[RunData]:
+    data = []
+    for name in functions:
+        wanted = function_id(name)
+        parts = []
+        for process, record in enumerate(records):
+            mask = record.function_id == wanted
+            if not mask.any():
+                continue
+            part = np.zeros(int(mask.sum()), dtype=CALL_DTYPE)
+            part["process"] = process
+            part["call_index"] = record.call_index[mask]
+            part["duration_ns"] = record.duration_ns[mask]
+            part["thread_cpu_ns"] = record.thread_cpu_ns[mask]
+            part["error"] = record.error[mask]
+            parts.append(part)
+        if parts:
+            calls = np.concatenate(parts)
+            data.append(RunData(KIND, name, int(calls.size), calls.tobytes()))
+    return data
+
+
+class CallsProbe:
+    """Times the selected catalog functions in every measured run."""
+
+    name = "calls"
+
+    def __init__(self, functions: Sequence[str], *, thread_cpu: bool = False) -> None:
+        self.functions = check_functions(functions)
+        self.thread_cpu = thread_cpu
+        self.directory = Path(tempfile.mkdtemp(prefix="cutaway-calls-"))
+
+    def check(self) -> str:
+        try:
+            library = library_path()
+        except FileNotFoundError as error:
+            raise ProbeError(str(error)) from None
+        what = "thread CPU time too" if self.thread_cpu else "wall time"
+        return f"LD_PRELOAD interposer {library} ({what}) on {', '.join(self.functions)}"
+
+    def overhead(self) -> float | None:
+        return None
+
+    def _clear(self) -> None:
+        for path in self.directory.iterdir():
+            path.unlink()
+
+    def before_run(self, environment: Mapping[str, str]) -> Attachment:
+        self._clear()
+        return Attachment(
+            env=environment_for(
+                self.functions,
+                self.directory,
+                thread_cpu=self.thread_cpu,
+                environment=environment,
+            )
+        )
+
+    def after_run(self) -> list[RunData]:
+        records = [read_call_file(path) for path in call_files(self.directory)]
+        self._clear()
+        data = _per_function(records, self.functions)
+        truncated = sum(r.truncated_bytes for r in records)
+        dropped = sum(r.dropped_records for r in records)
+        losses = {"processes": len(records), "truncated_bytes": truncated, "dropped": dropped}
+        data.append(RunData(LOSSES_KIND, "losses", len(records), json.dumps(losses).encode()))
+        return data
+
+    def close(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)

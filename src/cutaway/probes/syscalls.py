@@ -1,0 +1,155 @@
+"""The ``syscalls`` probe: wall time of every selected system call, by strace.
+
+The calls probe cannot see static binaries nor system calls made without libc's wrappers; this
+backend sees both, at a higher price: strace stops the traced process at the entry and exit of
+each traced call (``--seccomp-bpf`` keeps every other system call free of stops). Each run is
+started as ``strace -f -ff -qq -T -e trace=... -o DIR/trace -- COMMAND``; ``-T`` gives each
+call's duration, ``-ff`` one file per process. The whole-process metrics of such runs include
+strace's own cost, so the report names the backend, and the experiment measures its overhead per
+traced call before the first round (see :func:`measure_overhead`)."""
+
+from __future__ import annotations
+
+import errno
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from cutaway.model import RunData
+from cutaway.probes.base import Attachment, ProbeError
+from cutaway.probes.calls import CALL_DTYPE
+
+KIND = "syscalls"
+# name(args) = result [ERRNO (text)] <seconds>; strace -T puts the duration last.
+_LINE = re.compile(
+    r"^(?P<name>\w+)\(.*\)\s+=\s+(?P<result>\S+)(?:\s+(?P<errno>E[A-Z0-9]+))?.*<(?P<sec>[\d.]+)>$",
+    re.MULTILINE,
+)
+_ERRNO = {name: number for number, name in errno.errorcode.items()}
+_SYSCALL_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def check_syscall_names(names: Sequence[str]) -> tuple[str, ...]:
+    if not names:
+        raise ValueError("no system call selected")
+    for name in names:
+        if not _SYSCALL_NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a system call name")
+    return tuple(dict.fromkeys(names))
+
+
+def parse_trace(text: str, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """One strace -T output of one process -> per system call, its calls in order
+    (call_index, duration_ns, error) as CALL_DTYPE records with process 0."""
+    found: dict[str, list[tuple[int, int]]] = {name: [] for name in names}
+    for match in _LINE.finditer(text):
+        calls = found.get(match["name"])
+        if calls is None:
+            continue
+        error = _ERRNO.get(match["errno"] or "", 0)
+        calls.append((round(float(match["sec"]) * 1e9), error))
+    parsed = {}
+    for name, calls in found.items():
+        if not calls:
+            continue
+        records = np.zeros(len(calls), dtype=CALL_DTYPE)
+        records["call_index"] = np.arange(1, len(calls) + 1)
+        records["duration_ns"] = [duration for duration, _ in calls]
+        records["thread_cpu_ns"] = -1
+        records["error"] = [error for _, error in calls]
+        parsed[name] = records
+    return parsed
+
+
+class SyscallsProbe:
+    """Traces the selected system calls of every measured run with strace."""
+
+    name = "syscalls"
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = check_syscall_names(names)
+        self.directory = Path(tempfile.mkdtemp(prefix="cutaway-syscalls-"))
+        self.strace = shutil.which("strace")
+
+    def check(self) -> str:
+        if self.strace is None:
+            raise ProbeError("the syscalls probe needs strace (apt-get install strace)")
+        probe = subprocess.run(
+            [self.strace, "-qq", "--seccomp-bpf", "-e", "trace=none", "true"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        self.seccomp = probe.returncode == 0
+        how = "with --seccomp-bpf" if self.seccomp else "without --seccomp-bpf (not supported)"
+        return f"strace -f -T {how} on {', '.join(self.names)}"
+
+    def overhead(self) -> float | None:
+        assert self.strace is not None
+        return measure_overhead(self.strace, getattr(self, "seccomp", False))
+
+    def argv_prefix(self) -> tuple[str, ...]:
+        assert self.strace is not None
+        prefix = [
+            self.strace,
+            "-f",
+            "-ff",
+            "-qq",
+            "-T",
+            "-e",
+            f"trace={','.join(self.names)}",
+            "-e",
+            "signal=none",
+            "-o",
+            str(self.directory / "trace"),
+        ]
+        if getattr(self, "seccomp", False):
+            prefix.append("--seccomp-bpf")
+        return (*prefix, "--")
+
+    def before_run(self, environment: Mapping[str, str]) -> Attachment:
+        for path in self.directory.iterdir():
+            path.unlink()
+        return Attachment(argv_prefix=self.argv_prefix())
+
+    def after_run(self) -> list[RunData]:
+        per_name: dict[str, list[np.ndarray]] = {name: [] for name in self.names}
+        traces = sorted(self.directory.glob("trace.*"), key=lambda p: int(p.suffix[1:]))
+        for process, path in enumerate(traces):
+            for name, records in parse_trace(path.read_text(errors="replace"), self.names).items():
+                records["process"] = process
+                per_name[name].append(records)
+            path.unlink()
+        return [
+            RunData(KIND, name, sum(len(p) for p in parts), np.concatenate(parts).tobytes())
+            for name, parts in per_name.items()
+            if parts
+        ]
+
+    def close(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def measure_overhead(strace: str, seccomp: bool, calls: int = 20_000) -> float:
+    """Seconds strace adds per traced system call here: `dd` copying `calls` one-byte blocks
+    (one read and one write each) traced on read,write against untraced, best of three."""
+    command = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", f"count={calls}", "status=none"]
+    traced = [strace, "-f", "-qq", "-e", "trace=read,write", "-o", "/dev/null"]
+    if seccomp:
+        traced.append("--seccomp-bpf")
+
+    def best(argv: list[str]) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            subprocess.run(argv, check=True)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    return max(0.0, (best([*traced, "--", *command]) - best(command)) / (2 * calls))

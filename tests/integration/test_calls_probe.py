@@ -1,0 +1,97 @@
+"""The calls probe end to end: real getent processes, real interposer, the store, the analysis."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from cutaway import api
+from cutaway.probes.calls import decode_calls
+
+CUTAWAY = [sys.executable, "-m", "cutaway"]
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CUTAWAY, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def test_two_lookups_per_process_give_first_and_second_calls(tmp_path: Path) -> None:
+    result = run(
+        "run",
+        "-c",
+        "getent -s files passwd root nobody",
+        "-n",
+        "files",
+        "-c",
+        "getent -s files passwd root",
+        "-n",
+        "one",
+        "--calls",
+        "getpwnam",
+        "--rounds",
+        "4",
+        "--warmup",
+        "1",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "probe calls" in result.stderr
+    data = api.load(db=tmp_path / ".cutaway" / "cutaway.db")
+    stored = data.store.run_data(data.experiment.id, "calls")
+    assert {(s.variant, s.round_index) for s in stored} == {
+        (v, r) for v in ("files", "one") for r in range(4)
+    }  # warmup runs are not returned
+    for item in stored:
+        calls = decode_calls(item.data)
+        assert item.key == "getpwnam"
+        expected = [1, 2] if item.variant == "files" else [1]
+        assert list(calls["call_index"]) == expected
+        assert (calls["duration_ns"] > 0).all() and (calls["error"] == 0).all()
+
+    analysis = api.analyze(db=tmp_path / ".cutaway" / "cutaway.db")
+    by_key = {(c.variant, c.position): c for c in analysis.calls}
+    assert by_key[("files", "1")].n == 4 and by_key[("files", "2")].n == 4
+    assert ("one", "2") not in by_key
+    assert by_key[("files", "all")].n == 8
+    assert [c.metric for c in analysis.call_comparisons] == ["calls.getpwnam.1"]
+    assert analysis.probes and "getpwnam" in analysis.probes[0]
+
+
+def test_unknown_function_is_refused_with_the_catalog(tmp_path: Path) -> None:
+    result = run("run", "-c", "true", "--calls", "getpwnam,getpwnom", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "getpwnom" in result.stderr and "getservbyname" in result.stderr
+    assert not (tmp_path / ".cutaway").exists()
+
+
+def test_probes_table_in_an_experiment_file(tmp_path: Path) -> None:
+    path = tmp_path / "e.toml"
+    path.write_text(
+        textwrap.dedent("""\
+        name = "probe file"
+        rounds = 2
+        warmup_rounds = 0
+        command = "getent -s files services http ssh"
+        [probes]
+        calls = ["getservbyname"]
+        """)
+    )
+    assert run("run", str(path), cwd=tmp_path).returncode == 0
+    data = api.load(db=tmp_path / ".cutaway" / "cutaway.db")
+    assert data.spec.probes.calls == ("getservbyname",)
+    stored = data.store.run_data(data.experiment.id, "calls")
+    assert [list(decode_calls(s.data)["call_index"]) for s in stored] == [[1, 2], [1, 2]]
+
+    path.write_text(path.read_text().replace("getservbyname", "getservbynam"))
+    result = run("run", str(path), cwd=tmp_path)
+    assert result.returncode == 2 and "e.toml:6: probes.calls[0]" in result.stderr

@@ -316,11 +316,14 @@ def test_registry_has_every_format_with_its_extension() -> None:
         "terminal": "txt",
         "json": "json",
         "csv": "csv",
+        "calls-csv": "csv",
         "markdown": "md",
     }
     assert all(fmt.name == name and fmt.description for name, fmt in FORMATS.items())
     fmt = format_for_filename("results/Report.MD")
     assert fmt is not None and fmt.name == "markdown"
+    fmt = format_for_filename("out.csv")  # the summary CSV, not calls-csv, owns ".csv"
+    assert fmt is not None and fmt.name == "csv"
     assert format_for_filename("report") is None
     assert format_for_filename("report.xlsx") is None
 
@@ -339,11 +342,13 @@ def test_every_format_renders_every_analysis(
 def test_json_has_the_documented_keys_in_base_units() -> None:
     analysis = two_variants()
     document = json.loads(render_json(analysis))
-    assert document["format"] == "cutaway-report" and document["version"] == 1
+    assert document["format"] == "cutaway-report" and document["version"] == 2
     assert list(document) == [
         "format", "version", "experiments", "summaries", "comparisons", "cautions",
-        "calibration", "run_counts",
+        "calibration", "run_counts", "probes", "calls", "call_comparisons",
     ]  # fmt: skip
+    # Without the calls probe its keys are still there, empty: readers need not test for them.
+    assert document["probes"] == document["calls"] == document["call_comparisons"] == []
     wall = next(c for c in document["comparisons"] if c["metric"] == "wall")
     assert wall == {
         "metric": "wall",

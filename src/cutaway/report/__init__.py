@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cutaway.model import Analysis
-from cutaway.report.csv_format import render_csv, render_runs_csv
+from cutaway.report.csv_format import render_calls_csv, render_csv, render_runs_csv
 from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
 from cutaway.report.json_format import render_json
 from cutaway.report.markdown import render_markdown
@@ -52,6 +52,12 @@ FORMATS: dict[str, Format] = {
         ),
         Format("csv", "csv", "one row per variant and metric, full precision", render_csv),
         Format(
+            "calls-csv",
+            "csv",
+            "calls probe: one row per variant, function and call position, full precision",
+            render_calls_csv,
+        ),
+        Format(
             "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
         ),
     )
@@ -59,7 +65,9 @@ FORMATS: dict[str, Format] = {
 
 
 def format_for_filename(filename: str) -> Format | None:
-    """The format whose extension ends ``filename`` ("out.md" is markdown), None if none does."""
+    """The format whose extension ends ``filename`` ("out.md" is markdown), None if none does.
+    Where two formats share an extension, the first registered wins: ".csv" is the summary
+    CSV, never calls-csv."""
     _, dot, extension = filename.rpartition(".")
     if not dot:
         return None
@@ -73,6 +81,7 @@ __all__ = [
     "FORMATS",
     "Format",
     "format_for_filename",
+    "render_calls_csv",
     "render_csv",
     "render_json",
     "render_markdown",

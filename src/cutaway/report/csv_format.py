@@ -1,4 +1,5 @@
-"""CSV: the summary report (one row per variant and metric) and the raw runs of `cutaway export`.
+"""CSV: the summary report (one row per variant and metric), the calls probe's report (one row
+per variant, function and call position) and the raw runs of `cutaway export`.
 
 Values are in base units (seconds, bytes, counts) at full precision: every float is written as
 its repr(), which reads back to the very same float. NaN and infinities are written "nan" and
@@ -11,7 +12,8 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 
-from cutaway.model import PROCESS_METRICS, Analysis, Comparison, Run, Summary
+from cutaway.model import PROCESS_METRICS, Analysis, CallSummary, Comparison, Run, Summary
+from cutaway.report.call_tables import ALL_CALLS, CALL_METRIC_PREFIX, CALL_UNIT
 from cutaway.report.units import metric_sort_key, metric_unit
 
 SUMMARY_COLUMNS: tuple[str, ...] = (
@@ -28,6 +30,25 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "max",
     "ci_low",
     "ci_high",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "verdict",
+)
+CALL_COLUMNS: tuple[str, ...] = (
+    "experiment_id",
+    "variant",
+    "function",
+    "position",
+    "unit",
+    "n",
+    "total",
+    "mean",
+    "median",
+    "sd",
+    "min",
+    "max",
+    "p99",
     "ratio",
     "ratio_ci_low",
     "ratio_ci_high",
@@ -72,6 +93,12 @@ def _experiment_id(analysis: Analysis, variant: str) -> int | None:
     return analysis.experiments[0].id if len(analysis.experiments) == 1 else None
 
 
+def _compared(comparison: Comparison | None) -> list[Cell]:
+    if comparison is None:
+        return [None, None, None, None]
+    return [comparison.ratio, comparison.ci_low, comparison.ci_high, comparison.verdict.value]
+
+
 def _summary_row(summary: Summary, analysis: Analysis, comparison: Comparison | None) -> list[Cell]:
     statistics: list[Cell] = [
         summary.total,
@@ -83,14 +110,6 @@ def _summary_row(summary: Summary, analysis: Analysis, comparison: Comparison | 
         summary.ci_low,
         summary.ci_high,
     ]
-    compared: list[Cell] = [None, None, None, None]
-    if comparison is not None:
-        compared = [
-            comparison.ratio,
-            comparison.ci_low,
-            comparison.ci_high,
-            comparison.verdict.value,
-        ]
     head: list[Cell] = [
         _experiment_id(analysis, summary.variant),
         summary.variant,
@@ -98,7 +117,7 @@ def _summary_row(summary: Summary, analysis: Analysis, comparison: Comparison | 
         metric_unit(summary.metric),
         int(summary.n),
     ]
-    return head + statistics + compared
+    return head + statistics + _compared(comparison)
 
 
 def render_csv(analysis: Analysis) -> str:
@@ -110,6 +129,46 @@ def render_csv(analysis: Analysis) -> str:
         for summary in analysis.summaries
     ]
     return _write(SUMMARY_COLUMNS, rows)
+
+
+def _call_row(call: CallSummary, analysis: Analysis, comparison: Comparison | None) -> list[Cell]:
+    return [
+        _experiment_id(analysis, call.variant),
+        call.variant,
+        call.function,
+        call.position,
+        CALL_UNIT,
+        int(call.n),
+        call.total,
+        call.mean,
+        call.median,
+        call.sd,
+        call.min,
+        call.max,
+        call.p99,
+        *_compared(comparison),
+    ]
+
+
+def render_calls_csv(analysis: Analysis) -> str:
+    """The calls probe's CSV: a header row, then one row per CallSummary in the Analysis order
+    (positions "1", "2", "later" and "all"). The ratio columns come from the call comparison of
+    the same variant, function and position: empty for the baseline and for "all", which is
+    not compared. Just the header when the probe did not run."""
+    comparisons = {(c.variant, c.metric): c for c in analysis.call_comparisons}
+    rows = [
+        _call_row(
+            call,
+            analysis,
+            None
+            if call.position == ALL_CALLS
+            else comparisons.get(
+                (call.variant, f"{CALL_METRIC_PREFIX}{call.function}.{call.position}")
+            ),
+        )
+        for call in analysis.calls
+    ]
+    return _write(CALL_COLUMNS, rows)
 
 
 def _metric_columns(runs: Sequence[Run]) -> list[str]:

@@ -5,6 +5,8 @@ adding fields; anything else needs a new version here and in that document.
 
 Version history:
     1 (2026-11-22): first version.
+    2 (2026-11-22): the calls probe: ``probes``, ``calls`` and ``call_comparisons`` (always
+        present, empty lists when the probe did not run).
 """
 
 from __future__ import annotations
@@ -16,15 +18,17 @@ from collections.abc import Mapping
 from cutaway.model import (
     Analysis,
     Calibration,
+    CallSummary,
     Caution,
     Comparison,
     ExperimentInfo,
     Summary,
 )
+from cutaway.report.call_tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -100,6 +104,37 @@ def _comparison(comparison: Comparison) -> dict[str, JsonValue]:
     }
 
 
+def _call(call: CallSummary) -> dict[str, JsonValue]:
+    return {
+        "variant": call.variant,
+        "function": call.function,
+        "position": call.position,
+        "unit": CALL_UNIT,
+        "n": int(call.n),
+        "total": _number(call.total),
+        "mean": _number(call.mean),
+        "median": _number(call.median),
+        "sd": _number(call.sd),
+        "min": _number(call.min),
+        "max": _number(call.max),
+        "p99": _number(call.p99),
+    }
+
+
+def _call_comparison(comparison: Comparison) -> dict[str, JsonValue]:
+    """A comparison with the function and position its metric names ("calls.getpwnam.2"), so
+    that readers need not parse it; both null for a metric that does not parse."""
+    function, position = parse_call_metric(comparison.metric) or (None, None)
+    document = _comparison(comparison)
+    return {
+        "metric": document.pop("metric"),
+        "function": function,
+        "position": position,
+        **document,
+        "unit": CALL_UNIT,
+    }
+
+
 def _caution(caution: Caution) -> dict[str, JsonValue]:
     return {
         "kind": caution.kind,
@@ -134,6 +169,9 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
             variant: {run_status_name(status): int(count) for status, count in counts.items()}
             for variant, counts in analysis.run_counts.items()
         },
+        "probes": list(analysis.probes),
+        "calls": [_call(call) for call in analysis.calls],
+        "call_comparisons": [_call_comparison(c) for c in analysis.call_comparisons],
     }
 
 

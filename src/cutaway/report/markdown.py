@@ -1,5 +1,6 @@
 """The Markdown report, to paste into a pull request: a headline on the primary metric, the
-comparisons, the primary metric per variant, cautions, and the environment folded away.
+comparisons, the primary metric per variant, the calls probe's tables (markdown_calls.py),
+cautions, and the environment folded away.
 
 Plain GitHub-flavoured Markdown: no emoji, no HTML but <details>, tables that read as text too."""
 
@@ -17,8 +18,9 @@ from cutaway.model import (
     ExperimentInfo,
     RunStatus,
     Summary,
-    Verdict,
 )
+from cutaway.report.markdown_calls import call_blocks
+from cutaway.report.markdown_tables import code, table, verdict_cell, verdict_words
 from cutaway.report.units import (
     NOT_AVAILABLE,
     format_change,
@@ -35,43 +37,14 @@ from cutaway.report.units import (
 )
 
 
-def _code(name: str) -> str:
-    """``name`` as an inline code span, fenced so that a backtick inside it cannot end it."""
-    fence = "``" if "`" in name else "`"
-    padding = " " if "`" in name else ""
-    return f"{fence}{padding}{name}{padding}{fence}"
-
-
-def _cell(text: str) -> str:
-    # A pipe ends a table cell even inside a code span; a newline ends the row.
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
-
-
-def _table(header: Sequence[str], alignments: str, rows: Sequence[Sequence[str]]) -> list[str]:
-    """A GitHub table; ``alignments`` has one letter per column: l(eft) or r(ight)."""
-    rule = "|" + "|".join("---:" if align == "r" else ":---" for align in alignments) + "|"
-    return [_row(header), rule, *(_row(row) for row in rows)]
-
-
-def _verdict_words(comparison: Comparison) -> str:
-    words = comparison.verdict.value
-    if comparison.verdict is Verdict.INCONCLUSIVE and comparison.rounds_to_settle is not None:
-        words += f" (≈{comparison.rounds_to_settle} rounds to settle)"
-    return words
-
-
 def _headline(comparison: Comparison) -> str:
     """The sentence on one comparison, e.g. "**wall**: `fast` is 2.31 % faster than `slow`
     [1.90 %, 2.70 %] — improved". The interval is turned the same way as the words: how much
     faster (or slower) at each end."""
-    subject = f"**{comparison.metric}**: {_code(comparison.variant)}"
-    verdict = _verdict_words(comparison)
+    subject = f"**{comparison.metric}**: {code(comparison.variant)}"
+    verdict = verdict_words(comparison)
     if not math.isfinite(comparison.ratio):
-        return f"{subject} against {_code(comparison.baseline)}: {NOT_AVAILABLE} — {verdict}"
+        return f"{subject} against {code(comparison.baseline)}: {NOT_AVAILABLE} — {verdict}"
     seconds = metric_unit(comparison.metric) == "seconds"
     if comparison.ratio >= 1.0:
         word = "slower" if seconds else "higher"
@@ -83,7 +56,7 @@ def _headline(comparison: Comparison) -> str:
     interval = (
         f"[{format_percent(low * 100, signed=False)}, {format_percent(high * 100, signed=False)}]"
     )
-    return f"{subject} is {amount} {word} than {_code(comparison.baseline)} {interval} — {verdict}"
+    return f"{subject} is {amount} {word} than {code(comparison.baseline)} {interval} — {verdict}"
 
 
 def _headlines(analysis: Analysis) -> list[str]:
@@ -92,7 +65,7 @@ def _headlines(analysis: Analysis) -> list[str]:
     if not sentences:
         unit = metric_unit(PRIMARY_METRIC)
         sentences = [
-            f"**{PRIMARY_METRIC}**: {_code(s.variant)} takes "
+            f"**{PRIMARY_METRIC}**: {code(s.variant)} takes "
             f"{format_value(s.mean, unit, fractional=True)} on average over "
             f"{format_quantity(s.n, 'run')} (no other variant to compare with)"
             for s in analysis.summaries
@@ -111,25 +84,21 @@ def _title(experiments: Sequence[ExperimentInfo]) -> str:
     for info in experiments:
         facts = [f"#{info.id}", info.status, format_quantity(info.rounds_completed, "round")]
         if info.label:
-            facts.append(f"label {_code(info.label)}")
-        described.append(f"{_code(info.name)} ({', '.join(facts)})")
+            facts.append(f"label {code(info.label)}")
+        described.append(f"{code(info.name)} ({', '.join(facts)})")
     return "### cutaway: " + " vs ".join(described)
 
 
-_STRONG_VERDICTS = (Verdict.REGRESSED, Verdict.IMPROVED)
-
-
 def _comparison_row(comparison: Comparison, *, name_baseline: bool) -> list[str]:
-    variant = _code(comparison.variant)
+    variant = code(comparison.variant)
     if name_baseline:
-        variant += f" vs {_code(comparison.baseline)}"
-    verdict = _verdict_words(comparison)
+        variant += f" vs {code(comparison.baseline)}"
     return [
         comparison.metric,
         variant,
         format_change(comparison.ratio),
         format_change_interval(comparison.ci_low, comparison.ci_high),
-        f"**{verdict}**" if comparison.verdict in _STRONG_VERDICTS else verdict,
+        verdict_cell(comparison),
     ]
 
 
@@ -141,10 +110,10 @@ def _comparison_section(analysis: Analysis) -> list[str]:
     rows = [_comparison_row(c, name_baseline=len(baselines) > 1) for c in ordered]
     experiments = analysis.experiments
     confidence = f"{format_confidence(experiments[0].confidence)} CI" if experiments else "CI"
-    lines = _table(["metric", "variant", "change", confidence, "verdict"], "llrrl", rows)
+    lines = table(["metric", "variant", "change", confidence, "verdict"], "llrrl", rows)
     note = "Change is variant / baseline - 1 over per-round pairs"
     if len(baselines) == 1:
-        note += f", against {_code(ordered[0].baseline)}"
+        note += f", against {code(ordered[0].baseline)}"
     if experiments:
         margin = format_margin(experiments[0].margin)
         note += f"; *equivalent* means the whole CI lies within {margin}"
@@ -159,7 +128,7 @@ def _primary_summary_section(summaries: Sequence[Summary]) -> list[str]:
     unit = metric_unit(PRIMARY_METRIC)
     rows = [
         [
-            _code(s.variant),
+            code(s.variant),
             str(s.n),
             *(format_value(v, unit, fractional=True) for v in (s.mean, s.median, s.sd)),
             format_value(s.min, unit),
@@ -168,7 +137,7 @@ def _primary_summary_section(summaries: Sequence[Summary]) -> list[str]:
         for s in primary
     ]
     header = ["variant", "n", "mean", "median", "sd", "min", "max"]
-    return [f"**{PRIMARY_METRIC}** per variant:", "", *_table(header, "lrrrrrr", rows)]
+    return [f"**{PRIMARY_METRIC}** per variant:", "", *table(header, "lrrrrrr", rows)]
 
 
 def _failed_runs_line(run_counts: Mapping[str, Mapping[str, int]]) -> list[str]:
@@ -181,7 +150,7 @@ def _failed_runs_line(run_counts: Mapping[str, Mapping[str, int]]) -> list[str]:
             if count and run_status_name(status) != RunStatus.OK.value
         ]
         if failures:
-            described.append(f"{_code(variant)} {', '.join(failures)}")
+            described.append(f"{code(variant)} {', '.join(failures)}")
     return [f"**Runs that did not succeed**: {'; '.join(described)}"] if described else []
 
 
@@ -203,7 +172,7 @@ def _environment_section(
     if calibration is not None:
         overhead = (
             f"{format_seconds(calibration.median_wall_seconds)} per run (median of "
-            f"{calibration.n} runs of {_code(calibration.command)})"
+            f"{calibration.n} runs of {code(calibration.command)})"
         )
         rows.append(["harness overhead", overhead])
     if not rows:
@@ -212,7 +181,7 @@ def _environment_section(
         "<details>",
         "<summary>Environment</summary>",
         "",
-        *_table(["key", "value"], "ll", rows),
+        *table(["key", "value"], "ll", rows),
         "",
         "</details>",
     ]
@@ -226,13 +195,21 @@ def _environment_value(value: object) -> str:
     return str(value)
 
 
+def _probes_block(probes: Sequence[str]) -> list[str]:
+    lines = [f"**Measured by**: {probe}" for probe in probes]
+    # Consecutive lines would run into one paragraph: a list keeps two probes apart.
+    return lines if len(lines) <= 1 else [f"- {line}" for line in lines]
+
+
 def render_markdown(analysis: Analysis) -> str:
     """The Markdown report: blocks separated by blank lines, ending with a newline."""
     blocks = [
         [_title(analysis.experiments)],
+        _probes_block(analysis.probes),
         _headlines(analysis),
         _comparison_section(analysis),
         _primary_summary_section(analysis.summaries),
+        *call_blocks(analysis),
         _failed_runs_line(analysis.run_counts),
         _caution_section(analysis.cautions),
         _environment_section(analysis.experiments, analysis.calibration),

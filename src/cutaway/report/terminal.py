@@ -1,6 +1,6 @@
 """The terminal report: a header per experiment, a table per metric with the columns of seed 000
-(n, total, average, median, sd, min, max), one table of comparisons against the baseline, runs
-that did not succeed, and cautions.
+(n, total, average, median, sd, min, max), one table of comparisons against the baseline, the
+calls probe's tables (terminal_calls.py), runs that did not succeed, and cautions.
 
 Wall time comes first and is drawn heavier than the other metrics: it is what the user asked
 about; the rest explains it. Every piece of user text (variant names, messages, environment
@@ -12,7 +12,7 @@ import io
 from collections.abc import Mapping, Sequence
 
 from rich import box
-from rich.console import Console, RenderableType
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -26,8 +26,11 @@ from cutaway.model import (
     ExperimentInfo,
     RunStatus,
     Summary,
-    Verdict,
 )
+from cutaway.report.call_tables import probe_lines
+from cutaway.report.terminal_calls import call_sections
+from cutaway.report.terminal_cells import VERDICT_STYLES as VERDICT_STYLES
+from cutaway.report.terminal_cells import Section, verdict_text
 from cutaway.report.units import (
     format_change,
     format_change_interval,
@@ -41,12 +44,6 @@ from cutaway.report.units import (
     run_status_name,
 )
 
-VERDICT_STYLES: Mapping[Verdict, str] = {
-    Verdict.REGRESSED: "bold red",
-    Verdict.IMPROVED: "bold green",
-    Verdict.EQUIVALENT: "dim",
-    Verdict.INCONCLUSIVE: "yellow",
-}
 _STATUS_ORDER = [status.value for status in RunStatus]
 
 
@@ -78,20 +75,21 @@ def render_terminal(analysis: Analysis, *, color: bool, width: int = 100) -> str
     return "".join(line.rstrip(" ") + "\n" for line in output.splitlines())
 
 
-Section = list[RenderableType]  # printed together; sections are separated by a blank line
-
-
 def _sections(analysis: Analysis, width: int) -> list[Section]:
     sections: list[Section] = [_experiment_header(info, width) for info in analysis.experiments]
+    # Calibration and probes belong to the whole report, not to one experiment: under the last
+    # header, or on their own without any.
+    trailer: Section = [Text(line) for line in probe_lines(analysis.probes)]
     if analysis.calibration is not None:
-        calibration = _calibration_line(analysis.calibration)
-        if sections:
-            sections[-1].append(calibration)
-        else:
-            sections.append([calibration])
+        trailer.append(_calibration_line(analysis.calibration))
+    if trailer and sections:
+        sections[-1].extend(trailer)
+    elif trailer:
+        sections.append(trailer)
     sections.extend(_summary_sections(analysis.summaries))
     if analysis.comparisons:
         sections.append(_comparison_section(analysis.comparisons, analysis.experiments))
+    sections.extend(call_sections(analysis))
     counts_table = _run_counts_table(analysis.run_counts)
     if counts_table is not None:
         title = Text("runs that did not succeed", style="bold yellow")
@@ -246,19 +244,11 @@ def _comparison_section(
             Text(variant),
             format_change(comparison.ratio),
             format_change_interval(comparison.ci_low, comparison.ci_high),
-            _verdict_text(comparison),
+            verdict_text(comparison),
             # A rule under the wall rows keeps the primary metric apart from the others.
             end_section=primary and following is not None and following != PRIMARY_METRIC,
         )
     return [title, table, Text(HOLM_NOTE, style="dim")]
-
-
-def _verdict_text(comparison: Comparison) -> Text:
-    text = Text(comparison.verdict.value, style=VERDICT_STYLES[comparison.verdict])
-    if comparison.verdict is Verdict.INCONCLUSIVE and comparison.rounds_to_settle is not None:
-        # On a line of its own: the cell stays narrow, and a wrap never splits the estimate.
-        text.append(f"\n≈{comparison.rounds_to_settle} rounds to settle")
-    return text
 
 
 def _run_counts_table(run_counts: Mapping[str, Mapping[str, int]]) -> Table | None:

@@ -7,7 +7,9 @@ for an in-place or editable build):
 - native/cw_forkserver.c into the executable cw_forkserver, where
   cutaway.runner.forkserver.executable_path() looks for it;
 - native/cw_calls.c into the LD_PRELOAD library libcwcalls.so, where
-  cutaway.probes.calls_format.library_path() looks for it."""
+  cutaway.probes.calls_format.library_path() looks for it;
+- native/cw_calls_calibrate.c into cw_calls_calibrate, which the calls probe runs to measure
+  its own overhead per timed call."""
 
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ LIBRARY_HEADERS = ["native/cw_calls_format.h"]
 # Hidden by default: the library exports only the libc names it interposes (marked in the
 # source), so that nothing else in it can capture a program's symbols.
 LIBRARY_FLAGS = [*FLAGS, "-fPIC", "-fvisibility=hidden"]
-NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY)
+CALIBRATOR = "cw_calls_calibrate"  # must match CALIBRATOR_NAME in src/cutaway/probes/calls.py
+CALIBRATOR_SOURCES = ["native/cw_calls_calibrate.c"]
+NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, CALIBRATOR)
 
 
 class BinaryDistribution(Distribution):
@@ -47,6 +51,7 @@ class BuildExtWithForkServer(build_ext):
         compiler = self._native_compiler()
         self._compile_executable(compiler, self._built_path(EXECUTABLE))
         self._compile_library(compiler, self._built_path(LIBRARY))
+        self._compile_calibrator(compiler, self._built_path(CALIBRATOR))
         if self.inplace:
             # As setuptools does for extensions: build in build_lib, then copy into the source
             # package (editable installs and `setup.py build_ext --inplace` import from there).
@@ -85,6 +90,14 @@ class BuildExtWithForkServer(build_ext):
         except LinkError:
             print("cutaway: no static libc (glibc-static); linking the fork server dynamically")
             compiler.link_executable(objects, EXECUTABLE, directory)
+
+    def _compile_calibrator(self, compiler: Any, output: str) -> None:
+        # Dynamic: it must call close() through libc, where the interposer can time it.
+        objects = compiler.compile(
+            CALIBRATOR_SOURCES, output_dir=self.build_temp, extra_preargs=FLAGS
+        )
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        compiler.link_executable(objects, CALIBRATOR, os.path.dirname(output))
 
     def _compile_library(self, compiler: Any, output: str) -> None:
         objects = compiler.compile(

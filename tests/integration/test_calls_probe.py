@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from cutaway import api
-from cutaway.probes.calls import decode_calls
+from cutaway.probes.calls import CallsProbe, decode_calls
 
 CUTAWAY = [sys.executable, "-m", "cutaway"]
 
@@ -65,6 +65,7 @@ def test_two_lookups_per_process_give_first_and_second_calls(tmp_path: Path) -> 
     assert by_key[("files", "all")].n == 8
     assert [c.metric for c in analysis.call_comparisons] == ["calls.getpwnam.1"]
     assert analysis.probes and "getpwnam" in analysis.probes[0]
+    assert "ns per recorded call" in analysis.probes[0]  # the probe measured itself
 
 
 def test_unknown_function_is_refused_with_the_catalog(tmp_path: Path) -> None:
@@ -95,3 +96,13 @@ def test_probes_table_in_an_experiment_file(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("getservbyname", "getservbynam"))
     result = run("run", str(path), cwd=tmp_path)
     assert result.returncode == 2 and "e.toml:6: probes.calls[0]" in result.stderr
+
+
+def test_the_probe_measures_its_own_overhead() -> None:
+    probe = CallsProbe(["getpwnam"])
+    try:
+        overhead = probe.overhead()
+    finally:
+        probe.close()
+    # A timed call costs two clock reads and a record: more than nothing, far less than 100 µs.
+    assert overhead is not None and 0 < overhead < 100e-6

@@ -9,7 +9,9 @@ calls of the function (1 = the first call), its duration, its thread CPU time an
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +32,8 @@ from cutaway.probes.calls_format import (
 )
 
 KIND = "calls"
+CALIBRATOR_NAME = "cw_calls_calibrate"  # built by setup.py next to the library
+CALIBRATION_CALLS = 200_000
 LOSSES_KIND = "calls-losses"
 # One stored call. Version 1 of the blob layout (the store keeps blobs opaque).
 CALL_DTYPE = np.dtype(
@@ -77,6 +81,22 @@ def _per_function(records: Sequence[CallRecords], functions: Sequence[str]) -> l
     return data
 
 
+def _nanoseconds_per_call(calibrator: Path, environment: Mapping[str, str]) -> float:
+    result = subprocess.run(
+        [str(calibrator), str(CALIBRATION_CALLS)],
+        env=dict(environment),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return float(result.stdout)
+
+
+def _without_preload() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
 class CallsProbe:
     """Times the selected catalog functions in every measured run."""
 
@@ -96,7 +116,19 @@ class CallsProbe:
         return f"LD_PRELOAD interposer {library} ({what}) on {', '.join(self.functions)}"
 
     def overhead(self) -> float | None:
-        return None
+        """Seconds the interposer adds per timed call here: close(-1) in a loop, timed by the
+        library against not preloaded at all (fastest of 7 batches each, see
+        native/cw_calls_calibrate.c)."""
+        calibrator = Path(library_path()).parent / CALIBRATOR_NAME
+        if not calibrator.is_file():
+            return None
+        with tempfile.TemporaryDirectory(prefix="cutaway-calibrate-") as directory:
+            timed = environment_for(
+                ["close"], directory, thread_cpu=self.thread_cpu, environment={}
+            )
+            with_probe = _nanoseconds_per_call(calibrator, {**os.environ, **timed})
+        without = _nanoseconds_per_call(calibrator, _without_preload())
+        return max(0.0, with_probe - without) / 1e9
 
     def _clear(self) -> None:
         for path in self.directory.iterdir():

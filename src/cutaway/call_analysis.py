@@ -8,6 +8,7 @@ ratio over rounds. One variant's call comparisons form one Holm family."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import numpy as np
@@ -16,11 +17,12 @@ import numpy.typing as npt
 from cutaway.model import (
     CALL_POSITIONS,
     CallSummary,
+    Caution,
     Comparison,
     Spec,
     Verdict,
 )
-from cutaway.probes.calls import KIND, decode_calls
+from cutaway.probes.calls import KIND, LOSSES_KIND, decode_calls
 from cutaway.stats import classify, describe, holm_adjust, paired_ratio, rounds_to_settle
 from cutaway.store import Store
 
@@ -70,6 +72,24 @@ def call_summaries(
             )
         )
     return summaries
+
+
+def losses_caution(store: Store, experiment_id: int) -> Caution | None:
+    """Say so when call records were lost: a process killed mid-record leaves a partial record
+    (truncated bytes), and a record that could not be written is counted as dropped."""
+    truncated = dropped = 0
+    for item in store.run_data(experiment_id, LOSSES_KIND):
+        losses = json.loads(item.data)
+        truncated += int(losses.get("truncated_bytes", 0))
+        dropped += int(losses.get("dropped", 0))
+    if not truncated and not dropped:
+        return None
+    return Caution(
+        "calls-lost",
+        f"the calls probe lost records: {dropped} calls could not be "
+        f"recorded and {truncated} bytes were cut off mid-record (a process killed "
+        f"while writing); the tables count only whole records",
+    )
 
 
 def _paired_means(

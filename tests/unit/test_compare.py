@@ -78,3 +78,30 @@ def test_run_counts_leave_out_warmup(stored: tuple[Store, int]) -> None:
     analysis = analyze(store, experiment_id, resamples=500)
     assert analysis.run_counts == {"a": {"ok": ROUNDS}, "b": {"ok": ROUNDS}}
     assert analysis.experiments[0].rounds_completed == ROUNDS
+
+
+def test_lost_call_records_are_said(tmp_path: Path) -> None:
+    import json
+
+    from cutaway.model import ProbeSpec, RunData
+
+    spec = Spec(
+        name="t",
+        variants=(Variant("a", ("x",)),),
+        baseline="a",
+        rounds=1,
+        warmup_rounds=0,
+        probes=ProbeSpec(calls=("getpwnam",)),
+    )
+    store = Store(tmp_path / "db")
+    experiment_id = store.create_experiment(spec, {}, None, "test")
+    losses = {"processes": 2, "truncated_bytes": 40, "dropped": 1}
+    store.add_run(
+        experiment_id,
+        Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 0.1}, 0.0),
+        [RunData("calls-losses", "losses", 2, json.dumps(losses).encode())],
+    )
+    cautions = [
+        c for c in analyze(store, experiment_id, resamples=100).cautions if c.kind == "calls-lost"
+    ]
+    assert len(cautions) == 1 and "40 bytes" in cautions[0].message

@@ -137,23 +137,26 @@ class ExperimentRunner:
         self.store.set_calibration(self.experiment_id, calibration)
         self.emit(events.CalibrationDone(calibration))
 
+    def attach(self, variant: Variant) -> Attachment:
+        """Every probe's attachment to the variant's next run, combined in probe order."""
+        env: dict[str, str] = {}
+        prefix: tuple[str, ...] = ()
+        base = run_environment(variant)
+        for probe in self.probes:
+            attachment = probe.before_run({**base, **env})
+            env.update(attachment.env)
+            prefix += attachment.argv_prefix
+        return Attachment(env, prefix)
+
     def run_one(self, variant: Variant, round_index: int, position: int, planned: int) -> None:
         self.emit(events.RunStarted(variant.name, round_index, position))
         prepared = self.hook(variant, "prepare")
         if prepared is not None and not prepared.ok:
             raise RunnerError(_hook_failure(variant, prepared))
         started_at = time.time()
-        extra_env: dict[str, str] = {}
-        prefix: tuple[str, ...] = ()
-        base_env = run_environment(variant)
-        for probe in self.probes:
-            attachment = probe.before_run({**base_env, **extra_env})
-            extra_env.update(attachment.env)
-            prefix += attachment.argv_prefix
+        attachment = self.attach(variant)
         try:
-            measured = self.executor.measure(
-                variant, self.spec.timeout_seconds, Attachment(extra_env, prefix)
-            )
+            measured = self.executor.measure(variant, self.spec.timeout_seconds, attachment)
         finally:
             data = [item for probe in self.probes for item in probe.after_run()]
             with _shielded():

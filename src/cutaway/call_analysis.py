@@ -74,22 +74,33 @@ def call_summaries(
     return summaries
 
 
-def losses_caution(store: Store, experiment_id: int) -> Caution | None:
-    """Say so when call records were lost: a process killed mid-record leaves a partial record
-    (truncated bytes), and a record that could not be written is counted as dropped."""
-    truncated = dropped = 0
+def losses_cautions(store: Store, experiment_id: int) -> list[Caution]:
+    """Say so when call records were lost (a process killed mid-record leaves a partial record,
+    a record that could not be written is counted as dropped), and when runs had no process
+    the interposer could enter at all: the loader ignores LD_PRELOAD for setuid and setgid
+    programs, and static binaries have no libc calls to interpose."""
+    truncated = dropped = unseen = 0
     for item in store.run_data(experiment_id, LOSSES_KIND):
         losses = json.loads(item.data)
         truncated += int(losses.get("truncated_bytes", 0))
         dropped += int(losses.get("dropped", 0))
-    if not truncated and not dropped:
-        return None
-    return Caution(
-        "calls-lost",
-        f"the calls probe lost records: {dropped} calls could not be "
-        f"recorded and {truncated} bytes were cut off mid-record (a process killed "
-        f"while writing); the tables count only whole records",
-    )
+        unseen += int(losses.get("processes", 0)) == 0
+    cautions = []
+    if truncated or dropped:
+        message = (
+            f"the calls probe lost records: {dropped} calls could not be recorded and "
+            f"{truncated} bytes were cut off mid-record (a process killed while writing); "
+            "the tables count only whole records"
+        )
+        cautions.append(Caution("calls-lost", message))
+    if unseen:
+        message = (
+            f"in {unseen} runs the calls probe entered no process: setuid/setgid programs "
+            "ignore LD_PRELOAD and static ones have no libc calls to time; the syscalls probe "
+            "(strace) sees both"
+        )
+        cautions.append(Caution("calls-unseen", message))
+    return cautions
 
 
 def _paired_means(

@@ -16,7 +16,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from cutaway.call_analysis import call_comparisons, call_summaries, load_calls, losses_caution
+from cutaway.call_analysis import call_comparisons, call_summaries, load_calls, losses_cautions
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.model import (
@@ -190,9 +190,8 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
     calls = load_calls(store, experiment_id) if spec.probes.calls else {}
-    lost = losses_caution(store, experiment_id) if spec.probes.calls else None
-    if lost is not None:
-        cautions.append(lost)
+    if spec.probes.calls:
+        cautions += losses_cautions(store, experiment_id)
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),

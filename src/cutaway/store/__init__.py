@@ -1,10 +1,10 @@
 """The SQLite store: experiments, their runs and measurements, and loaders for analysis."""
 
-from cutaway.store.db import (
+from cutaway.store.db import Store
+from cutaway.store.records import (
     ExperimentRow,
     MetricTable,
     ProbeInfo,
-    Store,
     StoredExperiment,
     StoredRunData,
 )

@@ -8,20 +8,26 @@ wait for it instead of failing with "database is locked".
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from cutaway.model import Calibration, Run, RunData, RunStatus, Spec
+from cutaway.store.records import (
+    ExperimentRow,
+    MetricTable,
+    ProbeInfo,
+    StoredExperiment,
+    StoredRunData,
+    dumps,
+    loads,
+)
 from cutaway.store.schema import StoreError, open_database
 
 EXPERIMENT_STATUSES = ("running", "complete", "incomplete")
@@ -30,71 +36,6 @@ FINISHED_STATUSES = ("complete", "incomplete")
 _RUN_COLUMNS = (
     "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message"
 )
-
-
-@dataclass(frozen=True)
-class ProbeInfo:
-    """A probe of a stored experiment: what measured, and what it cost per event."""
-
-    name: str
-    description: str
-    overhead_seconds: float | None
-
-
-@dataclass(frozen=True)
-class StoredRunData:
-    """One stored RunData, with the run it belongs to."""
-
-    variant: str
-    round_index: int
-    key: str
-    count: int
-    data: bytes
-
-
-@dataclass(frozen=True)
-class StoredExperiment:
-    """One experiment as stored, with the spec it was run from."""
-
-    id: int
-    name: str
-    status: str  # "running", "complete" or "incomplete"
-    created_at: float  # Unix time
-    finished_at: float | None
-    label: str | None
-    spec: Spec
-    environment: dict[str, Any]  # fingerprint at start
-    environment_end: dict[str, Any] | None
-    cutaway_version: str
-    calibration: Calibration | None
-
-
-@dataclass(frozen=True)
-class ExperimentRow:
-    """One line of `cutaway list`. ``n_runs`` counts every stored run, warmup and failed ones
-    included."""
-
-    id: int
-    name: str
-    status: str
-    created_at: float
-    label: str | None
-    n_variants: int
-    n_runs: int
-
-
-@dataclass(frozen=True, eq=False)  # eq would compare arrays element-wise, which is ambiguous
-class MetricTable:
-    """One metric of one experiment as a rounds x variants matrix, for paired analysis.
-
-    ``rounds`` are the counted rounds (``round_index >= 0``) in which at least one variant has
-    a run, ascending. ``values[i, j]`` is the metric of variant ``variants[j]`` in ``rounds[i]``,
-    NaN when that run is missing, did not end "ok", or has no such metric. A round is a complete
-    pair of two variants when both their columns are finite."""
-
-    rounds: npt.NDArray[np.int64]
-    variants: tuple[str, ...]  # in spec order
-    values: npt.NDArray[np.float64]  # shape (len(rounds), len(variants))
 
 
 class Store:
@@ -129,9 +70,9 @@ class Store:
         cutaway_version: str,
     ) -> int:
         """Store a new experiment, status "running", with its variants; return its id."""
-        spec_json = _dumps(spec.to_dict(), "the spec")
-        environment_json = _dumps(environment, "the environment")
-        variant_jsons = [_dumps(v.to_dict(), f"variant {v.name!r}") for v in spec.variants]
+        spec_json = dumps(spec.to_dict(), "the spec")
+        environment_json = dumps(environment, "the environment")
+        variant_jsons = [dumps(v.to_dict(), f"variant {v.name!r}") for v in spec.variants]
         with self._write(f"create experiment {spec.name!r}") as connection:
             cursor = connection.execute(
                 "INSERT INTO experiments (name, status, created_at, label, spec_json, spec_text,"
@@ -223,7 +164,7 @@ class Store:
     ) -> None:
         """Mark an experiment "complete" or "incomplete" now, with the fingerprint at its end."""
         _check_status(status, FINISHED_STATUSES)
-        end_json = None if environment_end is None else _dumps(environment_end, "the environment")
+        end_json = None if environment_end is None else dumps(environment_end, "the environment")
         with self._write(f"finish experiment {experiment_id}") as connection:
             cursor = connection.execute(
                 "UPDATE experiments SET status = ?, finished_at = ?, environment_end_json = ?"
@@ -269,9 +210,9 @@ class Store:
             created_at=row[3],
             finished_at=row[4],
             label=row[5],
-            spec=Spec.from_dict(_loads(row[6]), source_text=row[7]),
-            environment=_loads(row[8]),
-            environment_end=None if row[9] is None else _loads(row[9]),
+            spec=Spec.from_dict(loads(row[6]), source_text=row[7]),
+            environment=loads(row[8]),
+            environment_end=None if row[9] is None else loads(row[9]),
             cutaway_version=row[10],
             calibration=calibration,
         )
@@ -501,27 +442,6 @@ def _run_from_row(row: tuple[Any, ...], metrics: Mapping[str, float]) -> Run:
 def _check_status(status: str, allowed: tuple[str, ...]) -> None:
     if status not in allowed:
         raise ValueError(f"experiment status {status!r} is not one of {', '.join(allowed)}")
-
-
-def _dumps(value: object, what: str) -> str:
-    try:
-        return json.dumps(value, sort_keys=True, default=_plain_mapping)
-    except (TypeError, ValueError) as exc:
-        raise StoreError(f"cannot store {what}: it is not JSON-serialisable ({exc})") from exc
-
-
-def _plain_mapping(value: object) -> dict[str, object]:
-    """Let json write read-only mappings (MappingProxyType), as the value objects hold."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
-
-
-def _loads(text: str) -> dict[str, Any]:
-    value = json.loads(text)
-    if not isinstance(value, dict):
-        raise StoreError(f"stored JSON is not an object: {text[:80]!r}")
-    return value
 
 
 def _last_row_id(cursor: sqlite3.Cursor) -> int:

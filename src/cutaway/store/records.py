@@ -1,0 +1,101 @@
+"""What the store hands out: stored experiments, listings, per-metric tables, probe data; and
+the JSON helpers for the columns that hold mappings. Value objects only, no database access."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from cutaway.model import Calibration, Spec
+from cutaway.store.schema import StoreError
+
+
+@dataclass(frozen=True)
+class ProbeInfo:
+    """A probe of a stored experiment: what measured, and what it cost per event."""
+
+    name: str
+    description: str
+    overhead_seconds: float | None
+
+
+@dataclass(frozen=True)
+class StoredRunData:
+    """One stored RunData, with the run it belongs to."""
+
+    variant: str
+    round_index: int
+    key: str
+    count: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class StoredExperiment:
+    """One experiment as stored, with the spec it was run from."""
+
+    id: int
+    name: str
+    status: str  # "running", "complete" or "incomplete"
+    created_at: float  # Unix time
+    finished_at: float | None
+    label: str | None
+    spec: Spec
+    environment: dict[str, Any]  # fingerprint at start
+    environment_end: dict[str, Any] | None
+    cutaway_version: str
+    calibration: Calibration | None
+
+
+@dataclass(frozen=True)
+class ExperimentRow:
+    """One line of `cutaway list`. ``n_runs`` counts every stored run, warmup and failed ones
+    included."""
+
+    id: int
+    name: str
+    status: str
+    created_at: float
+    label: str | None
+    n_variants: int
+    n_runs: int
+
+
+@dataclass(frozen=True, eq=False)  # eq would compare arrays element-wise, which is ambiguous
+class MetricTable:
+    """One metric of one experiment as a rounds x variants matrix, for paired analysis.
+
+    ``rounds`` are the counted rounds (``round_index >= 0``) in which at least one variant has
+    a run, ascending. ``values[i, j]`` is the metric of variant ``variants[j]`` in ``rounds[i]``,
+    NaN when that run is missing, did not end "ok", or has no such metric. A round is a complete
+    pair of two variants when both their columns are finite."""
+
+    rounds: npt.NDArray[np.int64]
+    variants: tuple[str, ...]  # in spec order
+    values: npt.NDArray[np.float64]  # shape (len(rounds), len(variants))
+
+
+def dumps(value: object, what: str) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, default=plain_mapping)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"cannot store {what}: it is not JSON-serialisable ({exc})") from exc
+
+
+def plain_mapping(value: object) -> dict[str, object]:
+    """Let json write read-only mappings (MappingProxyType), as the value objects hold."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def loads(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise StoreError(f"stored JSON is not an object: {text[:80]!r}")
+    return value

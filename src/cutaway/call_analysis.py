@@ -23,6 +23,7 @@ from cutaway.model import (
     Verdict,
 )
 from cutaway.probes.calls import KIND, LOSSES_KIND, decode_calls
+from cutaway.probes.syscalls import KIND as SYSCALLS_KIND
 from cutaway.stats import classify, describe, holm_adjust, paired_ratio, rounds_to_settle
 from cutaway.store import Store
 
@@ -33,18 +34,32 @@ def _position_masks(call_index: npt.NDArray[np.uint32]) -> dict[str, npt.NDArray
     return {"1": call_index == 1, "2": call_index == 2, "later": call_index > 2}
 
 
+def syscall_label(name: str) -> str:
+    """How a system call timed by strace is named in reports, apart from the libc function of
+    the same name that the calls probe times."""
+    return f"{name} (syscall)"
+
+
+def timed_functions(spec: Spec) -> list[str]:
+    """Every function the experiment's probes time, in report order: libc calls, then syscalls."""
+    return [*spec.probes.calls, *(syscall_label(name) for name in spec.probes.syscalls)]
+
+
 def load_calls(
     store: Store, experiment_id: int
 ) -> dict[tuple[str, str, str], dict[int, Durations]]:
-    """(variant, function, position) -> round -> durations in seconds, with position "all" too."""
+    """(variant, function, position) -> round -> durations in seconds, with position "all" too,
+    from both probes that record calls (the interposer's and strace's)."""
     loaded: dict[tuple[str, str, str], dict[int, Durations]] = defaultdict(dict)
-    for item in store.run_data(experiment_id, KIND):
-        calls = decode_calls(item.data)
-        seconds = calls["duration_ns"].astype(np.float64) / 1e9
-        loaded[(item.variant, item.key, "all")][item.round_index] = seconds
-        for position, mask in _position_masks(calls["call_index"]).items():
-            if mask.any():
-                loaded[(item.variant, item.key, position)][item.round_index] = seconds[mask]
+    for kind, label in ((KIND, str), (SYSCALLS_KIND, syscall_label)):
+        for item in store.run_data(experiment_id, kind):
+            calls = decode_calls(item.data)
+            seconds = calls["duration_ns"].astype(np.float64) / 1e9
+            function = label(item.key)
+            loaded[(item.variant, function, "all")][item.round_index] = seconds
+            for position, mask in _position_masks(calls["call_index"]).items():
+                if mask.any():
+                    loaded[(item.variant, function, position)][item.round_index] = seconds[mask]
     return loaded
 
 
@@ -53,12 +68,13 @@ def call_summaries(
 ) -> list[CallSummary]:
     """One summary per variant, function and position (and "all"), in spec and catalog order."""
     summaries = []
+    functions = timed_functions(spec)
     order = {name: i for i, name in enumerate(v.name for v in spec.variants)}
     positions = {p: i for i, p in enumerate((*CALL_POSITIONS, "all"))}
     for variant, function, position in sorted(
         loaded,
         key=lambda k: (
-            spec.probes.calls.index(k[1]) if k[1] in spec.probes.calls else 99,
+            functions.index(k[1]) if k[1] in functions else 99,
             order.get(k[0], 99),
             positions[k[2]],
         ),
@@ -121,7 +137,7 @@ def call_comparisons(
     alpha = 1 - spec.confidence
     for variant in (v.name for v in spec.variants if v.name != spec.baseline):
         rows = []
-        for function in spec.probes.calls:
+        for function in timed_functions(spec):
             for position in CALL_POSITIONS:
                 base = loaded.get((spec.baseline, function, position))
                 other = loaded.get((variant, function, position))

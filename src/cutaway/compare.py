@@ -189,7 +189,7 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
     rounds_completed = int(np.isfinite(wall.values).all(axis=1).sum()) if len(names) else 0
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
-    calls = load_calls(store, experiment_id) if spec.probes.calls else {}
+    calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
     if spec.probes.calls:
         cautions += losses_cautions(store, experiment_id)
     return Analysis(

@@ -106,3 +106,25 @@ def test_the_probe_measures_its_own_overhead() -> None:
         probe.close()
     # A timed call costs two clock reads and a record: more than nothing, far less than 100 µs.
     assert overhead is not None and 0 < overhead < 100e-6
+
+
+def test_syscalls_probe_reports_each_system_call_by_position(tmp_path: Path) -> None:
+    result = run(
+        "run",
+        "-c",
+        "cat /etc/hostname /etc/hostname",
+        "--syscalls",
+        "openat,fsync",
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    analysis = api.analyze(db=tmp_path / ".cutaway" / "cutaway.db")
+    functions = {c.function for c in analysis.calls}
+    assert functions == {"openat (syscall)"}  # cat never calls fsync: no empty rows
+    later = [c for c in analysis.calls if c.position == "later"]
+    assert later and later[0].n >= 2 * 2  # both files, every round, after the loader's opens
+    assert "strace" in analysis.probes[0] and "ns per recorded call" in analysis.probes[0]

@@ -88,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="time every call of these system calls "
         "with strace, e.g. fsync,openat (the syscalls probe)",
     )
+    run.add_argument(
+        "--no-probes",
+        action="store_true",
+        help="ignore the file's [probes]: whole-process metrics without any probe's cost",
+    )
     _add_output_options(run)
 
     report = commands.add_parser("report", help="report a stored experiment")
@@ -132,6 +137,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--baseline": args.baseline,
             "--calls": args.calls,
             "--syscalls": args.syscalls,
+            "--no-probes": args.no_probes or None,
         },
     )
 

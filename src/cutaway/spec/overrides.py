@@ -39,6 +39,10 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
                 )
             changes["baseline"] = value
             continue
+        if option == "--no-probes":
+            if value:
+                changes["probes"] = ProbeSpec()
+            continue
         if option in ("--calls", "--syscalls"):
             probes = changes.get("probes", spec.probes)
             assert isinstance(probes, ProbeSpec)

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from cutaway import api
+from cutaway.model import ProbeSpec
 from cutaway.probes.calls import CallsProbe, decode_calls
+from cutaway.runner.runner import RunnerError, run_experiment
+from cutaway.spec import quick_spec
+from cutaway.store import Store
 
 CUTAWAY = [sys.executable, "-m", "cutaway"]
 
@@ -128,3 +135,20 @@ def test_syscalls_probe_reports_each_system_call_by_position(tmp_path: Path) -> 
     later = [c for c in analysis.calls if c.position == "later"]
     assert later and later[0].n >= 2 * 2  # both files, every round, after the loader's opens
     assert "strace" in analysis.probes[0] and "ns per recorded call" in analysis.probes[0]
+
+
+def test_a_probe_that_cannot_work_stops_the_experiment_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing() -> str:
+        raise FileNotFoundError("cutaway's call interposer is missing at /nowhere")
+
+    monkeypatch.setattr("cutaway.probes.calls.library_path", missing)
+    marker = tmp_path / "ran"
+    spec = quick_spec([f"touch {marker}"], rounds=1)
+    spec = dataclasses.replace(spec, probes=ProbeSpec(calls=("getpwnam",)))
+    store = Store(tmp_path / "db")
+    with pytest.raises(RunnerError, match=r"probe cannot run here: .*missing"):
+        run_experiment(spec, store, environment={})
+    assert not marker.exists()
+    assert store.list_experiments() == []

@@ -233,20 +233,14 @@ def run_experiment(
 
     Ctrl-C or SIGTERM stops the running command; every cleanup runs, the experiment is marked
     incomplete and the Outcome says "interrupted". A failing setup or prepare hook raises
-    RunnerError after the same cleaning up."""
+    RunnerError after the same cleaning up. A probe that cannot work here raises RunnerError
+    before anything is stored or run."""
+    probes, described = _checked_probes(spec)
     if resume_id is None:
         experiment_id = store.create_experiment(spec, environment, label, __version__)
     else:
         experiment_id = resume_id
         store.set_status(experiment_id, "running")
-    probes = build_probes(spec.probes)
-    try:
-        described = [probe.check() for probe in probes]
-    except ProbeError as error:
-        for probe in probes:
-            probe.close()
-        store.finish_experiment(experiment_id, "incomplete", capture_end())
-        raise RunnerError(f"probe cannot run here: {error}") from None
     executor = executor or ProcessExecutor()
     runner = ExperimentRunner(spec, store, experiment_id, executor, listeners, probes)
     resumed = len(runner.done)
@@ -279,6 +273,19 @@ def run_experiment(
         store.finish_experiment(experiment_id, status, capture_end())
         runner.emit(events.ExperimentFinished(experiment_id, status, reason))
     return Outcome(experiment_id, status, reason)
+
+
+def _checked_probes(spec: Spec) -> tuple[list[Probe], list[str]]:
+    """The spec's probes, each checked (its backend described), or RunnerError saying why one
+    cannot work here; nothing is left behind either way."""
+    probes: list[Probe] = []
+    try:
+        probes = build_probes(spec.probes)
+        return probes, [probe.check() for probe in probes]
+    except (ProbeError, OSError) as error:
+        for probe in probes:
+            probe.close()
+        raise RunnerError(f"probe cannot run here: {error}") from None
 
 
 def _hook_failure(variant: Variant, result: HookResult) -> str:

@@ -20,12 +20,12 @@ from cutaway.model import (
     Caution,
     Comparison,
     Spec,
-    Verdict,
 )
 from cutaway.probes.calls import KIND, LOSSES_KIND, decode_calls
 from cutaway.probes.syscalls import KIND as SYSCALLS_KIND
-from cutaway.stats import classify, describe, holm_adjust, paired_ratio, rounds_to_settle
+from cutaway.stats import describe, paired_ratio
 from cutaway.store import Store
+from cutaway.verdicts import Row, judge
 
 Durations = npt.NDArray[np.float64]
 
@@ -134,9 +134,8 @@ def call_comparisons(
 ) -> list[Comparison]:
     """Each variant against the baseline, per function and position, Holm-adjusted per variant."""
     comparisons: list[Comparison] = []
-    alpha = 1 - spec.confidence
     for variant in (v.name for v in spec.variants if v.name != spec.baseline):
-        rows = []
+        rows: list[Row] = []
         for function in timed_functions(spec):
             for position in CALL_POSITIONS:
                 base = loaded.get((spec.baseline, function, position))
@@ -148,30 +147,7 @@ def call_comparisons(
                     a, b, confidence=spec.confidence, resamples=resamples, seed=spec.seed
                 )
                 if estimate is not None:
-                    rows.append((f"calls.{function}.{position}", len(a), estimate))
-        adjusted: list[float] = (
-            [float(p) for p in holm_adjust([e.p_value for _, _, e in rows])] if rows else []
-        )
-        for (metric, n, e), p_value in zip(rows, adjusted, strict=True):
-            verdict = Verdict(classify(e.ci_low, e.ci_high, float(p_value), spec.margin, alpha))
-            settle = None
-            if verdict is Verdict.INCONCLUSIVE:
-                settle = rounds_to_settle(
-                    e.log_sd, e.n, e.log_estimate, spec.margin, spec.confidence
-                )
-            comparisons.append(
-                Comparison(
-                    metric,
-                    spec.baseline,
-                    variant,
-                    n,
-                    e.ratio,
-                    e.ci_low,
-                    e.ci_high,
-                    float(p_value),
-                    verdict,
-                    e.method,
-                    settle,
-                )
-            )
+                    metric = f"calls.{function}.{position}"
+                    rows.append(Row(metric, spec.baseline, variant, len(a), estimate))
+        comparisons += judge(rows, spec.margin, spec.confidence, primary=None)
     return comparisons

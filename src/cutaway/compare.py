@@ -10,8 +10,6 @@ samples, and the report lists how their environments differ."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,25 +18,20 @@ from cutaway.call_analysis import call_comparisons, call_summaries, load_calls, 
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.model import (
-    PRIMARY_METRIC,
     PROCESS_METRICS,
     Analysis,
     Caution,
     Comparison,
     ExperimentInfo,
     Summary,
-    Verdict,
 )
 from cutaway.stats import (
-    RatioEstimate,
-    classify,
     describe,
-    holm_adjust,
     paired_ratio,
-    rounds_to_settle,
 )
 from cutaway.stats.unpaired import unpaired_ratio
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
+from cutaway.verdicts import Row, judge
 
 RESAMPLES = 10_000
 
@@ -70,77 +63,6 @@ def summarize(variant: str, metric: str, values: NDArray[np.float64], confidence
     )
 
 
-class _Estimate(Protocol):
-    """What paired and unpaired estimates have in common."""
-
-    @property
-    def ratio(self) -> float: ...
-    @property
-    def ci_low(self) -> float: ...
-    @property
-    def ci_high(self) -> float: ...
-    @property
-    def p_value(self) -> float: ...
-    @property
-    def method(self) -> str: ...
-
-
-@dataclass(frozen=True)
-class _Row:
-    metric: str
-    baseline: str
-    variant: str
-    n_pairs: int
-    estimate: _Estimate
-
-
-def _adjusted_p_values(rows: list[_Row]) -> list[float]:
-    """The primary metric (wall time) is the pre-declared question and is tested at full
-    alpha; the secondary metrics form one family adjusted with Holm's step-down method
-    (Holm 1979), so reading ten more metrics does not manufacture a verdict. This is the
-    primary/secondary-endpoint design of confirmatory trials; it keeps the headline verdict's
-    power while every secondary verdict still has family-wise error control."""
-    secondary = [i for i, row in enumerate(rows) if row.metric != PRIMARY_METRIC]
-    adjusted = [row.estimate.p_value for row in rows]
-    if secondary:
-        for i, p_value in zip(
-            secondary, holm_adjust([adjusted[i] for i in secondary]), strict=True
-        ):
-            adjusted[i] = float(p_value)
-    return adjusted
-
-
-def _verdicts(rows: list[_Row], margin: float, confidence: float) -> list[Comparison]:
-    """Adjust one family of estimates (one variant's metrics) and classify each."""
-    if not rows:
-        return []
-    adjusted = _adjusted_p_values(rows)
-    alpha = 1 - confidence
-    comparisons = []
-    for row, p_adjusted in zip(rows, adjusted, strict=True):
-        e = row.estimate
-        verdict = Verdict(classify(e.ci_low, e.ci_high, float(p_adjusted), margin, alpha))
-        settle = None
-        if verdict is Verdict.INCONCLUSIVE and isinstance(e, RatioEstimate):
-            settle = rounds_to_settle(e.log_sd, e.n, e.log_estimate, margin, confidence)
-        comparisons.append(
-            Comparison(
-                metric=row.metric,
-                baseline=row.baseline,
-                variant=row.variant,
-                n_pairs=row.n_pairs,
-                ratio=e.ratio,
-                ci_low=e.ci_low,
-                ci_high=e.ci_high,
-                p_value=float(p_adjusted),
-                verdict=verdict,
-                method=e.method,
-                rounds_to_settle=settle,
-            )
-        )
-    return comparisons
-
-
 def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> Analysis:
     """Analyse one stored experiment."""
     stored = store.experiment(experiment_id)
@@ -164,7 +86,7 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
     for name in names:
         if name == spec.baseline:
             continue
-        rows: list[_Row] = []
+        rows: list[Row] = []
         for metric, table in tables.items():
             if name not in table.variants or spec.baseline not in table.variants:
                 continue
@@ -179,8 +101,8 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
                 seed=spec.seed,
             )
             if estimate is not None:
-                rows.append(_Row(metric, spec.baseline, name, int(pairs.sum()), estimate))
-        comparisons += _verdicts(rows, spec.margin, spec.confidence)
+                rows.append(Row(metric, spec.baseline, name, int(pairs.sum()), estimate))
+        comparisons += judge(rows, spec.margin, spec.confidence)
     runs = store.runs(experiment_id, include_warmup=False)
     counts: dict[str, Counter[str]] = {name: Counter() for name in names}
     for run in runs:
@@ -240,7 +162,7 @@ def compare_experiments(
     summaries = _tagged_summaries(first, second, tag_a, tag_b, shared)
     comparisons: list[Comparison] = []
     for name in shared:
-        rows: list[_Row] = []
+        rows: list[Row] = []
         for metric in PROCESS_METRICS:
             values_a = _variant_values(store, a.id, metric.name, name)
             values_b = _variant_values(store, b.id, metric.name, name)
@@ -249,10 +171,8 @@ def compare_experiments(
             )
             if estimate is not None:
                 n = min(estimate.n_first, estimate.n_second)
-                rows.append(
-                    _Row(metric.name, f"{name} ({tag_a})", f"{name} ({tag_b})", n, estimate)
-                )
-        comparisons += _verdicts(rows, a.margin, a.confidence)
+                rows.append(Row(metric.name, f"{name} ({tag_a})", f"{name} ({tag_b})", n, estimate))
+        comparisons += judge(rows, a.margin, a.confidence)
     return Analysis(
         experiments=(a, b),
         summaries=tuple(summaries),

@@ -30,7 +30,7 @@ from cutaway.model import (
 from cutaway.report.call_tables import probe_lines
 from cutaway.report.terminal_calls import call_sections
 from cutaway.report.terminal_cells import VERDICT_STYLES as VERDICT_STYLES
-from cutaway.report.terminal_cells import Section, verdict_text
+from cutaway.report.terminal_cells import Section, comparison_table, verdict_text
 from cutaway.report.units import (
     format_change,
     format_change_interval,
@@ -218,21 +218,9 @@ def _comparison_section(
     comparisons: Sequence[Comparison], experiments: Sequence[ExperimentInfo]
 ) -> Section:
     ordered = sorted(comparisons, key=lambda comparison: metric_sort_key(comparison.metric))
-    baselines = {comparison.baseline for comparison in ordered}
-    one_baseline = len(baselines) == 1
-    title = Text("change against baseline", style="bold")
-    if one_baseline:
-        title.append(f" {next(iter(baselines))}", style="bold cyan")
-    confidence = "CI"
-    if experiments:
-        confidence = f"{format_confidence(experiments[0].confidence)} CI"
-        title.append(f" (equivalent: within {format_margin(experiments[0].margin)})")
-    table = Table(box=box.HEAVY_HEAD, header_style="bold")
-    table.add_column("metric", no_wrap=True)
-    table.add_column("variant" if one_baseline else "variant vs baseline", overflow="fold")
-    table.add_column("change", justify="right", no_wrap=True)
-    table.add_column(confidence, justify="right", no_wrap=True)
-    table.add_column("verdict")
+    title, table, one_baseline = comparison_table(
+        Text("change against baseline", style="bold"), "metric", ordered, experiments
+    )
     for index, comparison in enumerate(ordered):
         primary = comparison.metric == PRIMARY_METRIC
         following = ordered[index + 1].metric if index + 1 < len(ordered) else None

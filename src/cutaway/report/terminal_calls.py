@@ -27,13 +27,11 @@ from cutaway.report.call_tables import (
     position_groups,
     position_label,
 )
-from cutaway.report.terminal_cells import Section, verdict_text
+from cutaway.report.terminal_cells import Section, comparison_table, verdict_text
 from cutaway.report.units import (
     format_change,
     format_change_interval,
-    format_confidence,
     format_count,
-    format_margin,
     format_seconds,
 )
 
@@ -138,21 +136,12 @@ def _comparison_section(
 ) -> Section:
     """One function's comparisons: a table per function keeps the table narrow enough for the
     verdict's "≈N rounds to settle" and a long variant name on one line each."""
-    baselines = {comparison.baseline for comparison in comparisons}
-    one_baseline = len(baselines) == 1
-    title = Text.assemble((function, "bold"), (" calls: change against baseline", "bold"))
-    if one_baseline:
-        title.append(f" {next(iter(baselines))}", style="bold cyan")
-    confidence = "CI"
-    if experiments:
-        confidence = f"{format_confidence(experiments[0].confidence)} CI"
-        title.append(f" (equivalent: within {format_margin(experiments[0].margin)})")
-    table = Table(box=box.HEAVY_HEAD, header_style="bold")
-    table.add_column("calls", no_wrap=True)
-    table.add_column("variant" if one_baseline else "variant vs baseline", overflow="fold")
-    table.add_column("change", justify="right", no_wrap=True)
-    table.add_column(confidence, justify="right", no_wrap=True)
-    table.add_column("verdict")
+    title, table, one_baseline = comparison_table(
+        Text.assemble((function, "bold"), (" calls: change against baseline", "bold")),
+        "calls",
+        comparisons,
+        experiments,
+    )
     for comparison in comparisons:
         variant = comparison.variant
         if not one_baseline:

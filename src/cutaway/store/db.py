@@ -299,14 +299,26 @@ class Store:
         """Every counted, successful run's data of one kind, in round order."""
         with self._read(f"load {kind} data of experiment {experiment_id}") as connection:
             self._require_experiment(connection, experiment_id)
-            rows = connection.execute(
-                "SELECT r.variant, r.round_index, d.key, d.count, d.data FROM run_data d"
+            # Order the keys first and fetch each blob by its primary key: ordering rows that
+            # carry the blobs would copy every blob through SQLite's sorter (seconds for a run
+            # with ten million calls).
+            keys = connection.execute(
+                "SELECT d.run_id, r.variant, r.round_index, d.key, d.count FROM run_data d"
                 " JOIN runs r ON r.id = d.run_id WHERE r.experiment_id = ? AND d.kind = ?"
                 " AND r.round_index >= 0 AND r.status = 'ok'"
                 " ORDER BY r.round_index, r.order_in_round, d.key",
                 (experiment_id, kind),
             ).fetchall()
-        return [StoredRunData(str(v), int(r), str(k), int(c), bytes(d)) for v, r, k, c, d in rows]
+            found = []
+            for run_id, variant, round_index, key, count in keys:
+                (data,) = connection.execute(
+                    "SELECT data FROM run_data WHERE run_id = ? AND kind = ? AND key = ?",
+                    (run_id, kind, key),
+                ).fetchone()
+                found.append(
+                    StoredRunData(str(variant), int(round_index), str(key), int(count), bytes(data))
+                )
+        return found
 
     def metric_names(self, experiment_id: int) -> tuple[str, ...]:
         """The names of every metric stored for any run of the experiment, sorted."""

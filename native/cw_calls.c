@@ -565,6 +565,13 @@ static inline void cw_end(const struct cw_call *call, int failed, int error) {
  * for no stack frame. */
 #define CW_TIMED(type, name) static __attribute__((noinline)) type cw_timed_##name
 
+/* The exported symbol: one well-predicted branch to the real function when not selected. */
+#define CW_DISPATCH(type, name, id, params, args)                                               \
+    CW_EXPORT type name params {                                                                \
+        if (CW_LIKELY(!cw_selected[id])) return cw_real.name args;                              \
+        return cw_timed_##name args;                                                            \
+    }
+
 /* -1 and errno: syscalls (errno is always set on failure). */
 #define CW_HOOK_MINUS_ONE(name, id, params, args)                                               \
     CW_TIMED(int, name) params {                                                                \
@@ -574,10 +581,7 @@ static inline void cw_end(const struct cw_call *call, int failed, int error) {
         cw_end(&call, result == -1, result == -1 ? errno : 0);                                  \
         return result;                                                                          \
     }                                                                                           \
-    CW_EXPORT int name params {                                                                 \
-        if (CW_LIKELY(!cw_selected[id])) return cw_real.name args;                              \
-        return cw_timed_##name args;                                                            \
-    }
+    CW_DISPATCH(int, name, id, params, args)
 
 /* A failure that may leave errno alone (NULL from getpwnam: not found; -1 from getgrouplist:
  * too many groups): errno is cleared first, and put back if the function did not set it. */
@@ -593,10 +597,7 @@ static inline void cw_end(const struct cw_call *call, int failed, int error) {
         cw_end(&call, failed, error);                                                           \
         return result;                                                                          \
     }                                                                                           \
-    CW_EXPORT type name params {                                                                \
-        if (CW_LIKELY(!cw_selected[id])) return cw_real.name args;                              \
-        return cw_timed_##name args;                                                            \
-    }
+    CW_DISPATCH(type, name, id, params, args)
 
 /* A returned status: non-zero is the failure and its error number (or EAI_* code). */
 #define CW_HOOK_STATUS(name, id, params, args)                                                  \
@@ -607,10 +608,7 @@ static inline void cw_end(const struct cw_call *call, int failed, int error) {
         cw_end(&call, result != 0, result);                                                     \
         return result;                                                                          \
     }                                                                                           \
-    CW_EXPORT int name params {                                                                 \
-        if (CW_LIKELY(!cw_selected[id])) return cw_real.name args;                              \
-        return cw_timed_##name args;                                                            \
-    }
+    CW_DISPATCH(int, name, id, params, args)
 
 /* open and openat take a mode only with O_CREAT or O_TMPFILE (va_arg otherwise reads junk);
  * the timed part gets it as a plain argument. */

@@ -3,6 +3,8 @@ probe means adding its module and a line here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from cutaway.model import ProbeSpec
 from cutaway.probes.base import Probe
 from cutaway.probes.calls import CallsProbe
@@ -10,10 +12,19 @@ from cutaway.probes.syscalls import SyscallsProbe
 
 
 def build_probes(spec: ProbeSpec) -> list[Probe]:
-    """Every probe the spec selects, not yet checked."""
-    probes: list[Probe] = []
+    """Every probe the spec selects, not yet checked. If one cannot be built, those built
+    before it are closed (their temporary directories removed) and the error propagates."""
+    makers: list[Callable[[], Probe]] = []
     if spec.calls:
-        probes.append(CallsProbe(spec.calls, thread_cpu=spec.calls_thread_cpu))
+        makers.append(lambda: CallsProbe(spec.calls, thread_cpu=spec.calls_thread_cpu))
     if spec.syscalls:
-        probes.append(SyscallsProbe(spec.syscalls))
+        makers.append(lambda: SyscallsProbe(spec.syscalls))
+    probes: list[Probe] = []
+    try:
+        for make in makers:
+            probes.append(make())
+    except BaseException:
+        for probe in probes:
+            probe.close()
+        raise
     return probes

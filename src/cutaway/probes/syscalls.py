@@ -76,6 +76,7 @@ class SyscallsProbe:
         self.names = check_syscall_names(names)
         self.directory = Path(tempfile.mkdtemp(prefix="cutaway-syscalls-"))
         self.strace = shutil.which("strace")
+        self.seccomp = False  # whether this strace can use --seccomp-bpf: check() finds out
 
     def check(self) -> str:
         if self.strace is None:
@@ -92,7 +93,7 @@ class SyscallsProbe:
 
     def overhead(self) -> float | None:
         assert self.strace is not None
-        return measure_overhead(self.strace, getattr(self, "seccomp", False))
+        return measure_overhead(self.strace, self.seccomp)
 
     def argv_prefix(self) -> tuple[str, ...]:
         assert self.strace is not None
@@ -109,7 +110,7 @@ class SyscallsProbe:
             "-o",
             str(self.directory / "trace"),
         ]
-        if getattr(self, "seccomp", False):
+        if self.seccomp:
             prefix.append("--seccomp-bpf")
         return (*prefix, "--")
 

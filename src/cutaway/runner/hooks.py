@@ -57,11 +57,9 @@ def run_hook(variant: Variant, hook: str) -> HookResult | None:
             exit_code = process.wait()
         except BaseException:
             # Interrupted while a prepare/conclude ran: let it finish, it may be restoring state.
-            exit_code = process.wait()
+            process.wait()
             raise
-        finally:
-            output.seek(0, 2)
-            size = output.tell()
-            output.seek(max(0, size - OUTPUT_TAIL_BYTES))
-            text = output.read().decode(errors="replace").strip()
+        output.seek(0, 2)
+        output.seek(max(0, output.tell() - OUTPUT_TAIL_BYTES))
+        text = output.read().decode(errors="replace").strip()
     return HookResult(hook, command, exit_code, text)

@@ -278,13 +278,19 @@ def run_experiment(
 def _checked_probes(spec: Spec) -> tuple[list[Probe], list[str]]:
     """The spec's probes, each checked (its backend described), or RunnerError saying why one
     cannot work here; nothing is left behind either way."""
-    probes: list[Probe] = []
+    probes = _built_probes(spec)
     try:
-        probes = build_probes(spec.probes)
         return probes, [probe.check() for probe in probes]
     except (ProbeError, OSError) as error:
         for probe in probes:
             probe.close()
+        raise RunnerError(f"probe cannot run here: {error}") from None
+
+
+def _built_probes(spec: Spec) -> list[Probe]:
+    try:
+        return build_probes(spec.probes)
+    except OSError as error:
         raise RunnerError(f"probe cannot run here: {error}") from None
 
 

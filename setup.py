@@ -31,7 +31,7 @@ LIBRARY_HEADERS = ["native/cw_calls_format.h"]
 # Hidden by default: the library exports only the libc names it interposes (marked in the
 # source), so that nothing else in it can capture a program's symbols.
 LIBRARY_FLAGS = [*FLAGS, "-fPIC", "-fvisibility=hidden"]
-CALIBRATOR = "cw_calls_calibrate"  # must match CALIBRATOR_NAME in src/cutaway/probes/calls.py
+CALIBRATOR = "cw_calls_calibrate"  # must match CALIBRATOR_NAME in src/cutaway/probes/calls_format.py
 CALIBRATOR_SOURCES = ["native/cw_calls_calibrate.c"]
 NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, CALIBRATOR)
 

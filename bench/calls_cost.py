@@ -25,8 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cutaway.probes.calls import CALIBRATOR_NAME
-from cutaway.probes.calls_format import environment_for, library_path
+from cutaway.probes.calls_format import CALIBRATOR_NAME, environment_for, library_path
 
 
 def nanoseconds(argv: list[str], env: dict[str, str]) -> float:

@@ -4,7 +4,8 @@
  * cw_calls_format.h; reader: src/cutaway/probes/calls_format.py).
  *
  * Usage: LD_PRELOAD=/path/to/libcwcalls.so CUTAWAY_CALLS=getpwnam,fsync
- *        CUTAWAY_CALLS_DIR=/absolute/dir [CUTAWAY_CALLS_THREAD_CPU=1] program ...
+ *        CUTAWAY_CALLS_DIR=/absolute/dir [CUTAWAY_CALLS_THREAD_CPU=1]
+ *        [CUTAWAY_CALLS_TSC_HZ=2995200000] program ...
  * (cutaway.probes.calls_format.environment_for() builds these variables.)
  *
  * Contract:
@@ -17,10 +18,13 @@
  *   inherited, so the library loads again).
  * - The file is written through a MAP_SHARED mapping: every record is in the page cache as
  *   soon as its call returns, so _exit, exec, a crash or SIGKILL lose nothing that finished.
- * - The hook path takes no lock and allocates nothing: two relaxed atomic increments (the
- *   call's positions), two CLOCK_MONOTONIC reads (vDSO), plain stores into the thread's chunk
- *   of the file. A thread maps a new chunk (a few syscalls, after the call's clock reads) at
- *   its first record, then after 64, 1024, and every 16384 records.
+ * - The hook path takes no lock and allocates nothing: two increments (the call's positions:
+ *   relaxed atomics once the process has threads; before that, single instructions that a
+ *   signal handler cannot split), two clock reads (RDTSC when CUTAWAY_CALLS_TSC_HZ gives the
+ *   counter's rate, else CLOCK_MONOTONIC from the vDSO), and a 32-byte store into the thread's
+ *   chunk of the file. The file is created with its first chunk mapped; a thread maps a new
+ *   chunk (a few syscalls, after the call's clock reads) after 128, 2048 and every 32768
+ *   records, and at its first record when the first chunk is taken.
  * - errno as the caller sees it is what libc left; the library's own work never changes it.
  * - Async-signal safety: a hook called from a signal handler that interrupted this thread's
  *   record write is counted in the header's dropped_records instead of being written.
@@ -60,17 +64,30 @@
 
 #include "cw_calls_format.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define CW_HAVE_TSC 1
+#else
+#define CW_HAVE_TSC 0
+#endif
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
+#include <sys/single_threaded.h>
+#define CW_HAVE_SINGLE_THREADED 1
+#else
+#define CW_HAVE_SINGLE_THREADED 0
+#endif
+
 #define CW_EXPORT __attribute__((visibility("default")))
 #define CW_TLS __thread __attribute__((tls_model("initial-exec")))
 #define CW_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CW_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* A thread's chunks grow: most processes and threads time a few calls, and each page of a
- * chunk costs a page of page cache up front (chunks are fallocated and prefaulted). */
-#define CW_FIRST_CHUNK_BYTES 4096u
-#define CW_SECOND_CHUNK_BYTES (64u * 1024u)
-#define CW_CHUNK_BYTES (1024u * 1024u)
-#define CW_SCAN_BYTES (16u * 1024u) /* read size when looking for the last record at exit */
+ * chunk costs a page of memory up front (chunks are fallocated and prefaulted). Counted in
+ * records: a chunk is a whole number of them whatever their size. */
+#define CW_FIRST_CHUNK_RECORDS 128u
+#define CW_SECOND_CHUNK_RECORDS 2048u
+#define CW_CHUNK_RECORDS 32768u
 
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18
@@ -98,18 +115,23 @@ enum cw_state {
 /* Per process: reset in a fork child by cw_start_process. */
 struct cw_process {
     uint64_t next_offset;                             /* atomic: first unclaimed file byte */
-    uint64_t overall_count;                           /* atomic: timed calls so far */
-    uint64_t call_counts[CW_CALLS_CATALOG_SIZE + 1];  /* atomic, by function id */
-    struct cw_calls_header *header;                   /* mapped: dropped_records */
+    uint64_t overall_count;                           /* see cw_count: timed calls so far */
+    uint64_t call_counts[CW_CALLS_CATALOG_SIZE + 1];  /* see cw_count, by function id */
+    struct cw_calls_header *header;                   /* mapped with the first chunk */
+    size_t header_map_bytes;                          /* the header page(s) and first chunk */
+    char *first_chunk;                                /* atomic: NULL once a thread took it */
     uint32_t generation;                              /* + 1 in each fork child that records */
     char path[PATH_MAX];
 };
 
 /* Per thread: the chunk being filled. Zero in a new thread. */
 struct cw_thread {
-    struct cw_calls_record *cursor; /* next free record of the chunk */
-    struct cw_calls_record *end;
-    void *map_base; /* the chunk's mapping, unmapped when the next is claimed or at thread exit */
+    char *cursor; /* next free record of the chunk (records are cw_record_bytes long) */
+    char *end;
+    char *chunk;           /* the chunk's first record */
+    uint64_t chunk_offset; /* and its offset in the file */
+    void *map_base; /* the chunk's own mapping (NULL for the first chunk, which is mapped with
+                       the header), unmapped when the next is claimed or at thread exit */
     size_t map_bytes;
     int32_t tid;     /* gettid(), cached at the thread's first record */
     uint16_t depth;  /* timed calls in progress in this thread */
@@ -125,7 +147,7 @@ struct cw_call {
     uint32_t generation; /* cw_process.generation at the start */
     uint64_t call_index;
     uint64_t overall_index;
-    int64_t start_ns;
+    int64_t start; /* record clock */
     int64_t cpu_start_ns; /* -1: thread CPU time not measured */
 };
 
@@ -134,6 +156,9 @@ static unsigned char cw_selected[CW_CALLS_CATALOG_SIZE + 1];
 static uint64_t cw_selected_mask;
 static uint32_t cw_header_flags;
 static int cw_thread_cpu;
+static size_t cw_record_bytes = sizeof(struct cw_calls_record);
+static int cw_use_tsc;            /* the record clock is the TSC (CUTAWAY_CALLS_TSC_HZ) */
+static uint64_t cw_tsc_hz;
 static char cw_directory[PATH_MAX];
 static size_t cw_page_bytes = 4096;
 static pthread_key_t cw_thread_key;
@@ -161,6 +186,31 @@ static int64_t cw_clock_ns(clockid_t clock) {
     struct timespec ts;
     clock_gettime(clock, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The record clock. RDTSC is not ordered against the instructions around it: an instant may
+ * be off by the depth of the pipeline (tens of cycles, ~10 ns), which a fence would fix at
+ * about the cost of a second read; CLOCK_MONOTONIC's vDSO read costs twice as much here. */
+static inline int64_t cw_ticks(void) {
+#if CW_HAVE_TSC
+    if (CW_LIKELY(cw_use_tsc)) return (int64_t)__rdtsc();
+#endif
+    return cw_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* ++*counter for the hook path. Once the process has more than one thread, a relaxed atomic
+ * increment. Before, no other thread can race; only a signal handler's hook can interrupt
+ * this one, and a single x86 instruction (xadd without lock: ~1 cycle instead of ~20) cannot
+ * be split by a signal. Elsewhere the atomic is used throughout. */
+static inline uint64_t cw_count(uint64_t *counter) {
+#if CW_HAVE_SINGLE_THREADED && defined(__x86_64__)
+    if (CW_LIKELY(__libc_single_threaded)) {
+        uint64_t value = 1;
+        __asm__ volatile("xaddq %0, %1" : "+r"(value), "+m"(*counter));
+        return value + 1;
+    }
+#endif
+    return __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED);
 }
 
 /* ---- the real functions: stubs until the constructor resolves them ---- */
@@ -380,22 +430,38 @@ static int cw_reserve(int fd, uint64_t offset, uint64_t bytes) {
     return pwrite(fd, &zero, 1, (off_t)(offset + bytes - 1)) == 1 ? 0 : -1;
 }
 
-/* Map a new chunk of the file for this thread and return its first record, or NULL (the
- * caller drops the record; the next call tries again). Opens the file by path each time:
- * holding a descriptor would expose it to programs that close every descriptor. */
-__attribute__((noinline, cold)) static struct cw_calls_record *cw_claim_chunk(
-    struct cw_thread *self) {
+/* Start filling the chunk at `base` (file offset `offset`, `records` long). */
+static char *cw_use_chunk(struct cw_thread *self, char *base, uint64_t offset, uint32_t records) {
+    self->chunk = base;
+    self->chunk_offset = offset;
+    self->cursor = base + cw_record_bytes;
+    self->end = base + (size_t)records * cw_record_bytes;
+    self->chunks++;
+    if (!self->key_set && cw_thread_key_ok)
+        self->key_set = pthread_setspecific(cw_thread_key, self) == 0;
+    return base;
+}
+
+/* A new chunk of the file for this thread: returns its first record, or NULL (the caller
+ * drops the record; the next call tries again). The first thread to ask gets the chunk mapped
+ * with the header; the others map one: opening the file by path each time, since holding a
+ * descriptor would expose it to programs that close every descriptor. */
+__attribute__((noinline, cold)) static char *cw_claim_chunk(struct cw_thread *self) {
     if (self->tid == 0) self->tid = (int32_t)syscall(SYS_gettid);
     if (self->map_base != NULL) munmap(self->map_base, self->map_bytes);
     self->map_base = NULL;
-    self->cursor = self->end = NULL;
+    self->cursor = self->end = self->chunk = NULL;
+    char *first = __atomic_exchange_n(&cw_process.first_chunk, NULL, __ATOMIC_ACQ_REL);
+    if (first != NULL)
+        return cw_use_chunk(self, first, CW_CALLS_HEADER_BYTES, CW_FIRST_CHUNK_RECORDS);
     int fd = cw_sys_open(cw_process.path, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) return NULL;
-    uint64_t bytes = self->chunks == 0   ? CW_FIRST_CHUNK_BYTES
-                     : self->chunks == 1 ? CW_SECOND_CHUNK_BYTES
-                                         : CW_CHUNK_BYTES;
+    uint32_t records = self->chunks == 0   ? CW_FIRST_CHUNK_RECORDS
+                       : self->chunks == 1 ? CW_SECOND_CHUNK_RECORDS
+                                           : CW_CHUNK_RECORDS;
+    uint64_t bytes = (uint64_t)records * cw_record_bytes;
     uint64_t offset = __atomic_fetch_add(&cw_process.next_offset, bytes, __ATOMIC_RELAXED);
-    uint64_t map_offset = offset & ~(uint64_t)(cw_page_bytes - 1); /* pages > 4 KiB */
+    uint64_t map_offset = offset & ~(uint64_t)(cw_page_bytes - 1);
     size_t map_bytes = (size_t)(offset + bytes - map_offset);
     void *base = MAP_FAILED;
     if (cw_reserve(fd, offset, bytes) == 0)
@@ -403,16 +469,11 @@ __attribute__((noinline, cold)) static struct cw_calls_record *cw_claim_chunk(
     cw_sys_close(fd);
     if (base == MAP_FAILED) return NULL;
     /* Fault the whole chunk in now, in one go (Linux >= 5.14; older kernels fault page by
-     * page): a page fault per 64 records costs more than the rest of the hook on a VM. */
+     * page): a page fault per 128 records costs more than the rest of the hook on a VM. */
     madvise(base, map_bytes, MADV_POPULATE_WRITE);
     self->map_base = base;
     self->map_bytes = map_bytes;
-    self->cursor = (struct cw_calls_record *)(void *)((char *)base + (offset - map_offset));
-    self->end = self->cursor + bytes / sizeof(struct cw_calls_record);
-    self->chunks++;
-    if (!self->key_set && cw_thread_key_ok)
-        self->key_set = pthread_setspecific(cw_thread_key, self) == 0;
-    return self->cursor++;
+    return cw_use_chunk(self, (char *)base + (offset - map_offset), offset, records);
 }
 
 /* pthread key destructor: unmap the exiting thread's chunk (a server that starts a thread per
@@ -421,20 +482,19 @@ static void cw_thread_exit(void *value) {
     struct cw_thread *self = value;
     if (self->map_base != NULL) munmap(self->map_base, self->map_bytes);
     self->map_base = NULL;
-    self->cursor = self->end = NULL;
+    self->cursor = self->end = self->chunk = NULL;
     self->key_set = 0; /* the value is gone: a later record in this thread sets it again */
 }
 
-/* Write the file's header at offset 0. Returns 0 or -1. */
-static int cw_write_header(int fd, int32_t pid, uint32_t sequence) {
-    static char page[CW_CALLS_HEADER_BYTES]; /* only the constructor and a fork child get here */
-    memset(page, 0, sizeof page);
-    size_t room = sizeof page - sizeof(struct cw_calls_header) - 1;
+/* Fill the file's header page, mapped at `page` (zero: a new file). */
+static void cw_write_header(char *page, int32_t pid, uint32_t sequence) {
+    size_t room = CW_CALLS_HEADER_BYTES - sizeof(struct cw_calls_header) - 1;
     ssize_t exe_bytes = readlink("/proc/self/exe", page + sizeof(struct cw_calls_header), room);
+    int64_t created_ns = cw_clock_ns(CLOCK_MONOTONIC);
     struct cw_calls_header header = {
         .magic = CW_CALLS_MAGIC,
         .version = CW_CALLS_VERSION,
-        .record_bytes = sizeof(struct cw_calls_record),
+        .record_bytes = (uint16_t)cw_record_bytes,
         .header_bytes = CW_CALLS_HEADER_BYTES,
         .catalog_size = CW_CALLS_CATALOG_SIZE,
         .pid = pid,
@@ -442,16 +502,23 @@ static int cw_write_header(int fd, int32_t pid, uint32_t sequence) {
         .flags = cw_header_flags,
         .sequence = sequence,
         .selected = cw_selected_mask,
-        .created_ns = cw_clock_ns(CLOCK_MONOTONIC),
+        .created_ns = created_ns,
         .exe_bytes = exe_bytes > 0 ? (uint32_t)exe_bytes : 0,
+        .clock = cw_use_tsc ? CW_CALLS_CLOCK_TSC : CW_CALLS_CLOCK_MONOTONIC,
+        .ticks_per_second = cw_use_tsc ? cw_tsc_hz : UINT64_C(1000000000),
+        .created_ticks = cw_use_tsc ? cw_ticks() : created_ns,
     };
     if (exe_bytes <= 0) page[sizeof header] = '\0';
     memcpy(page, &header, sizeof header);
-    return pwrite(fd, page, sizeof page, 0) == (ssize_t)sizeof page ? 0 : -1;
 }
 
-/* Create this process's file (the first free calls.<pid>.<n>.bin), map its header and reset
- * the positions. Returns 0 or -1. */
+/* The file's size when created: the header and the first chunk. */
+static uint64_t cw_first_file_bytes(void) {
+    return CW_CALLS_HEADER_BYTES + (uint64_t)CW_FIRST_CHUNK_RECORDS * cw_record_bytes;
+}
+
+/* Create this process's file (the first free calls.<pid>.<n>.bin) with room for its header
+ * and first chunk, map both, write the header and reset the positions. Returns 0 or -1. */
 static int cw_start_process(void) {
     struct cw_process *process = &cw_process;
     int32_t pid = (int32_t)getpid();
@@ -465,15 +532,20 @@ static int cw_start_process(void) {
         if (fd >= 0 || errno != EEXIST) break;
     }
     if (fd < 0) return -1;
-    void *header = MAP_FAILED;
-    if (cw_write_header(fd, pid, sequence) == 0)
-        header = mmap(NULL, CW_CALLS_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    uint64_t file_bytes = cw_first_file_bytes();
+    size_t map_bytes = (size_t)((file_bytes + cw_page_bytes - 1) & ~(uint64_t)(cw_page_bytes - 1));
+    void *map = MAP_FAILED;
+    if (cw_reserve(fd, 0, file_bytes) == 0)
+        map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     cw_sys_close(fd);
-    if (header == MAP_FAILED) return -1;
-    process->header = header;
-    process->next_offset = CW_CALLS_HEADER_BYTES;
+    if (map == MAP_FAILED) return -1;
+    cw_write_header(map, pid, sequence);
+    process->header = map;
+    process->header_map_bytes = map_bytes;
+    process->next_offset = file_bytes;
     process->overall_count = 0;
     memset(process->call_counts, 0, sizeof process->call_counts);
+    __atomic_store_n(&process->first_chunk, (char *)map + CW_CALLS_HEADER_BYTES, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -488,8 +560,9 @@ __attribute__((noinline, cold)) static int cw_resume(void) {
     int saved_errno = errno;
     struct cw_thread *self = &cw_self;
     if (self->map_base != NULL) munmap(self->map_base, self->map_bytes);
-    if (cw_process.header != NULL) munmap(cw_process.header, CW_CALLS_HEADER_BYTES);
+    if (cw_process.header != NULL) munmap(cw_process.header, cw_process.header_map_bytes);
     cw_process.header = NULL;
+    cw_process.first_chunk = NULL;
     uint8_t key_set = self->key_set; /* the key's value is per thread and survives fork */
     memset(self, 0, sizeof *self);
     self->key_set = key_set;
@@ -511,16 +584,20 @@ static inline void cw_begin(struct cw_call *call, unsigned id) {
     }
     call->id = id;
     call->generation = cw_process.generation;
-    call->call_index = __atomic_add_fetch(&cw_process.call_counts[id], 1, __ATOMIC_RELAXED);
-    call->overall_index = __atomic_add_fetch(&cw_process.overall_count, 1, __ATOMIC_RELAXED);
+    call->call_index = cw_count(&cw_process.call_counts[id]);
+    call->overall_index = cw_count(&cw_process.overall_count);
     call->depth = cw_self.depth++;
     call->cpu_start_ns = cw_thread_cpu ? cw_clock_ns(CLOCK_THREAD_CPUTIME_ID) : -1;
-    call->start_ns = cw_clock_ns(CLOCK_MONOTONIC); /* last: closest to the call */
+    call->start = cw_ticks(); /* last: closest to the call */
+}
+
+static inline uint32_t cw_saturate32(uint64_t value) {
+    return value > UINT32_MAX ? UINT32_MAX : (uint32_t)value;
 }
 
 static inline void cw_end(const struct cw_call *call, int failed, int error) {
     if (call->id == 0) return;
-    int64_t end_ns = cw_clock_ns(CLOCK_MONOTONIC); /* first: closest to the call */
+    int64_t end = cw_ticks(); /* first: closest to the call */
     /* The call forked (an NSS module, a wrapper): in the child, this call belongs to no file of
      * the child's (and the chunk still mapped may be the parent's). */
     if (CW_UNLIKELY(*cw_state != CW_STATE_RECORDING || call->generation != cw_process.generation))
@@ -536,18 +613,32 @@ static inline void cw_end(const struct cw_call *call, int failed, int error) {
     }
     self->writing = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    struct cw_calls_record *record =
-        CW_LIKELY(self->cursor != self->end) ? self->cursor++ : cw_claim_chunk(self);
-    if (CW_LIKELY(record != NULL)) {
-        record->depth = call->depth;
+    char *slot;
+    if (CW_LIKELY(self->cursor != self->end)) {
+        slot = self->cursor;
+        self->cursor += cw_record_bytes;
+    } else {
+        slot = cw_claim_chunk(self);
+    }
+    if (CW_LIKELY(slot != NULL)) {
+        struct cw_calls_record *record = (struct cw_calls_record *)(void *)slot;
+        uint64_t duration = end > call->start ? (uint64_t)(end - call->start) : 0;
+        unsigned flags = failed ? CW_CALL_FAILED : 0;
+        if (CW_UNLIKELY(duration >> 48 != 0)) {
+            duration = (UINT64_C(1) << 48) - 1;
+            flags |= CW_CALL_LONG_DURATION;
+        }
+        record->depth = call->depth > UINT8_MAX ? UINT8_MAX : (uint8_t)call->depth;
+        record->flags = (uint8_t)flags;
         record->thread_id = self->tid;
-        record->error = failed ? error : 0;
-        record->flags = failed ? CW_CALL_FAILED : 0;
-        record->call_index = call->call_index;
-        record->overall_index = call->overall_index;
-        record->start_ns = call->start_ns;
-        record->duration_ns = end_ns - call->start_ns;
-        record->thread_cpu_ns = cpu_ns;
+        record->call_index = cw_saturate32(call->call_index);
+        record->overall_index = cw_saturate32(call->overall_index);
+        record->start = call->start;
+        record->duration_low = (uint32_t)duration;
+        record->duration_high = (uint16_t)(duration >> 32);
+        record->error = (int16_t)(!failed ? 0 : error > INT16_MAX ? INT16_MAX
+                                               : error < INT16_MIN ? INT16_MIN : error);
+        if (cw_thread_cpu) ((struct cw_calls_record_cpu *)(void *)slot)->thread_cpu_ns = cpu_ns;
         /* Last, with release order: a record cut short by a kill reads as unused. */
         __atomic_store_n(&record->function_id, (uint16_t)call->id, __ATOMIC_RELEASE);
     } else {
@@ -743,7 +834,21 @@ static int cw_configure(unsigned char *selected) {
     }
     const char *cpu = getenv("CUTAWAY_CALLS_THREAD_CPU");
     cw_thread_cpu = cpu != NULL && cpu[0] != '\0' && strcmp(cpu, "0") != 0;
-    if (cw_thread_cpu) cw_header_flags |= CW_CALLS_FLAG_THREAD_CPU;
+    if (cw_thread_cpu) {
+        cw_header_flags |= CW_CALLS_FLAG_THREAD_CPU;
+        cw_record_bytes = sizeof(struct cw_calls_record_cpu);
+    }
+#if CW_HAVE_TSC
+    const char *tsc_hz = getenv("CUTAWAY_CALLS_TSC_HZ");
+    if (tsc_hz != NULL && tsc_hz[0] != '\0') {
+        char *rest = NULL;
+        unsigned long long hz = strtoull(tsc_hz, &rest, 10);
+        if (rest != NULL && *rest == '\0' && hz >= 1000000) { /* else: CLOCK_MONOTONIC */
+            cw_tsc_hz = hz;
+            cw_use_tsc = 1;
+        }
+    }
+#endif
     char cwd[PATH_MAX];
     int length = directory[0] == '/' || getcwd(cwd, sizeof cwd) == NULL
                      ? snprintf(cw_directory, sizeof cw_directory, "%s", directory)
@@ -780,8 +885,12 @@ __attribute__((constructor)) static void cw_start(void) {
     errno = saved_errno;
 }
 
-/* True when this process has exactly one thread (field 20 of /proc/self/stat). */
+/* True when this process has exactly one thread: glibc's own flag where it has one (it never
+ * goes back to true once a thread was started), else field 20 of /proc/self/stat. */
 static int cw_single_threaded(void) {
+#if CW_HAVE_SINGLE_THREADED
+    return __libc_single_threaded != 0;
+#else
     char text[1024];
     int fd = cw_sys_open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) return 0;
@@ -792,36 +901,31 @@ static int cw_single_threaded(void) {
     const char *cursor = strrchr(text, ')'); /* after the command name, which may hold spaces */
     for (int field = 2; cursor != NULL && field < 20; field++) cursor = strchr(cursor + 1, ' ');
     return cursor != NULL && strtol(cursor + 1, NULL, 10) == 1;
-}
-
-/* Offset just past the last record in [header, claimed_end), reading the file backwards. */
-static uint64_t cw_used_end(int fd, uint64_t claimed_end) {
-    static struct cw_calls_record block[CW_SCAN_BYTES / sizeof(struct cw_calls_record)];
-    uint64_t block_end = claimed_end;
-    while (block_end > CW_CALLS_HEADER_BYTES) {
-        uint64_t block_start = block_end - CW_CALLS_HEADER_BYTES >= CW_SCAN_BYTES
-                                   ? block_end - CW_SCAN_BYTES
-                                   : CW_CALLS_HEADER_BYTES;
-        ssize_t got = pread(fd, block, (size_t)(block_end - block_start), (off_t)block_start);
-        if (got != (ssize_t)(block_end - block_start)) return claimed_end;
-        for (size_t i = (size_t)got / sizeof block[0]; i > 0; i--)
-            if (block[i - 1].function_id != 0) return block_start + i * sizeof block[0];
-        block_end = block_start;
-    }
-    return CW_CALLS_HEADER_BYTES;
+#endif
 }
 
 /* At exit: stop recording, and cut the preallocated tail when no other thread can still be
- * writing into it (with other threads alive, the file keeps its size: readers skip zeros). */
+ * writing into it (with other threads alive, or once there were, the file keeps its size:
+ * readers skip zeros). A single thread's records end at its cursor: its chunk is the last one
+ * claimed, since a fork child starts a file of its own. */
 __attribute__((destructor)) static void cw_finish(void) {
     if (*cw_state != CW_STATE_RECORDING) return; /* e.g. a fork child that timed nothing */
     int saved_errno = errno;
     *cw_state = CW_STATE_CLOSED;
-    if (cw_single_threaded()) {
+    const struct cw_thread *self = &cw_self;
+    uint64_t claimed_end = __atomic_load_n(&cw_process.next_offset, __ATOMIC_RELAXED);
+    uint64_t used_end = 0; /* 0: another thread's chunk may hold records after ours */
+    if (self->chunk != NULL) {
+        if (self->chunk_offset + (uint64_t)(self->end - self->chunk) == claimed_end)
+            used_end = self->chunk_offset + (uint64_t)(self->cursor - self->chunk);
+    } else if (__atomic_load_n(&cw_process.first_chunk, __ATOMIC_ACQUIRE) != NULL &&
+               claimed_end == cw_first_file_bytes()) {
+        used_end = CW_CALLS_HEADER_BYTES; /* no records at all */
+    }
+    if (used_end != 0 && cw_single_threaded()) {
         int fd = cw_sys_open(cw_process.path, O_RDWR | O_CLOEXEC, 0);
         if (fd >= 0) {
-            uint64_t claimed_end = __atomic_load_n(&cw_process.next_offset, __ATOMIC_RELAXED);
-            if (ftruncate(fd, (off_t)cw_used_end(fd, claimed_end)) != 0) {
+            if (ftruncate(fd, (off_t)used_end) != 0) {
                 /* the file keeps its preallocated size, which readers handle */
             }
             cw_sys_close(fd);

@@ -13,13 +13,14 @@
  * is in native byte order (the test vectors are little-endian) with a fixed width; the structs
  * below have no padding (checked by _Static_assert, mirrored by numpy dtypes in the reader).
  *
- *     offset 0            struct cw_calls_header (64 bytes), then the executable's path
+ *     offset 0            struct cw_calls_header (96 bytes), then the executable's path
  *                         (readlink of /proc/self/exe, NUL-terminated, truncated to fit),
  *                         then zeros up to header_bytes
- *     offset header_bytes records, struct cw_calls_record (record_bytes each), back to back
+ *     offset header_bytes records, struct cw_calls_record or cw_calls_record_cpu (record_bytes
+ *                         each), back to back
  *
  * Records: one per completed timed call, written after the call returns. Each thread fills
- * its own chunks of the file (4 KiB, 64 KiB, then 1 MiB each), so records are grouped by
+ * its own chunks of the file (128, 2048, then 32768 records each), so records are grouped by
  * thread, not in time order: overall_index gives the order in which calls started. A record
  * whose function_id is 0 is unused space (the unused end of a chunk, or a file left at its
  * preallocated size by _exit, exec, a crash or SIGKILL); the writer stores function_id last
@@ -28,11 +29,20 @@
  * is not header_bytes plus a whole number of records was cut short (e.g. copied while being
  * written): readers report the extra bytes, they are not an error.
  *
+ * Clock: start and duration are in ticks of the record clock named by the header: either
+ * CLOCK_MONOTONIC in nanoseconds (ticks_per_second 1e9), or the CPU's time-stamp counter
+ * (x86 RDTSC, when the environment gives its rate in CUTAWAY_CALLS_TSC_HZ: the calls probe
+ * measures it once and passes it only where the kernel itself uses the TSC as its clock). The
+ * header pairs created_ticks with created_ns, so a start converts to CLOCK_MONOTONIC as
+ * created_ns + (start - created_ticks) * 1e9 / ticks_per_second.
+ *
  * Versions: a reader accepts only the versions it knows. Adding a catalog function at the end
  * or giving meaning to a reserved field (0 in older files) bumps the version; ids never change.
  *
  * Version history:
  *   1  2026-11-22  first version: 64-byte header, 64-byte records, catalog of 32 functions.
+ *   2  2026-11-22  32-byte records (40 with thread CPU time), narrower positions, depth and
+ *                  error; a 96-byte header naming the record clock (TSC or CLOCK_MONOTONIC).
  */
 #ifndef CW_CALLS_FORMAT_H
 #define CW_CALLS_FORMAT_H
@@ -40,7 +50,7 @@
 #include <stdint.h>
 
 #define CW_CALLS_MAGIC 0x4c435743u /* bytes "CWCL" on a little-endian machine */
-#define CW_CALLS_VERSION 1u
+#define CW_CALLS_VERSION 2u
 #define CW_CALLS_HEADER_BYTES 4096u /* records start here */
 #define CW_CALLS_FILE_PREFIX "calls."
 #define CW_CALLS_FILE_SUFFIX ".bin"
@@ -91,8 +101,12 @@ enum cw_calls_function { CW_CALLS_CATALOG(CW_CALLS_ID_ENUM) };
 #define CW_CALLS_CATALOG_SIZE 32u
 _Static_assert(CW_FN_accept4 == CW_CALLS_CATALOG_SIZE, "catalog ids are contiguous from 1");
 
+/* Record clocks (header.clock). */
+#define CW_CALLS_CLOCK_MONOTONIC 0u /* CLOCK_MONOTONIC, ticks are nanoseconds */
+#define CW_CALLS_CLOCK_TSC 1u       /* the CPU's time-stamp counter (RDTSC) */
+
 /* Header flags. */
-#define CW_CALLS_FLAG_THREAD_CPU 1u   /* records carry thread_cpu_ns (CUTAWAY_CALLS_THREAD_CPU) */
+#define CW_CALLS_FLAG_THREAD_CPU 1u   /* records are struct cw_calls_record_cpu (40 bytes) */
 #define CW_CALLS_FLAG_UNKNOWN_NAME 2u /* CUTAWAY_CALLS named a function not in the catalog */
 
 struct cw_calls_header {
@@ -109,34 +123,45 @@ struct cw_calls_header {
     int64_t created_ns;       /* CLOCK_MONOTONIC when the file was created */
     uint64_t dropped_records; /* timed calls without a record (no space: disk full, chroot) */
     uint32_t exe_bytes;       /* length of the path that follows, without its NUL */
-    uint32_t reserved;        /* 0 */
+    uint32_t clock;           /* CW_CALLS_CLOCK_*: the clock of start and duration */
+    uint64_t ticks_per_second; /* that clock's rate: 1000000000 for CLOCK_MONOTONIC */
+    int64_t created_ticks;    /* that clock, read together with created_ns */
+    uint64_t reserved[2];     /* 0 */
 };
 
 /* Record flags. */
-#define CW_CALL_FAILED 1u /* the call reported failure (see `error`) */
+#define CW_CALL_FAILED 1u        /* the call reported failure (see `error`) */
+#define CW_CALL_LONG_DURATION 2u /* the duration did not fit 48 bits: it is the maximum */
 
 /* One timed call. Failure, per function: -1 for open ... accept4, getgrouplist and initgroups;
  * NULL for getpwnam, getpwuid, getgrnam, getgrgid, getservby*, gethostbyname*; a non-zero
  * return for the _r forms, getaddrinfo and getnameinfo. `error` is then: errno for the first
  * two groups (it may be 0: getpwnam of an unknown name fails without an error), the returned
  * value for the _r forms (an errno value) and for getaddrinfo/getnameinfo (an EAI_* code,
- * negative in glibc). On success, error is 0. */
+ * negative in glibc). On success, error is 0. Counts that do not fit their field saturate:
+ * depth at 255, call_index and overall_index at 2^32 - 1 (a position that large is "later"
+ * either way). */
 struct cw_calls_record {
-    uint16_t function_id;   /* catalog id; 0: unused space, not a record */
-    uint16_t depth;         /* timed calls of this thread in progress around this one (0: none) */
-    int32_t thread_id;      /* gettid() */
-    int32_t error;          /* see above; 0 on success */
-    uint32_t flags;         /* CW_CALL_* bits */
-    uint64_t call_index;    /* 1-based: nth timed call of this function in this process */
-    uint64_t overall_index; /* 1-based: nth timed call of any function in this process */
-    int64_t start_ns;       /* CLOCK_MONOTONIC just before the call */
-    int64_t duration_ns;    /* CLOCK_MONOTONIC after the call minus start_ns */
-    int64_t thread_cpu_ns;  /* CLOCK_THREAD_CPUTIME_ID consumed by the call; -1: not measured */
-    uint64_t reserved;      /* 0 */
+    uint16_t function_id;    /* catalog id; 0: unused space, not a record */
+    uint8_t depth;           /* timed calls of this thread in progress around this one */
+    uint8_t flags;           /* CW_CALL_* bits */
+    int32_t thread_id;       /* gettid() */
+    uint32_t call_index;     /* 1-based: nth timed call of this function in this process */
+    uint32_t overall_index;  /* 1-based: nth timed call of any function in this process */
+    int64_t start;           /* record clock (header.clock) just before the call */
+    uint32_t duration_low;   /* duration in record-clock ticks: duration_low +  */
+    uint16_t duration_high;  /*   duration_high * 2^32 (48 bits: 26 hours at 3 GHz) */
+    int16_t error;           /* see above; 0 on success */
 };
 
-_Static_assert(sizeof(struct cw_calls_header) == 64, "header layout");
-_Static_assert(sizeof(struct cw_calls_record) == 64, "record layout");
-_Static_assert(CW_CALLS_HEADER_BYTES % sizeof(struct cw_calls_record) == 0, "record alignment");
+/* With CW_CALLS_FLAG_THREAD_CPU, every record is this longer form. */
+struct cw_calls_record_cpu {
+    struct cw_calls_record call;
+    int64_t thread_cpu_ns; /* CLOCK_THREAD_CPUTIME_ID consumed by the call */
+};
+
+_Static_assert(sizeof(struct cw_calls_header) == 96, "header layout");
+_Static_assert(sizeof(struct cw_calls_record) == 32, "record layout");
+_Static_assert(sizeof(struct cw_calls_record_cpu) == 40, "record layout with thread CPU");
 
 #endif

@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,12 +20,15 @@ import pytest
 
 from cutaway.probes.calls_format import (
     CATALOG,
+    CLOCK_MONOTONIC,
+    CLOCK_TSC,
     CallRecords,
     call_files,
     environment_for,
     function_id,
     library_path,
     read_call_file,
+    tsc_hz,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +72,19 @@ int fsync(int fd) {
 }
 """
 
+# A library listed after ours whose fsync sleeps 20 ms: a timed call of known length.
+SLEEPING_FSYNC_SOURCE = r"""
+#include <time.h>
+int fsync(int fd) {
+    (void)fd;
+    struct timespec pause = {0, 20000000};
+    while (nanosleep(&pause, &pause) != 0) {
+    }
+    return 0;
+}
+"""
+TSC_HZ = tsc_hz()
+
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 
 
@@ -101,12 +118,14 @@ def _run(
     *,
     thread_cpu: bool = False,
     preload_after: str = "",
+    tsc: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run argv with the interposer timing `functions` into `out`."""
+    """Run argv with the interposer timing `functions` into `out` (with `tsc`: on the TSC)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("CUTAWAY_", "LD_"))}
     if preload_after:
         base["LD_PRELOAD"] = preload_after
-    env = {**base, **environment_for(functions, out, thread_cpu=thread_cpu, environment=base)}
+    added = environment_for(functions, out, thread_cpu=thread_cpu, tsc_hz=tsc, environment=base)
+    env = {**base, **added}
     return subprocess.run(list(argv), env=env, capture_output=True, text=True, timeout=60)
 
 
@@ -279,6 +298,50 @@ def _library(build: Path, name: str, source_text: str) -> str:
     return _compile(build / f"lib{name}.so", [source], "-O2", "-fPIC", "-shared")
 
 
+@pytest.mark.parametrize(
+    "clock",
+    [
+        CLOCK_MONOTONIC,
+        pytest.param(
+            CLOCK_TSC,
+            marks=pytest.mark.skipif(TSC_HZ is None, reason="the kernel does not use the TSC"),
+        ),
+    ],
+    ids=["monotonic", "tsc"],
+)
+def test_either_clock_gives_clock_monotonic_durations_and_instants(
+    build: Path, program: str, out: Path, clock: int
+) -> None:
+    sleeping = _library(build, "sleeping_fsync", SLEEPING_FSYNC_SOURCE)
+    before = time.monotonic_ns()
+    done = _run(
+        [program, "calls", "fsync", "3"],
+        ["fsync"],
+        out,
+        preload_after=sleeping,
+        tsc=TSC_HZ if clock == CLOCK_TSC else None,
+    )
+    after = time.monotonic_ns()
+    assert done.returncode == 0, done.stderr
+    records = _only_file(out)
+    assert records.clock == clock
+    _positions_are_exact(records, 3)
+    assert (records.duration_ns >= 20_000_000).all(), records.duration_ns  # nanosleep's floor
+    ends = records.start_ns + records.duration_ns
+    assert (records.start_ns > before).all() and (ends < after).all()
+    assert (np.diff(records.start_ns) >= records.duration_ns[:-1]).all()  # one after the other
+
+
+def test_a_single_threaded_exit_cuts_the_file_after_its_last_record(
+    program: str, out: Path
+) -> None:
+    _run([program, "calls", "close", "5"], ["close"], out)
+    _run([program, "calls", "close", "5"], ["getpwnam"], out)  # no timed call at all
+    with_records, without = sorted(call_files(out), key=lambda p: -p.stat().st_size)
+    assert with_records.stat().st_size == 4096 + 5 * 32
+    assert without.stat().st_size == 4096 and len(read_call_file(without)) == 0
+
+
 def test_calls_before_the_constructor_reach_libc(build: Path, program: str, out: Path) -> None:
     early = _library(build, "early", EARLY_SOURCE)
     done = _run(
@@ -325,11 +388,13 @@ def test_only_interposed_names_are_exported() -> None:
 
 def test_the_vectors_program_regenerates_the_committed_vectors(build: Path, tmp_path: Path) -> None:
     vectors = _compile(build / "vectors", [NATIVE / "tests" / "cw_calls_vectors.c"], "-O2")
-    bin_path, json_path = tmp_path / "calls_v1.bin", tmp_path / "calls_v1.json"
-    subprocess.run([vectors, str(bin_path), str(json_path)], check=True)
+    subprocess.run([vectors, str(tmp_path)], check=True)
     committed = ROOT / "tests" / "vectors"
-    assert bin_path.read_bytes() == (committed / "calls_v1.bin").read_bytes()
-    assert json_path.read_bytes() == (committed / "calls_v1.json").read_bytes()
+    names = sorted(path.name for path in committed.iterdir())
+    assert sorted(path.name for path in tmp_path.iterdir()) == names
+    assert len(names) == 4
+    for name in names:
+        assert (tmp_path / name).read_bytes() == (committed / name).read_bytes(), name
 
 
 # AddressSanitizer must be the first library loaded, so it goes first in LD_PRELOAD, ahead

@@ -6,6 +6,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from cutaway import api
 from cutaway.model import ProbeSpec
-from cutaway.probes.calls import CallsProbe, decode_calls
+from cutaway.probes.calls import CallsProbe, decode_calls, records_directory
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec import quick_spec
 from cutaway.store import Store
@@ -152,3 +153,17 @@ def test_a_probe_that_cannot_work_stops_the_experiment_before_anything_runs(
         run_experiment(spec, store, environment={})
     assert not marker.exists()
     assert store.list_experiments() == []
+
+
+def test_records_go_to_memory_when_it_is_there_else_to_the_temporary_directory(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "shm"
+    memory.mkdir()
+    inside = records_directory(str(memory))
+    assert inside.parent == memory and inside.name.startswith("cutaway-calls-")
+    elsewhere = records_directory(str(tmp_path / "missing"))
+    try:
+        assert elsewhere.parent == Path(tempfile.gettempdir())
+    finally:
+        elsewhere.rmdir()

@@ -25,8 +25,9 @@ from cutaway.probes.calls_format import (
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "native" / "cw_calls_format.h"
-VECTORS_BIN = ROOT / "tests" / "vectors" / "calls_v1.bin"
-VECTORS_JSON = ROOT / "tests" / "vectors" / "calls_v1.json"
+VECTORS = ROOT / "tests" / "vectors"
+VECTORS_BIN = VECTORS / "calls_v2_tsc.bin"  # two threads, unused space, 40-byte records
+RECORD_BYTES = 40
 FAKE_LIBRARY = "/opt/cutaway/libcwcalls.so"
 RECORD_FIELDS = (
     "function_id",
@@ -39,13 +40,8 @@ RECORD_FIELDS = (
     "thread_cpu_ns",
     "error",
     "failed",
+    "long_duration",
 )
-
-
-@pytest.fixture
-def vectors() -> dict[str, Any]:
-    expected: dict[str, Any] = json.loads(VECTORS_JSON.read_text())
-    return expected
 
 
 @pytest.fixture
@@ -54,9 +50,11 @@ def fake_library(monkeypatch: pytest.MonkeyPatch) -> str:
     return FAKE_LIBRARY
 
 
-def test_reader_decodes_the_vectors_to_exactly_the_json(vectors: dict[str, Any]) -> None:
-    records = read_call_file(VECTORS_BIN)
-    header = ("pid", "ppid", "exe", "sequence", "dropped_records", "truncated_bytes")
+@pytest.mark.parametrize("name", ["calls_v2_tsc", "calls_v2_monotonic"])
+def test_reader_decodes_the_vectors_to_exactly_the_json(name: str) -> None:
+    vectors: dict[str, Any] = json.loads((VECTORS / f"{name}.json").read_text())
+    records = read_call_file(VECTORS / f"{name}.bin")
+    header = ("pid", "ppid", "exe", "sequence", "clock", "dropped_records", "truncated_bytes")
     assert {name: getattr(records, name) for name in header} == {
         name: vectors[name] for name in header
     }
@@ -70,11 +68,14 @@ def test_reader_decodes_the_vectors_to_exactly_the_json(vectors: dict[str, Any])
 
 
 def test_reader_returns_read_only_arrays_of_the_documented_types() -> None:
-    records = read_call_file(VECTORS_BIN)
-    assert records.call_index.dtype == np.uint64 and records.start_ns.dtype == np.int64
-    assert records.failed.dtype == np.bool_ and records.error.dtype == np.int32
-    with pytest.raises(ValueError):
-        records.duration_ns[0] = 1
+    for path in (VECTORS_BIN, VECTORS / "calls_v2_monotonic.bin"):
+        records = read_call_file(path)
+        assert records.call_index.dtype == np.uint32 and records.start_ns.dtype == np.int64
+        assert records.failed.dtype == np.bool_ and records.error.dtype == np.int16
+        assert records.thread_cpu_ns.dtype == np.int64 and records.depth.dtype == np.uint8
+        for column in (records.duration_ns, records.thread_cpu_ns):
+            with pytest.raises(ValueError):
+                column[0] = 1
 
 
 def test_a_record_cut_short_is_reported_not_raised(tmp_path: Path) -> None:
@@ -82,14 +83,14 @@ def test_a_record_cut_short_is_reported_not_raised(tmp_path: Path) -> None:
     cut = tmp_path / "calls.1.0.bin"
     cut.write_bytes(data[:-10])  # the last record in the file (getaddrinfo) loses 10 bytes
     records = read_call_file(cut)
-    assert records.truncated_bytes == 64 - 10
+    assert records.truncated_bytes == RECORD_BYTES - 10
     assert len(records) == len(read_call_file(VECTORS_BIN)) - 1
     assert function_id("getaddrinfo") not in records.function_id.tolist()
 
 
 def test_unused_space_at_the_end_is_skipped(tmp_path: Path) -> None:
     padded = tmp_path / "calls.1.0.bin"
-    padded.write_bytes(VECTORS_BIN.read_bytes() + bytes(64 * 1000))  # a preallocated chunk
+    padded.write_bytes(VECTORS_BIN.read_bytes() + bytes(RECORD_BYTES * 1000))  # a chunk
     whole = read_call_file(VECTORS_BIN)
     records = read_call_file(padded)
     assert records.truncated_bytes == 0
@@ -105,7 +106,13 @@ def test_a_file_without_records_reads_as_empty(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("offset", "value", "message"),
-    [(0, b"XXXX", "bad magic"), (4, b"\x02\x00", "version 2"), (6, b"\x30\x00", "size")],
+    [
+        (0, b"XXXX", "bad magic"),
+        (4, b"\x01\x00", "version 1, this reader knows 2"),
+        (4, b"\x03\x00", "version 3"),
+        (6, b"\x20\x00", "size"),  # 32-byte records in a file with thread CPU time
+        (60, b"\x07\x00\x00\x00", "unknown record clock 7"),
+    ],
 )
 def test_a_foreign_or_newer_file_raises(
     tmp_path: Path, offset: int, value: bytes, message: str
@@ -142,10 +149,15 @@ def test_python_dtypes_match_the_c_structs() -> None:
     ]:
         body = re.search(r"struct " + struct + r" \{(.*?)\n\};", text, re.DOTALL)
         assert body is not None
-        fields = re.findall(r"^\s+(u?int\d+)_t (\w+);", body[1], re.MULTILINE)
-        expected = [(name, np.dtype(kind)) for kind, name in fields]  # "uint16" -> uint16
+        fields = re.findall(r"^\s+(u?int\d+)_t (\w+)(?:\[(\d+)\])?;", body[1], re.MULTILINE)
+        expected = [
+            (name, np.dtype((kind, (int(count),))) if count else np.dtype(kind))
+            for kind, name, count in fields  # "uint16" -> uint16
+        ]
         actual = [(name, dtype[name]) for name in dtype.names or ()]
         assert actual == expected
+    cpu = calls_format._RECORD_CPU_DTYPE
+    assert cpu.names == (*(calls_format._RECORD_DTYPE.names or ()), "thread_cpu_ns")
 
 
 def test_function_ids_start_at_one_and_unknown_names_list_the_catalog() -> None:
@@ -170,6 +182,7 @@ def test_environment_for_prepends_to_an_existing_preload(fake_library: str) -> N
         "CUTAWAY_CALLS": "getpwnam,fsync",  # catalog order, once each
         "CUTAWAY_CALLS_DIR": "/tmp/calls",
         "CUTAWAY_CALLS_THREAD_CPU": "0",
+        "CUTAWAY_CALLS_TSC_HZ": "",
     }
 
 
@@ -185,10 +198,11 @@ def test_environment_for_alone_relative_and_with_thread_cpu(
     fake_library: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    env = environment_for(["close"], "out", thread_cpu=True, environment={})
+    env = environment_for(["close"], "out", thread_cpu=True, tsc_hz=2_000_000_000, environment={})
     assert env["LD_PRELOAD"] == fake_library
     assert env["CUTAWAY_CALLS_DIR"] == str(tmp_path / "out")
     assert env["CUTAWAY_CALLS_THREAD_CPU"] == "1"
+    assert env["CUTAWAY_CALLS_TSC_HZ"] == "2000000000"
     already = environment_for(["close"], "out", environment={"LD_PRELOAD": fake_library})
     assert already["LD_PRELOAD"] == fake_library
 
@@ -216,3 +230,37 @@ def test_call_files_are_ordered_by_pid_then_sequence(tmp_path: Path) -> None:
         "calls.10.0.bin",
         "calls.10.1.bin",
     ]
+
+
+def _machine(root: Path, clocksource: str, flags: str) -> Path:
+    source = root / "sys/devices/system/clocksource/clocksource0"
+    source.mkdir(parents=True)
+    (source / "current_clocksource").write_text(clocksource + "\n")
+    (root / "proc").mkdir()
+    (root / "proc/cpuinfo").write_text(f"processor\t: 0\nflags\t\t: fpu {flags} sse2\n")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("clocksource", "flags"),
+    [("kvm-clock", "constant_tsc nonstop_tsc"), ("tsc", "constant_tsc"), ("tsc", "nonstop_tsc")],
+)
+def test_the_tsc_is_not_used_where_the_kernel_does_not_trust_it(
+    tmp_path: Path, clocksource: str, flags: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(calls_format.platform, "machine", lambda: "x86_64")
+    assert calls_format.tsc_hz(_machine(tmp_path, clocksource, flags)) is None
+
+
+def test_the_tsc_rate_is_measured_where_the_kernel_keeps_time_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(calls_format.platform, "machine", lambda: "x86_64")
+    calibrator = tmp_path / "cw_calls_calibrate"
+    calibrator.write_text('#!/bin/sh\n[ "$1" = --tsc-hz ] && echo 2999999987\n')
+    calibrator.chmod(0o755)
+    monkeypatch.setattr(calls_format, "calibrator_path", lambda: calibrator)
+    machine = _machine(tmp_path / "root", "tsc", "constant_tsc nonstop_tsc")
+    assert calls_format.tsc_hz(machine) == 2_999_999_987
+    monkeypatch.setattr(calls_format.platform, "machine", lambda: "aarch64")
+    assert calls_format.tsc_hz(machine) is None

@@ -1,7 +1,9 @@
 """The ``calls`` probe: per-call latency of selected libc functions in unmodified programs.
 
 Every measured run gets our interposer (native/cw_calls.c) in LD_PRELOAD and a fresh directory
-for its per-process record files. After the run the files are decoded with numpy (no Python loop
+for its per-process record files, in memory (/dev/shm) where there is one: the records of a run
+are read back whole when it ends, so the disk would only add its page-cache and journal work to
+every process and every record. After the run the files are decoded with numpy (no Python loop
 per record), and each selected function's calls become one blob: a structured array with, per
 call, the process it was made in (0, 1, ... in pid order), its position among that process's
 calls of the function (1 = the first call), its duration, its thread CPU time and errno."""
@@ -24,15 +26,17 @@ from cutaway.probes.base import Attachment, ProbeError
 from cutaway.probes.calls_format import (
     CATALOG,
     CallRecords,
+    calibrator_path,
     call_files,
     environment_for,
     function_id,
     library_path,
     read_call_file,
+    tsc_hz,
 )
 
 KIND = "calls"
-CALIBRATOR_NAME = "cw_calls_calibrate"  # built by setup.py next to the library
+MEMORY_DIRECTORY = "/dev/shm"  # tmpfs on Linux; the system temporary directory otherwise
 CALIBRATION_CALLS = 200_000
 LOSSES_KIND = "calls-losses"
 # One stored call. Version 1 of the blob layout (the store keeps blobs opaque).
@@ -97,6 +101,17 @@ def _without_preload() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
 
 
+def records_directory(memory: str = MEMORY_DIRECTORY) -> Path:
+    """A new private directory for a probe's record files: in `memory` when it is a writable
+    directory, else in the system's temporary directory."""
+    if os.path.isdir(memory) and os.access(memory, os.W_OK | os.X_OK):
+        try:
+            return Path(tempfile.mkdtemp(prefix="cutaway-calls-", dir=memory))
+        except OSError:
+            pass
+    return Path(tempfile.mkdtemp(prefix="cutaway-calls-"))
+
+
 class CallsProbe:
     """Times the selected catalog functions in every measured run."""
 
@@ -105,33 +120,45 @@ class CallsProbe:
     def __init__(self, functions: Sequence[str], *, thread_cpu: bool = False) -> None:
         self.functions = check_functions(functions)
         self.thread_cpu = thread_cpu
-        self.directory = Path(tempfile.mkdtemp(prefix="cutaway-calls-"))
+        self.directory = records_directory()
+        self.tsc_hz: int | None = None
 
     def check(self) -> str:
         try:
             library = library_path()
         except FileNotFoundError as error:
             raise ProbeError(str(error)) from None
-        what = "thread CPU time too" if self.thread_cpu else "wall time"
-        return f"LD_PRELOAD interposer {library} ({what}) on {', '.join(self.functions)}"
+        self.tsc_hz = tsc_hz()
+        clock = (
+            f"TSC at {self.tsc_hz / 1e9:.6f} GHz" if self.tsc_hz else "CLOCK_MONOTONIC"
+        )
+        what = "and thread CPU time" if self.thread_cpu else "wall time only"
+        return (
+            f"LD_PRELOAD interposer {library} ({clock}, {what}) on "
+            f"{', '.join(self.functions)}; records in {self.directory}"
+        )
 
     def overhead(self) -> float | None:
         """Seconds the interposer adds per timed call here: close(-1) in a loop, timed by the
         library against not preloaded at all (fastest of 7 batches each, see
         native/cw_calls_calibrate.c)."""
-        calibrator = Path(library_path()).parent / CALIBRATOR_NAME
+        calibrator = calibrator_path()
         if not calibrator.is_file():
             return None
-        with tempfile.TemporaryDirectory(prefix="cutaway-calibrate-") as directory:
+        with tempfile.TemporaryDirectory(prefix="calibrate-", dir=self.directory) as directory:
             timed = environment_for(
-                ["close"], directory, thread_cpu=self.thread_cpu, environment={}
+                ["close"],
+                directory,
+                thread_cpu=self.thread_cpu,
+                tsc_hz=self.tsc_hz,
+                environment={},
             )
             with_probe = _nanoseconds_per_call(calibrator, {**os.environ, **timed})
         without = _nanoseconds_per_call(calibrator, _without_preload())
         return max(0.0, with_probe - without) / 1e9
 
     def _clear(self) -> None:
-        for path in self.directory.iterdir():
+        for path in call_files(self.directory):
             path.unlink()
 
     def before_run(self, environment: Mapping[str, str]) -> Attachment:
@@ -141,6 +168,7 @@ class CallsProbe:
                 self.functions,
                 self.directory,
                 thread_cpu=self.thread_cpu,
+                tsc_hz=self.tsc_hz,
                 environment=environment,
             )
         )

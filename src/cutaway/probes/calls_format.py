@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import platform
 import re
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -26,11 +28,15 @@ import numpy as np
 import numpy.typing as npt
 
 LIBRARY_NAME = "libcwcalls.so"  # must match LIBRARY in setup.py
-FORMAT_VERSION = 1
+CALIBRATOR_NAME = "cw_calls_calibrate"  # must match CALIBRATOR in setup.py
+FORMAT_VERSION = 2
 NOT_MEASURED = -1  # thread_cpu_ns of a call whose thread CPU time was not measured
 FUNCTIONS_VARIABLE = "CUTAWAY_CALLS"
 DIRECTORY_VARIABLE = "CUTAWAY_CALLS_DIR"
 THREAD_CPU_VARIABLE = "CUTAWAY_CALLS_THREAD_CPU"
+TSC_HZ_VARIABLE = "CUTAWAY_CALLS_TSC_HZ"
+CLOCK_MONOTONIC = 0  # header clock: start and duration in CLOCK_MONOTONIC nanoseconds
+CLOCK_TSC = 1  # header clock: the CPU's time-stamp counter, at ticks_per_second
 
 # Function names in id order: the id of CATALOG[i] is i + 1 (id 0 marks unused space).
 # Mirrors CW_CALLS_CATALOG in native/cw_calls_format.h (a test compares them).
@@ -51,6 +57,7 @@ _ScalarT = TypeVar("_ScalarT", bound=np.generic)
 _MAGIC = 0x4C435743  # "CWCL"
 _FLAG_THREAD_CPU = 1
 _CALL_FAILED = 1
+_CALL_LONG_DURATION = 2
 _FILE_NAME = re.compile(r"calls\.(\d+)\.(\d+)\.bin")
 _SANITIZER_RUNTIME = re.compile(r"lib(asan|hwasan|tsan|msan|ubsan)\.so")
 _HEADER_DTYPE = np.dtype(
@@ -68,25 +75,28 @@ _HEADER_DTYPE = np.dtype(
         ("created_ns", "=i8"),
         ("dropped_records", "=u8"),
         ("exe_bytes", "=u4"),
-        ("reserved", "=u4"),
+        ("clock", "=u4"),
+        ("ticks_per_second", "=u8"),
+        ("created_ticks", "=i8"),
+        ("reserved", "=u8", (2,)),
     ]
 )
-_RECORD_DTYPE = np.dtype(
-    [
-        ("function_id", "=u2"),
-        ("depth", "=u2"),
-        ("thread_id", "=i4"),
-        ("error", "=i4"),
-        ("flags", "=u4"),
-        ("call_index", "=u8"),
-        ("overall_index", "=u8"),
-        ("start_ns", "=i8"),
-        ("duration_ns", "=i8"),
-        ("thread_cpu_ns", "=i8"),
-        ("reserved", "=u8"),
-    ]
-)
-assert _HEADER_DTYPE.itemsize == 64 and _RECORD_DTYPE.itemsize == 64
+_RECORD_FIELDS = [
+    ("function_id", "=u2"),
+    ("depth", "=u1"),
+    ("flags", "=u1"),
+    ("thread_id", "=i4"),
+    ("call_index", "=u4"),
+    ("overall_index", "=u4"),
+    ("start", "=i8"),
+    ("duration_low", "=u4"),
+    ("duration_high", "=u2"),
+    ("error", "=i2"),
+]
+_RECORD_DTYPE = np.dtype(_RECORD_FIELDS)
+_RECORD_CPU_DTYPE = np.dtype([*_RECORD_FIELDS, ("thread_cpu_ns", "=i8")])
+assert _HEADER_DTYPE.itemsize == 96
+assert _RECORD_DTYPE.itemsize == 32 and _RECORD_CPU_DTYPE.itemsize == 40
 
 
 class CallFileError(ValueError):
@@ -106,16 +116,18 @@ class CallRecords:
     thread_cpu_measured: bool  # False: thread_cpu_ns is NOT_MEASURED throughout
     dropped_records: int  # timed calls that got no record (disk full, chroot, signal handler)
     truncated_bytes: int  # bytes at the end that did not form a whole record
+    clock: int  # CLOCK_MONOTONIC or CLOCK_TSC: what measured start_ns and duration_ns
     function_id: npt.NDArray[np.uint16]  # CATALOG[function_id - 1] is the name
-    call_index: npt.NDArray[np.uint64]  # 1-based: nth timed call of this function
-    overall_index: npt.NDArray[np.uint64]  # 1-based: nth timed call of any function
+    call_index: npt.NDArray[np.uint32]  # 1-based: nth timed call of this function (saturates)
+    overall_index: npt.NDArray[np.uint32]  # 1-based: nth timed call of any function
     thread_id: npt.NDArray[np.int32]
-    depth: npt.NDArray[np.uint16]  # timed calls of the thread this one is nested in (0: none)
-    start_ns: npt.NDArray[np.int64]  # CLOCK_MONOTONIC
+    depth: npt.NDArray[np.uint8]  # timed calls of the thread this one is nested in (0: none)
+    start_ns: npt.NDArray[np.int64]  # CLOCK_MONOTONIC (converted from the TSC if need be)
     duration_ns: npt.NDArray[np.int64]
     thread_cpu_ns: npt.NDArray[np.int64]  # NOT_MEASURED unless thread_cpu_measured
-    error: npt.NDArray[np.int32]  # errno (or the _r / EAI_* status) of a failed call, else 0
+    error: npt.NDArray[np.int16]  # errno (or the _r / EAI_* status) of a failed call, else 0
     failed: npt.NDArray[np.bool_]  # the call reported failure (error may be 0: not found)
+    long_duration: npt.NDArray[np.bool_]  # the duration overflowed 48 bits: a lower bound
 
     def __len__(self) -> int:
         return int(self.function_id.size)
@@ -142,15 +154,63 @@ def library_path() -> str:
     return str(path)
 
 
+def calibrator_path() -> Path:
+    """The interposer's calibrator (native/cw_calls_calibrate.c), installed beside it."""
+    return Path(library_path()).parent / CALIBRATOR_NAME
+
+
+def tsc_hz(root: str | os.PathLike[str] = "/") -> int | None:
+    """The time-stamp counter's rate in ticks per second, measured here, when the library may
+    use it as its clock; None when it must use CLOCK_MONOTONIC.
+
+    Only where the kernel itself keeps time with the TSC (its current clocksource is `tsc`,
+    which it picks only when the counter is constant-rate and synchronised across CPUs) and
+    the CPU says the rate survives frequency changes and idle states (constant_tsc,
+    nonstop_tsc). An x86 TSC read costs about half a vDSO clock_gettime; the rate is measured
+    against CLOCK_MONOTONIC over 100 ms (to about 1e-7 here). `root` is a seam for tests.
+    """
+    if platform.machine() not in ("x86_64", "i686", "i386"):
+        return None
+    base = Path(root)
+    clocksource = base / "sys/devices/system/clocksource/clocksource0/current_clocksource"
+    try:
+        if clocksource.read_text().strip() != "tsc":
+            return None
+        flags: set[str] = set()
+        for line in (base / "proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.partition(":")[2].split())
+                break
+    except OSError:
+        return None
+    if not {"constant_tsc", "nonstop_tsc"} <= flags:
+        return None
+    try:
+        result = subprocess.run(
+            [str(calibrator_path()), "--tsc-hz"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if result.returncode != 0 or not result.stdout.strip().isdigit():
+        return None
+    return int(result.stdout)
+
+
 def environment_for(
     functions: Sequence[str],
     directory: str | os.PathLike[str],
     *,
     thread_cpu: bool = False,
+    tsc_hz: int | None = None,
     environment: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The variables to add to a run's environment so that it times `functions` and writes
-    its files into `directory` (made absolute: the program may change its cwd).
+    its files into `directory` (made absolute: the program may change its cwd). With
+    `tsc_hz` (from :func:`tsc_hz`), the library reads the TSC instead of CLOCK_MONOTONIC.
 
     Our library goes first in LD_PRELOAD, before what `environment` (default: os.environ)
     already preloads, except sanitizer runtimes (libasan...), which must stay first. Thread CPU
@@ -173,6 +233,7 @@ def environment_for(
         FUNCTIONS_VARIABLE: ",".join(names),
         DIRECTORY_VARIABLE: os.path.abspath(directory),
         THREAD_CPU_VARIABLE: "1" if thread_cpu else "0",
+        TSC_HZ_VARIABLE: str(tsc_hz) if tsc_hz else "",
     }
 
 
@@ -194,9 +255,11 @@ def read_call_file(path: str | os.PathLike[str]) -> CallRecords:
     header_bytes = int(header["header_bytes"])
     exe_end = _HEADER_DTYPE.itemsize + int(header["exe_bytes"])
     exe = os.fsdecode(data[_HEADER_DTYPE.itemsize : exe_end].tobytes())
+    thread_cpu = bool(int(header["flags"]) & _FLAG_THREAD_CPU)
+    dtype = _RECORD_CPU_DTYPE if thread_cpu else _RECORD_DTYPE
     body = data[header_bytes:]
-    truncated_bytes = body.size % _RECORD_DTYPE.itemsize
-    records = body[: body.size - truncated_bytes].view(_RECORD_DTYPE)
+    truncated_bytes = body.size % dtype.itemsize
+    records = body[: body.size - truncated_bytes].view(dtype)
     # Copies of ten million records cost seconds: filter and sort only when needed (a file cut
     # to its used size has no unused space; one thread's records are already in order).
     used = records["function_id"] != 0
@@ -207,6 +270,19 @@ def read_call_file(path: str | os.PathLike[str]) -> CallRecords:
     order = records["overall_index"]
     if order.size > 1 and not bool(np.all(order[1:] > order[:-1])):
         records = records[np.argsort(order, kind="stable")]
+    ticks = records["duration_low"].astype(np.int64)
+    ticks |= records["duration_high"].astype(np.int64) << 32
+    clock = int(header["clock"])
+    rate = int(header["ticks_per_second"])
+    start = records["start"].astype(np.int64)
+    if clock == CLOCK_TSC:
+        scale = 1e9 / rate
+        duration_ns = np.rint(ticks * scale).astype(np.int64)
+        offset = start - int(header["created_ticks"])
+        start_ns = int(header["created_ns"]) + np.rint(offset * scale).astype(np.int64)
+    else:
+        duration_ns, start_ns = ticks, start
+    flags = records["flags"]
     selected_mask = int(header["selected"])
     return CallRecords(
         pid=int(header["pid"]),
@@ -214,41 +290,63 @@ def read_call_file(path: str | os.PathLike[str]) -> CallRecords:
         exe=exe,
         sequence=int(header["sequence"]),
         selected=tuple(name for bit, name in enumerate(CATALOG) if selected_mask >> bit & 1),
-        thread_cpu_measured=bool(int(header["flags"]) & _FLAG_THREAD_CPU),
+        thread_cpu_measured=thread_cpu,
         dropped_records=int(header["dropped_records"]),
         truncated_bytes=int(truncated_bytes),
+        clock=clock,
         function_id=_read_only(records["function_id"], np.uint16),
-        call_index=_read_only(records["call_index"], np.uint64),
-        overall_index=_read_only(records["overall_index"], np.uint64),
+        call_index=_read_only(records["call_index"], np.uint32),
+        overall_index=_read_only(records["overall_index"], np.uint32),
         thread_id=_read_only(records["thread_id"], np.int32),
-        depth=_read_only(records["depth"], np.uint16),
-        start_ns=_read_only(records["start_ns"], np.int64),
-        duration_ns=_read_only(records["duration_ns"], np.int64),
-        thread_cpu_ns=_read_only(records["thread_cpu_ns"], np.int64),
-        error=_read_only(records["error"], np.int32),
-        failed=_read_only((records["flags"] & _CALL_FAILED) != 0, np.bool_),
+        depth=_read_only(records["depth"], np.uint8),
+        start_ns=_read_only(start_ns, np.int64),
+        duration_ns=_read_only(duration_ns, np.int64),
+        thread_cpu_ns=(
+            _read_only(records["thread_cpu_ns"], np.int64)
+            if thread_cpu
+            else _constant(NOT_MEASURED, records.size, np.int64)
+        ),
+        error=_read_only(records["error"], np.int16),
+        failed=_read_only((flags & _CALL_FAILED) != 0, np.bool_),
+        long_duration=_read_only((flags & _CALL_LONG_DURATION) != 0, np.bool_),
     )
 
 
 def _read_header(data: npt.NDArray[np.uint8], path: str | os.PathLike[str]) -> np.void:
     name = os.fspath(path)
-    if data.size < _HEADER_DTYPE.itemsize:
+    if data.size < 12:
         raise CallFileError(
             f"{name}: {data.size} bytes, shorter than a header (the process may have been "
             "killed while creating it)"
         )
-    header: np.void = data[: _HEADER_DTYPE.itemsize].view(_HEADER_DTYPE)[0]
-    if int(header["magic"]) != _MAGIC:
+    magic, version = int(data[:4].view("=u4")[0]), int(data[4:6].view("=u2")[0])
+    if magic != _MAGIC:
         raise CallFileError(f"{name}: not a cutaway call file (bad magic)")
-    if int(header["version"]) != FORMAT_VERSION:
-        raise CallFileError(f"{name}: format version {header['version']}, this reader knows 1")
+    if version != FORMAT_VERSION:
+        raise CallFileError(
+            f"{name}: format version {version}, this reader knows {FORMAT_VERSION} "
+            "(files are read by the cutaway that wrote them)"
+        )
+    if data.size < _HEADER_DTYPE.itemsize:
+        raise CallFileError(f"{name}: header cut short ({data.size} bytes)")
+    header: np.void = data[: _HEADER_DTYPE.itemsize].view(_HEADER_DTYPE)[0]
     header_bytes = int(header["header_bytes"])
-    if int(header["record_bytes"]) != _RECORD_DTYPE.itemsize or header_bytes % 64 != 0:
-        raise CallFileError(f"{name}: record or header size does not match version 1")
+    thread_cpu = bool(int(header["flags"]) & _FLAG_THREAD_CPU)
+    expected = (_RECORD_CPU_DTYPE if thread_cpu else _RECORD_DTYPE).itemsize
+    if int(header["record_bytes"]) != expected or header_bytes % 64 != 0:
+        raise CallFileError(f"{name}: record or header size does not match version 2")
+    clock, rate = int(header["clock"]), int(header["ticks_per_second"])
+    if clock not in (CLOCK_MONOTONIC, CLOCK_TSC) or rate <= 0:
+        raise CallFileError(f"{name}: unknown record clock {clock} at {rate} ticks per second")
     exe_end = _HEADER_DTYPE.itemsize + int(header["exe_bytes"])
     if data.size < header_bytes or exe_end >= header_bytes:
         raise CallFileError(f"{name}: header cut short or inconsistent")
     return header
+
+
+def _constant(value: int, size: int, dtype: type[_ScalarT]) -> npt.NDArray[_ScalarT]:
+    """A read-only array of `size` copies of `value` that takes no memory."""
+    return np.broadcast_to(np.array(value, dtype=dtype), (size,))
 
 
 def _read_only(values: npt.ArrayLike, dtype: type[_ScalarT]) -> npt.NDArray[_ScalarT]:

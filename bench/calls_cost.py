@@ -6,7 +6,11 @@ so every tool is charged for exactly what it adds to the traced program. Modes:
 
 - plain: nothing attached (the call's own cost: a system call that fails at once, EBADF);
 - cutaway, untimed: the interposer preloaded, timing another function (the pass-through cost);
-- cutaway, timed: the interposer timing close (two clock reads and a record per call);
+- cutaway, timed: the interposer timing close as the calls probe sets it up (two TSC reads
+  where the kernel trusts the TSC, and a 32-byte record in /dev/shm, per call);
+- cutaway, timed, CLOCK_MONOTONIC: the same with the vDSO clock instead of the TSC;
+- cutaway, timed, records on disk: the same with the record files in the system temporary
+  directory instead of /dev/shm;
 - cutaway, timed + thread CPU: also the thread's CPU time per call;
 - ltrace -T -e close: breakpoints on the PLT entry, a ptrace stop per call;
 - uftrace --force -T close@libc: uftrace's PLT hooking of a binary built without -pg.
@@ -25,7 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cutaway.probes.calls_format import CALIBRATOR_NAME, environment_for, library_path
+from cutaway.probes.calls import records_directory
+from cutaway.probes.calls_format import CALIBRATOR_NAME, environment_for, library_path, tsc_hz
 
 
 def nanoseconds(argv: list[str], env: dict[str, str]) -> float:
@@ -34,23 +39,27 @@ def nanoseconds(argv: list[str], env: dict[str, str]) -> float:
 
 
 def modes(
-    calibrator: str, calls: int, directory: str
+    calibrator: str, calls: int, directory: str, disk: str
 ) -> dict[str, tuple[list[str], dict[str, str]]]:
     base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    rate = tsc_hz()
+
+    def probe(
+        functions: list[str], where: str, *, clock: int | None = rate, thread_cpu: bool = False
+    ) -> dict[str, str]:
+        added = environment_for(
+            functions, where, thread_cpu=thread_cpu, tsc_hz=clock, environment=base
+        )
+        return {**base, **added}
+
+    program = [calibrator, str(calls)]
     found: dict[str, tuple[list[str], dict[str, str]]] = {
-        "plain": ([calibrator, str(calls)], base),
-        "cutaway, untimed (pass-through)": (
-            [calibrator, str(calls)],
-            {**base, **environment_for(["getpwnam"], directory, environment=base)},
-        ),
-        "cutaway, timed": (
-            [calibrator, str(calls)],
-            {**base, **environment_for(["close"], directory, environment=base)},
-        ),
-        "cutaway, timed + thread CPU": (
-            [calibrator, str(calls)],
-            {**base, **environment_for(["close"], directory, thread_cpu=True, environment=base)},
-        ),
+        "plain": (program, base),
+        "cutaway, untimed (pass-through)": (program, probe(["getpwnam"], directory)),
+        "cutaway, timed": (program, probe(["close"], directory)),
+        "cutaway, timed, CLOCK_MONOTONIC": (program, probe(["close"], directory, clock=None)),
+        "cutaway, timed, records on disk": (program, probe(["close"], disk)),
+        "cutaway, timed + thread CPU": (program, probe(["close"], directory, thread_cpu=True)),
     }
     # The tracers are far slower per call: fewer calls keep their runs short, and the program
     # reports nanoseconds per call either way.
@@ -67,7 +76,7 @@ def modes(
                 "record",
                 "--force",
                 "-d",
-                f"{directory}/uftrace.data",
+                f"{disk}/uftrace.data",
                 "-T",
                 "close@libc",
                 calibrator,
@@ -85,14 +94,20 @@ def main() -> int:
     args = parser.parse_args()
     calibrator = str(Path(library_path()).parent / CALIBRATOR_NAME)
     results: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory(prefix="cutaway-calls-cost-") as directory:
-        table = modes(calibrator, args.calls, directory)
-        for _ in range(args.repeats):  # alternate the modes so drift hits all of them alike
-            for name, (argv, env) in table.items():
-                for leftover in Path(directory).glob("calls.*"):
-                    leftover.unlink()
-                shutil.rmtree(f"{directory}/uftrace.data", ignore_errors=True)
-                results.setdefault(name, []).append(nanoseconds(argv, env))
+    memory = records_directory()
+    try:
+        with tempfile.TemporaryDirectory(prefix="cutaway-calls-cost-") as disk:
+            directory = str(memory)
+            table = modes(calibrator, args.calls, directory, disk)
+            for _ in range(args.repeats):  # alternate the modes so drift hits all alike
+                for name, (argv, env) in table.items():
+                    for where in (directory, disk):
+                        for leftover in Path(where).glob("calls.*"):
+                            leftover.unlink()
+                    shutil.rmtree(f"{disk}/uftrace.data", ignore_errors=True)
+                    results.setdefault(name, []).append(nanoseconds(argv, env))
+    finally:
+        shutil.rmtree(memory, ignore_errors=True)
     plain = statistics.median(results["plain"])
     print(
         f"close(-1) per call, median of {args.repeats} alternating runs "

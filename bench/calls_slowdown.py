@@ -1,9 +1,11 @@
 """How much the calls probe slows the nscd example's workload, measured by cutaway itself.
 
-Two variants of the same workload as examples/nscd (two getent processes, two passwd and two
-services lookups), with nscd running: `plain`, and `probed` with the interposer preloaded and
-timing getpwnam and getservbyname exactly as the calls probe sets it up. cutaway's paired rounds
-give the ratio of their wall times (and of the other whole-process metrics) with an interval.
+Three variants of the same workload as examples/nscd (two getent processes, two passwd and two
+services lookups), with nscd running: `plain`; `loaded`, with the interposer preloaded but
+timing nothing (what loading one more library costs); and `probed`, timing getpwnam and
+getservbyname exactly as the calls probe sets it up (TSC clock where the kernel trusts it,
+record files in /dev/shm). cutaway's paired rounds give the ratio of their wall times (and of
+the other whole-process metrics) with an interval.
 
 Usage: python bench/calls_slowdown.py [--rounds 200]   (prints the comparison table)
 """
@@ -12,20 +14,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from cutaway.probes.calls_format import environment_for
+from cutaway.probes.calls import records_directory
+from cutaway.probes.calls_format import environment_for, library_path, tsc_hz
 
 HERE = Path(__file__).resolve().parent
 WORKLOAD = "getent passwd root nobody && getent services http ssh"
 
 
 def experiment(records: str, rounds: int) -> str:
-    env = environment_for(["getpwnam", "getservbyname"], records, environment={})
+    env = environment_for(["getpwnam", "getservbyname"], records, tsc_hz=tsc_hz(), environment={})
     inline = ", ".join(f"{key} = {json.dumps(value)}" for key, value in env.items())
+    loaded = json.dumps(library_path())
     ctl = HERE.parent / "examples" / "nscd" / "nscd-ctl"
     return f"""
 name = "calls probe slowdown on the nscd workload"
@@ -41,6 +45,10 @@ setup = "{ctl} start"
 cleanup = "{ctl} stop"
 
 [[variants]]
+name = "loaded"
+env = {{ LD_PRELOAD = {loaded} }}
+
+[[variants]]
 name = "probed"
 env = {{ {inline} }}
 """
@@ -52,9 +60,10 @@ def main() -> int:
     args = parser.parse_args()
     results = HERE / "results"
     results.mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="cutaway-slowdown-") as records:
+    records = records_directory()
+    try:
         path = results / "calls-slowdown.toml"
-        path.write_text(experiment(records, args.rounds))
+        path.write_text(experiment(str(records), args.rounds))
         report = results / "calls-slowdown.json"
         subprocess.run(
             [
@@ -73,13 +82,15 @@ def main() -> int:
             check=True,
             stdout=subprocess.DEVNULL,
         )
+    finally:
+        shutil.rmtree(records, ignore_errors=True)
     data = json.loads(report.read_text())
-    print("| metric | probed vs plain | 95 % CI | verdict |")
-    print("|---|---:|---:|---|")
+    print("| metric | variant vs plain | change | 95 % CI | verdict |")
+    print("|---|---|---:|---:|---|")
     for c in data["comparisons"]:
         if c["metric"] in ("wall", "cpu", "max_rss", "minor_faults"):
             print(
-                f"| {c['metric']} | {c['ratio'] - 1:+.2%} | "
+                f"| {c['metric']} | {c['variant']} | {c['ratio'] - 1:+.2%} | "
                 f"[{c['ci_low'] - 1:+.2%}, {c['ci_high'] - 1:+.2%}] | {c['verdict']} |"
             )
     plain = next(s for s in data["summaries"] if s["variant"] == "plain" and s["metric"] == "wall")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from cutaway.stats import describe
+from cutaway.stats import describe, median_and_percentiles
 
 T_975_4_DF = 2.7764451051977987  # t(0.975, 4), from tables
 
@@ -85,3 +85,48 @@ def test_rejects_bad_confidence_and_shape() -> None:
         describe([1.0, 2.0], confidence=1.0)
     with pytest.raises(ValueError, match="one-dimensional"):
         describe([[1.0, 2.0], [3.0, 4.0]])
+
+
+def _samples() -> list[np.ndarray]:
+    """Sizes odd and even, ties, heavy tails and durations in seconds as the probes make them."""
+    rng = np.random.default_rng(11)
+    samples = []
+    for size in (*range(1, 40), 101, 1000, 4096, 10_001):
+        samples.append(rng.random(size))
+        samples.append(rng.integers(20, 5_000_000, size) / 1e9)
+        samples.append(np.exp(rng.normal(0.0, 6.0, size)))
+        samples.append(rng.integers(0, 3, size) * 3.7e-7)
+    return samples
+
+
+def test_median_and_percentiles_equal_numpy_to_the_last_bit() -> None:
+    percents = (99, 50, 0, 100, 12.5, 99.9)
+    for values in _samples():
+        median, found = median_and_percentiles(values, percents)
+        assert median == np.median(values)
+        assert found == tuple(np.percentile(values, p) for p in percents)
+
+
+def test_describe_takes_its_median_and_percentiles_from_one_partial_sort() -> None:
+    values = np.random.default_rng(3).lognormal(-14.0, 1.0, 100_000)
+    summary = describe(values, percentiles=(99, 1))
+    assert summary.median == np.median(values)
+    assert summary.percentiles == (np.percentile(values, 99), np.percentile(values, 1))
+    assert describe(values).percentiles == ()
+    (nothing,) = describe([], percentiles=(99,)).percentiles
+    assert math.isnan(nothing)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_nan_or_inf_give_what_numpy_gives() -> None:
+    for values in ([1.0, math.nan, 3.0], [1.0, math.inf, 3.0, math.inf], [-math.inf, 1.0]):
+        median, (p99, p50) = median_and_percentiles(values, (99, 50))
+        expected = (np.median(values), np.percentile(values, 99), np.percentile(values, 50))
+        np.testing.assert_array_equal([median, p99, p50], expected)
+
+
+def test_median_and_percentiles_refuse_no_values_and_percents_out_of_range() -> None:
+    with pytest.raises(ValueError, match="no values"):
+        median_and_percentiles([], (50,))
+    with pytest.raises(ValueError, match="between 0 and 100"):
+        median_and_percentiles([1.0], (101,))

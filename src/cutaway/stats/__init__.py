@@ -2,13 +2,13 @@
 
 Nothing here does I/O or imports the rest of cutaway. Every metric is a cost (higher is worse).
 
-- ``descriptive``: summary columns and the t interval for a mean.
+- ``descriptive``: summary columns, the t interval for a mean, median and percentiles.
 - ``paired``: variant / baseline from per-round pairs, with a paired bootstrap interval.
 - ``verdict``: Holm's adjustment, the four-way verdict, and rounds needed to settle.
 - ``diagnostics``: outlying runs and drift.
 """
 
-from cutaway.stats.descriptive import Description, describe
+from cutaway.stats.descriptive import Description, describe, median_and_percentiles
 from cutaway.stats.diagnostics import Trend, outlier_mask, trend
 from cutaway.stats.paired import (
     GEOMETRIC_MEAN,
@@ -29,6 +29,7 @@ __all__ = [
     "classify",
     "describe",
     "holm_adjust",
+    "median_and_percentiles",
     "minimum_pairs",
     "outlier_mask",
     "paired_ratio",

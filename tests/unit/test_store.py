@@ -478,3 +478,39 @@ def test_run_data_is_stored_with_its_run_and_replaced_with_it(tmp_path: Path) ->
     assert store.run_data(experiment_id, "other") == []
     store.add_run(experiment_id, run)  # replacing the slot drops its old data
     assert store.run_data(experiment_id, "calls") == []
+
+
+def test_version_2_run_data_moves_to_the_rowid_table_of_version_3(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    with sqlite3.connect(path, isolation_level=None) as raw:
+        for migration in store_schema.MIGRATIONS[:2]:
+            for statement in migration.statements:
+                raw.execute(statement)
+        raw.execute("PRAGMA user_version = 2")
+    raw.close()
+    spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
+    with sqlite3.connect(path, isolation_level=None) as raw:
+        raw.execute(
+            "INSERT INTO experiments (id, name, status, created_at, spec_json, environment_json,"
+            " cutaway_version) VALUES (1, 'd', 'complete', 0, ?, '{}', 'old')",
+            (json.dumps(spec.to_dict()),),
+        )
+        raw.execute("INSERT INTO variants VALUES (1, 0, 'a', ?)", (json.dumps({"name": "a"}),))
+        raw.execute(
+            "INSERT INTO runs (id, experiment_id, variant, round_index, order_in_round, status,"
+            " started_at) VALUES (7, 1, 'a', 0, 0, 'ok', 0)"
+        )
+        raw.execute(
+            "INSERT INTO run_data VALUES (7, 'calls', 'getpwnam', 2, ?)", (b"\x01" * 100_000,)
+        )
+    raw.close()
+    with Store(path) as store:
+        (stored,) = store.run_data(1, "calls")
+        assert (stored.key, stored.count, stored.data) == ("getpwnam", 2, b"\x01" * 100_000)
+        store.add_run(1, make_run("a", 0))  # replacing the run still drops its data
+        assert store.run_data(1, "calls") == []
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
+        (table,) = raw.execute("SELECT sql FROM sqlite_schema WHERE name = 'run_data'").fetchone()
+        assert "WITHOUT ROWID" not in table and "UNIQUE (run_id, kind, key)" in table
+    raw.close()

@@ -12,6 +12,10 @@ Version history:
 - 2 (2026-11-22): ``run_data``, what a probe recorded during one run (per-call latencies, for
   example) as opaque blobs keyed by kind and key, written in the run's own transaction; and
   ``probes``, each probe of an experiment with its backend and its measured overhead.
+- 3 (2026-11-22): ``run_data`` becomes a rowid table with a unique index on (run_id, kind,
+  key). In the WITHOUT ROWID table the blobs lived in the primary key's b-tree, and SQLite
+  reads a key's whole overflowing payload to compare it while searching: every lookup that
+  passed a run's calls blob read all of it (tens of megabytes for ten million calls).
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
 has been released: databases out there already ran it) and add a dated line above.
@@ -140,8 +144,32 @@ _VERSION_2 = Migration(
     ),
 )
 
+_VERSION_3 = Migration(
+    version=3,
+    date="2026-11-22",
+    statements=(
+        # Searches compare integer rowids in the table and (run_id, kind, key) in the index;
+        # neither holds a blob, so a lookup reads a blob only when it selects the data column.
+        """
+        CREATE TABLE run_data_v3 (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            UNIQUE (run_id, kind, key)
+        )
+        """,
+        "INSERT INTO run_data_v3 (run_id, kind, key, count, data)"
+        " SELECT run_id, kind, key, count, data FROM run_data ORDER BY run_id, kind, key",
+        "DROP TABLE run_data",
+        "ALTER TABLE run_data_v3 RENAME TO run_data",
+    ),
+)
+
 # Applied in order; MIGRATIONS[i] takes a database from version i to version i + 1.
-MIGRATIONS: tuple[Migration, ...] = (_VERSION_1, _VERSION_2)
+MIGRATIONS: tuple[Migration, ...] = (_VERSION_1, _VERSION_2, _VERSION_3)
 LATEST_VERSION: int = len(MIGRATIONS)
 BUSY_TIMEOUT_SECONDS = 30.0
 

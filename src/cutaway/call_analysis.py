@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,15 +23,16 @@ from cutaway.model import (
     Spec,
 )
 from cutaway.probes.calls import KIND, LOSSES_KIND, decode_calls
+from cutaway.probes.calls_blob import CallsBlobError
 from cutaway.probes.syscalls import KIND as SYSCALLS_KIND
 from cutaway.stats import describe, paired_ratio
-from cutaway.store import Store
+from cutaway.store import Store, StoreError
 from cutaway.verdicts import Row, judge
 
 Durations = npt.NDArray[np.float64]
 
 
-def _position_masks(call_index: npt.NDArray[np.uint32]) -> dict[str, npt.NDArray[np.bool_]]:
+def _position_masks(call_index: npt.NDArray[np.integer[Any]]) -> dict[str, npt.NDArray[np.bool_]]:
     return {"1": call_index == 1, "2": call_index == 2, "later": call_index > 2}
 
 
@@ -53,11 +55,16 @@ def load_calls(
     loaded: dict[tuple[str, str, str], dict[int, Durations]] = defaultdict(dict)
     for kind, label in ((KIND, str), (SYSCALLS_KIND, syscall_label)):
         for item in store.run_data(experiment_id, kind):
-            calls = decode_calls(item.data)
-            seconds = calls["duration_ns"].astype(np.float64) / 1e9
+            try:
+                calls = decode_calls(item.data)
+            except CallsBlobError as error:
+                where = f"{item.variant!r} round {item.round_index} ({kind} of {item.key})"
+                raise StoreError(f"cannot read the calls of {where}: {error}") from None
+            # One pass: the stored integers (of any width) straight to float seconds.
+            seconds = np.divide(calls.duration_ns, 1e9, dtype=np.float64)
             function = label(item.key)
             loaded[(item.variant, function, "all")][item.round_index] = seconds
-            for position, mask in _position_masks(calls["call_index"]).items():
+            for position, mask in _position_masks(calls.call_index).items():
                 if mask.any():
                     loaded[(item.variant, function, position)][item.round_index] = seconds[mask]
     return loaded

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cutaway.model import RunStatus, Variant
-from cutaway.probes.calls import CALL_DTYPE
+from cutaway.probes.calls import CALL_DTYPE, decode_calls
 from cutaway.probes.syscalls import SyscallsProbe, check_syscall_names, parse_trace
 from cutaway.runner.executor import ProcessExecutor
 
@@ -53,7 +53,7 @@ def test_a_real_run_is_traced_per_process() -> None:
         variant = Variant("v", "cat /etc/hostname /nonexistent; sync; true", shell=True)
         measured = executor.measure(variant, 30, attachment)
         assert measured.status is RunStatus.OK
-        data = {item.key: np.frombuffer(item.data, dtype=CALL_DTYPE) for item in probe.after_run()}
+        data = {item.key: decode_calls(item.data) for item in probe.after_run()}
         opens = data["openat"]
         assert len(set(opens["process"])) >= 2  # sh and cat, each with its own positions
         for process in set(opens["process"]):

@@ -4,9 +4,10 @@ Every measured run gets our interposer (native/cw_calls.c) in LD_PRELOAD and a f
 for its per-process record files, in memory (/dev/shm) where there is one: the records of a run
 are read back whole when it ends, so the disk would only add its page-cache and journal work to
 every process and every record. After the run the files are decoded with numpy (no Python loop
-per record), and each selected function's calls become one blob: a structured array with, per
-call, the process it was made in (0, 1, ... in pid order), its position among that process's
-calls of the function (1 = the first call), its duration, its thread CPU time and errno."""
+per record), and each selected function's calls become one blob (column by column, see
+calls_blob.py) with, per call, the process it was made in (0, 1, ... in pid order), its position
+among that process's calls of the function (1 = the first call), its duration, its thread CPU
+time and errno."""
 
 from __future__ import annotations
 
@@ -18,11 +19,10 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
-
 from cutaway.model import RunData
+from cutaway.probes import calls_blob
 from cutaway.probes.base import Attachment, ProbeError
+from cutaway.probes.calls_blob import Calls, ProcessCalls
 from cutaway.probes.calls_format import (
     CATALOG,
     CallRecords,
@@ -39,21 +39,14 @@ KIND = "calls"
 MEMORY_DIRECTORY = "/dev/shm"  # tmpfs on Linux; the system temporary directory otherwise
 CALIBRATION_CALLS = 200_000
 LOSSES_KIND = "calls-losses"
-# One stored call. Version 1 of the blob layout (the store keeps blobs opaque).
-CALL_DTYPE = np.dtype(
-    [
-        ("process", "<u4"),
-        ("call_index", "<u4"),
-        ("duration_ns", "<i8"),
-        ("thread_cpu_ns", "<i8"),
-        ("error", "<i4"),
-    ]
-)
+# One call as a structured record (the syscalls probe parses strace output into these). It
+# was version 1 of the stored blob; blobs are columns since version 2 (calls_blob.py).
+CALL_DTYPE = calls_blob.VERSION_1_DTYPE
 
 
-def decode_calls(data: bytes) -> npt.NDArray[np.void]:
-    """A stored blob back to its structured array."""
-    return np.frombuffer(data, dtype=CALL_DTYPE)
+def decode_calls(data: bytes) -> Calls:
+    """A stored blob (any version) back to its calls, column by column."""
+    return calls_blob.decode(data)
 
 
 def check_functions(functions: Sequence[str]) -> tuple[str, ...]:
@@ -64,6 +57,8 @@ def check_functions(functions: Sequence[str]) -> tuple[str, ...]:
 
 
 def _per_function(records: Sequence[CallRecords], functions: Sequence[str]) -> list[RunData]:
+    """Each function's calls as one blob, process by process. A process that timed only this
+    function hands its columns over as they are: selecting would copy them for nothing."""
     data = []
     for name in functions:
         wanted = function_id(name)
@@ -72,16 +67,13 @@ def _per_function(records: Sequence[CallRecords], functions: Sequence[str]) -> l
             mask = record.function_id == wanted
             if not mask.any():
                 continue
-            part = np.zeros(int(mask.sum()), dtype=CALL_DTYPE)
-            part["process"] = process
-            part["call_index"] = record.call_index[mask]
-            part["duration_ns"] = record.duration_ns[mask]
-            part["thread_cpu_ns"] = record.thread_cpu_ns[mask]
-            part["error"] = record.error[mask]
-            parts.append(part)
+            columns = [getattr(record, column) for column in ProcessCalls.COLUMNS]
+            if not mask.all():
+                columns = [values[mask] for values in columns]
+            parts.append(ProcessCalls(process, *columns))
         if parts:
-            calls = np.concatenate(parts)
-            data.append(RunData(KIND, name, int(calls.size), calls.tobytes()))
+            count = sum(len(part.duration_ns) for part in parts)
+            data.append(RunData(KIND, name, count, calls_blob.encode(parts)))
     return data
 
 

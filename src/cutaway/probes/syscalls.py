@@ -22,8 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from cutaway.model import RunData
+from cutaway.probes import calls_blob
 from cutaway.probes.base import Attachment, ProbeError
 from cutaway.probes.calls import CALL_DTYPE
+from cutaway.probes.calls_blob import ProcessCalls
 
 KIND = "syscalls"
 # name(args) = result [ERRNO (text)] <seconds>; strace -T puts the duration last.
@@ -120,15 +122,15 @@ class SyscallsProbe:
         return Attachment(argv_prefix=self.argv_prefix())
 
     def after_run(self) -> list[RunData]:
-        per_name: dict[str, list[np.ndarray]] = {name: [] for name in self.names}
+        per_name: dict[str, list[ProcessCalls]] = {name: [] for name in self.names}
         traces = sorted(self.directory.glob("trace.*"), key=lambda p: int(p.suffix[1:]))
         for process, path in enumerate(traces):
             for name, records in parse_trace(path.read_text(errors="replace"), self.names).items():
-                records["process"] = process
-                per_name[name].append(records)
+                columns = (records[field] for field in ProcessCalls.COLUMNS)
+                per_name[name].append(ProcessCalls(process, *columns))
             path.unlink()
         return [
-            RunData(KIND, name, sum(len(p) for p in parts), np.concatenate(parts).tobytes())
+            RunData(KIND, name, sum(len(p.duration_ns) for p in parts), calls_blob.encode(parts))
             for name, parts in per_name.items()
             if parts
         ]

@@ -1,0 +1,72 @@
+"""Call positions and summaries from stored blobs (cutaway.call_analysis), against numpy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cutaway.compare import analyze
+from cutaway.model import ProbeSpec, Run, RunData, RunStatus, Spec, Variant
+from cutaway.probes import calls_blob
+from cutaway.probes.calls_blob import VERSION_1_DTYPE, ProcessCalls
+from cutaway.store import Store, StoreError
+
+SPEC = Spec(
+    name="t",
+    variants=(Variant("a", ("x",)),),
+    baseline="a",
+    rounds=2,
+    warmup_rounds=0,
+    probes=ProbeSpec(calls=("getpwnam",)),
+)
+
+
+def store_with(tmp_path: Path, blobs: list[bytes]) -> tuple[Store, int]:
+    store = Store(tmp_path / "db")
+    experiment_id = store.create_experiment(SPEC, {}, None, "test")
+    for round_index, blob in enumerate(blobs):
+        run = Run("a", round_index, 0, RunStatus.OK, 0, None, {"wall": 0.1}, 0.0)
+        store.add_run(experiment_id, run, [RunData("calls", "getpwnam", 0, blob)])
+    return store, experiment_id
+
+
+def test_positions_and_summaries_from_blobs_of_both_versions_equal_numpy(tmp_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    durations = [rng.integers(100, 90_000, size) for size in (1000, 7, 2001)]
+    # Round 0, version 1: process 0 made 1000 calls, process 1 seven.
+    old = np.zeros(1007, dtype=VERSION_1_DTYPE)
+    old["process"][1000:] = 1
+    old["call_index"] = np.concatenate([np.arange(1, 1001), np.arange(1, 8)])
+    old["duration_ns"] = np.concatenate(durations[:2])
+    # Round 1, version 2: one process with 2001 calls.
+    new = ProcessCalls(0, np.arange(1, 2002), durations[2], np.full(2001, -1), np.zeros(2001))
+    store, experiment_id = store_with(tmp_path, [old.tobytes(), calls_blob.encode([new])])
+
+    summaries = {c.position: c for c in analyze(store, experiment_id, resamples=100).calls}
+
+    seconds = [d / 1e9 for d in durations]
+    expected = {
+        "1": [s[0] for s in seconds],
+        "2": [s[1] for s in seconds],
+        "later": np.concatenate([s[2:] for s in seconds]),
+        "all": np.concatenate(seconds),
+    }
+    for position, values in expected.items():
+        got = summaries[position]
+        assert (got.n, got.total, got.mean) == (len(values), np.sum(values), np.mean(values))
+        assert (got.median, got.p99) == (np.median(values), np.percentile(values, 99))
+        assert (got.min, got.max, got.sd) == (
+            np.min(values),
+            np.max(values),
+            np.std(values, ddof=1),
+        )
+
+
+def test_a_blob_from_a_newer_cutaway_stops_the_analysis_in_words(tmp_path: Path) -> None:
+    blob = calls_blob.encode([ProcessCalls(0, np.ones(1), np.ones(1), np.ones(1), np.ones(1))])
+    newer = blob[:8] + (calls_blob.VERSION + 1).to_bytes(4, "little") + blob[12:]
+    store, experiment_id = store_with(tmp_path, [newer])
+    with pytest.raises(StoreError, match=r"'a' round 0 \(calls of getpwnam\).*upgrade cutaway"):
+        analyze(store, experiment_id, resamples=100)

@@ -57,6 +57,7 @@ def main() -> int:
         data = probe.after_run()
         timings["decode the record files, build the blobs"] = time.perf_counter() - start
         records = sum(d.count for d in data if d.kind == "calls")
+        stored = sum(len(d.data) for d in data)
 
         start = time.perf_counter()
         run = Run("close", 0, 0, RunStatus.OK, 0, None, {"wall": produced}, time.time())
@@ -75,7 +76,7 @@ def main() -> int:
     assert "later calls" in text
     print(
         f"{records:,} records ({size / 2**20:.0f} MiB of record files) made in {produced:.1f} s "
-        f"by one process\n"
+        f"by one process, stored as {stored / 2**20:.0f} MiB of blobs\n"
     )
     print("| step | seconds |")
     print("|---|---:|")

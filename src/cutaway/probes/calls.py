@@ -121,9 +121,7 @@ class CallsProbe:
         except FileNotFoundError as error:
             raise ProbeError(str(error)) from None
         self.tsc_hz = tsc_hz()
-        clock = (
-            f"TSC at {self.tsc_hz / 1e9:.6f} GHz" if self.tsc_hz else "CLOCK_MONOTONIC"
-        )
+        clock = f"TSC at {self.tsc_hz / 1e9:.6f} GHz" if self.tsc_hz else "CLOCK_MONOTONIC"
         what = "and thread CPU time" if self.thread_cpu else "wall time only"
         return (
             f"LD_PRELOAD interposer {library} ({clock}, {what}) on "

@@ -129,9 +129,12 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
 
 def _probe_line(probe: ProbeInfo) -> str:
     """What measured besides wait4, and at what cost, for the report's header."""
-    cost = "overhead not measured"
+    costs = []
     if probe.overhead_seconds is not None:
-        cost = f"overhead {probe.overhead_seconds * 1e9:.0f} ns per recorded call"
+        costs.append(f"{probe.overhead_seconds * 1e9:.0f} ns per recorded call")
+    if probe.process_overhead_seconds is not None:
+        costs.append(f"{probe.process_overhead_seconds * 1e6:.0f} µs per process")
+    cost = f"overhead {' and '.join(costs)}" if costs else "overhead not measured"
     return f"{probe.name}: {probe.description}; {cost}"
 
 

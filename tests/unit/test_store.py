@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from cutaway.model import Calibration, Hooks, Run, RunStatus, Spec, Variant
-from cutaway.store import LATEST_VERSION, Store, StoreError
+from cutaway.store import LATEST_VERSION, ProbeInfo, Store, StoreError
 from cutaway.store import schema as store_schema
 
 WALL_AND_RSS = {"wall": 0.5, "max_rss": 1_048_576.0}
@@ -514,3 +514,28 @@ def test_version_2_run_data_moves_to_the_rowid_table_of_version_3(tmp_path: Path
         (table,) = raw.execute("SELECT sql FROM sqlite_schema WHERE name = 'run_data'").fetchone()
         assert "WITHOUT ROWID" not in table and "UNIQUE (run_id, kind, key)" in table
     raw.close()
+
+
+def test_probes_keep_their_overhead_per_event_and_per_process(tmp_path: Path) -> None:
+    path = tmp_path / "v3.db"
+    with sqlite3.connect(path, isolation_level=None) as raw:  # a version-3 store with a probe
+        for migration in store_schema.MIGRATIONS[:3]:
+            for statement in migration.statements:
+                raw.execute(statement)
+        raw.execute("PRAGMA user_version = 3")
+        spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
+        raw.execute(
+            "INSERT INTO experiments (id, name, status, created_at, spec_json, environment_json,"
+            " cutaway_version) VALUES (1, 'd', 'complete', 0, ?, '{}', 'old')",
+            (json.dumps(spec.to_dict()),),
+        )
+        raw.execute("INSERT INTO probes VALUES (1, 'calls', 'old probe', 7e-8)")
+    raw.close()
+    with Store(path) as store:
+        assert store.probes(1) == [ProbeInfo("calls", "old probe", 7e-8, None)]
+        store.set_probe(1, "syscalls", "strace", 2.9e-5, 4.4e-3)
+        store.set_probe(1, "calls", "new probe", None)
+        assert store.probes(1) == [
+            ProbeInfo("calls", "new probe", None, None),
+            ProbeInfo("syscalls", "strace", 2.9e-5, 4.4e-3),
+        ]

@@ -62,7 +62,8 @@ def test_a_real_run_is_traced_per_process() -> None:
         assert (opens["error"] == errno.ENOENT).sum() >= 1
         assert list(probe.directory.iterdir()) == []
         overhead = probe.overhead()
-        assert overhead is not None and overhead > 0
+        assert overhead.per_event is not None and overhead.per_event > 0
+        assert overhead.per_process is not None and overhead.per_process > 0
     finally:
         executor.close()
         probe.close()

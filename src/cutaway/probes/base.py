@@ -2,19 +2,24 @@
 
 A probe watches measured runs (never hooks) and keeps what it saw with the run. Its lifecycle,
 as in pyperf's hooks: ``check`` before anything runs (fail early, say which backend will be
-used), ``overhead`` (what the probe itself costs per recorded event, measured here and now:
-a tool that measures must measure itself), then around every measured run ``before_run`` (what
-to add to the run's environment or put in front of its command) and ``after_run`` (collect
-what the run left, return it as RunData for the store, clean up), and ``close`` at the end,
-also after a failure."""
+used), ``overhead`` (what the probe itself costs per recorded event and per process it enters,
+measured here and now: a tool that measures must measure itself), then around every measured
+run ``before_run`` (what to add to the run's environment or put in front of its command) and
+``after_run`` (collect what the run left, return it as RunData for the store, clean up), and
+``close`` at the end, also after a failure."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import statistics
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from cutaway.model import RunData
+
+PROCESS_COST_PAIRS = 100
 
 
 class ProbeError(Exception):
@@ -30,14 +35,61 @@ class Attachment:
     argv_prefix: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Overhead:
+    """What a probe costs, measured here and now; None where it cannot be measured.
+
+    ``per_event``: seconds added to each recorded event (a timed call, a traced system call).
+    ``per_process``: seconds added to the wall time of each process the probe enters (loading
+    a library, starting a tracer), which short processes feel most."""
+
+    per_event: float | None = None
+    per_process: float | None = None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A command and its whole environment, for :func:`process_cost`."""
+
+    argv: Sequence[str]
+    env: Mapping[str, str]
+
+
+def process_cost(attached: Launch, plain: Launch, *, pairs: int = PROCESS_COST_PAIRS) -> float:
+    """Seconds that running `attached` adds to running `plain`, spawn to reap: the median of
+    `pairs` differences between the two run back to back (in alternating order, so that drift
+    and the order of the pair do not bias it), never below 0. Output goes to /dev/null."""
+    quiet = [
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+
+    def wall(launch: Launch) -> int:
+        start = time.perf_counter_ns()
+        pid = os.posix_spawnp(launch.argv[0], list(launch.argv), launch.env, file_actions=quiet)
+        os.waitpid(pid, 0)
+        return time.perf_counter_ns() - start
+
+    differences = []
+    for pair in range(pairs):
+        if pair % 2:
+            plain_ns = wall(plain)
+            attached_ns = wall(attached)
+        else:
+            attached_ns = wall(attached)
+            plain_ns = wall(plain)
+        differences.append(attached_ns - plain_ns)
+    return max(0.0, statistics.median(differences) / 1e9)
+
+
 class Probe(Protocol):
     name: str
 
     def check(self) -> str:
         """Raise ProbeError if the probe cannot work here; else describe its backend."""
 
-    def overhead(self) -> float | None:
-        """Seconds the probe adds per recorded event, measured now; None if not measurable."""
+    def overhead(self) -> Overhead:
+        """What the probe adds per recorded event and per process, measured now."""
 
     def before_run(self, environment: Mapping[str, str]) -> Attachment:
         """How to attach to the next measured run, whose environment is ``environment``."""

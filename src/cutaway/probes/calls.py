@@ -21,7 +21,7 @@ from pathlib import Path
 
 from cutaway.model import RunData
 from cutaway.probes import calls_blob
-from cutaway.probes.base import Attachment, ProbeError
+from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
 from cutaway.probes.calls_blob import Calls, ProcessCalls
 from cutaway.probes.calls_format import (
     CATALOG,
@@ -128,13 +128,16 @@ class CallsProbe:
             f"{', '.join(self.functions)}; records in {self.directory}"
         )
 
-    def overhead(self) -> float | None:
-        """Seconds the interposer adds per timed call here: close(-1) in a loop, timed by the
+    def overhead(self) -> Overhead:
+        """What the interposer adds here. Per timed call: close(-1) in a loop, timed by the
         library against not preloaded at all (fastest of 7 batches each, see
-        native/cw_calls_calibrate.c)."""
+        native/cw_calls_calibrate.c). Per process: the same program making 7 timed calls,
+        spawned with the library and without, in alternating pairs (loading the library,
+        creating and cutting the record file)."""
         calibrator = calibrator_path()
         if not calibrator.is_file():
-            return None
+            return Overhead()
+        without = _without_preload()
         with tempfile.TemporaryDirectory(prefix="calibrate-", dir=self.directory) as directory:
             timed = environment_for(
                 ["close"],
@@ -143,9 +146,13 @@ class CallsProbe:
                 tsc_hz=self.tsc_hz,
                 environment={},
             )
-            with_probe = _nanoseconds_per_call(calibrator, {**os.environ, **timed})
-        without = _nanoseconds_per_call(calibrator, _without_preload())
-        return max(0.0, with_probe - without) / 1e9
+            with_probe = {**os.environ, **timed}
+            per_call = _nanoseconds_per_call(calibrator, with_probe)
+            per_process = process_cost(
+                Launch([str(calibrator), "1"], with_probe), Launch([str(calibrator), "1"], without)
+            )
+        plain = _nanoseconds_per_call(calibrator, without)
+        return Overhead(max(0.0, per_call - plain) / 1e9, per_process)
 
     def _clear(self) -> None:
         for path in call_files(self.directory):

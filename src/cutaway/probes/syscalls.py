@@ -11,6 +11,7 @@ traced call before the first round (see :func:`measure_overhead`)."""
 from __future__ import annotations
 
 import errno
+import os
 import re
 import shutil
 import subprocess
@@ -23,7 +24,7 @@ import numpy as np
 
 from cutaway.model import RunData
 from cutaway.probes import calls_blob
-from cutaway.probes.base import Attachment, ProbeError
+from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
 from cutaway.probes.calls import CALL_DTYPE
 from cutaway.probes.calls_blob import ProcessCalls
 
@@ -93,9 +94,17 @@ class SyscallsProbe:
         how = "with --seccomp-bpf" if self.seccomp else "without --seccomp-bpf (not supported)"
         return f"strace -f -T {how} on {', '.join(self.names)}"
 
-    def overhead(self) -> float | None:
+    def overhead(self) -> Overhead:
+        """Per traced call: see :func:`measure_overhead`. Per process: `true` under strace
+        tracing this probe's system calls against `true` alone, in alternating pairs (strace's
+        own start, and attaching to the process)."""
         assert self.strace is not None
-        return measure_overhead(self.strace, self.seccomp)
+        true = shutil.which("true") or "/bin/true"
+        traced = [self.strace, "-f", "-qq", "-e", f"trace={','.join(self.names)}"]
+        traced += ["-o", os.devnull, *(["--seccomp-bpf"] if self.seccomp else []), "--", true]
+        environment = dict(os.environ)
+        per_process = process_cost(Launch(traced, environment), Launch([true], environment))
+        return Overhead(measure_overhead(self.strace, self.seccomp), per_process)
 
     def argv_prefix(self) -> tuple[str, ...]:
         assert self.strace is not None

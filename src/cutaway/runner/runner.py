@@ -252,7 +252,10 @@ def run_experiment(
     )
     for probe, description in zip(probes, described, strict=True):
         if resume_id is None or not any(p.name == probe.name for p in store.probes(experiment_id)):
-            store.set_probe(experiment_id, probe.name, description, probe.overhead())
+            cost = probe.overhead()
+            store.set_probe(
+                experiment_id, probe.name, description, cost.per_event, cost.per_process
+            )
         runner.emit(events.Notice(f"probe {probe.name}: {description}"))
     status, reason = "incomplete", "error"
     try:

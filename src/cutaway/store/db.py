@@ -274,26 +274,32 @@ class Store:
         return {(round_index, variant) for round_index, variant in rows}
 
     def set_probe(
-        self, experiment_id: int, name: str, description: str, overhead_seconds: float | None
+        self,
+        experiment_id: int,
+        name: str,
+        description: str,
+        overhead_seconds: float | None,
+        process_overhead_seconds: float | None = None,
     ) -> None:
-        """Record (or replace) a probe of an experiment: its backend and measured overhead."""
+        """Record (or replace) a probe of an experiment: its backend and measured overhead,
+        per recorded event and per process."""
         with self._write(f"store probe {name!r} of experiment {experiment_id}") as connection:
             self._require_experiment(connection, experiment_id)
             connection.execute(
                 "INSERT OR REPLACE INTO probes (experiment_id, name, description,"
-                " overhead_seconds) VALUES (?, ?, ?, ?)",
-                (experiment_id, name, description, overhead_seconds),
+                " overhead_seconds, process_overhead_seconds) VALUES (?, ?, ?, ?, ?)",
+                (experiment_id, name, description, overhead_seconds, process_overhead_seconds),
             )
 
     def probes(self, experiment_id: int) -> list[ProbeInfo]:
         """The probes recorded for an experiment, by name."""
         with self._read(f"load the probes of experiment {experiment_id}") as connection:
             rows = connection.execute(
-                "SELECT name, description, overhead_seconds FROM probes"
-                " WHERE experiment_id = ? ORDER BY name",
+                "SELECT name, description, overhead_seconds, process_overhead_seconds"
+                " FROM probes WHERE experiment_id = ? ORDER BY name",
                 (experiment_id,),
             ).fetchall()
-        return [ProbeInfo(str(n), str(d), None if o is None else float(o)) for n, d, o in rows]
+        return [ProbeInfo(str(n), str(d), _optional(o), _optional(p)) for n, d, o, p in rows]
 
     def run_data(self, experiment_id: int, kind: str) -> list[StoredRunData]:
         """Every counted, successful run's data of one kind, in round order."""
@@ -461,3 +467,8 @@ def _last_row_id(cursor: sqlite3.Cursor) -> int:
     if row_id is None:  # cannot happen after a successful INSERT; satisfies the type checker
         raise StoreError("SQLite returned no row id for an insert")
     return row_id
+
+
+def _optional(value: Any) -> float | None:
+    """A nullable REAL column as a float or None."""
+    return None if value is None else float(value)

@@ -17,11 +17,13 @@ from cutaway.store.schema import StoreError
 
 @dataclass(frozen=True)
 class ProbeInfo:
-    """A probe of a stored experiment: what measured, and what it cost per event."""
+    """A probe of a stored experiment: what measured, and what it cost per recorded event and
+    per process it entered."""
 
     name: str
     description: str
     overhead_seconds: float | None
+    process_overhead_seconds: float | None = None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ Version history:
   key). In the WITHOUT ROWID table the blobs lived in the primary key's b-tree, and SQLite
   reads a key's whole overflowing payload to compare it while searching: every lookup that
   passed a run's calls blob read all of it (tens of megabytes for ten million calls).
+- 4 (2026-11-22): ``probes.process_overhead_seconds``, what a probe adds to each process it
+  enters (loading a library, starting a tracer), measured; NULL where unknown.
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
 has been released: databases out there already ran it) and add a dated line above.
@@ -168,8 +170,17 @@ _VERSION_3 = Migration(
     ),
 )
 
+_VERSION_4 = Migration(
+    version=4,
+    date="2026-11-22",
+    statements=(
+        # Seconds a probe adds to each process it enters, measured; NULL if unknown.
+        "ALTER TABLE probes ADD COLUMN process_overhead_seconds REAL",
+    ),
+)
+
 # Applied in order; MIGRATIONS[i] takes a database from version i to version i + 1.
-MIGRATIONS: tuple[Migration, ...] = (_VERSION_1, _VERSION_2, _VERSION_3)
+MIGRATIONS: tuple[Migration, ...] = (_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4)
 LATEST_VERSION: int = len(MIGRATIONS)
 BUSY_TIMEOUT_SECONDS = 30.0
 

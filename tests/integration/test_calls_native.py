@@ -118,9 +118,10 @@ def _run(
     *,
     thread_cpu: bool = False,
     preload_after: str = "",
-    tsc: int | None = None,
+    tsc: int | None = TSC_HZ,
 ) -> subprocess.CompletedProcess[str]:
-    """Run argv with the interposer timing `functions` into `out` (with `tsc`: on the TSC)."""
+    """Run argv with the interposer timing `functions` into `out`, on the clock the calls
+    probe would choose here (the TSC where the kernel trusts it) unless `tsc` says otherwise."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("CUTAWAY_", "LD_"))}
     if preload_after:
         base["LD_PRELOAD"] = preload_after
@@ -217,7 +218,7 @@ def test_records_survive_sigkill(program: str, out: Path) -> None:
 
 
 def test_a_kill_in_the_middle_of_a_run_leaves_no_hole(program: str, out: Path) -> None:
-    env_for_run = environment_for(["close"], out)
+    env_for_run = environment_for(["close"], out, tsc_hz=TSC_HZ)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUTAWAY_")}
     with subprocess.Popen(
         [program, "loop", "20000"], env={**env, **env_for_run}, stdout=subprocess.PIPE, text=True
@@ -417,16 +418,17 @@ def sanitized(build: Path) -> tuple[str, str, str]:
 
 
 @pytest.mark.parametrize(
-    ("arguments", "functions", "counts"),
+    ("arguments", "functions", "counts", "thread_cpu"),
     [
-        (["threads", "4", "3000"], ["close"], [12_000]),
-        (["fork", "3", "5"], ["close"], [6, 5]),
-        (["exec", "2", "3"], ["close"], [2, 3]),
-        (["errno"], ["open", "close"], [3]),
-        (["aliases", "{tmp}"], ["open", "openat", "creat"], [7]),
-        (["catalog", "{tmp}"], list(CATALOG), [len(CATALOG)]),
+        (["threads", "4", "3000"], ["close"], [12_000], False),
+        (["threads", "4", "300"], ["close"], [1_200], True),  # 40-byte records
+        (["fork", "3", "5"], ["close"], [6, 5], False),
+        (["exec", "2", "3"], ["close"], [2, 3], False),
+        (["errno"], ["open", "close"], [3], False),
+        (["aliases", "{tmp}"], ["open", "openat", "creat"], [7], False),
+        (["catalog", "{tmp}"], list(CATALOG), [len(CATALOG)], False),
     ],
-    ids=["threads", "fork", "exec", "errno", "aliases", "catalog"],
+    ids=["threads", "threads-cpu", "fork", "exec", "errno", "aliases", "catalog"],
 )
 def test_sanitizers_find_nothing(
     sanitized: tuple[str, str, str],
@@ -435,13 +437,14 @@ def test_sanitizers_find_nothing(
     arguments: list[str],
     functions: list[str],
     counts: list[int],
+    thread_cpu: bool,
 ) -> None:
     runtime, library, program = sanitized
     argv = [program, *(a.replace("{tmp}", str(tmp_path)) for a in arguments)]
     base = {k: v for k, v in os.environ.items() if not k.startswith(("CUTAWAY_", "LD_"))}
     env = {
         **base,
-        **environment_for(functions, out, environment=base),
+        **environment_for(functions, out, thread_cpu=thread_cpu, tsc_hz=TSC_HZ, environment=base),
         "LD_PRELOAD": f"{runtime}:{library}",
         "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
     }

@@ -19,10 +19,10 @@
  * - The file is written through a MAP_SHARED mapping: every record is in the page cache as
  *   soon as its call returns, so _exit, exec, a crash or SIGKILL lose nothing that finished.
  * - The hook path takes no lock and allocates nothing: two increments (the call's positions:
- *   relaxed atomics once the process has threads; before that, single instructions that a
- *   signal handler cannot split), two clock reads (RDTSC when CUTAWAY_CALLS_TSC_HZ gives the
- *   counter's rate, else CLOCK_MONOTONIC from the vDSO), and a 32-byte store into the thread's
- *   chunk of the file. The file is created with its first chunk mapped; a thread maps a new
+ *   relaxed atomics once the process has threads; before that, on x86-64, single
+ *   instructions that a signal handler cannot split), two clock reads (RDTSC when
+ *   CUTAWAY_CALLS_TSC_HZ gives the counter's rate, else CLOCK_MONOTONIC from the vDSO), and a
+ *   32-byte store (40 with thread CPU time) into the thread's chunk of the file. The file is created with its first chunk mapped; a thread maps a new
  *   chunk (a few syscalls, after the call's clock reads) after 128, 2048 and every 32768
  *   records, and at its first record when the first chunk is taken.
  * - errno as the caller sees it is what libc left; the library's own work never changes it.

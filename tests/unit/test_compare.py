@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cutaway.compare import analyze
+from cutaway.compare import _probe_line, analyze
 from cutaway.model import PROCESS_METRICS, Run, RunStatus, Spec, Variant, Verdict
 from cutaway.stats import holm_adjust, paired_ratio
-from cutaway.store import Store
+from cutaway.store import ProbeInfo, Store
 
 ROUNDS = 30
 
@@ -103,3 +103,13 @@ def test_lost_call_records_and_unseen_processes_are_said(tmp_path: Path) -> None
     cautions = {c.kind: c.message for c in analyze(store, experiment_id, resamples=100).cautions}
     assert "80 bytes" in cautions["calls-lost"] and "2 calls" in cautions["calls-lost"]
     assert "in 1 runs" in cautions["calls-unseen"] and "setgid" in cautions["calls-unseen"]
+
+
+def test_a_probe_line_gives_each_cost_in_a_readable_unit() -> None:
+    calls = ProbeInfo("calls", "LD_PRELOAD interposer", 6.9e-8, 1.72e-4)
+    assert _probe_line(calls) == (
+        "calls: LD_PRELOAD interposer; overhead 69 ns per recorded call and 172 µs per process"
+    )
+    strace = ProbeInfo("syscalls", "strace", 3.6069e-5, 4.24e-3)
+    assert _probe_line(strace).endswith("36.1 µs per recorded call and 4.24 ms per process")
+    assert _probe_line(ProbeInfo("x", "y", None)).endswith("; overhead not measured")

@@ -446,7 +446,8 @@ static char *cw_use_chunk(struct cw_thread *self, char *base, uint64_t offset, u
  * drops the record; the next call tries again). The first thread to ask gets the chunk mapped
  * with the header; the others map one: opening the file by path each time, since holding a
  * descriptor would expose it to programs that close every descriptor. */
-__attribute__((noinline, cold)) static char *cw_claim_chunk(struct cw_thread *self) {
+/* cw_claim_chunk's work; errno is the caller's to restore. */
+static char *cw_map_chunk(struct cw_thread *self) {
     if (self->tid == 0) self->tid = (int32_t)syscall(SYS_gettid);
     if (self->map_base != NULL) munmap(self->map_base, self->map_bytes);
     self->map_base = NULL;
@@ -474,6 +475,17 @@ __attribute__((noinline, cold)) static char *cw_claim_chunk(struct cw_thread *se
     self->map_base = base;
     self->map_bytes = map_bytes;
     return cw_use_chunk(self, (char *)base + (offset - map_offset), offset, records);
+}
+
+/* A new chunk of the file for this thread: returns its first record, or NULL (the caller
+ * drops the record; the next call tries again). The first thread to ask gets the chunk mapped
+ * with the header; the others map one: opening the file by path each time, since holding a
+ * descriptor would expose it to programs that close every descriptor. errno is kept. */
+__attribute__((noinline, cold)) static char *cw_claim_chunk(struct cw_thread *self) {
+    int saved_errno = errno;
+    char *slot = cw_map_chunk(self);
+    errno = saved_errno;
+    return slot;
 }
 
 /* pthread key destructor: unmap the exiting thread's chunk (a server that starts a thread per
@@ -577,7 +589,7 @@ static void cw_forked(void) { *cw_state = CW_STATE_FORKED; }
 
 /* ---- the hook path ---- */
 
-static inline void cw_begin(struct cw_call *call, unsigned id) {
+__attribute__((always_inline)) static inline void cw_begin(struct cw_call *call, unsigned id) {
     if (CW_UNLIKELY(*cw_state != CW_STATE_RECORDING) && !cw_resume()) {
         call->id = 0;
         return;
@@ -595,15 +607,15 @@ static inline uint32_t cw_saturate32(uint64_t value) {
     return value > UINT32_MAX ? UINT32_MAX : (uint32_t)value;
 }
 
-static inline void cw_end(const struct cw_call *call, int failed, int error) {
+__attribute__((always_inline)) static inline void cw_end(const struct cw_call *call, int failed,
+                                                        int error) {
     if (call->id == 0) return;
     int64_t end = cw_ticks(); /* first: closest to the call */
     /* The call forked (an NSS module, a wrapper): in the child, this call belongs to no file of
      * the child's (and the chunk still mapped may be the parent's). */
     if (CW_UNLIKELY(*cw_state != CW_STATE_RECORDING || call->generation != cw_process.generation))
         return;
-    int saved_errno = errno;
-    int64_t cpu_ns = -1;
+    int64_t cpu_ns = -1; /* nothing below changes errno but cw_claim_chunk, which restores it */
     if (call->cpu_start_ns >= 0) cpu_ns = cw_clock_ns(CLOCK_THREAD_CPUTIME_ID) - call->cpu_start_ns;
     struct cw_thread *self = &cw_self;
     self->depth--;
@@ -646,7 +658,6 @@ static inline void cw_end(const struct cw_call *call, int failed, int error) {
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     self->writing = 0;
-    errno = saved_errno;
 }
 
 /* Hooks. Failure conventions are in cw_calls_format.h (struct cw_calls_record). */

@@ -15,6 +15,10 @@ so every tool is charged for exactly what it adds to the traced program. Modes:
 - ltrace -T -e close: breakpoints on the PLT entry, a ptrace stop per call;
 - uftrace --force -T close@libc: uftrace's PLT hooking of a binary built without -pg.
 
+The machine's speed drifts from minute to minute (a shared host), so each mode is compared
+with the plain run of the same round, and the table gives the median and the range of those
+differences over the rounds.
+
 Usage: python bench/calls_cost.py [--calls N] [--repeats K]   (prints a Markdown table)
 """
 
@@ -108,17 +112,23 @@ def main() -> int:
                     results.setdefault(name, []).append(nanoseconds(argv, env))
     finally:
         shutil.rmtree(memory, ignore_errors=True)
-    plain = statistics.median(results["plain"])
     print(
-        f"close(-1) per call, median of {args.repeats} alternating runs "
-        f"(each the fastest of 7 batches)\n"
+        f"close(-1) per call, {args.repeats} rounds of every mode in turn (each run the fastest "
+        "of 7 batches); added: the mode minus plain of the same round, median and range\n"
     )
-    print("| mode | ns per call | added per call |")
-    print("|---|---:|---:|")
+    print("| mode | ns per call, median | added per call, median | added, range |")
+    print("|---|---:|---:|---:|")
+    plain = results["plain"]
     for name, values in results.items():
-        median = statistics.median(values)
-        added = "-" if name == "plain" else f"{median - plain:+.1f} ns"
-        print(f"| {name} | {median:.1f} | {added} |")
+        median = f"{statistics.median(values):.1f}"
+        if name == "plain":
+            print(f"| {name} | {median} | - | - |")
+            continue
+        added = [value - base for value, base in zip(values, plain, strict=True)]
+        print(
+            f"| {name} | {median} | {statistics.median(added):+.1f} ns | "
+            f"{min(added):+.1f} to {max(added):+.1f} ns |"
+        )
     missing = [tool for tool in ("ltrace", "uftrace") if not shutil.which(tool)]
     if missing:
         print(f"\nnot installed, not measured: {', '.join(missing)}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -23,13 +24,18 @@ SPEC = Spec(
 )
 
 
-def store_with(tmp_path: Path, blobs: list[bytes]) -> tuple[Store, int]:
+def store_with_data(tmp_path: Path, rounds: list[list[RunData]]) -> tuple[Store, int]:
+    """A store holding one run of variant a per round, with that round's probe data."""
     store = Store(tmp_path / "db")
     experiment_id = store.create_experiment(SPEC, {}, None, "test")
-    for round_index, blob in enumerate(blobs):
+    for round_index, data in enumerate(rounds):
         run = Run("a", round_index, 0, RunStatus.OK, 0, None, {"wall": 0.1}, 0.0)
-        store.add_run(experiment_id, run, [RunData("calls", "getpwnam", 0, blob)])
+        store.add_run(experiment_id, run, data)
     return store, experiment_id
+
+
+def store_with(tmp_path: Path, blobs: list[bytes]) -> tuple[Store, int]:
+    return store_with_data(tmp_path, [[RunData("calls", "getpwnam", 0, b)] for b in blobs])
 
 
 def test_positions_and_summaries_from_blobs_of_both_versions_equal_numpy(tmp_path: Path) -> None:
@@ -70,3 +76,14 @@ def test_a_blob_from_a_newer_cutaway_stops_the_analysis_in_words(tmp_path: Path)
     store, experiment_id = store_with(tmp_path, [newer])
     with pytest.raises(StoreError, match=r"'a' round 0 \(calls of getpwnam\).*upgrade cutaway"):
         analyze(store, experiment_id, resamples=100)
+
+
+def test_lost_call_records_and_unseen_processes_are_said(tmp_path: Path) -> None:
+    rounds = []
+    for processes in (2, 0):
+        losses = {"processes": processes, "truncated_bytes": 40, "dropped": 1}
+        rounds.append([RunData("calls-losses", "losses", processes, json.dumps(losses).encode())])
+    store, experiment_id = store_with_data(tmp_path, rounds)
+    cautions = {c.kind: c.message for c in analyze(store, experiment_id, resamples=100).cautions}
+    assert "80 bytes" in cautions["calls-lost"] and "2 calls" in cautions["calls-lost"]
+    assert "in 1 runs" in cautions["calls-unseen"] and "setgid" in cautions["calls-unseen"]

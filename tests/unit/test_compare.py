@@ -80,31 +80,6 @@ def test_run_counts_leave_out_warmup(stored: tuple[Store, int]) -> None:
     assert analysis.experiments[0].rounds_completed == ROUNDS
 
 
-def test_lost_call_records_and_unseen_processes_are_said(tmp_path: Path) -> None:
-    import json
-
-    from cutaway.model import ProbeSpec, RunData
-
-    spec = Spec(
-        name="t",
-        variants=(Variant("a", ("x",)),),
-        baseline="a",
-        rounds=2,
-        warmup_rounds=0,
-        probes=ProbeSpec(calls=("getpwnam",)),
-    )
-    store = Store(tmp_path / "db")
-    experiment_id = store.create_experiment(spec, {}, None, "test")
-    for round_index, processes in ((0, 2), (1, 0)):
-        losses = {"processes": processes, "truncated_bytes": 40, "dropped": 1}
-        run = Run("a", round_index, 0, RunStatus.OK, 0, None, {"wall": 0.1}, 0.0)
-        data = RunData("calls-losses", "losses", processes, json.dumps(losses).encode())
-        store.add_run(experiment_id, run, [data])
-    cautions = {c.kind: c.message for c in analyze(store, experiment_id, resamples=100).cautions}
-    assert "80 bytes" in cautions["calls-lost"] and "2 calls" in cautions["calls-lost"]
-    assert "in 1 runs" in cautions["calls-unseen"] and "setgid" in cautions["calls-unseen"]
-
-
 def test_a_probe_line_gives_each_cost_in_a_readable_unit() -> None:
     calls = ProbeInfo("calls", "LD_PRELOAD interposer", 6.9e-8, 1.72e-4)
     assert _probe_line(calls) == (

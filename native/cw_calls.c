@@ -674,15 +674,19 @@ __attribute__((always_inline)) static inline void cw_end(const struct cw_call *c
         return cw_timed_##name args;                                                            \
     }
 
-/* -1 and errno: syscalls (errno is always set on failure). */
-#define CW_HOOK_MINUS_ONE(name, id, params, args)                                               \
+/* The timed part of a hook returning int: `failed` and `error` are expressions of `result`. */
+#define CW_TIMED_INT(name, id, params, args, failed, error)                                     \
     CW_TIMED(int, name) params {                                                                \
         struct cw_call call;                                                                    \
         cw_begin(&call, id);                                                                    \
         int result = cw_real.name args;                                                         \
-        cw_end(&call, result == -1, result == -1 ? errno : 0);                                  \
+        cw_end(&call, failed, error);                                                           \
         return result;                                                                          \
-    }                                                                                           \
+    }
+
+/* -1 and errno: syscalls (errno is always set on failure). */
+#define CW_HOOK_MINUS_ONE(name, id, params, args)                                               \
+    CW_TIMED_INT(name, id, params, args, result == -1, result == -1 ? errno : 0)                \
     CW_DISPATCH(int, name, id, params, args)
 
 /* A failure that may leave errno alone (NULL from getpwnam: not found; -1 from getgrouplist:
@@ -703,25 +707,13 @@ __attribute__((always_inline)) static inline void cw_end(const struct cw_call *c
 
 /* A returned status: non-zero is the failure and its error number (or EAI_* code). */
 #define CW_HOOK_STATUS(name, id, params, args)                                                  \
-    CW_TIMED(int, name) params {                                                                \
-        struct cw_call call;                                                                    \
-        cw_begin(&call, id);                                                                    \
-        int result = cw_real.name args;                                                         \
-        cw_end(&call, result != 0, result);                                                     \
-        return result;                                                                          \
-    }                                                                                           \
+    CW_TIMED_INT(name, id, params, args, result != 0, result)                                   \
     CW_DISPATCH(int, name, id, params, args)
 
 /* open and openat take a mode only with O_CREAT or O_TMPFILE (va_arg otherwise reads junk);
  * the timed part gets it as a plain argument. */
 #define CW_HOOK_OPEN(name, id, params, timed_params, args, last)                                \
-    CW_TIMED(int, name) timed_params {                                                          \
-        struct cw_call call;                                                                    \
-        cw_begin(&call, id);                                                                    \
-        int result = cw_real.name args;                                                         \
-        cw_end(&call, result == -1, result == -1 ? errno : 0);                                  \
-        return result;                                                                          \
-    }                                                                                           \
+    CW_TIMED_INT(name, id, timed_params, args, result == -1, result == -1 ? errno : 0)          \
     CW_EXPORT int name params {                                                                 \
         mode_t mode = 0;                                                                        \
         if (cw_open_needs_mode(flags)) {                                                        \

@@ -33,8 +33,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cutaway.probes.calls import records_directory
-from cutaway.probes.calls_format import CALIBRATOR_NAME, environment_for, library_path, tsc_hz
+from cutaway.probes.calls.capture import records_directory
+from cutaway.probes.calls.records import CALIBRATOR_NAME, environment_for, library_path, tsc_hz
 
 
 def nanoseconds(argv: list[str], env: dict[str, str]) -> float:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from cutaway.compare import analyze
 from cutaway.model import ProbeSpec, Run, RunStatus, Spec, Variant
-from cutaway.probes.calls import CallsProbe
-from cutaway.probes.calls_format import CALIBRATOR_NAME, library_path
+from cutaway.probes.calls.capture import CallsProbe
+from cutaway.probes.calls.records import CALIBRATOR_NAME, library_path
 from cutaway.report import render_terminal
 from cutaway.store import Store
 

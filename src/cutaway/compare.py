@@ -14,7 +14,6 @@ from collections import Counter
 import numpy as np
 from numpy.typing import NDArray
 
-from cutaway.call_analysis import call_comparisons, call_summaries, load_calls, losses_cautions
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.model import (
@@ -24,6 +23,12 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     Summary,
+)
+from cutaway.probes.calls.analysis import (
+    call_comparisons,
+    call_summaries,
+    load_calls,
+    losses_cautions,
 )
 from cutaway.stats import (
     describe,

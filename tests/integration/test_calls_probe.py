@@ -14,7 +14,7 @@ import pytest
 
 from cutaway import api
 from cutaway.model import ProbeSpec
-from cutaway.probes.calls import CallsProbe, decode_calls, records_directory
+from cutaway.probes.calls.capture import CallsProbe, decode_calls, records_directory
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec import quick_spec
 from cutaway.store import Store

@@ -1,4 +1,4 @@
-"""Call positions and summaries from stored blobs (cutaway.call_analysis), against numpy."""
+"""Call positions and summaries from stored blobs (cutaway.probes.calls.analysis), against numpy."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from cutaway.compare import analyze
 from cutaway.model import ProbeSpec, Run, RunData, RunStatus, Spec, Variant
-from cutaway.probes import calls_blob
-from cutaway.probes.calls_blob import VERSION_1_DTYPE, ProcessCalls
+from cutaway.probes.calls import blob as calls_blob
+from cutaway.probes.calls.blob import VERSION_1_DTYPE, ProcessCalls
 from cutaway.store import Store, StoreError
 
 SPEC = Spec(

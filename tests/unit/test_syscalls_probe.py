@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from cutaway.model import RunStatus, Variant
-from cutaway.probes.calls import CALL_DTYPE, decode_calls
-from cutaway.probes.syscalls import SyscallsProbe, check_syscall_names, parse_trace
+from cutaway.probes.calls.capture import CALL_DTYPE, decode_calls
+from cutaway.probes.syscalls.capture import SyscallsProbe, check_syscall_names, parse_trace
 from cutaway.runner.executor import ProcessExecutor
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from cutaway.model import ProbeSpec
 from cutaway.probes.base import Probe
-from cutaway.probes.calls import CallsProbe
-from cutaway.probes.syscalls import SyscallsProbe
+from cutaway.probes.calls.capture import CallsProbe
+from cutaway.probes.syscalls.capture import SyscallsProbe
 
 
 def build_probes(spec: ProbeSpec) -> list[Probe]:

@@ -15,7 +15,7 @@ PROBE_KEYS = ("calls", "calls_thread_cpu", "syscalls")
 
 def _catalog() -> tuple[str, ...]:
     # Imported here: the catalog lives with the probe's format, and spec must stay light.
-    from cutaway.probes.calls_format import CATALOG
+    from cutaway.probes.calls.records import CATALOG
 
     return tuple(CATALOG)
 

@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from cutaway.model import RunData
-from cutaway.probes import calls_blob
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
-from cutaway.probes.calls import CALL_DTYPE
-from cutaway.probes.calls_blob import ProcessCalls
+from cutaway.probes.calls import blob as calls_blob
+from cutaway.probes.calls.blob import ProcessCalls
+from cutaway.probes.calls.capture import CALL_DTYPE
 
 KIND = "syscalls"
 # name(args) = result [ERRNO (text)] <seconds>; strace -T puts the duration last.

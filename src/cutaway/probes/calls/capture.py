@@ -5,7 +5,7 @@ for its per-process record files, in memory (/dev/shm) where there is one: the r
 are read back whole when it ends, so the disk would only add its page-cache and journal work to
 every process and every record. After the run the files are decoded with numpy (no Python loop
 per record), and each selected function's calls become one blob (column by column, see
-calls_blob.py) with, per call, the process it was made in (0, 1, ... in pid order), its position
+blob.py) with, per call, the process it was made in (0, 1, ... in pid order), its position
 among that process's calls of the function (1 = the first call), its duration, its thread CPU
 time and errno."""
 
@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cutaway.model import RunData
-from cutaway.probes import calls_blob
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
-from cutaway.probes.calls_blob import Calls, ProcessCalls
-from cutaway.probes.calls_format import (
+from cutaway.probes.calls import blob as calls_blob
+from cutaway.probes.calls.blob import Calls, ProcessCalls
+from cutaway.probes.calls.records import (
     CATALOG,
     CallRecords,
     calibrator_path,
@@ -40,7 +40,7 @@ MEMORY_DIRECTORY = "/dev/shm"  # tmpfs on Linux; the system temporary directory 
 CALIBRATION_CALLS = 200_000
 LOSSES_KIND = "calls-losses"
 # One call as a structured record (the syscalls probe parses strace output into these). It
-# was version 1 of the stored blob; blobs are columns since version 2 (calls_blob.py).
+# was version 1 of the stored blob; blobs are columns since version 2 (blob.py).
 CALL_DTYPE = calls_blob.VERSION_1_DTYPE
 
 

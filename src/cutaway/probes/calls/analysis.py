@@ -22,9 +22,9 @@ from cutaway.model import (
     Comparison,
     Spec,
 )
-from cutaway.probes.calls import KIND, LOSSES_KIND, decode_calls
-from cutaway.probes.calls_blob import CallsBlobError
-from cutaway.probes.syscalls import KIND as SYSCALLS_KIND
+from cutaway.probes.calls.blob import CallsBlobError
+from cutaway.probes.calls.capture import KIND, LOSSES_KIND, decode_calls
+from cutaway.probes.syscalls.capture import KIND as SYSCALLS_KIND
 from cutaway.stats import describe, paired_ratio
 from cutaway.store import Store, StoreError
 from cutaway.verdicts import Row, judge

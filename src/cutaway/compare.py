@@ -17,11 +17,11 @@ from numpy.typing import NDArray
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.model import (
-    PROCESS_METRICS,
     Analysis,
     Caution,
     Comparison,
     ExperimentInfo,
+    Metric,
     Summary,
 )
 from cutaway.probes.calls.analysis import (
@@ -72,8 +72,10 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
     """Analyse one stored experiment."""
     stored = store.experiment(experiment_id)
     spec = stored.spec
+    metrics = spec.all_metrics()
+    better = {m.name: m.better for m in metrics}
     tables: dict[str, MetricTable] = {
-        m.name: store.metric_table(experiment_id, m.name) for m in PROCESS_METRICS
+        m.name: store.metric_table(experiment_id, m.name) for m in metrics
     }
     names = [v.name for v in spec.variants]
     summaries = [
@@ -106,7 +108,9 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
                 seed=spec.seed,
             )
             if estimate is not None:
-                rows.append(Row(metric, spec.baseline, name, int(pairs.sum()), estimate))
+                rows.append(
+                    Row(metric, spec.baseline, name, int(pairs.sum()), estimate, better[metric])
+                )
         comparisons += judge(rows, spec.margin, spec.confidence)
     runs = store.runs(experiment_id, include_warmup=False)
     counts: dict[str, Counter[str]] = {name: Counter() for name in names}
@@ -129,7 +133,25 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
         calls=tuple(call_summaries(calls, spec)),
         call_comparisons=tuple(call_comparisons(calls, spec, resamples)),
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
+        metrics=metrics,
+        ranking=wall_ranking(wall),
     )
+
+
+def wall_ranking(wall: MetricTable) -> tuple[tuple[str, float], ...]:
+    """Variants by geometric-mean wall time over the rounds every variant completed, fastest
+    first, each with its ratio to the fastest. Over the same rounds the ratio of geometric
+    means equals the geometric mean of the per-round ratios, so these factors agree with the
+    paired comparisons. Empty with fewer than two variants or no complete round."""
+    if len(wall.variants) < 2:
+        return ()
+    complete = wall.values[np.isfinite(wall.values).all(axis=1) & (wall.values > 0).all(axis=1)]
+    if not len(complete):
+        return ()
+    log_means = np.log(complete).mean(axis=0)
+    order = np.argsort(log_means, kind="stable")
+    fastest = log_means[order[0]]
+    return tuple((wall.variants[i], float(np.exp(log_means[i] - fastest))) for i in order)
 
 
 def _probe_line(probe: ProbeInfo) -> str:
@@ -177,11 +199,14 @@ def compare_experiments(
             "samples: drift between the two sessions is part of the difference",
         )
     )
-    summaries = _tagged_summaries(first, second, tag_a, tag_b, shared)
+    # Metrics both experiments measured, in the first one's order.
+    b_names = {m.name for m in second.metrics}
+    a_metrics = tuple(m for m in first.metrics if m.name in b_names)
+    summaries = _tagged_summaries(first, second, tag_a, tag_b, shared, a_metrics)
     comparisons: list[Comparison] = []
     for name in shared:
         rows: list[Row] = []
-        for metric in PROCESS_METRICS:
+        for metric in a_metrics:
             values_a = _variant_values(store, a.id, metric.name, name)
             values_b = _variant_values(store, b.id, metric.name, name)
             estimate = unpaired_ratio(
@@ -189,7 +214,16 @@ def compare_experiments(
             )
             if estimate is not None:
                 n = min(estimate.n_first, estimate.n_second)
-                rows.append(Row(metric.name, f"{name} ({tag_a})", f"{name} ({tag_b})", n, estimate))
+                rows.append(
+                    Row(
+                        metric.name,
+                        f"{name} ({tag_a})",
+                        f"{name} ({tag_b})",
+                        n,
+                        estimate,
+                        metric.better,
+                    )
+                )
         comparisons += judge(rows, a.margin, a.confidence)
     return Analysis(
         experiments=(a, b),
@@ -201,14 +235,20 @@ def compare_experiments(
             **{f"{k} ({tag_a})": v for k, v in first.run_counts.items()},
             **{f"{k} ({tag_b})": v for k, v in second.run_counts.items()},
         },
+        metrics=a_metrics,
     )
 
 
 def _tagged_summaries(
-    first: Analysis, second: Analysis, tag_a: str, tag_b: str, shared: list[str]
+    first: Analysis,
+    second: Analysis,
+    tag_a: str,
+    tag_b: str,
+    shared: list[str],
+    metrics: tuple[Metric, ...],
 ) -> list[Summary]:
     tagged = []
-    for metric in PROCESS_METRICS:
+    for metric in metrics:
         for name in shared:
             for tag, analysis in ((tag_a, first), (tag_b, second)):
                 for s in analysis.summaries:

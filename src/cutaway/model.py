@@ -7,19 +7,26 @@ every other module may import it (see docs/how-it-works.md for the dependency di
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from types import MappingProxyType
+
+# Which way a metric improves. Time, memory and faults are costs ("lower"); a throughput read
+# from a load tool's output (ab's "Requests per second") is a "higher" metric.
+LOWER_IS_BETTER, HIGHER_IS_BETTER = "lower", "higher"
+DIRECTIONS = (LOWER_IS_BETTER, HIGHER_IS_BETTER)
 
 
 @dataclass(frozen=True)
 class Metric:
-    """One measured quantity of a run. All of cutaway's whole-process metrics are costs:
-    a higher value is worse."""
+    """One measured quantity of a run, with its unit and the direction in which it improves.
+    ``unit`` is "seconds", "bytes" or "count" (scaled for humans by every report), or a unit of
+    the user's own ("requests/s"), shown as given."""
 
     name: str
-    unit: str  # "seconds", "bytes" or "count"
+    unit: str
     description: str
+    better: str = LOWER_IS_BETTER  # LOWER_IS_BETTER or HIGHER_IS_BETTER
 
 
 # The whole-process metrics, measured by wait4(2) around every run. The order is the order of
@@ -61,6 +68,12 @@ class Hooks:
     cleanup: str | None = None
 
 
+# Where a measured command's standard output goes, as hyperfine's --output: "null" (discarded,
+# the default), "pipe" (read and discarded, as a consumer would), "inherit" (cutaway's own
+# stdout, for --show-output), or anything else: the path of a file it is written to.
+OUTPUT_MODES = ("null", "pipe", "inherit")
+
+
 @dataclass(frozen=True)
 class Variant:
     """One thing being measured: a command and everything it runs with.
@@ -75,6 +88,8 @@ class Variant:
     cwd: str | None = None
     hooks: Hooks = Hooks()
     params: Mapping[str, str] = field(default_factory=dict)  # matrix values that made it
+    stdin: str | None = None  # a file fed to the command's standard input; None: /dev/null
+    stdout: str = "null"  # one of OUTPUT_MODES, or a file's path
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", _frozen(self.env))
@@ -96,6 +111,8 @@ class Variant:
                 "cleanup": self.hooks.cleanup,
             },
             "params": dict(self.params),
+            "stdin": self.stdin,
+            "stdout": self.stdout,
         }
 
     @classmethod
@@ -111,6 +128,8 @@ class Variant:
             cwd=data.get("cwd"),  # type: ignore[arg-type]
             hooks=Hooks(**{k: hooks.get(k) for k in ("setup", "prepare", "conclude", "cleanup")}),
             params=dict(data.get("params") or {}),  # type: ignore[call-overload]
+            stdin=data.get("stdin"),  # type: ignore[arg-type]
+            stdout=str(data.get("stdout") or "null"),
         )
 
 
@@ -147,6 +166,51 @@ class ProbeSpec:
         )
 
 
+METRIC_SOURCES = ("output", "command", "file", "process")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric the user declares (``[[metrics]]`` in the experiment file): where each run's
+    value comes from. It is compared like ``wall``, in the direction ``better`` says.
+
+    - ``output``: the run's own output, matched by ``pattern`` (a regular expression with a
+      group named ``value``) or read by a built-in ``parser`` ("ab", "wrk", "redis-benchmark")
+      whose ``field`` names the figure;
+    - ``command``: shell code run after each run (not measured), its output a number;
+    - ``file``: the size of ``path`` (a file, or a directory's files) after each run;
+    - ``process``: a running process (found by ``pid_file``, ``process_name`` or ``port``)
+      sampled from /proc during each run; ``stat`` names what ("cpu", "rss", "threads", "fds").
+    ``interval_seconds`` also keeps the samples taken during the run as a time series."""
+
+    name: str
+    source: str  # one of METRIC_SOURCES
+    unit: str = "count"
+    better: str = LOWER_IS_BETTER
+    description: str = ""
+    pattern: str | None = None
+    parser: str | None = None
+    field: str | None = None
+    command: str | None = None
+    path: str | None = None
+    pid_file: str | None = None
+    process_name: str | None = None
+    port: int | None = None
+    stat: str | None = None
+    interval_seconds: float | None = None
+
+    def metric(self) -> Metric:
+        return Metric(self.name, self.unit, self.description or f"from {self.source}", self.better)
+
+    def to_dict(self) -> dict[str, object]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> MetricSpec:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class Spec:
     """A whole experiment, typed and validated: variants x rounds, and how to judge them.
@@ -167,6 +231,10 @@ class Spec:
     max_time_seconds: float | None = None
     seed: int = 0
     probes: ProbeSpec = ProbeSpec()
+    metrics: tuple[MetricSpec, ...] = ()  # declared metrics, measured besides PROCESS_METRICS
+    # Time commands that exit non-zero by design (grep without a match), as hyperfine's
+    # --ignore-failure: such runs count as successful. Crashes and timeouts never do.
+    ignore_failure: bool = False
     source_path: str | None = None  # the experiment file, None in quick mode
     source_text: str | None = None  # the file exactly as given
 
@@ -190,15 +258,29 @@ class Spec:
             "max_time_seconds": self.max_time_seconds,
             "seed": self.seed,
             "probes": self.probes.to_dict(),
+            "metrics": [m.to_dict() for m in self.metrics],
+            "ignore_failure": self.ignore_failure,
             "source_path": self.source_path,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object], source_text: str | None = None) -> Spec:
-        fields = dict(data)
-        variants = tuple(Variant.from_dict(v) for v in fields.pop("variants"))  # type: ignore[attr-defined]
-        probes = ProbeSpec.from_dict(fields.pop("probes", None) or {})  # type: ignore[arg-type]
-        return cls(variants=variants, probes=probes, source_text=source_text, **fields)  # type: ignore[arg-type]
+        values = dict(data)
+        variants = tuple(Variant.from_dict(v) for v in values.pop("variants"))  # type: ignore[attr-defined]
+        probes = ProbeSpec.from_dict(values.pop("probes", None) or {})  # type: ignore[arg-type]
+        metrics = tuple(MetricSpec.from_dict(m) for m in values.pop("metrics", None) or ())  # type: ignore[attr-defined]
+        return cls(
+            variants=variants,
+            probes=probes,
+            metrics=metrics,
+            source_text=source_text,
+            **values,  # type: ignore[arg-type]
+        )
+
+    def all_metrics(self) -> tuple[Metric, ...]:
+        """Every metric each run of this experiment has: the process metrics, then the
+        declared ones in their order."""
+        return PROCESS_METRICS + tuple(m.metric() for m in self.metrics)
 
 
 class RunStatus(StrEnum):
@@ -377,3 +459,17 @@ class Analysis:
     # "calls.FUNCTION.POSITION" (e.g. "calls.getpwnam.2").
     call_comparisons: tuple[Comparison, ...] = ()
     probes: tuple[str, ...] = ()  # what measured, e.g. "calls: LD_PRELOAD interposer (...)"
+    # The metrics the report shows, in order, with units and directions (process metrics first).
+    metrics: tuple[Metric, ...] = PROCESS_METRICS
+    # Variants by mean wall time, fastest first, each with its wall-time ratio to the fastest
+    # (1.0 for the fastest itself), from the same rounds: hyperfine's "1.52x faster than" line.
+    ranking: tuple[tuple[str, float], ...] = ()
+    # Every pair of variants compared, not only each against the baseline (on request).
+    pairwise: tuple[Comparison, ...] = ()
+
+    def metric(self, name: str) -> Metric | None:
+        """The metric called ``name``, None for one this analysis does not describe."""
+        for metric in self.metrics:
+            if metric.name == name:
+                return metric
+        return METRICS_BY_NAME.get(name)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from cutaway.model import PRIMARY_METRIC, Comparison, Verdict
+from cutaway.model import HIGHER_IS_BETTER, LOWER_IS_BETTER, PRIMARY_METRIC, Comparison, Verdict
 from cutaway.stats import RatioEstimate, classify, holm_adjust, rounds_to_settle
 
 
@@ -33,6 +33,7 @@ class Row:
     variant: str
     n_pairs: int
     estimate: Estimate
+    better: str = LOWER_IS_BETTER  # a ratio above 1 is a regression only for a cost
 
 
 def _adjusted_p_values(rows: list[Row], primary: str | None) -> list[float]:
@@ -64,6 +65,12 @@ def judge(
     for row, p_adjusted in zip(rows, adjusted, strict=True):
         e = row.estimate
         verdict = Verdict(classify(e.ci_low, e.ci_high, float(p_adjusted), margin, alpha))
+        if row.better == HIGHER_IS_BETTER:
+            # More requests per second is the good direction: the same interval, read the other way.
+            verdict = {
+                Verdict.REGRESSED: Verdict.IMPROVED,
+                Verdict.IMPROVED: Verdict.REGRESSED,
+            }.get(verdict, verdict)
         settle = None
         if verdict is Verdict.INCONCLUSIVE and isinstance(e, RatioEstimate):
             settle = rounds_to_settle(e.log_sd, e.n, e.log_estimate, margin, confidence)

@@ -73,44 +73,58 @@ def test_quick_mode_compares_two_commands_and_exports(tmp_path: Path) -> None:
     assert (tmp_path / ".cutaway" / "cutaway.db").exists()
 
 
-def test_failing_command_is_reported_and_never_counted(tmp_path: Path) -> None:
-    cutaway(
-        "run",
-        "-c",
-        "true",
-        "-c",
-        "sh -c 'echo boom >&2; exit 3'",
-        "-n",
-        "ok",
-        "-n",
-        "bad",
-        "--rounds",
-        "4",
-        cwd=tmp_path,
+def test_a_command_that_always_fails_fails_the_experiment(tmp_path: Path) -> None:
+    result = cutaway(
+        "run", "-c", "true", "-c", "sh -c 'echo boom >&2; exit 3'", "-n", "ok", "-n", "bad",
+        "--rounds", "4", cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "'bad' failed on its warmup run: `sh -c 'echo boom >&2; exit 3'`" in result.stderr
+    assert "exit status 3: boom" in result.stderr
+    assert "incomplete" in cutaway("list", cwd=tmp_path).stdout
+
+
+def test_a_program_that_does_not_exist_stops_before_any_run(tmp_path: Path) -> None:
+    result = cutaway(
+        "run", "-c", "sleep 0.01", "-c", "nosuchcmd --x", "--rounds", "3", cwd=tmp_path, check=False
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "cannot run: no program 'nosuchcmd' in PATH" in result.stderr
+    assert "harness overhead" not in result.stderr  # stopped before calibrating
+
+
+def test_intermittent_failures_are_counted_and_fail_the_exit_status(tmp_path: Path) -> None:
+    # Every third run fails: never the first, so the experiment goes on and reports them.
+    flaky = (
+        "sh -c 'n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count;"
+        " [ $((n % 3)) -ne 0 ] || { echo flaky >&2; exit 4; }'"
     )
+    result = cutaway(
+        "run", "-c", "true", "-c", flaky, "-n", "ok", "-n", "flaky", "--rounds", "8",
+        cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "3 counted run(s) failed" in result.stderr
     data = report_json(tmp_path)
-    assert data["run_counts"]["bad"] == {"failed": 4}  # type: ignore[index]
-    bad = [s for s in data["summaries"] if s["variant"] == "bad"]  # type: ignore[union-attr]
-    assert all(s["n"] == 0 for s in bad)
-    assert any("boom" in c["message"] for c in data["cautions"])  # type: ignore[union-attr]
+    assert data["run_counts"]["flaky"] == {"ok": 5, "failed": 3}  # type: ignore[index]
+    (summary,) = [
+        s
+        for s in data["summaries"]  # type: ignore[union-attr]
+        if s["variant"] == "flaky" and s["metric"] == "wall"
+    ]
+    assert summary["n"] == 5
+    assert any("flaky" in c["message"] for c in data["cautions"])  # type: ignore[union-attr]
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     marker = f"cutaway-timeout-{os.getpid()}"
     command = f"sh -c 'sleep 30 & exec sleep 31' {marker}"
-    cutaway(
-        "run",
-        "-c",
-        command,
-        "--shell",
-        "--rounds",
-        "1",
-        "--warmup",
-        "0",
-        "--timeout",
-        "300ms",
-        cwd=tmp_path,
-    )
+    result = cutaway(
+        "run", "-c", command, "--shell", "--rounds", "1", "--warmup", "0", "--timeout", "300ms",
+        cwd=tmp_path, check=False,
+    )  # fmt: skip
+    # A timed-out run is a failed run, never a fast one: the first one stops the experiment.
+    assert result.returncode == 1 and "timed out" in result.stderr
     runs = cutaway("export", "--format", "runs-csv", cwd=tmp_path).stdout
     assert ",timeout," in runs
     time.sleep(0.2)

@@ -7,14 +7,15 @@ import itertools
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cutaway import events
-from cutaway.model import RunStatus, Spec, Variant
+from cutaway.model import Hooks, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment
 from cutaway.runner.executor import Measurement
 from cutaway.runner.order import round_order, williams_rows
-from cutaway.runner.runner import run_experiment
+from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.store import Store
 
 
@@ -41,12 +42,20 @@ class FakeExecutor:
         argv = list(variant.command)
         if argv[0] == "fail":
             return Measurement(RunStatus.FAILED, 1, None, {"wall": 0.001}, "exit status 1")
+        if argv[0] == "crash":
+            return Measurement(RunStatus.FAILED, None, 11, {"wall": 0.001}, "signal 11")
+        if argv[0] == "flaky" and self.calls.count(variant.name) % int(argv[1]) == 0:
+            # Every Nth run of the variant fails, never its first.
+            return Measurement(RunStatus.FAILED, 3, None, {"wall": 0.0001}, "exit status 3: oops")
         seconds = float(argv[1])
         metrics = {"wall": seconds, "user": seconds / 2, "sys": 0.0, "cpu": seconds / 2}
         return Measurement(RunStatus.OK, 0, None, metrics)
 
     def close(self) -> None:
         self.closed = True
+
+    def check(self, variant: Variant) -> str | None:
+        return "no program 'missing' in PATH" if variant.command[0] == "missing" else None
 
 
 def make_spec(**changes: object) -> Spec:
@@ -108,14 +117,62 @@ def test_runs_follow_the_round_orders(store: Store) -> None:
     assert executor.calls == expected
 
 
-def test_failed_runs_are_stored_and_not_counted_as_fast(store: Store) -> None:
-    spec = make_spec(variants=(Variant("a", ("sleep", "0.1")), Variant("bad", ("fail",))))
+def test_intermittent_failures_are_stored_counted_and_not_timed(store: Store) -> None:
+    spec = make_spec(
+        variants=(Variant("a", ("sleep", "0.1")), Variant("flaky", ("flaky", "3"))), rounds=8
+    )
     outcome = run_experiment(spec, store, environment={}, executor=FakeExecutor())
+    assert outcome.status == "complete"
+    # Runs 3, 6 and 9 of "flaky" fail; the first of the nine is the warmup, so 3 counted.
+    assert outcome.failed_runs == 3
     table = store.metric_table(outcome.experiment_id, "wall")
-    bad = table.values[:, table.variants.index("bad")]
-    assert bad.size == 6 and all(value != value for value in bad)  # all NaN
-    statuses = {run.status for run in store.runs(outcome.experiment_id) if run.variant == "bad"}
-    assert statuses == {RunStatus.FAILED}
+    flaky = table.values[:, table.variants.index("flaky")]
+    assert int(np.isnan(flaky).sum()) == 3  # never counted as (fast) times
+    failed = [r for r in store.runs(outcome.experiment_id) if r.status is RunStatus.FAILED]
+    assert len(failed) == 3 and all("oops" in r.message for r in failed)
+
+
+def test_a_variant_whose_first_run_fails_stops_the_experiment(store: Store) -> None:
+    spec = make_spec(
+        variants=(
+            Variant("a", ("sleep", "0.1"), hooks=Hooks(setup="true", cleanup="true")),
+            Variant("bad", ("fail",)),
+        )
+    )
+    seen: list[events.Event] = []
+    with pytest.raises(RunnerError) as raised:
+        run_experiment(
+            spec, store, environment={}, executor=FakeExecutor(), listeners=[seen.append]
+        )
+    message = str(raised.value)
+    assert "'bad' failed on its warmup run: `fail`" in message
+    assert "exit status 1" in message and "--ignore-failure" in message
+    assert [e.hook for e in seen if isinstance(e, events.HookRan)] == ["setup", "cleanup"]
+    (stored,) = store.list_experiments()
+    assert stored.status == "incomplete"
+
+
+def test_ignore_failure_times_non_zero_exits_but_never_crashes(store: Store) -> None:
+    spec = make_spec(
+        variants=(Variant("a", ("sleep", "0.1")), Variant("grep", ("fail",))), ignore_failure=True
+    )
+    outcome = run_experiment(spec, store, environment={}, executor=FakeExecutor())
+    assert (outcome.status, outcome.failed_runs) == ("complete", 0)
+    table = store.metric_table(outcome.experiment_id, "wall")
+    assert np.isfinite(table.values).all()
+    crashing = make_spec(
+        variants=(Variant("a", ("sleep", "0.1")), Variant("c", ("crash",))), ignore_failure=True
+    )
+    with pytest.raises(RunnerError, match="killed by SIGSEGV"):
+        run_experiment(crashing, store, environment={}, executor=FakeExecutor())
+
+
+def test_a_program_that_cannot_start_stops_before_any_run(store: Store) -> None:
+    executor = FakeExecutor()
+    spec = make_spec(variants=(Variant("a", ("sleep", "0.1")), Variant("m", ("missing", "-x"))))
+    with pytest.raises(RunnerError, match=r"'m' cannot run: no program 'missing' in PATH"):
+        run_experiment(spec, store, environment={}, executor=executor)
+    assert executor.calls == []
 
 
 def test_interrupt_marks_incomplete_and_resume_completes_without_repeats(store: Store) -> None:
@@ -151,5 +208,6 @@ def test_adaptive_mode_adds_rounds_until_the_interval_is_narrow(store: Store) ->
 def test_time_budget_stops_between_rounds(store: Store) -> None:
     spec = make_spec(rounds=1000, max_time_seconds=0.0)
     outcome = run_experiment(spec, store, environment={}, executor=FakeExecutor())
-    assert (outcome.status, outcome.reason) == ("complete", "budget")
+    # Nothing was compared, so the experiment is not called complete.
+    assert (outcome.status, outcome.reason) == ("incomplete", "budget")
     assert store.runs(outcome.experiment_id) == []

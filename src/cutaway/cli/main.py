@@ -1,8 +1,9 @@
 """The `cutaway` command. It only translates arguments into a Spec or a stored-experiment
 reference and calls the library; everything it prints comes from cutaway.report.
 
-Exit status: 0 done, 1 the experiment could not go on (a hook failed, a store error),
-2 bad input (usage, experiment file), 130 interrupted (completed runs are saved)."""
+Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
+failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file);
+130 interrupted (completed runs are saved)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from cutaway.model import Analysis, Spec
 from cutaway.report import FORMATS, render_terminal
 from cutaway.report.csv_format import render_runs_csv
 from cutaway.runner.forkserver import ForkServerError
-from cutaway.runner.runner import RunnerError, run_experiment
+from cutaway.runner.runner import Outcome, RunnerError, run_experiment
 from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
 from cutaway.store import Store, StoreError
 
@@ -190,7 +191,29 @@ def cmd_run(args: argparse.Namespace) -> int:
             resume_id=resume_id,
         )
     emit(analyze(store, outcome.experiment_id), args)
-    return EXIT_INTERRUPTED if outcome.reason == "interrupted" else EXIT_OK
+    if outcome.reason == "interrupted":
+        return EXIT_INTERRUPTED
+    return _run_exit_status(outcome)
+
+
+def _run_exit_status(outcome: Outcome) -> int:
+    """A run that failed makes the whole command fail, as hyperfine's does: a CI job must not
+    pass on an experiment whose commands did not work."""
+    if outcome.reason == "no-pairs":
+        print(
+            f"cutaway: experiment #{outcome.experiment_id} has no round in which every variant "
+            "succeeded: nothing was compared",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    if outcome.failed_runs:
+        print(
+            f"cutaway: {outcome.failed_runs} counted run(s) failed (see the report); they are "
+            "not timed",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    return EXIT_OK
 
 
 def cmd_report(args: argparse.Namespace) -> int:

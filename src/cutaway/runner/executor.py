@@ -46,6 +46,10 @@ class Executor(Protocol):
         KeyboardInterrupt (or whatever a signal handler raised) after stopping the command
         when interrupted."""
 
+    def check(self, variant: Variant) -> str | None:
+        """Why the variant's command cannot start here (no such program, not executable), or
+        None when it can: asked once per variant before the first round."""
+
     def close(self) -> None: ...
 
 
@@ -101,6 +105,21 @@ class ProcessExecutor:
         if key not in self._paths:
             self._paths[key] = shutil.which(program, path=env.get("PATH")) or program
         return self._paths[key]
+
+    def check(self, variant: Variant) -> str | None:
+        program = command_argv(variant)[0]
+        env = run_environment(variant)
+        path = self._resolve(program, env)
+        if os.sep not in path:
+            return f"no program {program!r} in PATH"
+        full = (
+            path if os.path.isabs(path) or variant.cwd is None else os.path.join(variant.cwd, path)
+        )
+        if not os.path.exists(full):
+            return f"no such file: {path}"
+        if os.path.isdir(full) or not os.access(full, os.X_OK):
+            return f"not an executable program: {path}"
+        return None
 
     def _stderr_tail(self) -> str:
         size = os.lseek(self._stderr, 0, os.SEEK_END)

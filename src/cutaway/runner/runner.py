@@ -8,6 +8,7 @@ every (round, variant) already stored."""
 
 from __future__ import annotations
 
+import shlex
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -40,9 +41,13 @@ class Terminated(KeyboardInterrupt):
 
 @dataclass(frozen=True)
 class Outcome:
+    """How an invocation ended. ``failed_runs`` counts the counted runs that did not succeed
+    (failed, crashed, timed out) in it: cutaway's exit status is non-zero when there are any."""
+
     experiment_id: int
     status: str  # "complete" or "incomplete"
-    reason: str  # "done", "budget", "interrupted", "error"
+    reason: str  # "done", "budget", "interrupted", "error", "no-pairs"
+    failed_runs: int = 0
 
 
 @contextmanager
@@ -89,6 +94,10 @@ class ExperimentRunner:
         self.probes = tuple(probes)
         self.clock = clock
         self.done = store.completed_slots(experiment_id)
+        # Variants that have run successfully at least once: a failure of any other variant is
+        # its first run failing, which stops the experiment (a command that cannot work).
+        self.proven = {run.variant for run in store.runs(experiment_id) if run.ok}
+        self.failed_runs = 0  # counted runs that did not succeed, in this invocation
         self.set_up: list[Variant] = []  # variants whose setup ran, in order: their cleanup runs
         self.runs_done = 0
         self.started = clock()
@@ -111,6 +120,17 @@ class ExperimentRunner:
             self.set_up.append(variant)
             if result is not None and not result.ok:
                 raise RunnerError(_hook_failure(variant, result))
+
+    def preflight(self) -> None:
+        """Every variant's program can start: checked once, after setup hooks (which may build
+        or install it) and before the first run, so a typo costs no rounds."""
+        for variant in self.spec.variants:
+            problem = self.executor.check(variant)
+            if problem is not None:
+                raise RunnerError(
+                    f"variant {variant.name!r} cannot run: {problem} "
+                    f"(command: {_command_text(variant)})"
+                )
 
     def cleanup_all(self) -> None:
         with _shielded():
@@ -161,16 +181,20 @@ class ExperimentRunner:
             data = [item for probe in self.probes for item in probe.after_run()]
             with _shielded():
                 concluded = self.hook(variant, "conclude")
+        status, message = measured.status, measured.message
+        if self.spec.ignore_failure and status is RunStatus.FAILED and measured.signal is None:
+            # Non-zero by design (grep without a match); a crash or a timeout is never fine.
+            status, message = RunStatus.OK, f"{message} (ignored: ignore_failure)"
         run = Run(
             variant=variant.name,
             round_index=round_index,
             order_in_round=position,
-            status=measured.status,
+            status=status,
             exit_code=measured.exit_code,
             signal=measured.signal,
             metrics=measured.metrics,
             started_at=started_at,
-            message=measured.message,
+            message=message,
         )
         self.store.add_run(self.experiment_id, run, data)
         self.done.add((round_index, variant.name))
@@ -179,6 +203,13 @@ class ExperimentRunner:
         self.emit(events.RunFinished(run, self.runs_done, planned, elapsed))
         if concluded is not None and not concluded.ok:
             self.emit(events.Notice(_hook_failure(variant, concluded)))
+        if run.ok:
+            self.proven.add(variant.name)
+            return
+        if variant.name not in self.proven:
+            raise RunnerError(_first_run_failure(variant, run, self.spec.ignore_failure))
+        if round_index >= 0:
+            self.failed_runs += 1
 
     def run_round(self, round_index: int, planned: int) -> None:
         order = round_order(len(self.spec.variants), round_index, self.spec.seed)
@@ -262,9 +293,15 @@ def run_experiment(
         with _sigterm_as_interrupt():
             try:
                 runner.setup_all()
+                runner.preflight()
                 runner.calibrate()
                 reason = runner.run_all()
                 status = "complete"
+                if not store.has_usable_rounds(experiment_id):
+                    # Runs failed so often that no round holds every variant's success: there
+                    # is nothing to compare, and "complete" would suggest otherwise.
+                    status = "incomplete"
+                    reason = reason if reason == "budget" else "no-pairs"
             except KeyboardInterrupt:
                 reason = "interrupted"
             finally:
@@ -275,7 +312,7 @@ def run_experiment(
             probe.close()
         store.finish_experiment(experiment_id, status, capture_end())
         runner.emit(events.ExperimentFinished(experiment_id, status, reason))
-    return Outcome(experiment_id, status, reason)
+    return Outcome(experiment_id, status, reason, runner.failed_runs)
 
 
 def _checked_probes(spec: Spec) -> tuple[list[Probe], list[str]]:
@@ -295,6 +332,37 @@ def _built_probes(spec: Spec) -> list[Probe]:
         return build_probes(spec.probes)
     except OSError as error:
         raise RunnerError(f"probe cannot run here: {error}") from None
+
+
+def _command_text(variant: Variant) -> str:
+    command = variant.command if isinstance(variant.command, str) else shlex.join(variant.command)
+    return f"`{command}`"
+
+
+def _first_run_failure(variant: Variant, run: Run, ignoring: bool) -> str:
+    """What the user reads when a variant's first run fails: which command, how it ended
+    (exit status, signal, timeout, with the tail of its stderr), and what to do about it."""
+    which = "warmup run" if run.warmup else "first run"
+    lines = [f"variant {variant.name!r} failed on its {which}: {_command_text(variant)}"]
+    how = run.message or run.status.value
+    if run.status is RunStatus.TIMEOUT:
+        how = f"timed out: {how}"
+    elif run.signal is not None and run.status is RunStatus.FAILED:
+        how = f"killed by {_signal_name(run.signal)}: {how}"
+    lines.append(f"  {how}")
+    if run.status is RunStatus.FAILED and run.signal is None and not ignoring:
+        lines.append(
+            "  (a command that exits non-zero by design, such as grep without a match, is "
+            "timed with --ignore-failure or ignore_failure = true)"
+        )
+    return "\n".join(lines)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _hook_failure(variant: Variant, result: HookResult) -> str:

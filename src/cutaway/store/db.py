@@ -337,6 +337,18 @@ class Store:
             ).fetchall()
         return tuple(name for (name,) in rows)
 
+    def has_usable_rounds(self, experiment_id: int) -> bool:
+        """Whether some counted round holds a successful run of every variant: without one
+        there is nothing to compare (with one variant: some successful counted run)."""
+        with self._read(f"count the usable rounds of experiment {experiment_id}") as connection:
+            row = connection.execute(
+                "SELECT EXISTS (SELECT 1 FROM runs WHERE experiment_id = ? AND round_index >= 0"
+                " AND status = 'ok' GROUP BY round_index HAVING COUNT(DISTINCT variant) ="
+                " (SELECT COUNT(*) FROM variants WHERE experiment_id = ?))",
+                (experiment_id, experiment_id),
+            ).fetchone()
+        return bool(row[0])
+
     def metric_table(self, experiment_id: int, metric: str) -> MetricTable:
         """One metric as a counted-rounds x variants matrix (see :class:`MetricTable`)."""
         with self._read(f"read {metric!r} of experiment {experiment_id}") as connection:

@@ -49,6 +49,8 @@ PRIMARY_METRIC = "wall"
 # Seed 003's slowdown was made of 0.2-2 % overheads: a default that called a 1 % change
 # "equivalent" would hide exactly what users come to find.
 DEFAULT_MARGIN = 0.005
+# A hook may build, install or load data, so its limit is generous: it only bounds a hang.
+DEFAULT_HOOK_TIMEOUT_SECONDS = 600.0
 
 
 def _frozen(mapping: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -235,6 +237,8 @@ class Spec:
     # Time commands that exit non-zero by design (grep without a match), as hyperfine's
     # --ignore-failure: such runs count as successful. Crashes and timeouts never do.
     ignore_failure: bool = False
+    # Each hook's time limit: a hung setup or cleanup must not hang the experiment for ever.
+    hook_timeout_seconds: float = DEFAULT_HOOK_TIMEOUT_SECONDS
     source_path: str | None = None  # the experiment file, None in quick mode
     source_text: str | None = None  # the file exactly as given
 
@@ -260,6 +264,7 @@ class Spec:
             "probes": self.probes.to_dict(),
             "metrics": [m.to_dict() for m in self.metrics],
             "ignore_failure": self.ignore_failure,
+            "hook_timeout_seconds": self.hook_timeout_seconds,
             "source_path": self.source_path,
         }
 

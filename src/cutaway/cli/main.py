@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--warmup", type=int, help="warmup rounds, run and not counted (default 1)")
     run.add_argument("--shell", action="store_true", help="quick mode: run commands with sh -c")
     run.add_argument("--timeout", help="per-run timeout, e.g. 10s")
+    run.add_argument("--hook-timeout", help="time limit of each hook (default 10m), e.g. 30s")
     run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 0.5%%)")
     run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
     run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
@@ -131,6 +132,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--rounds": args.rounds,
             "--warmup": args.warmup,
             "--timeout": args.timeout,
+            "--hook-timeout": args.hook_timeout,
             "--margin": args.margin,
             "--until": args.until,
             "--max-time": args.max_time,

@@ -4,12 +4,21 @@ Hooks always run through ``/bin/sh -c`` with the variant's environment and direc
 output goes to a temporary file, not a pipe: a hook that starts a daemon (``nscd``, ``slapd``)
 leaves it holding whatever stdout it inherited, and reading a pipe to its end would then wait
 for the daemon to exit. Each hook runs in a process group of its own, so that the Ctrl-C that
-interrupts an experiment does not also kill the cleanup that must follow it."""
+interrupts an experiment does not also kill the cleanup that must follow it.
+
+Every hook has a time limit (``hook_timeout``, generous by default): at it, the hook's whole
+process group is stopped (SIGTERM, then SIGKILL) and the hook counts as failed. An interruption
+(Ctrl-C, SIGTERM, SIGHUP) stops a setup hook's group at once, since the cleanup that follows
+undoes whatever it started; any other hook may be restoring state, so cutaway says what it is
+waiting for and stops the hook only at a second interruption."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cutaway.model import Variant
@@ -17,18 +26,31 @@ from cutaway.runner.executor import SHELL, run_environment
 
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 OUTPUT_TAIL_BYTES = 2000
+GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL when a hook's group is stopped
+TIMED_OUT = -1  # HookResult.exit_code of a hook stopped at its time limit
 
 
 @dataclass(frozen=True)
 class HookResult:
     hook: str
     command: str
-    exit_code: int
+    exit_code: int  # TIMED_OUT when stopped at the time limit
     output: str  # the tail of stdout and stderr together
+    timeout_seconds: float | None = None
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
+
+    @property
+    def timed_out(self) -> bool:
+        return self.exit_code == TIMED_OUT
+
+    def outcome(self) -> str:
+        """How it ended, for messages: "exited with status 3", "timed out after 600 s"."""
+        if self.timed_out:
+            return f"timed out after {self.timeout_seconds:g} s (its process group was stopped)"
+        return f"exited with status {self.exit_code}"
 
 
 def hook_command(variant: Variant, hook: str) -> str | None:
@@ -38,8 +60,16 @@ def hook_command(variant: Variant, hook: str) -> str | None:
     return command
 
 
-def run_hook(variant: Variant, hook: str) -> HookResult | None:
-    """Run one hook of a variant and wait for it; None when the variant has no such hook."""
+def run_hook(
+    variant: Variant,
+    hook: str,
+    *,
+    timeout_seconds: float | None = None,
+    notify: Callable[[str], None] = lambda message: None,
+) -> HookResult | None:
+    """Run one hook of a variant and wait for it, at most ``timeout_seconds``; None when the
+    variant has no such hook. An interruption (KeyboardInterrupt, or whatever a signal handler
+    raises) propagates after the hook is stopped (setup) or has ended (the others)."""
     command = hook_command(variant, hook)
     if command is None:
         return None
@@ -54,12 +84,53 @@ def run_hook(variant: Variant, hook: str) -> HookResult | None:
             process_group=0,
         )
         try:
-            exit_code = process.wait()
+            exit_code = process.wait(timeout_seconds)
+        except subprocess.TimeoutExpired:
+            stop_group(process)
+            exit_code = TIMED_OUT
         except BaseException:
-            # Interrupted while a prepare/conclude ran: let it finish, it may be restoring state.
-            process.wait()
+            _interrupted(process, variant, hook, command, notify)
             raise
         output.seek(0, 2)
         output.seek(max(0, output.tell() - OUTPUT_TAIL_BYTES))
         text = output.read().decode(errors="replace").strip()
-    return HookResult(hook, command, exit_code, text)
+    return HookResult(hook, command, exit_code, text, timeout_seconds)
+
+
+def _interrupted(
+    process: subprocess.Popen[bytes],
+    variant: Variant,
+    hook: str,
+    command: str,
+    notify: Callable[[str], None],
+) -> None:
+    if hook == "setup":
+        stop_group(process)
+        return
+    notify(
+        f"waiting for the {hook} hook of {variant.name!r} to finish: `{command}` "
+        "(interrupt again to stop it)"
+    )
+    try:
+        process.wait()
+    except BaseException:
+        stop_group(process)
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop a hook's whole process group: SIGTERM, then SIGKILL after GRACE_SECONDS; reap it."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            process.wait(GRACE_SECONDS)
+            # The shell is gone; what it left in its group goes too.
+            os.killpg(process.pid, signal.SIGKILL)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            break
+    process.wait()

@@ -50,22 +50,28 @@ class Outcome:
     failed_runs: int = 0
 
 
+# SIGHUP is what a closed terminal sends: it must stop an experiment as cleanly as SIGTERM.
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     def handler(signum: int, frame: FrameType | None) -> None:
         raise Terminated()
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler_before in previous.items():
+            signal.signal(sig, handler_before)
 
 
 @contextmanager
 def _shielded() -> Iterator[None]:
-    """Ignore Ctrl-C and SIGTERM while cleaning up: a second Ctrl-C must not skip a cleanup."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    """Ignore Ctrl-C, SIGTERM and SIGHUP while cleaning up: a second Ctrl-C must not skip a
+    cleanup (a cleanup that hangs is bounded by the hook time limit instead)."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, *_STOP_SIGNALS)}
     try:
         yield
     finally:
@@ -109,15 +115,21 @@ class ExperimentRunner:
     # -- hooks ---------------------------------------------------------------------------------
 
     def hook(self, variant: Variant, name: str) -> HookResult | None:
-        result = run_hook(variant, name)
+        result = run_hook(
+            variant,
+            name,
+            timeout_seconds=self.spec.hook_timeout_seconds,
+            notify=lambda message: self.emit(events.Notice(message)),
+        )
         if result is not None:
             self.emit(events.HookRan(variant.name, name, result.command, result.exit_code))
         return result
 
     def setup_all(self) -> None:
         for variant in self.spec.variants:
-            result = self.hook(variant, "setup")
+            # Before the hook runs: a setup interrupted half-way is cleaned up too.
             self.set_up.append(variant)
+            result = self.hook(variant, "setup")
             if result is not None and not result.ok:
                 raise RunnerError(_hook_failure(variant, result))
 
@@ -369,5 +381,5 @@ def _hook_failure(variant: Variant, result: HookResult) -> str:
     detail = f": {result.output}" if result.output else ""
     return (
         f"variant {variant.name!r}: {result.hook} hook `{result.command}` "
-        f"exited with status {result.exit_code}{detail}"
+        f"{result.outcome()}{detail}"
     )

@@ -18,6 +18,7 @@ _READERS: Mapping[str, tuple[str, fields.Reader[object]]] = {
     "--rounds": ("rounds", fields.read_rounds),
     "--warmup": ("warmup_rounds", fields.read_warmup_rounds),
     "--timeout": ("timeout_seconds", fields.read_positive_duration),
+    "--hook-timeout": ("hook_timeout_seconds", fields.read_positive_duration),
     "--margin": ("margin", fields.read_margin),
     "--until": ("until_width", fields.read_until_width),
     "--max-time": ("max_time_seconds", fields.read_positive_duration),

@@ -15,7 +15,14 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cutaway.model import DEFAULT_MARGIN, Hooks, ProbeSpec, Spec, Variant
+from cutaway.model import (
+    DEFAULT_HOOK_TIMEOUT_SECONDS,
+    DEFAULT_MARGIN,
+    Hooks,
+    ProbeSpec,
+    Spec,
+    Variant,
+)
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
@@ -33,6 +40,7 @@ TOP_LEVEL_KEYS = (
     "rounds",
     "warmup_rounds",
     "timeout",
+    "hook_timeout",
     "baseline",
     "margin",
     "confidence",
@@ -58,6 +66,7 @@ class _Settings:
     rounds: int
     warmup_rounds: int
     timeout_seconds: float | None
+    hook_timeout_seconds: float
     margin: float
     confidence: float
     until_width: float | None
@@ -158,6 +167,7 @@ def _spec_from_document(document: Mapping[str, object], text: str, path: str | N
         rounds=settings.rounds,
         warmup_rounds=settings.warmup_rounds,
         timeout_seconds=settings.timeout_seconds,
+        hook_timeout_seconds=settings.hook_timeout_seconds,
         margin=settings.margin,
         confidence=settings.confidence,
         until_width=settings.until_width,
@@ -177,6 +187,9 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
         rounds=optional("rounds", fields.read_rounds, 10),
         warmup_rounds=optional("warmup_rounds", fields.read_warmup_rounds, 1),
         timeout_seconds=optional("timeout", fields.read_positive_duration, None),
+        hook_timeout_seconds=optional(
+            "hook_timeout", fields.read_positive_duration, DEFAULT_HOOK_TIMEOUT_SECONDS
+        ),
         margin=optional("margin", fields.read_margin, DEFAULT_MARGIN),
         confidence=optional("confidence", fields.read_confidence, 0.95),
         until_width=optional("until", fields.read_until_width, None),

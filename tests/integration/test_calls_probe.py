@@ -170,3 +170,23 @@ def test_records_go_to_memory_when_it_is_there_else_to_the_temporary_directory(
         assert elsewhere.parent == Path(tempfile.gettempdir())
     finally:
         elsewhere.rmdir()
+
+
+def test_record_directories_left_by_a_killed_cutaway_are_removed_by_the_next(
+    tmp_path: Path,
+) -> None:
+    # A cutaway killed with SIGKILL runs no cleanup: its record directory stays on tmpfs.
+    child = subprocess.run(
+        [sys.executable, "-c", f"from cutaway.probes.calls.capture import records_directory;"
+         f" print(records_directory({str(tmp_path)!r}))"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    orphan = Path(child.stdout.strip())
+    (orphan / "calls.1.0.bin").write_bytes(b"x" * 100)
+    legacy = tmp_path / "cutaway-calls-f1_xt8zt"  # an older version's name: not ours to judge
+    legacy.mkdir()
+    mine = records_directory(str(tmp_path))
+    assert mine.is_dir() and not orphan.exists() and legacy.is_dir()
+    # A live owner's directory is never taken: a second probe in this process keeps the first.
+    again = records_directory(str(tmp_path))
+    assert mine.is_dir() and again.is_dir()

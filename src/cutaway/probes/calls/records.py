@@ -145,7 +145,7 @@ def function_id(name: str) -> int:
 
 def library_path() -> str:
     """Where the interposer installed with this package is."""
-    path = Path(__file__).resolve().parent.parent / LIBRARY_NAME
+    path = Path(__file__).resolve().parents[2] / LIBRARY_NAME  # the cutaway package
     if not path.is_file():
         raise FileNotFoundError(
             f"cutaway's call interposer is missing at {path}: reinstall cutaway with "

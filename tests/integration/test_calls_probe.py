@@ -147,7 +147,7 @@ def test_a_probe_that_cannot_work_stops_the_experiment_before_anything_runs(
     def missing() -> str:
         raise FileNotFoundError("cutaway's call interposer is missing at /nowhere")
 
-    monkeypatch.setattr("cutaway.probes.calls.library_path", missing)
+    monkeypatch.setattr("cutaway.probes.calls.capture.library_path", missing)
     marker = tmp_path / "ran"
     spec = quick_spec([f"touch {marker}"], rounds=1)
     spec = dataclasses.replace(spec, probes=ProbeSpec(calls=("getpwnam",)))

@@ -348,7 +348,33 @@ CW_LAZY_STUB(getnameinfo, int, EAI_SYSTEM,
              (a, al, h, hl, s, sl, f))
 CW_LAZY_STUB(getgrouplist, int, -1, (const char *u, gid_t g, gid_t *gs, int *n), (u, g, gs, n))
 CW_LAZY_STUB(initgroups, int, -1, (const char *u, gid_t g), (u, g))
+CW_LAZY_STUB(getpwent, struct passwd *, NULL, (void), ())
+CW_LAZY_STUB(getgrent, struct group *, NULL, (void), ())
+CW_LAZY_STUB(getservent, struct servent *, NULL, (void), ())
+CW_LAZY_STUB(getpwent_r, int, ENOSYS, (struct passwd *p, char *b, size_t s, struct passwd **r),
+             (p, b, s, r))
+CW_LAZY_STUB(getgrent_r, int, ENOSYS, (struct group *g, char *b, size_t s, struct group **r),
+             (g, b, s, r))
+CW_LAZY_STUB(getservent_r, int, ENOSYS,
+             (struct servent *e, char *b, size_t s, struct servent **r), (e, b, s, r))
 #undef CW_LAZY_STUB
+
+/* The same for a function that returns nothing (set*ent, end*ent): unresolved, it does nothing,
+ * as it would have nothing to report. */
+#define CW_LAZY_STUB_VOID(name, params, args)                                                   \
+    static void cw_stub_##name params {                                                         \
+        __typeof__(name) *real = (__typeof__(name) *)cw_resolve(#name);                         \
+        if (real == NULL) return;                                                               \
+        __atomic_store_n(&cw_real.name, real, __ATOMIC_RELAXED);                                \
+        real args;                                                                              \
+    }
+CW_LAZY_STUB_VOID(setpwent, (void), ())
+CW_LAZY_STUB_VOID(endpwent, (void), ())
+CW_LAZY_STUB_VOID(setgrent, (void), ())
+CW_LAZY_STUB_VOID(endgrent, (void), ())
+CW_LAZY_STUB_VOID(setservent, (int stay_open), (stay_open))
+CW_LAZY_STUB_VOID(endservent, (void), ())
+#undef CW_LAZY_STUB_VOID
 
 static struct cw_real_functions cw_real = {
     .getpwnam = cw_stub_getpwnam,
@@ -383,6 +409,18 @@ static struct cw_real_functions cw_real = {
     .connect = cw_stub_connect,
     .accept = cw_stub_accept,
     .accept4 = cw_stub_accept4,
+    .setpwent = cw_stub_setpwent,
+    .getpwent = cw_stub_getpwent,
+    .endpwent = cw_stub_endpwent,
+    .setgrent = cw_stub_setgrent,
+    .getgrent = cw_stub_getgrent,
+    .endgrent = cw_stub_endgrent,
+    .setservent = cw_stub_setservent,
+    .getservent = cw_stub_getservent,
+    .endservent = cw_stub_endservent,
+    .getpwent_r = cw_stub_getpwent_r,
+    .getgrent_r = cw_stub_getgrent_r,
+    .getservent_r = cw_stub_getservent_r,
     .open64 = cw_stub_open,
     .__open_2 = cw_stub_open_2,
     .__open64_2 = cw_stub_open_2,
@@ -710,6 +748,22 @@ __attribute__((always_inline)) static inline void cw_end(const struct cw_call *c
     CW_TIMED_INT(name, id, params, args, result != 0, result)                                   \
     CW_DISPATCH(int, name, id, params, args)
 
+/* Returns nothing (set*ent, end*ent): never a failure; errno is what libc left. */
+#define CW_HOOK_VOID(name, id, params, args)                                                    \
+    CW_TIMED(void, name) params {                                                               \
+        struct cw_call call;                                                                    \
+        cw_begin(&call, id);                                                                    \
+        cw_real.name args;                                                                      \
+        cw_end(&call, 0, 0);                                                                    \
+    }                                                                                           \
+    CW_EXPORT void name params {                                                                \
+        if (CW_LIKELY(!cw_selected[id])) {                                                      \
+            cw_real.name args;                                                                  \
+            return;                                                                             \
+        }                                                                                       \
+        cw_timed_##name args;                                                                   \
+    }
+
 /* open and openat take a mode only with O_CREAT or O_TMPFILE (va_arg otherwise reads junk);
  * the timed part gets it as a plain argument. */
 #define CW_HOOK_OPEN(name, id, params, timed_params, args, last)                                \
@@ -813,6 +867,28 @@ CW_HOOK_MINUS_ONE(accept, CW_FN_accept, (int fd, __SOCKADDR_ARG address, socklen
 CW_HOOK_MINUS_ONE(accept4, CW_FN_accept4,
                   (int fd, __SOCKADDR_ARG address, socklen_t *length, int flags),
                   (fd, address, length, flags))
+
+/* Enumerations: glibc's getent calls setpwent, getpwent until NULL, endpwent (and likewise for
+ * group and services); the _r forms are what threaded programs call. */
+CW_HOOK_VOID(setpwent, CW_FN_setpwent, (void), ())
+CW_HOOK_ERRNO(getpwent, CW_FN_getpwent, struct passwd *, result == NULL, (void), ())
+CW_HOOK_VOID(endpwent, CW_FN_endpwent, (void), ())
+CW_HOOK_VOID(setgrent, CW_FN_setgrent, (void), ())
+CW_HOOK_ERRNO(getgrent, CW_FN_getgrent, struct group *, result == NULL, (void), ())
+CW_HOOK_VOID(endgrent, CW_FN_endgrent, (void), ())
+CW_HOOK_VOID(setservent, CW_FN_setservent, (int stay_open), (stay_open))
+CW_HOOK_ERRNO(getservent, CW_FN_getservent, struct servent *, result == NULL, (void), ())
+CW_HOOK_VOID(endservent, CW_FN_endservent, (void), ())
+CW_HOOK_STATUS(getpwent_r, CW_FN_getpwent_r,
+               (struct passwd *entry, char *buffer, size_t size, struct passwd **result_entry),
+               (entry, buffer, size, result_entry))
+CW_HOOK_STATUS(getgrent_r, CW_FN_getgrent_r,
+               (struct group *entry, char *buffer, size_t size, struct group **result_entry),
+               (entry, buffer, size, result_entry))
+CW_HOOK_STATUS(getservent_r, CW_FN_getservent_r,
+               (struct servent *entry, char *buffer, size_t size,
+                struct servent **result_entry),
+               (entry, buffer, size, result_entry))
 
 /* ---- start and finish ---- */
 

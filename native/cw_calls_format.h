@@ -43,6 +43,8 @@
  *   1  2026-11-22  first version: 64-byte header, 64-byte records, catalog of 32 functions.
  *   2  2026-11-22  32-byte records (40 with thread CPU time), narrower positions, depth and
  *                  error; a 96-byte header naming the record clock (TSC or CLOCK_MONOTONIC).
+ *   3  2026-11-24  catalog of 44: the enumerations (set/get/end of pw, gr, serv; get*ent_r),
+ *                  ids 33 to 44. Otherwise as version 2, which readers still accept.
  */
 #ifndef CW_CALLS_FORMAT_H
 #define CW_CALLS_FORMAT_H
@@ -50,7 +52,7 @@
 #include <stdint.h>
 
 #define CW_CALLS_MAGIC 0x4c435743u /* bytes "CWCL" on a little-endian machine */
-#define CW_CALLS_VERSION 2u
+#define CW_CALLS_VERSION 3u
 #define CW_CALLS_HEADER_BYTES 4096u /* records start here */
 #define CW_CALLS_FILE_PREFIX "calls."
 #define CW_CALLS_FILE_SUFFIX ".bin"
@@ -93,13 +95,27 @@
     /* network */                                                                               \
     X(30, connect)                                                                              \
     X(31, accept)                                                                               \
-    X(32, accept4)
+    X(32, accept4)                                                                              \
+    /* name service: enumerations (getent passwd, group, services without a key) */             \
+    X(33, setpwent)                                                                             \
+    X(34, getpwent)                                                                             \
+    X(35, endpwent)                                                                             \
+    X(36, setgrent)                                                                             \
+    X(37, getgrent)                                                                             \
+    X(38, endgrent)                                                                             \
+    X(39, setservent)                                                                           \
+    X(40, getservent)                                                                           \
+    X(41, endservent)                                                                           \
+    X(42, getpwent_r)                                                                           \
+    X(43, getgrent_r)                                                                           \
+    X(44, getservent_r)
 
 #define CW_CALLS_ID_ENUM(id, name) CW_FN_##name = id,
 enum cw_calls_function { CW_CALLS_CATALOG(CW_CALLS_ID_ENUM) };
 #undef CW_CALLS_ID_ENUM
-#define CW_CALLS_CATALOG_SIZE 32u
-_Static_assert(CW_FN_accept4 == CW_CALLS_CATALOG_SIZE, "catalog ids are contiguous from 1");
+#define CW_CALLS_CATALOG_SIZE 44u
+_Static_assert(CW_FN_getservent_r == CW_CALLS_CATALOG_SIZE, "catalog ids are contiguous from 1");
+_Static_assert(CW_CALLS_CATALOG_SIZE <= 64, "the header's `selected` has one bit per function");
 
 /* Record clocks (header.clock). */
 #define CW_CALLS_CLOCK_MONOTONIC 0u /* CLOCK_MONOTONIC, ticks are nanoseconds */
@@ -134,11 +150,14 @@ struct cw_calls_header {
 #define CW_CALL_LONG_DURATION 2u /* the duration did not fit 48 bits: it is the maximum */
 
 /* One timed call. Failure, per function: -1 for open ... accept4, getgrouplist and initgroups;
- * NULL for getpwnam, getpwuid, getgrnam, getgrgid, getservby*, gethostbyname*; a non-zero
- * return for the _r forms, getaddrinfo and getnameinfo. `error` is then: errno for the first
+ * NULL for getpwnam, getpwuid, getgrnam, getgrgid, getservby*, gethostbyname*, getpwent,
+ * getgrent and getservent; a non-zero return for the _r forms, getaddrinfo and getnameinfo;
+ * never for set*ent and end*ent (they return nothing). `error` is then: errno for the first
  * two groups (it may be 0: getpwnam of an unknown name fails without an error), the returned
  * value for the _r forms (an errno value) and for getaddrinfo/getnameinfo (an EAI_* code,
- * negative in glibc). On success, error is 0. Counts that do not fit their field saturate:
+ * negative in glibc). The call that ends an enumeration (getpwent ... getservent_r past the
+ * last entry) is a failure: error 0 for getpwent, getgrent, getservent, ENOENT from the _r
+ * forms (glibc). On success, error is 0. Counts that do not fit their field saturate:
  * depth at 255, call_index and overall_index at 2^32 - 1 (a position that large is "later"
  * either way). */
 struct cw_calls_record {

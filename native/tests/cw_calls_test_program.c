@@ -9,6 +9,9 @@
  *                      (getpwnam("root")), open (open of a missing file)
  *   catalog DIR        every catalog function once, in id order, with harmless arguments
  *                      (files are created in DIR)
+ *   enumerate DATABASE passwd, group or services, enumerated twice: setpwent, getpwent until
+ *                      NULL, endpwent, then setpwent, getpwent_r until it fails, endpwent
+ *                      (getgrent..., getservent...); prints the entries each pass found
  *   aliases DIR        open64, __open_2, openat64, __openat_2, creat64, and open/openat with
  *                      O_CREAT and O_TMPFILE; exits 1 unless every mode reached the kernel
  *   errno              exits 1 (after saying why) unless errno is what libc left: ENOENT
@@ -137,6 +140,62 @@ static void cw_catalog_files(const char *directory) {
     socklen_t length = sizeof address;
     accept(-1, (struct sockaddr *)&address, &length);
     accept4(-1, (struct sockaddr *)&address, &length, SOCK_CLOEXEC);
+}
+
+/* The enumerations (ids 33 to 44), one call each: every get*ent returns the first entry. */
+static void cw_catalog_enumerations(void) {
+    char buffer[16384];
+    struct passwd user, *user_found;
+    struct group group, *group_found;
+    struct servent service, *service_found;
+    setpwent();
+    getpwent();
+    endpwent();
+    setgrent();
+    getgrent();
+    endgrent();
+    setservent(0);
+    getservent();
+    endservent();
+    getpwent_r(&user, buffer, sizeof buffer, &user_found);
+    getgrent_r(&group, buffer, sizeof buffer, &group_found);
+    getservent_r(&service, buffer, sizeof buffer, &service_found);
+}
+
+/* Both passes over one database; prints "N M": the entries of the plain and the _r pass. */
+static int cw_enumerate(const char *database) {
+    char buffer[16384];
+    long plain = 0, reentrant = 0;
+    if (strcmp(database, "passwd") == 0) {
+        struct passwd entry, *found;
+        setpwent();
+        while (getpwent() != NULL) plain++;
+        endpwent();
+        setpwent();
+        while (getpwent_r(&entry, buffer, sizeof buffer, &found) == 0) reentrant++;
+        endpwent();
+    } else if (strcmp(database, "group") == 0) {
+        struct group entry, *found;
+        setgrent();
+        while (getgrent() != NULL) plain++;
+        endgrent();
+        setgrent();
+        while (getgrent_r(&entry, buffer, sizeof buffer, &found) == 0) reentrant++;
+        endgrent();
+    } else if (strcmp(database, "services") == 0) {
+        struct servent entry, *found;
+        setservent(0);
+        while (getservent() != NULL) plain++;
+        endservent();
+        setservent(0);
+        while (getservent_r(&entry, buffer, sizeof buffer, &found) == 0) reentrant++;
+        endservent();
+    } else {
+        fprintf(stderr, "unknown database: %s\n", database);
+        return 2;
+    }
+    printf("%ld %ld\n", plain, reentrant);
+    return 0;
 }
 
 /* 1 when `path` exists with exactly `mode` permission bits, else 0 (and says so). */
@@ -274,8 +333,10 @@ int main(int argc, char **argv) {
     if (strcmp(command, "catalog") == 0 && argc == 3) {
         cw_catalog_lookups();
         cw_catalog_files(argv[2]);
+        cw_catalog_enumerations();
         return 0;
     }
+    if (strcmp(command, "enumerate") == 0 && argc == 3) return cw_enumerate(argv[2]);
     if (strcmp(command, "aliases") == 0 && argc == 3) return cw_aliases(argv[2]);
     if (strcmp(command, "errno") == 0 && argc == 2) return cw_check_errno();
     if (strcmp(command, "threads") == 0 && argc == 4)

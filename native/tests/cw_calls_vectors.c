@@ -6,7 +6,10 @@
  *                            and a duration too long for 48 bits
  *   calls_v2_monotonic.bin   a version 2 file on CLOCK_MONOTONIC without thread CPU time
  *                            (32-byte records)
- *   calls_v2_*.json          what a reader must decode from each: the header's meaning and the
+ *   calls_v3_monotonic.bin   a version 3 file on CLOCK_MONOTONIC: an enumeration (setpwent,
+ *                            getpwent until it ends, endpwent) and getservent_r, catalog ids
+ *                            above 32 (selection bits in the upper half of the mask)
+ *   calls_v*.json            what a reader must decode from each: the header's meaning and the
  *                            records in overall_index order, unused space left out, times in
  *                            CLOCK_MONOTONIC nanoseconds
  *
@@ -64,6 +67,17 @@ static const struct cw_vector cw_tsc_records[] = {
      192500, -2, 50000},
 };
 
+/* getent passwd on a two-user system: the third getpwent ends the enumeration. */
+static const struct cw_vector cw_enumeration_records[] = {
+    {CW_FN_setpwent, 0, 0, 6161, 1, 1, CW_T0 + 2000, 4000, 0, -1},
+    {CW_FN_getpwent, 0, 0, 6161, 1, 2, CW_T0 + 7000, 52000, 0, -1},
+    {CW_FN_getpwent, 0, 0, 6161, 2, 3, CW_T0 + 60000, 1500, 0, -1},
+    {CW_FN_getpwent, 0, CW_CALL_FAILED, 6161, 3, 4, CW_T0 + 62000, 310000, 0, -1},
+    {CW_FN_endpwent, 0, 0, 6161, 1, 5, CW_T0 + 373000, 2500, 0, -1},
+    {CW_FN_getservent_r, 0, CW_CALL_FAILED, 6161, 1, 6, CW_T0 + 380000, 900, ENOENT, -1},
+    {CW_FN_getpwnam, 0, 0, 6161, 1, 7, CW_T0 + 390000, 20000, 0, -1},
+};
+
 static const struct cw_vector cw_monotonic_records[] = {
     {CW_FN_getservbyname, 0, 0, 5151, 1, 1, CW_T0 + 1000, 350000, 0, -1},
     {CW_FN_getservbyname, 0, 0, 5151, 2, 2, CW_T0 + 400000, 21000, 0, -1},
@@ -81,10 +95,10 @@ static const struct cw_file cw_files[] = {
     {"calls_v2_tsc",
      {
          .magic = CW_CALLS_MAGIC,
-         .version = CW_CALLS_VERSION,
+         .version = 2, /* version 2 files as that version wrote them (catalog of 32) */
          .record_bytes = sizeof(struct cw_calls_record_cpu),
          .header_bytes = CW_CALLS_HEADER_BYTES,
-         .catalog_size = CW_CALLS_CATALOG_SIZE,
+         .catalog_size = 32,
          .pid = 4242,
          .ppid = 4241,
          .flags = CW_CALLS_FLAG_THREAD_CPU,
@@ -103,10 +117,10 @@ static const struct cw_file cw_files[] = {
     {"calls_v2_monotonic",
      {
          .magic = CW_CALLS_MAGIC,
-         .version = CW_CALLS_VERSION,
+         .version = 2,
          .record_bytes = sizeof(struct cw_calls_record),
          .header_bytes = CW_CALLS_HEADER_BYTES,
-         .catalog_size = CW_CALLS_CATALOG_SIZE,
+         .catalog_size = 32,
          .pid = 5151,
          .ppid = 5150,
          .flags = 0,
@@ -121,6 +135,28 @@ static const struct cw_file cw_files[] = {
      },
      cw_monotonic_records,
      sizeof cw_monotonic_records / sizeof cw_monotonic_records[0]},
+    {"calls_v3_monotonic",
+     {
+         .magic = CW_CALLS_MAGIC,
+         .version = CW_CALLS_VERSION,
+         .record_bytes = sizeof(struct cw_calls_record),
+         .header_bytes = CW_CALLS_HEADER_BYTES,
+         .catalog_size = CW_CALLS_CATALOG_SIZE,
+         .pid = 6161,
+         .ppid = 6160,
+         .flags = 0,
+         .sequence = 0,
+         .selected = CW_BIT(CW_FN_getpwnam) | CW_BIT(CW_FN_setpwent) | CW_BIT(CW_FN_getpwent) |
+                     CW_BIT(CW_FN_endpwent) | CW_BIT(CW_FN_getservent_r),
+         .created_ns = CW_T0,
+         .dropped_records = 0,
+         .exe_bytes = sizeof CW_EXE - 1,
+         .clock = CW_CALLS_CLOCK_MONOTONIC,
+         .ticks_per_second = 1000000000u,
+         .created_ticks = CW_T0,
+     },
+     cw_enumeration_records,
+     sizeof cw_enumeration_records / sizeof cw_enumeration_records[0]},
 };
 
 /* Ticks of `file`'s clock to nanoseconds, exactly (the vectors' ticks are chosen so). */

@@ -84,6 +84,12 @@ int fsync(int fd) {
 }
 """
 TSC_HZ = tsc_hz()
+# The enumeration functions by database: set, get, end, and the reentrant get.
+ENUMERATIONS = {
+    "passwd": ("setpwent", "getpwent", "endpwent", "getpwent_r"),
+    "group": ("setgrent", "getgrent", "endgrent", "getgrent_r"),
+    "services": ("setservent", "getservent", "endservent", "getservent_r"),
+}
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 
@@ -169,6 +175,51 @@ def test_getent_two_lookups_are_call_1_and_call_2(out: Path, options: list[str])
     assert not records.failed.any() and (records.duration_ns > 0).all()
     assert os.path.realpath(records.exe) == os.path.realpath(GETENT)
     assert records.selected == ("getpwnam",)
+
+
+def _names(records: CallRecords) -> list[str]:
+    return [CATALOG[i - 1] for i in records.function_id]
+
+
+@pytest.mark.skipif(GETENT is None, reason="needs getent (libc-bin)")
+@pytest.mark.parametrize("database", list(ENUMERATIONS))
+def test_getent_without_a_key_is_timed_entry_by_entry(out: Path, database: str) -> None:
+    """What getent really calls for a whole database: set*ent, get*ent until it returns NULL
+    (one call per entry printed, and the one that ends the list), end*ent."""
+    assert GETENT is not None
+    start, get, end, _ = ENUMERATIONS[database]
+    done = _run([GETENT, database], [start, get, end], out)
+    assert done.returncode == 0, done.stderr
+    entries = len(done.stdout.splitlines())
+    assert entries > 0
+    records = _only_file(out)
+    assert _names(records) == [start, *[get] * (entries + 1), end]
+    _positions_are_exact(records, entries + 3)
+    gets = records.function_id == function_id(get)
+    assert records.call_index[gets].tolist() == list(range(1, entries + 2))
+    assert records.failed[gets].tolist() == [False] * entries + [True]  # the end of the list
+    assert not records.error.any() and not records.depth.any()
+
+
+@pytest.mark.parametrize("database", list(ENUMERATIONS))
+def test_both_enumeration_forms_are_timed_and_the_last_call_fails(
+    program: str, out: Path, database: str
+) -> None:
+    start, get, end, get_r = ENUMERATIONS[database]
+    selected = [name for names in ENUMERATIONS.values() for name in names]
+    done = _run([program, "enumerate", database], selected, out)
+    assert done.returncode == 0, done.stderr
+    plain, reentrant = map(int, done.stdout.split())
+    assert plain > 0 and reentrant > 0
+    records = _only_file(out)
+    names = _names(records)
+    assert names == [start, *[get] * (plain + 1), end, start, *[get_r] * (reentrant + 1), end]
+    _positions_are_exact(records, plain + reentrant + 6)
+    for name, count in [(start, 2), (end, 2), (get, plain + 1), (get_r, reentrant + 1)]:
+        calls = records.function_id == function_id(name)
+        assert records.call_index[calls].tolist() == list(range(1, count + 1)), name
+    failed = [(names[i], int(records.error[i])) for i in np.flatnonzero(records.failed)]
+    assert failed == [(get, 0), (get_r, errno.ENOENT)]  # NULL without errno; ENOENT returned
 
 
 def test_threads_get_every_record_and_exact_positions(program: str, out: Path) -> None:
@@ -393,7 +444,7 @@ def test_the_vectors_program_regenerates_the_committed_vectors(build: Path, tmp_
     committed = ROOT / "tests" / "vectors"
     names = sorted(path.name for path in committed.iterdir())
     assert sorted(path.name for path in tmp_path.iterdir()) == names
-    assert len(names) == 4
+    assert len(names) == 6
     for name in names:
         assert (tmp_path / name).read_bytes() == (committed / name).read_bytes(), name
 
@@ -427,8 +478,9 @@ def sanitized(build: Path) -> tuple[str, str, str]:
         (["errno"], ["open", "close"], [3], False),
         (["aliases", "{tmp}"], ["open", "openat", "creat"], [7], False),
         (["catalog", "{tmp}"], list(CATALOG), [len(CATALOG)], False),
+        (["enumerate", "group"], list(ENUMERATIONS["group"]), None, False),
     ],
-    ids=["threads", "threads-cpu", "fork", "exec", "errno", "aliases", "catalog"],
+    ids=["threads", "threads-cpu", "fork", "exec", "errno", "aliases", "catalog", "enumerate"],
 )
 def test_sanitizers_find_nothing(
     sanitized: tuple[str, str, str],
@@ -436,7 +488,7 @@ def test_sanitizers_find_nothing(
     tmp_path: Path,
     arguments: list[str],
     functions: list[str],
-    counts: list[int],
+    counts: list[int] | None,
     thread_cpu: bool,
 ) -> None:
     runtime, library, program = sanitized
@@ -451,5 +503,7 @@ def test_sanitizers_find_nothing(
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "Sanitizer" not in done.stderr and "runtime error" not in done.stderr
+    if counts is None:  # enumerate: two passes, each entry a call, plus 3 calls per pass
+        counts = [sum(int(entries) + 3 for entries in done.stdout.split())]
     files = _in_process_order(out)
     assert [len(f) for f in files] == counts

@@ -50,7 +50,7 @@ def fake_library(monkeypatch: pytest.MonkeyPatch) -> str:
     return FAKE_LIBRARY
 
 
-@pytest.mark.parametrize("name", ["calls_v2_tsc", "calls_v2_monotonic"])
+@pytest.mark.parametrize("name", ["calls_v2_tsc", "calls_v2_monotonic", "calls_v3_monotonic"])
 def test_reader_decodes_the_vectors_to_exactly_the_json(name: str) -> None:
     vectors: dict[str, Any] = json.loads((VECTORS / f"{name}.json").read_text())
     records = read_call_file(VECTORS / f"{name}.bin")
@@ -68,7 +68,11 @@ def test_reader_decodes_the_vectors_to_exactly_the_json(name: str) -> None:
 
 
 def test_reader_returns_read_only_arrays_of_the_documented_types() -> None:
-    for path in (VECTORS_BIN, VECTORS / "calls_v2_monotonic.bin"):
+    for path in (
+        VECTORS_BIN,
+        VECTORS / "calls_v2_monotonic.bin",
+        VECTORS / "calls_v3_monotonic.bin",
+    ):
         records = read_call_file(path)
         assert records.call_index.dtype == np.uint32 and records.start_ns.dtype == np.int64
         assert records.failed.dtype == np.bool_ and records.error.dtype == np.int16
@@ -108,8 +112,8 @@ def test_a_file_without_records_reads_as_empty(tmp_path: Path) -> None:
     ("offset", "value", "message"),
     [
         (0, b"XXXX", "bad magic"),
-        (4, b"\x01\x00", "version 1, this reader knows 2"),
-        (4, b"\x03\x00", "version 3"),
+        (4, b"\x01\x00", "version 1, this reader knows 2 and 3"),
+        (4, b"\x04\x00", "version 4"),
         (6, b"\x20\x00", "size"),  # 32-byte records in a file with thread CPU time
         (60, b"\x07\x00\x00\x00", "unknown record clock 7"),
     ],
@@ -161,9 +165,29 @@ def test_python_dtypes_match_the_c_structs() -> None:
 
 
 def test_function_ids_start_at_one_and_unknown_names_list_the_catalog() -> None:
-    assert function_id("getpwnam") == 1 and function_id("accept4") == len(CATALOG)
-    with pytest.raises(ValueError, match=r"getpwnam, getpwuid, .*accept4"):
-        function_id("getpwent")
+    assert function_id("getpwnam") == 1 and function_id("getservent_r") == len(CATALOG)
+    with pytest.raises(ValueError, match=r"getpwnam, getpwuid, .*accept4, setpwent, .*_r$"):
+        function_id("getspnam")
+
+
+def test_ids_of_earlier_versions_keep_their_function() -> None:
+    """Stored records hold ids: a new function goes at the end, never in between."""
+    version_2 = (
+        "getpwnam", "getpwuid", "getgrnam", "getgrgid",
+        "getpwnam_r", "getpwuid_r", "getgrnam_r", "getgrgid_r",
+        "getservbyname", "getservbyport", "gethostbyname", "gethostbyname2",
+        "getaddrinfo", "getnameinfo", "getgrouplist", "initgroups",
+        "open", "openat", "creat", "close", "fsync", "fdatasync", "sync_file_range",
+        "rename", "renameat", "unlink", "unlinkat", "mkdir", "link",
+        "connect", "accept", "accept4",
+    )  # fmt: skip
+    version_3 = (
+        "setpwent", "getpwent", "endpwent", "setgrent", "getgrent", "endgrent",
+        "setservent", "getservent", "endservent", "getpwent_r", "getgrent_r", "getservent_r",
+    )  # fmt: skip
+    assert CATALOG[: len(version_2)] == version_2
+    assert CATALOG[len(version_2) : len(version_2) + len(version_3)] == version_3
+    assert len(CATALOG) <= 64  # the header's `selected` is a 64-bit mask
 
 
 def test_environment_for_an_unknown_function_lists_the_catalog(fake_library: str) -> None:

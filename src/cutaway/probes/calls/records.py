@@ -29,7 +29,9 @@ import numpy.typing as npt
 
 LIBRARY_NAME = "libcwcalls.so"  # must match LIBRARY in setup.py
 CALIBRATOR_NAME = "cw_calls_calibrate"  # must match CALIBRATOR in setup.py
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # what the library writes
+# Versions read: 3 only added catalog ids 33 to 44, so a version 2 file reads the same.
+READABLE_VERSIONS = (2, 3)
 NOT_MEASURED = -1  # thread_cpu_ns of a call whose thread CPU time was not measured
 FUNCTIONS_VARIABLE = "CUTAWAY_CALLS"
 DIRECTORY_VARIABLE = "CUTAWAY_CALLS_DIR"
@@ -51,6 +53,9 @@ CATALOG: tuple[str, ...] = (
     "rename", "renameat", "unlink", "unlinkat", "mkdir", "link",
     # network
     "connect", "accept", "accept4",
+    # name service: enumerations (getent passwd, group, services without a key)
+    "setpwent", "getpwent", "endpwent", "setgrent", "getgrent", "endgrent",
+    "setservent", "getservent", "endservent", "getpwent_r", "getgrent_r", "getservent_r",
 )  # fmt: skip
 
 _ScalarT = TypeVar("_ScalarT", bound=np.generic)
@@ -324,9 +329,10 @@ def _read_header(data: npt.NDArray[np.uint8], path: str | os.PathLike[str]) -> n
     magic, version = int(data[:4].view("=u4")[0]), int(data[4:6].view("=u2")[0])
     if magic != _MAGIC:
         raise CallFileError(f"{name}: not a cutaway call file (bad magic)")
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
+        known = " and ".join(map(str, READABLE_VERSIONS))
         raise CallFileError(
-            f"{name}: format version {version}, this reader knows {FORMAT_VERSION} "
+            f"{name}: format version {version}, this reader knows {known} "
             "(files are read by the cutaway that wrote them)"
         )
     if data.size < _HEADER_DTYPE.itemsize:
@@ -336,7 +342,7 @@ def _read_header(data: npt.NDArray[np.uint8], path: str | os.PathLike[str]) -> n
     thread_cpu = bool(int(header["flags"]) & _FLAG_THREAD_CPU)
     expected = (_RECORD_CPU_DTYPE if thread_cpu else _RECORD_DTYPE).itemsize
     if int(header["record_bytes"]) != expected or header_bytes % 64 != 0:
-        raise CallFileError(f"{name}: record or header size does not match version 2")
+        raise CallFileError(f"{name}: record or header size does not match version {version}")
     clock, rate = int(header["clock"]), int(header["ticks_per_second"])
     if clock not in (CLOCK_MONOTONIC, CLOCK_TSC) or rate <= 0:
         raise CallFileError(f"{name}: unknown record clock {clock} at {rate} ticks per second")

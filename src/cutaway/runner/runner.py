@@ -26,6 +26,7 @@ from cutaway.runner.executor import Executor, ProcessExecutor, run_environment
 from cutaway.runner.hooks import HookResult, run_hook
 from cutaway.runner.order import round_order
 from cutaway.store import Store
+from cutaway.store.lease import Owner
 
 CALIBRATION_RUNS = 30
 CALIBRATION_VARIANT = Variant(name="(calibration)", command=("true",))
@@ -279,11 +280,17 @@ def run_experiment(
     RunnerError after the same cleaning up. A probe that cannot work here raises RunnerError
     before anything is stored or run."""
     probes, described = _checked_probes(spec)
-    if resume_id is None:
-        experiment_id = store.create_experiment(spec, environment, label, __version__)
-    else:
-        experiment_id = resume_id
-        store.set_status(experiment_id, "running")
+    owner = Owner.current()
+    try:
+        if resume_id is None:
+            experiment_id = store.create_experiment(spec, environment, label, __version__, owner)
+        else:
+            experiment_id = resume_id
+            store.claim(experiment_id, owner)  # refuses an experiment a live process runs
+    except BaseException:
+        for probe in probes:
+            probe.close()
+        raise
     executor = executor or ProcessExecutor()
     runner = ExperimentRunner(spec, store, experiment_id, executor, listeners, probes)
     resumed = len(runner.done)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from cutaway.model import Calibration, Run, RunData, RunStatus, Spec
+from cutaway.store.lease import Owner, owner_from_row
 from cutaway.store.records import (
     ExperimentRow,
     MetricTable,
@@ -68,16 +69,19 @@ class Store:
         environment: Mapping[str, object],
         label: str | None,
         cutaway_version: str,
+        owner: Owner | None = None,
     ) -> int:
-        """Store a new experiment, status "running", with its variants; return its id."""
+        """Store a new experiment, status "running", with its variants; return its id.
+        ``owner`` is the process that will run it (its lease), None for none."""
         spec_json = dumps(spec.to_dict(), "the spec")
         environment_json = dumps(environment, "the environment")
         variant_jsons = [dumps(v.to_dict(), f"variant {v.name!r}") for v in spec.variants]
         with self._write(f"create experiment {spec.name!r}") as connection:
             cursor = connection.execute(
                 "INSERT INTO experiments (name, status, created_at, label, spec_json, spec_text,"
-                " spec_path, environment_json, cutaway_version)"
-                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+                " spec_path, environment_json, cutaway_version, owner_host, owner_pid,"
+                " owner_started, heartbeat_at)"
+                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     spec.name,
                     time.time(),
@@ -87,6 +91,8 @@ class Store:
                     spec.source_path,
                     environment_json,
                     cutaway_version,
+                    *_owner_columns(owner),
+                    time.time(),
                 ),
             )
             experiment_id = _last_row_id(cursor)
@@ -131,6 +137,9 @@ class Store:
                 ),
             )
             run_id = _last_row_id(cursor)
+            connection.execute(  # the lease's heartbeat: the owner is still at work
+                "UPDATE experiments SET heartbeat_at = ? WHERE id = ?", (time.time(), experiment_id)
+            )
             connection.executemany(
                 "INSERT INTO measurements (run_id, metric, value) VALUES (?, ?, ?)",
                 [(run_id, metric, value) for metric, value in measurements],
@@ -167,8 +176,8 @@ class Store:
         end_json = None if environment_end is None else dumps(environment_end, "the environment")
         with self._write(f"finish experiment {experiment_id}") as connection:
             cursor = connection.execute(
-                "UPDATE experiments SET status = ?, finished_at = ?, environment_end_json = ?"
-                " WHERE id = ?",
+                "UPDATE experiments SET status = ?, finished_at = ?, environment_end_json = ?,"
+                " owner_host = NULL, owner_pid = NULL, owner_started = NULL WHERE id = ?",
                 (status, time.time(), end_json, experiment_id),
             )
             if cursor.rowcount == 0:
@@ -187,6 +196,34 @@ class Store:
             )
             if cursor.rowcount == 0:
                 raise self._unknown(experiment_id)
+
+    def claim(self, experiment_id: int, owner: Owner) -> None:
+        """Take the lease of an experiment to resume it: status "running", owned by ``owner``.
+        Raises StoreError, changing nothing, when another live process holds it, or when the
+        experiment is complete."""
+        with self._write(f"claim experiment {experiment_id}") as connection:
+            row = connection.execute(
+                "SELECT status, owner_host, owner_pid, owner_started, heartbeat_at"
+                " FROM experiments WHERE id = ?",
+                (experiment_id,),
+            ).fetchone()
+            if row is None:
+                raise self._unknown(experiment_id)
+            status, holder, heartbeat_at = row[0], owner_from_row(*row[1:4]), row[4]
+            if status == "complete":
+                raise StoreError(f"experiment #{experiment_id} is complete: nothing to resume")
+            now = time.time()
+            if holder is not None and holder != owner and holder.alive(heartbeat_at, now):
+                raise StoreError(
+                    f"experiment #{experiment_id} is being run by "
+                    f"{holder.describe(heartbeat_at, now)}: it can be resumed once that "
+                    "process has stopped"
+                )
+            connection.execute(
+                "UPDATE experiments SET status = 'running', finished_at = NULL, owner_host = ?,"
+                " owner_pid = ?, owner_started = ?, heartbeat_at = ? WHERE id = ?",
+                (*_owner_columns(owner), now, experiment_id),
+            )
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -230,8 +267,8 @@ class Store:
 
     def resolve(self, ref: str | None) -> int:
         """The id of the experiment ``ref`` names: None or "latest" (the newest),
-        "latest-incomplete" (the newest still running or incomplete), an id, or a name (the
-        newest experiment of that name)."""
+        "latest-incomplete" (the newest that stopped before its end and that no live process
+        is running), an id, or a name (the newest experiment of that name)."""
         with self._read(f"find experiment {ref!r}") as connection:
             found = _find(connection, ref)
         if found is None:
@@ -438,9 +475,16 @@ def _find(connection: sqlite3.Connection, ref: str | None) -> int | None:
     if ref is None or ref == "latest":
         row = connection.execute("SELECT MAX(id) FROM experiments").fetchone()
     elif ref == "latest-incomplete":
-        row = connection.execute(
-            "SELECT MAX(id) FROM experiments WHERE status IN ('running', 'incomplete')"
-        ).fetchone()
+        # The newest experiment that stopped before its end and that no live process runs.
+        now = time.time()
+        for found_id, host, pid, started, heartbeat_at in connection.execute(
+            "SELECT id, owner_host, owner_pid, owner_started, heartbeat_at FROM experiments"
+            " WHERE status IN ('running', 'incomplete') ORDER BY id DESC"
+        ):
+            holder = owner_from_row(host, pid, started)
+            if holder is None or not holder.alive(heartbeat_at, now):
+                return int(found_id)
+        return None
     else:
         row = None
         if ref.isascii() and ref.isdigit():
@@ -452,6 +496,12 @@ def _find(connection: sqlite3.Connection, ref: str | None) -> int | None:
                 "SELECT MAX(id) FROM experiments WHERE name = ?", (ref,)
             ).fetchone()
     return None if row is None or row[0] is None else int(row[0])
+
+
+def _owner_columns(owner: Owner | None) -> tuple[str | None, int | None, int | None]:
+    if owner is None:
+        return (None, None, None)
+    return (owner.host, owner.pid, owner.started)
 
 
 def _run_from_row(row: tuple[Any, ...], metrics: Mapping[str, float]) -> Run:

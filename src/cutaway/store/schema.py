@@ -18,6 +18,9 @@ Version history:
   passed a run's calls blob read all of it (tens of megabytes for ten million calls).
 - 4 (2026-11-22): ``probes.process_overhead_seconds``, what a probe adds to each process it
   enters (loading a library, starting a tracer), measured; NULL where unknown.
+- 5 (2026-11-24): ``experiments.owner_host``, ``owner_pid``, ``owner_started`` and
+  ``heartbeat_at``: the lease of the process running an experiment (store/lease.py), so that
+  ``--resume`` never takes over an experiment another process is still running.
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
 has been released: databases out there already ran it) and add a dated line above.
@@ -179,8 +182,20 @@ _VERSION_4 = Migration(
     ),
 )
 
+_VERSION_5 = Migration(
+    version=5,
+    date="2026-11-24",
+    statements=(
+        # The lease (store/lease.py): the process running the experiment, NULL when none does.
+        "ALTER TABLE experiments ADD COLUMN owner_host TEXT",
+        "ALTER TABLE experiments ADD COLUMN owner_pid INTEGER",
+        "ALTER TABLE experiments ADD COLUMN owner_started INTEGER",  # clock ticks since boot
+        "ALTER TABLE experiments ADD COLUMN heartbeat_at REAL",  # Unix time of the last run
+    ),
+)
+
 # Applied in order; MIGRATIONS[i] takes a database from version i to version i + 1.
-MIGRATIONS: tuple[Migration, ...] = (_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4)
+MIGRATIONS: tuple[Migration, ...] = (_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5)
 LATEST_VERSION: int = len(MIGRATIONS)
 BUSY_TIMEOUT_SECONDS = 30.0
 

@@ -35,6 +35,7 @@ from cutaway.probes.calls.records import (
     read_call_file,
     tsc_hz,
 )
+from cutaway.processes import process_start_time
 
 KIND = "calls"
 MEMORY_DIRECTORY = "/dev/shm"  # tmpfs on Linux; the system temporary directory otherwise
@@ -101,7 +102,7 @@ def records_directory(memory: str = MEMORY_DIRECTORY) -> Path:
     directory, else in the system's temporary directory. Its name carries the owner's pid and
     start time, so a later probe can tell that the owner is gone (killed with SIGKILL: no
     cleanup ran) and remove what it left: on tmpfs, that is memory held until a reboot."""
-    prefix = f"{DIRECTORY_PREFIX}{os.getpid()}-{_start_time(os.getpid())}-"
+    prefix = f"{DIRECTORY_PREFIX}{os.getpid()}-{process_start_time(os.getpid())}-"
     parents = [memory] if os.path.isdir(memory) and os.access(memory, os.W_OK | os.X_OK) else []
     for parent in [*parents, tempfile.gettempdir()]:
         remove_stale_directories(Path(parent))
@@ -123,22 +124,11 @@ def remove_stale_directories(parent: Path) -> list[Path]:
         return removed
     for entry in entries:
         owner = _OWNER.fullmatch(entry.name)
-        if owner is None or _start_time(int(owner["pid"])) == int(owner["start"]):
+        if owner is None or process_start_time(int(owner["pid"])) == int(owner["start"]):
             continue
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)
     return removed
-
-
-def _start_time(pid: int) -> int | None:
-    """When a process started, in clock ticks since boot (/proc/PID/stat field 22), None when
-    no process has that pid."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: count after its last ")".
-    return int(stat[stat.rindex(")") + 2 :].split()[19])
 
 
 class CallsProbe:

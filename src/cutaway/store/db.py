@@ -42,9 +42,11 @@ _RUN_COLUMNS = (
 class Store:
     """An open cutaway database. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+        """Open the store at ``path``; with ``create`` false a missing store is an error and
+        an unwritable one is opened read-only (see :func:`open_database`)."""
         self._path = Path(path)
-        self._connection: sqlite3.Connection | None = open_database(self._path)
+        self._connection: sqlite3.Connection | None = open_database(self._path, create=create)
 
     @property
     def path(self) -> Path:

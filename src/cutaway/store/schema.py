@@ -28,6 +28,7 @@ has been released: databases out there already ran it) and add a dated line abov
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -237,9 +238,21 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
         raise
 
 
-def open_database(path: Path) -> sqlite3.Connection:
+def open_database(path: Path, *, create: bool = True) -> sqlite3.Connection:
     """Open (creating it if needed) and migrate the database at ``path``, configured for
-    several processes writing at once."""
+    several processes writing at once.
+
+    With ``create`` false (the reading commands: report, list, export, compare) a missing file
+    is an error rather than a new empty store, and a store that cannot be written (a read-only
+    file or mount) is opened read-only: ``mode=ro``, or ``immutable=1`` where even the WAL's
+    shared-memory file cannot be made. Such a store is read as it is, never migrated."""
+    if not create:
+        if str(path) == ":memory:" or not path.is_file():
+            raise StoreError(
+                f"no store at {path} (reading commands never create one; "
+                "`cutaway run` makes it, --db or CUTAWAY_DB names another)"
+            )
+        return _open_existing(path)
     try:
         if str(path) != ":memory:":
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -247,6 +260,10 @@ def open_database(path: Path) -> sqlite3.Connection:
         connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"cannot open the store {path}: {exc}") from exc
+    return _configured(connection, path)
+
+
+def _configured(connection: sqlite3.Connection, path: Path) -> sqlite3.Connection:
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000):d}")
         connection.execute("PRAGMA foreign_keys = ON")
@@ -263,6 +280,44 @@ def open_database(path: Path) -> sqlite3.Connection:
             raise StoreError(f"cannot open the store {path}: {exc}") from exc
         raise
     return connection
+
+
+def _open_existing(path: Path) -> sqlite3.Connection:
+    """An existing store: for writing when the file allows it, else read-only as it is."""
+    uri = path.resolve().as_uri()
+    try:
+        connection = sqlite3.connect(
+            f"{uri}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+        )
+        return _configured(connection, path)
+    except (sqlite3.Error, StoreError) as error:
+        if "newer" in str(error) or not _is_unwritable(path):
+            raise _as_store_error(error, path) from None
+    for options in ("mode=ro", "immutable=1"):
+        try:
+            connection = sqlite3.connect(f"{uri}?{options}", uri=True, isolation_level=None)
+            version = read_schema_version(connection)  # fails here when -shm cannot be made
+        except sqlite3.Error:
+            continue
+        refuse_newer_schema(version, path)
+        if version < LATEST_VERSION:
+            connection.close()
+            raise StoreError(
+                f"{path} is read-only and has store schema version {version}; this cutaway "
+                f"reads version {LATEST_VERSION}: upgrade it once from a writable copy"
+            )
+        return connection
+    raise StoreError(f"cannot open the store {path} for reading")
+
+
+def _is_unwritable(path: Path) -> bool:
+    return not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK)
+
+
+def _as_store_error(error: Exception, path: Path) -> StoreError:
+    if isinstance(error, StoreError):
+        return error
+    return StoreError(f"cannot open the store {path}: {error}")
 
 
 def _enable_wal(connection: sqlite3.Connection) -> None:

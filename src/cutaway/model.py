@@ -69,8 +69,10 @@ class Hooks:
 
 
 # Where a measured command's standard output goes, as hyperfine's --output: "null" (discarded,
-# the default), "pipe" (read and discarded, as a consumer would), "inherit" (cutaway's own
-# stdout, for --show-output), or anything else: the path of a file it is written to.
+# the default), "pipe" (captured in memory, as a consumer would read it), "inherit" (cutaway's
+# own stdout, for --show-output), or anything else: the path of a file it is written to (truncated
+# at each run). A variant with an output metric has its stdout captured in every mode, then
+# copied to the terminal or the file after the run.
 OUTPUT_MODES = ("null", "pipe", "inherit")
 
 

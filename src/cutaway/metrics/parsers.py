@@ -99,8 +99,8 @@ class Parser:
                 + ", ".join(self.fields)
             )
         if name not in self.fields:
-            known = ", ".join(self.fields)
-            raise ValueError(f"{self.name} has no field {name!r}; its fields: {known}")
+            listed = ", ".join(self.fields)
+            raise ValueError(f"{self.name} has no field {name!r}; its fields: {listed}")
         return self.fields[name]
 
     def read(self, field: str, output: str) -> float:

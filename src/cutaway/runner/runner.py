@@ -17,6 +17,7 @@ from types import FrameType
 
 from cutaway import __version__, events
 from cutaway.environment import capture_end
+from cutaway.metrics.collect import MetricCollector, MetricError
 from cutaway.model import Calibration, Run, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment, Probe, ProbeError
 from cutaway.probes.registry import build_probes
@@ -89,6 +90,7 @@ class ExperimentRunner:
         self.probes = tuple(probes)
         self.clock = clock
         self.done = store.completed_slots(experiment_id)
+        self.metrics = MetricCollector(spec.metrics)  # declared metrics ([[metrics]])
         self.set_up: list[Variant] = []  # variants whose setup ran, in order: their cleanup runs
         self.runs_done = 0
         self.started = clock()
@@ -154,11 +156,18 @@ class ExperimentRunner:
         if prepared is not None and not prepared.ok:
             raise RunnerError(_hook_failure(variant, prepared))
         started_at = time.time()
-        attachment = self.attach(variant)
+        # Declared metrics: sampled during the run, read after it (cutaway.metrics.collect).
+        try:
+            collecting = self.metrics.start(variant)
+        except MetricError as error:
+            raise RunnerError(str(error)) from None
+        attachment = collecting.attach(self.attach(variant))
         try:
             measured = self.executor.measure(variant, self.spec.timeout_seconds, attachment)
+            measured = collecting.after_run(measured)
         finally:
             data = [item for probe in self.probes for item in probe.after_run()]
+            data += collecting.stop()
             with _shielded():
                 concluded = self.hook(variant, "conclude")
         run = Run(

@@ -14,8 +14,8 @@
  *
  * Contract (the wire format is in cw_protocol.h):
  * - Serves RUN requests one at a time on SOCKET_FD until EOF, then exits with status 0.
- * - Each child gets stdin from /dev/null, stdout/stderr from the two fds sent with the
- *   request, exactly the given environment, the given cwd, default dispositions for every
+ * - Each child gets stdin from the fd sent with the request (CW_RUN_HAS_STDIN) or from
+ *   /dev/null, stdout/stderr from the fds sent with the request, exactly the given environment, the given cwd, default dispositions for every
  *   signal, an empty signal mask, and a process group of its own (pgid == pid).
  * - At the request's timeout, or when the client goes away (EOF) or its parent dies, the
  *   child's whole process group gets SIGKILL and the child is reaped before anything else.
@@ -61,7 +61,7 @@ static volatile sig_atomic_t cw_parent_signal_seen = 0;
 struct cw_server {
     int socket_fd;
     pid_t parent_pid;
-    int devnull_fd;     /* opened once: each child dup2s it to stdin */
+    int devnull_fd;     /* opened once: the stdin of each child not given one */
     sigset_t wait_mask; /* signal mask while blocked in ppoll: lets the handled signals in */
     char *payload;      /* request payload, reused across requests */
     size_t payload_capacity;
@@ -77,8 +77,9 @@ struct cw_run {
     const char *cwd; /* NULL: the server's own */
     char **argv;
     char **envp;
-    int stdout_fd;
-    int stderr_fd;
+    int has_stdin; /* CW_RUN_HAS_STDIN: fds[0] is the child's stdin */
+    int fds[CW_RUN_MAX_FD_COUNT]; /* as received: [stdin,] stdout, stderr */
+    int fd_count;
 };
 
 enum cw_wait_outcome { CW_CHILD_EXITED, CW_CHILD_TIMED_OUT, CW_CLIENT_GONE };
@@ -148,7 +149,7 @@ static void cw_close_fds(const int *fds, int count) {
 }
 
 /* Receive exactly `size` bytes. When `fds` is not NULL, SCM_RIGHTS descriptors that arrive
- * with them are stored there (close-on-exec, at most CW_RUN_FD_COUNT, count in *fd_count; a
+ * with them are stored there (close-on-exec, at most CW_RUN_MAX_FD_COUNT, count in *fd_count; a
  * request with more is fatal). Returns 1 when complete, 0 on EOF before the first byte, -1 on
  * EOF or error in the middle. */
 static int cw_receive(const struct cw_server *server, void *buffer, size_t size, int *fds,
@@ -158,7 +159,7 @@ static int cw_receive(const struct cw_server *server, void *buffer, size_t size,
     while (done < size) {
         union {
             struct cmsghdr align;
-            char bytes[CMSG_SPACE(sizeof(int) * CW_RUN_FD_COUNT)];
+            char bytes[CMSG_SPACE(sizeof(int) * CW_RUN_MAX_FD_COUNT)];
         } control;
         struct iovec iov = {cursor + done, size - done};
         struct msghdr message = {.msg_iov = &iov, .msg_iovlen = 1};
@@ -174,7 +175,7 @@ static int cw_receive(const struct cw_server *server, void *buffer, size_t size,
             if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
             int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
             int *received = (int *)(void *)CMSG_DATA(c);
-            if (*fd_count + count > CW_RUN_FD_COUNT) {
+            if (*fd_count + count > CW_RUN_MAX_FD_COUNT) {
                 cw_close_fds(received, count);
                 cw_close_fds(fds, *fd_count);
                 cw_fatal(server, "too many file descriptors with a request");
@@ -205,7 +206,9 @@ static const char *cw_decode_run(struct cw_server *server, uint32_t length, stru
     if (length < sizeof fixed) return "RUN payload shorter than its fixed part";
     memcpy(&fixed, server->payload, sizeof fixed);
     int has_cwd = (fixed.flags & CW_RUN_HAS_CWD) != 0;
-    if ((fixed.flags & ~CW_RUN_HAS_CWD) != 0 || fixed.reserved != 0) return "unknown RUN flags";
+    run->has_stdin = (fixed.flags & CW_RUN_HAS_STDIN) != 0;
+    if ((fixed.flags & ~(CW_RUN_HAS_CWD | CW_RUN_HAS_STDIN)) != 0 || fixed.reserved != 0)
+        return "unknown RUN flags";
     if (fixed.argc == 0) return "empty argv";
     if (fixed.timeout_ns < 0 || fixed.timeout_ns > INT64_MAX / 2) return "timeout out of range";
     size_t strings = 1 + (size_t)has_cwd + (size_t)fixed.argc + (size_t)fixed.envc;
@@ -238,23 +241,25 @@ static const char *cw_decode_run(struct cw_server *server, uint32_t length, stru
  * Anything malformed is fatal. */
 static int cw_read_request(struct cw_server *server, struct cw_run *run) {
     struct cw_header header;
-    int fds[CW_RUN_FD_COUNT], fd_count = 0;
-    int status = cw_receive(server, &header, sizeof header, fds, &fd_count);
+    run->fd_count = 0;
+    int status = cw_receive(server, &header, sizeof header, run->fds, &run->fd_count);
     if (status == 0) return 0;
     if (status < 0) exit(0); /* the client went away mid-request: nothing to clean up */
     if (header.magic != CW_MAGIC) cw_fatal(server, "bad magic: not a cutaway client");
     if (header.version != CW_PROTOCOL_VERSION) cw_fatal(server, "unsupported protocol version");
     if (header.type != CW_MSG_RUN) cw_fatal(server, "unexpected message type");
     if (header.length > CW_MAX_PAYLOAD_BYTES) cw_fatal(server, "request too large");
-    if (fd_count != CW_RUN_FD_COUNT) cw_fatal(server, "RUN needs exactly two descriptors");
     server->payload = cw_reserve(server, server->payload, &server->payload_capacity,
                                  (size_t)header.length + 1, 1);
     if (cw_receive(server, server->payload, header.length, NULL, NULL) != 1) exit(0);
     const char *problem = cw_decode_run(server, header.length, run);
-    if (problem != NULL) cw_fatal(server, problem);
+    if (problem == NULL && run->fd_count != CW_RUN_FD_COUNT + run->has_stdin)
+        problem = "RUN needs two descriptors (three with CW_RUN_HAS_STDIN)";
+    if (problem != NULL) {
+        cw_close_fds(run->fds, run->fd_count);
+        cw_fatal(server, problem);
+    }
     run->sequence = header.sequence;
-    run->stdout_fd = fds[0];
-    run->stderr_fd = fds[1];
     return 1;
 }
 
@@ -264,9 +269,11 @@ static int cw_prepare_spawn(const struct cw_server *server, const struct cw_run 
                             posix_spawn_file_actions_t *actions, posix_spawnattr_t *attributes) {
     posix_spawn_file_actions_init(actions);
     posix_spawnattr_init(attributes);
-    int rc = posix_spawn_file_actions_adddup2(actions, server->devnull_fd, 0);
-    if (rc == 0) rc = posix_spawn_file_actions_adddup2(actions, run->stdout_fd, 1);
-    if (rc == 0) rc = posix_spawn_file_actions_adddup2(actions, run->stderr_fd, 2);
+    const int *fds = run->fds + run->has_stdin; /* stdout, stderr */
+    int stdin_fd = run->has_stdin ? run->fds[0] : server->devnull_fd;
+    int rc = posix_spawn_file_actions_adddup2(actions, stdin_fd, 0);
+    if (rc == 0) rc = posix_spawn_file_actions_adddup2(actions, fds[0], 1);
+    if (rc == 0) rc = posix_spawn_file_actions_adddup2(actions, fds[1], 2);
     if (rc == 0 && run->cwd != NULL) rc = posix_spawn_file_actions_addchdir_np(actions, run->cwd);
     sigset_t all, none;
     sigfillset(&all);
@@ -373,9 +380,8 @@ static void cw_serve_run(const struct cw_server *server, const struct cw_run *ru
     if (rc == 0) rc = posix_spawn(&pid, run->path, &actions, &attributes, run->argv, run->envp);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
-    int request_fds[] = {run->stdout_fd, run->stderr_fd};
     if (rc != 0) {
-        cw_close_fds(request_fds, CW_RUN_FD_COUNT);
+        cw_close_fds(run->fds, run->fd_count);
         struct cw_spawn_error failure = {rc, 0};
         failure.stage = cw_failed_stage(run, &failure.error_number);
         if (cw_send_message(server->socket_fd, CW_MSG_SPAWN_ERROR, run->sequence, &failure,
@@ -398,7 +404,7 @@ static void cw_serve_run(const struct cw_server *server, const struct cw_run *ru
     cw_reap(pid, &status, &usage);
     int64_t end_ns = cw_now_ns();
     if (pidfd >= 0) close(pidfd);
-    cw_close_fds(request_fds, CW_RUN_FD_COUNT); /* not earlier: keep syscalls out of the run */
+    cw_close_fds(run->fds, run->fd_count); /* not earlier: keep syscalls out of the run */
     if (outcome == CW_CLIENT_GONE) exit(0);
     /* Timed out means killed by us: a child that exited on its own at the deadline did not. */
     int timed_out = outcome == CW_CHILD_TIMED_OUT && WIFSIGNALED(status) &&

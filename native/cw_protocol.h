@@ -21,9 +21,11 @@
  *                                  version before sending anything.
  *   client -> server  RUN          struct cw_run_request, then NUL-terminated strings: path,
  *                                  cwd (only when CW_RUN_HAS_CWD), argc argv strings, envc
- *                                  "NAME=value" strings, nothing else. Exactly two file
- *                                  descriptors (the child's stdout, then stderr) travel with
- *                                  the first byte of the header as SCM_RIGHTS.
+ *                                  "NAME=value" strings, nothing else. The child's file
+ *                                  descriptors travel with the first byte of the header as
+ *                                  SCM_RIGHTS: its stdin first when CW_RUN_HAS_STDIN is set
+ *                                  (else the server gives it /dev/null), then its stdout,
+ *                                  then its stderr.
  *   server -> client  SPAWN_ERROR  struct cw_spawn_error: nothing was started. End of the run.
  *                  or SPAWNED      struct cw_spawned: the child's pid, sent right after the
  *                                  spawn so that an interrupted client can kill the child's
@@ -40,6 +42,7 @@
  *
  * Version history:
  *   1  first version: HELLO, RUN, SPAWNED, SPAWN_ERROR, RESULT, FATAL.
+ *   2  RUN flag CW_RUN_HAS_STDIN: a third descriptor, the child's stdin, comes first.
  */
 #ifndef CW_PROTOCOL_H
 #define CW_PROTOCOL_H
@@ -47,9 +50,10 @@
 #include <stdint.h>
 
 #define CW_MAGIC 0x53465743u /* bytes "CWFS" on a little-endian machine */
-#define CW_PROTOCOL_VERSION 1u
+#define CW_PROTOCOL_VERSION 2u
 #define CW_MAX_PAYLOAD_BYTES (64u * 1024u * 1024u)
-#define CW_RUN_FD_COUNT 2 /* stdout, stderr */
+#define CW_RUN_FD_COUNT 2     /* stdout, stderr */
+#define CW_RUN_MAX_FD_COUNT 3 /* stdin (with CW_RUN_HAS_STDIN), stdout, stderr */
 
 enum cw_message_type {
     CW_MSG_HELLO = 1,
@@ -76,6 +80,7 @@ struct cw_hello {
 
 /* RUN, fixed part. timeout_ns 0 means no timeout; it counts from just before the spawn. */
 #define CW_RUN_HAS_CWD 1u
+#define CW_RUN_HAS_STDIN 2u /* the request carries the child's stdin descriptor */
 struct cw_run_request {
     int64_t timeout_ns;
     uint32_t flags; /* CW_RUN_* bits; the others must be 0 */

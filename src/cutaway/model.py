@@ -71,8 +71,10 @@ class Hooks:
 
 
 # Where a measured command's standard output goes, as hyperfine's --output: "null" (discarded,
-# the default), "pipe" (read and discarded, as a consumer would), "inherit" (cutaway's own
-# stdout, for --show-output), or anything else: the path of a file it is written to.
+# the default), "pipe" (captured in memory, as a consumer would read it), "inherit" (cutaway's
+# own stdout, for --show-output), or anything else: the path of a file it is written to (truncated
+# at each run). A variant with an output metric has its stdout captured in every mode, then
+# copied to the terminal or the file after the run.
 OUTPUT_MODES = ("null", "pipe", "inherit")
 
 
@@ -169,6 +171,9 @@ class ProbeSpec:
 
 
 METRIC_SOURCES = ("output", "command", "file", "process")
+OUTPUT_STREAMS = ("stdout", "stderr")  # where an output metric reads
+PROCESS_STATS = ("cpu", "rss", "threads", "fds")  # what a process metric reads in /proc
+DEFAULT_SAMPLE_INTERVAL = 0.05  # seconds between two samples of a process (or a series)
 
 
 @dataclass(frozen=True)
@@ -176,14 +181,19 @@ class MetricSpec:
     """A metric the user declares (``[[metrics]]`` in the experiment file): where each run's
     value comes from. It is compared like ``wall``, in the direction ``better`` says.
 
-    - ``output``: the run's own output, matched by ``pattern`` (a regular expression with a
-      group named ``value``) or read by a built-in ``parser`` ("ab", "wrk", "redis-benchmark")
-      whose ``field`` names the figure;
+    - ``output``: the run's own output (``stream``: "stdout" or "stderr"), matched by
+      ``pattern`` (a regular expression with a group named ``value``) or read by a built-in
+      ``parser`` ("ab", "wrk", "redis-benchmark") whose ``field`` names the figure;
     - ``command``: shell code run after each run (not measured), its output a number;
     - ``file``: the size of ``path`` (a file, or a directory's files) after each run;
-    - ``process``: a running process (found by ``pid_file``, ``process_name`` or ``port``)
-      sampled from /proc during each run; ``stat`` names what ("cpu", "rss", "threads", "fds").
-    ``interval_seconds`` also keeps the samples taken during the run as a time series."""
+    - ``process``: a running process and its descendants (found by ``pid_file``,
+      ``process_name`` or ``port``) sampled from /proc during each run; ``stat`` names what
+      (one of PROCESS_STATS: CPU seconds used during the run, peak RSS, peak threads, peak
+      open files).
+    Process and file metrics are sampled every ``interval_seconds`` (None:
+    DEFAULT_SAMPLE_INTERVAL) during each run; ``series`` keeps those samples with the run as a
+    time series. Parsing (cutaway.spec.metrics) fills ``unit`` and ``better`` from the parser's
+    field or the stat when the file does not say."""
 
     name: str
     source: str  # one of METRIC_SOURCES
@@ -200,6 +210,8 @@ class MetricSpec:
     port: int | None = None
     stat: str | None = None
     interval_seconds: float | None = None
+    stream: str = "stdout"  # one of OUTPUT_STREAMS
+    series: bool = False
 
     def metric(self) -> Metric:
         return Metric(self.name, self.unit, self.description or f"from {self.source}", self.better)

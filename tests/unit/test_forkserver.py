@@ -170,6 +170,32 @@ def test_stdin_is_dev_null(server: ForkServer, tmp_path: Path) -> None:
     assert (tmp_path / "out.txt").read_text() == "end\n"
 
 
+def test_stdin_is_the_descriptor_given(server: ForkServer, tmp_path: Path) -> None:
+    (tmp_path / "in.txt").write_text("fed\n")
+    with open(tmp_path / "in.txt", "rb") as given, open(tmp_path / "out.txt", "wb") as out:
+        result = run(server, ["/bin/sh", "-c", "cat; echo end"], stdout_fd=out.fileno(),
+                     stdin_fd=given.fileno())  # fmt: skip
+    assert result.exit_code == 0
+    assert (tmp_path / "out.txt").read_text() == "fed\nend\n"
+    with open(tmp_path / "out.txt", "wb") as out:  # the next run without one: /dev/null again
+        run(server, ["/bin/sh", "-c", "cat; echo end"], stdout_fd=out.fileno())
+    assert (tmp_path / "out.txt").read_text() == "end\n"
+
+
+def test_a_request_with_the_wrong_number_of_descriptors_is_fatal() -> None:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    command = [executable_path(), str(theirs.fileno()), str(os.getpid())]
+    process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stderr=subprocess.DEVNULL)
+    theirs.close()
+    with ours:
+        ours.recv(24, socket.MSG_WAITALL)  # HELLO
+        request = forkserver._encode_run(1, "/bin/true", ["true"], {}, None, None, True)
+        socket.send_fds(ours, [request], [DEVNULL, DEVNULL])  # HAS_STDIN, but two descriptors
+        header = ours.recv(16, socket.MSG_WAITALL)
+        assert struct.unpack("=IHHII", header)[2] == 6  # FATAL
+    assert process.wait(timeout=5) == 2
+
+
 def test_spawn_failures_raise_oserror_and_the_server_carries_on(
     server: ForkServer, tmp_path: Path
 ) -> None:

@@ -24,6 +24,7 @@ from cutaway.report.csv_format import render_runs_csv
 from cutaway.runner.forkserver import ForkServerError
 from cutaway.runner.runner import Outcome, RunnerError, run_experiment
 from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
+from cutaway.spec.metrics import METRIC_OPTION_HELP
 from cutaway.store import Store, StoreError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -90,6 +91,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="time every call of these system calls "
         "with strace, e.g. fsync,openat (the syscalls probe)",
     )
+    # -- declared metrics (cutaway.spec.metrics; docs/experiment-file.md, [[metrics]])
+    run.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help=f"also measure a metric (repeat): {METRIC_OPTION_HELP}",
+    )
+    run.add_argument(
+        "--metric-regex",
+        action="append",
+        default=[],
+        metavar="NAME=REGEX",
+        help="also measure a number in the command's output: NAME[:BETTER[:UNIT]]=REGEX, "
+        "the REGEX with a group (?P<value>...)",
+    )
     run.add_argument(
         "--no-probes",
         action="store_true",
@@ -141,6 +158,8 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--calls": args.calls,
             "--syscalls": args.syscalls,
             "--no-probes": args.no_probes or None,
+            "--metric": args.metric or None,
+            "--metric-regex": args.metric_regex or None,
         },
     )
 

@@ -33,6 +33,9 @@ class Attachment:
 
     env: Mapping[str, str] = field(default_factory=dict)
     argv_prefix: tuple[str, ...] = ()
+    # Standard streams ("stdout", "stderr") whose whole text the run's Measurement must carry
+    # (Measurement.output), for the metrics read from a run's output (cutaway.metrics).
+    capture: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

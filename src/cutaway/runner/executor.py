@@ -1,8 +1,10 @@
 """Executors turn a Variant into one measured run.
 
 ``ProcessExecutor`` is the real one: it resolves the command once per variant, hands it to the
-native fork server (which spawns and times it, see forkserver.py), discards stdout, keeps the
-tail of stderr for the report of a failed run, and converts the wait4 record into metrics.
+native fork server (which spawns and times it, see forkserver.py), sends its stdout where the
+variant says (Variant.stdout; captured when an output metric needs it), feeds it
+Variant.stdin, keeps the tail of stderr for the report of a failed run, and converts the wait4
+record into metrics.
 The ``Executor`` protocol is the seam that lets unit tests drive the runner with a fake."""
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import contextlib
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -21,6 +24,9 @@ from cutaway.runner.forkserver import ForkServer, RawResult
 
 SHELL = "/bin/sh"
 STDERR_TAIL_BYTES = 2000
+# What a captured stream gives an output metric: its last 16 MiB (load tools print their summary
+# at the end; a command that writes gigabytes must not fill cutaway's memory).
+CAPTURE_LIMIT_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class Measurement:
     signal: int | None
     metrics: Mapping[str, float] = field(default_factory=dict)
     message: str = ""
+    output: Mapping[str, str] = field(default_factory=dict)  # Attachment.capture's streams
 
 
 class Executor(Protocol):
@@ -95,6 +102,7 @@ class ProcessExecutor:
         self._paths: dict[tuple[str, str | None], str] = {}  # (name, PATH) -> path
         self._devnull = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
         self._stderr = os.memfd_create("cutaway-stderr", os.MFD_CLOEXEC)
+        self._stdout: int | None = None  # a memfd, created for the first captured stdout
 
     def _resolve(self, program: str, env: Mapping[str, str]) -> str:
         """A bare name is looked up once in the variant's PATH; a path with a slash is passed
@@ -137,33 +145,124 @@ class ProcessExecutor:
         argv = [*attachment.argv_prefix, *command_argv(variant)]
         env = run_environment(variant)
         env.update(attachment.env)
-        os.ftruncate(self._stderr, 0)
-        os.lseek(self._stderr, 0, os.SEEK_SET)
-        try:
-            raw = self._server.run(
-                self._resolve(argv[0], env),
-                argv,
-                env,
-                variant.cwd,
-                timeout_seconds,
-                self._devnull,
-                self._stderr,
-            )
-        except OSError as error:
-            return Measurement(RunStatus.ERROR, None, None, {}, f"cannot run {argv[0]}: {error}")
+        _rewind(self._stderr)
+        with contextlib.ExitStack() as opened:
+            try:
+                stdin_fd, stdout_fd = self._streams(variant, attachment, opened)
+            except OSError as error:
+                message = f"cannot open {error.filename}: {error.strerror or error}"
+                return Measurement(RunStatus.ERROR, None, None, {}, message)
+            try:
+                raw = self._server.run(
+                    self._resolve(argv[0], env),
+                    argv,
+                    env,
+                    variant.cwd,
+                    timeout_seconds,
+                    stdout_fd,
+                    self._stderr,
+                    stdin_fd,
+                )
+            except OSError as error:
+                message = f"cannot run {argv[0]}: {error}"
+                return Measurement(RunStatus.ERROR, None, None, {}, message)
+        output = self._output(variant, attachment)
         metrics = metrics_from(raw)
         if raw.timed_out:
             message = f"killed after the {timeout_seconds:g} s timeout"
-            return Measurement(RunStatus.TIMEOUT, None, raw.signal, metrics, message)
+            return Measurement(RunStatus.TIMEOUT, None, raw.signal, metrics, message, output)
         if raw.exit_code == 0:
-            return Measurement(RunStatus.OK, 0, None, metrics)
+            return Measurement(RunStatus.OK, 0, None, metrics, "", output)
         how = f"exit status {raw.exit_code}" if raw.signal is None else f"signal {raw.signal}"
         tail = self._stderr_tail()
         message = f"{how}: {tail}" if tail else how
-        return Measurement(RunStatus.FAILED, raw.exit_code, raw.signal, metrics, message)
+        return Measurement(RunStatus.FAILED, raw.exit_code, raw.signal, metrics, message, output)
+
+    def _captures_stdout(self, variant: Variant, attachment: Attachment) -> bool:
+        return variant.stdout == "pipe" or "stdout" in attachment.capture
+
+    def _streams(
+        self, variant: Variant, attachment: Attachment, opened: contextlib.ExitStack
+    ) -> tuple[int | None, int]:
+        """The run's stdin (None: the server's /dev/null) and stdout descriptors; files opened
+        for this run are closed by ``opened``. Captured stdout goes to a memfd, copied to the
+        terminal or the file of Variant.stdout after the run."""
+        stdin_fd = None
+        if variant.stdin is not None:
+            stdin_fd = os.open(variant.stdin, os.O_RDONLY | os.O_CLOEXEC)
+            opened.callback(os.close, stdin_fd)
+        if self._captures_stdout(variant, attachment):
+            if self._stdout is None:
+                self._stdout = os.memfd_create("cutaway-stdout", os.MFD_CLOEXEC)
+            _rewind(self._stdout)
+            return stdin_fd, self._stdout
+        if variant.stdout == "null":
+            return stdin_fd, self._devnull
+        if variant.stdout == "inherit":
+            sys.stdout.flush()
+            return stdin_fd, _STDOUT_FD
+        stdout_fd = os.open(variant.stdout, _FILE_FLAGS, 0o666)
+        opened.callback(os.close, stdout_fd)
+        return stdin_fd, stdout_fd
+
+    def _output(self, variant: Variant, attachment: Attachment) -> dict[str, str]:
+        """The captured streams the attachment asked for; captured stdout also goes where the
+        variant sends it (the terminal, a file)."""
+        output: dict[str, str] = {}
+        if self._stdout is not None and self._captures_stdout(variant, attachment):
+            if variant.stdout not in ("null", "pipe"):
+                _copy_out(self._stdout, variant.stdout)
+            if "stdout" in attachment.capture:
+                output["stdout"] = _tail(self._stdout, CAPTURE_LIMIT_BYTES)
+        if "stderr" in attachment.capture:
+            output["stderr"] = _tail(self._stderr, CAPTURE_LIMIT_BYTES)
+        return output
 
     def close(self) -> None:
         self._server.close()
-        for fd in (self._devnull, self._stderr):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        for fd in (self._devnull, self._stderr, self._stdout):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+_STDOUT_FD = 1  # cutaway's own standard output, whatever sys.stdout is now
+_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+
+
+def _rewind(fd: int) -> None:
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+
+
+def _tail(fd: int, limit: int) -> str:
+    """The last ``limit`` bytes written to a memfd, as text."""
+    size = os.lseek(fd, 0, os.SEEK_END)
+    start = max(0, size - limit)
+    chunks = []
+    while start < size:
+        chunk = os.pread(fd, min(2**20, size - start), start)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        start += len(chunk)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def _copy_out(fd: int, destination: str) -> None:
+    """Copy a memfd's whole content to cutaway's stdout ("inherit") or to a file."""
+    if destination == "inherit":
+        sys.stdout.flush()
+        target, close = _STDOUT_FD, False
+    else:
+        target, close = os.open(destination, _FILE_FLAGS, 0o666), True
+    try:
+        size, offset = os.lseek(fd, 0, os.SEEK_END), 0
+        while offset < size:
+            sent = os.sendfile(target, fd, offset, size - offset)
+            if sent == 0:
+                break
+            offset += sent
+    finally:
+        if close:
+            os.close(target)

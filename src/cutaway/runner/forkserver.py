@@ -34,7 +34,7 @@ from pathlib import Path
 from types import TracebackType
 
 EXECUTABLE_NAME = "cw_forkserver"
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 _MAGIC = 0x53465743
 _HEADER = struct.Struct("=IHHII")  # magic, version, type, length, sequence
 _HELLO = struct.Struct("=iI")  # server pid, max payload bytes
@@ -44,6 +44,7 @@ _SPAWN_ERROR = struct.Struct("=iI")  # errno, stage
 _RESULT = struct.Struct("=12qQ")  # see RawResult, then flags
 _HELLO_TYPE, _RUN_TYPE, _SPAWNED_TYPE, _SPAWN_ERROR_TYPE, _RESULT_TYPE, _FATAL_TYPE = range(1, 7)
 _RUN_HAS_CWD = 1
+_RUN_HAS_STDIN = 2
 _STAGE_CWD = 2
 _RESULT_TIMED_OUT = 1
 _MAX_TIMEOUT_NS = 2**62  # the server accepts up to 2**62 - 1 ns: 146 years
@@ -153,9 +154,11 @@ class ForkServer:
         timeout_seconds: float | None,
         stdout_fd: int,
         stderr_fd: int,
+        stdin_fd: int | None = None,
     ) -> RawResult:
         """Spawn ``path`` (no PATH search; relative to ``cwd`` when relative, as subprocess
-        does) with exactly ``argv`` and ``env``, wait for it, and return its record.
+        does) with exactly ``argv`` and ``env``, wait for it, and return its record. Its stdin
+        is ``stdin_fd``, or /dev/null when None.
 
         Raises OSError (FileNotFoundError, PermissionError, ...) naming the path, or the cwd,
         when it cannot be started. If a BaseException (KeyboardInterrupt, or what a signal
@@ -169,13 +172,15 @@ class ForkServer:
             cwd = os.getcwd()  # the server still sits where we were when it started
         self._sequence = (self._sequence + 1) % 2**32
         exchange = _Exchange(self._sequence)
-        request = _encode_run(exchange.sequence, path, argv, env, cwd, timeout_seconds)
+        has_stdin = stdin_fd is not None
+        request = _encode_run(exchange.sequence, path, argv, env, cwd, timeout_seconds, has_stdin)
         if self._socket is None:
             self._start()
         if len(request) - _HEADER.size > self._max_payload_bytes:
             raise ValueError(f"argv and env of {path} are too large for the fork server")
         try:
-            self._send(request, [stdout_fd, stderr_fd])
+            fds = [stdout_fd, stderr_fd] if stdin_fd is None else [stdin_fd, stdout_fd, stderr_fd]
+            self._send(request, fds)
             exchange.sent = True
             return self._receive_result(exchange, path, cwd)
         except BaseException as error:
@@ -324,6 +329,7 @@ def _encode_run(
     env: Mapping[str, str],
     cwd: str | None,
     timeout_seconds: float | None,
+    has_stdin: bool = False,
 ) -> bytes:
     """The RUN message (cw_protocol.h): fixed part, then NUL-terminated strings."""
     if not argv:
@@ -342,7 +348,7 @@ def _encode_run(
     strings += [os.fsencode(name) + b"=" + os.fsencode(value) for name, value in env.items()]
     if any(b"\0" in text for text in strings):
         raise ValueError(f"embedded null byte in the command line, env or cwd of {path}")
-    flags = _RUN_HAS_CWD if cwd is not None else 0
+    flags = (_RUN_HAS_CWD if cwd is not None else 0) | (_RUN_HAS_STDIN if has_stdin else 0)
     fixed = _RUN.pack(timeout_ns, flags, len(argv), len(env), 0)
     payload = fixed + b"".join(text + b"\0" for text in strings)
     return _HEADER.pack(_MAGIC, PROTOCOL_VERSION, _RUN_TYPE, len(payload), sequence) + payload

@@ -8,6 +8,7 @@ every (round, variant) already stored."""
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import signal
 import time
@@ -18,11 +19,12 @@ from types import FrameType
 
 from cutaway import __version__, events
 from cutaway.environment import capture_end
+from cutaway.metrics.collect import MetricCollector, MetricError
 from cutaway.model import Calibration, Run, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment, Probe, ProbeError
 from cutaway.probes.registry import build_probes
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
-from cutaway.runner.executor import Executor, ProcessExecutor, run_environment
+from cutaway.runner.executor import Executor, Measurement, ProcessExecutor, run_environment
 from cutaway.runner.hooks import HookResult, run_hook
 from cutaway.runner.order import round_order
 from cutaway.store import Store
@@ -105,6 +107,7 @@ class ExperimentRunner:
         # its first run failing, which stops the experiment (a command that cannot work).
         self.proven = {run.variant for run in store.runs(experiment_id) if run.ok}
         self.failed_runs = 0  # counted runs that did not succeed, in this invocation
+        self.metrics = MetricCollector(spec.metrics)  # declared metrics ([[metrics]])
         self.set_up: list[Variant] = []  # variants whose setup ran, in order: their cleanup runs
         self.runs_done = 0
         self.started = clock()
@@ -187,27 +190,32 @@ class ExperimentRunner:
         if prepared is not None and not prepared.ok:
             raise RunnerError(_hook_failure(variant, prepared))
         started_at = time.time()
-        attachment = self.attach(variant)
+        # Declared metrics: sampled during the run, read after it (cutaway.metrics.collect).
+        try:
+            collecting = self.metrics.start(variant)
+        except MetricError as error:
+            raise RunnerError(str(error)) from None
+        attachment = collecting.attach(self.attach(variant))
         try:
             measured = self.executor.measure(variant, self.spec.timeout_seconds, attachment)
+            if self.spec.ignore_failure:
+                measured = _failure_ignored(measured)
+            measured = collecting.after_run(measured)
         finally:
             data = [item for probe in self.probes for item in probe.after_run()]
+            data += collecting.stop()
             with _shielded():
                 concluded = self.hook(variant, "conclude")
-        status, message = measured.status, measured.message
-        if self.spec.ignore_failure and status is RunStatus.FAILED and measured.signal is None:
-            # Non-zero by design (grep without a match); a crash or a timeout is never fine.
-            status, message = RunStatus.OK, f"{message} (ignored: ignore_failure)"
         run = Run(
             variant=variant.name,
             round_index=round_index,
             order_in_round=position,
-            status=status,
+            status=measured.status,
             exit_code=measured.exit_code,
             signal=measured.signal,
             metrics=measured.metrics,
             started_at=started_at,
-            message=message,
+            message=measured.message,
         )
         self.store.add_run(self.experiment_id, run, data)
         self.done.add((round_index, variant.name))
@@ -351,6 +359,17 @@ def _built_probes(spec: Spec) -> list[Probe]:
         return build_probes(spec.probes)
     except OSError as error:
         raise RunnerError(f"probe cannot run here: {error}") from None
+
+
+def _failure_ignored(measured: Measurement) -> Measurement:
+    """A non-zero exit made a success, as ignore_failure asks (grep without a match exits 1 by
+    design). A crash or a timeout is never fine; a declared metric read afterwards may still
+    fail the run."""
+    if measured.status is not RunStatus.FAILED or measured.signal is not None:
+        return measured
+    return dataclasses.replace(
+        measured, status=RunStatus.OK, message=f"{measured.message} (ignored: ignore_failure)"
+    )
 
 
 def _command_text(variant: Variant) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from cutaway.model import ProbeSpec, Spec
 from cutaway.spec import fields
 from cutaway.spec.errors import SpecError
+from cutaway.spec.metrics import read_metric_options
 from cutaway.spec.probes import read_call_names, read_syscall_names
 
 # option -> (Spec field, reader)
@@ -39,6 +40,13 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
                     f"{value!r} names no variant (variants: {', '.join(names)})", key="--baseline"
                 )
             changes["baseline"] = value
+            continue
+        if option in ("--metric", "--metric-regex"):  # declared metrics, added to the file's
+            assert isinstance(value, list | tuple)
+            metrics, regexes = (value, ()) if option == "--metric" else ((), value)
+            existing = changes.get("metrics", spec.metrics)
+            assert isinstance(existing, tuple)
+            changes["metrics"] = read_metric_options(existing, metrics, regexes)
             continue
         if option == "--no-probes":
             if value:

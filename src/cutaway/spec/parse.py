@@ -28,6 +28,7 @@ from cutaway.spec.command import command_for
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
 from cutaway.spec.locate import find_line
 from cutaway.spec.matrix import VariantTemplate, expand, read_matrix
+from cutaway.spec.metrics import read_metrics
 from cutaway.spec.probes import read_probes
 
 FORMAT_VERSION = 1
@@ -50,6 +51,7 @@ TOP_LEVEL_KEYS = (
     "matrix",
     "variants",
     "probes",
+    "metrics",
 )
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", *HOOK_NAMES)
@@ -174,6 +176,7 @@ def _spec_from_document(document: Mapping[str, object], text: str, path: str | N
         max_time_seconds=settings.max_time_seconds,
         seed=settings.seed,
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
+        metrics=read_metrics(document["metrics"]) if "metrics" in document else (),
         source_path=path,
         source_text=text,
     )

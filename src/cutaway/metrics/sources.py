@@ -1,0 +1,183 @@
+"""One reader per ``source`` of a :class:`~cutaway.model.MetricSpec`, for one variant.
+
+Every failure to read a value raises :class:`MetricFailure` with a message that does not name
+the metric (the collector prefixes it): a run whose metric cannot be read fails, it never gets
+a zero."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+
+from cutaway.metrics.parsers import PARSERS, ParseError, compile_pattern, read_pattern
+from cutaway.metrics.process import ProcessGone, ProcessNotFound, find_process, read_stat
+from cutaway.metrics.sampler import Reading, Series
+from cutaway.model import MetricSpec, Variant
+from cutaway.runner.executor import SHELL, run_environment
+
+COMMAND_TIMEOUT_SECONDS = 60.0
+OUTPUT_TAIL_CHARS = 200
+_PARAM = re.compile(r"\{(\w+)\}")
+_VARIABLE = re.compile(r"\$(?:(\w+)|\{(\w+)\})")
+
+
+class MetricFailure(Exception):
+    """A value could not be read."""
+
+
+def substitute(text: str, variant: Variant, *, variables: bool) -> str:
+    """``{param}`` replaced by the variant's matrix value (unknown names are left as they are);
+    with ``variables``, ``$NAME`` and ``${NAME}`` by the variant's environment too."""
+    text = _PARAM.sub(lambda m: variant.params.get(m.group(1), m.group(0)), text)
+    if variables:
+        env = run_environment(variant)
+        text = _VARIABLE.sub(lambda m: env.get(m.group(1) or m.group(2), m.group(0)), text)
+    return text
+
+
+def variant_path(text: str, variant: Variant) -> str:
+    """A path as the variant sees it: substituted, relative to its cwd when relative."""
+    path = substitute(text, variant, variables=True)
+    return os.path.join(variant.cwd, path) if variant.cwd and not os.path.isabs(path) else path
+
+
+def _tail(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= OUTPUT_TAIL_CHARS else "..." + text[-OUTPUT_TAIL_CHARS:]
+
+
+# -- output --------------------------------------------------------------------------------------
+
+
+def read_output(spec: MetricSpec, output: Mapping[str, str]) -> float:
+    if spec.stream not in output:
+        raise MetricFailure(f"the run's {spec.stream} was not captured")
+    text = output[spec.stream]
+    try:
+        if spec.pattern is not None:
+            return read_pattern(compile_pattern(spec.pattern), text)
+        assert spec.parser is not None and spec.field is not None
+        return PARSERS[spec.parser].read(spec.field, text)
+    except ParseError as error:
+        tail = f"; it ended: {_tail(text)}" if text.strip() else f"; the {spec.stream} was empty"
+        raise MetricFailure(f"{error}{tail}") from None
+
+
+# -- command -------------------------------------------------------------------------------------
+
+
+def read_command(spec: MetricSpec, variant: Variant) -> float:
+    """Run the metric's shell code (with the variant's environment, in its cwd) and read the
+    number it prints."""
+    assert spec.command is not None
+    code = substitute(spec.command, variant, variables=False)
+    try:
+        done = subprocess.run(
+            [SHELL, "-c", code],
+            env=run_environment(variant),
+            cwd=variant.cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=COMMAND_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise MetricFailure(f"`{code}` ran longer than {COMMAND_TIMEOUT_SECONDS:g} s") from None
+    except OSError as error:
+        raise MetricFailure(f"cannot run `{code}`: {error}") from None
+    printed = done.stdout.decode(errors="replace").strip()
+    if done.returncode != 0:
+        detail = _tail(done.stderr.decode(errors="replace") or printed)
+        raise MetricFailure(f"`{code}` exited with status {done.returncode}: {detail}")
+    try:
+        return float(printed)
+    except ValueError:
+        shown = repr(_tail(printed)) if printed else "nothing"
+        raise MetricFailure(f"`{code}` printed {shown}, not a number") from None
+
+
+# -- file ----------------------------------------------------------------------------------------
+
+
+def size_of(path: str) -> float | None:
+    """Bytes of a file, or of every file under a directory (apparent sizes, as ``du -b``; hard
+    links once; symbolic links not followed); None when the path does not exist."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not os.path.isdir(path):
+        return float(info.st_size)
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for directory, _, names in os.walk(path):
+        for name in names:
+            try:
+                entry = os.lstat(os.path.join(directory, name))
+            except FileNotFoundError:
+                continue  # removed while we walk
+            if (entry.st_dev, entry.st_ino) not in seen:
+                seen.add((entry.st_dev, entry.st_ino))
+                total += entry.st_size
+    return float(total)
+
+
+def read_file(spec: MetricSpec, variant: Variant) -> float:
+    assert spec.path is not None
+    path = variant_path(spec.path, variant)
+    size = size_of(path)
+    if size is None:
+        raise MetricFailure(f"{path} does not exist")
+    return size
+
+
+def file_reading(spec: MetricSpec, variant: Variant) -> Reading:
+    assert spec.path is not None
+    path = variant_path(spec.path, variant)
+    return lambda: size_of(path)
+
+
+# -- process -------------------------------------------------------------------------------------
+
+
+def locate_process(spec: MetricSpec, variant: Variant) -> int:
+    """The pid the metric watches now; ProcessNotFound saying what was looked for."""
+    pid_file = variant_path(spec.pid_file, variant) if spec.pid_file is not None else None
+    name = substitute(spec.process_name, variant, variables=True) if spec.process_name else None
+    return find_process(pid_file=pid_file, name=name, port=spec.port)
+
+
+def process_reading(spec: MetricSpec, pid: int) -> Reading:
+    assert spec.stat is not None
+    stat = spec.stat
+    return lambda: read_stat(pid, stat)
+
+
+def process_value(spec: MetricSpec, series: Series) -> float:
+    """A process metric's value from its samples: the CPU seconds used between the first and
+    the last (taken just before and just after the run), or the peak of the others."""
+    if series.error is not None:
+        raise MetricFailure(f"{series.error} during the run")
+    if not series.values:
+        raise MetricFailure("no sample of the process was taken")
+    if spec.stat == "cpu":
+        return series.values[-1] - series.values[0]
+    return max(series.values)
+
+
+__all__ = [
+    "MetricFailure",
+    "ProcessGone",
+    "ProcessNotFound",
+    "file_reading",
+    "locate_process",
+    "process_reading",
+    "process_value",
+    "read_command",
+    "read_file",
+    "read_output",
+    "size_of",
+    "substitute",
+]

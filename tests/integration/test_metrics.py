@@ -1,0 +1,324 @@
+"""Declared metrics with real programs: ab against a local HTTP server, commands, file sizes, a
+server process found by pid file, name or port and sampled from /proc, time series, and the
+failures that name their metric. Every server binds 127.0.0.1 and every load is bounded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cutaway.compare import analyze
+from cutaway.metrics.process import ProcessNotFound, find_process
+from cutaway.metrics.series import render_series_csv, series_json
+from cutaway.model import RunStatus, Spec
+from cutaway.runner.runner import RunnerError, run_experiment
+from cutaway.spec import parse_spec
+from cutaway.store import Store
+
+CUTAWAY = [sys.executable, "-m", "cutaway"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]]:
+    """(port, pid) of `python3 -m http.server` on 127.0.0.1, serving a small index.html."""
+    root = tmp_path_factory.mktemp("www")
+    (root / "index.html").write_text("hello\n")
+    port = free_port()
+    command = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)]
+    server = subprocess.Popen(
+        command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        yield port, server.pid
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def run(spec: Spec, tmp_path: Path) -> tuple[Store, int]:
+    store = Store(tmp_path / "cutaway.db")
+    outcome = run_experiment(spec, store, environment={})
+    return store, outcome.experiment_id
+
+
+def spec(body: str) -> Spec:
+    return parse_spec('name = "m"\nrounds = 3\nwarmup_rounds = 0\n' + textwrap.dedent(body))
+
+
+@pytest.mark.skipif(shutil.which("ab") is None, reason="needs ab (apt-get install apache2-utils)")
+def test_cutaway_run_compares_ab_requests_per_second_higher_is_better(
+    http_server: tuple[int, int], tmp_path: Path
+) -> None:
+    port, _ = http_server
+    url = f"http://127.0.0.1:{port}/index.html"
+    (tmp_path / "ab.toml").write_text(
+        textwrap.dedent(
+            f"""
+            name = "ab"
+            rounds = 3
+            warmup_rounds = 0
+            [[variants]]
+            name = "c4"
+            command = "ab -n 200 -c 4 {url}"
+            [[variants]]
+            name = "c2"
+            command = "ab -n 200 -c 2 {url}"
+            [[metrics]]
+            name = "rps"
+            source = "output"
+            parser = "ab"
+            field = "requests_per_second"
+            [[metrics]]
+            name = "rps_regex"
+            source = "output"
+            pattern = 'Requests per second: +(?P<value>[0-9.]+)'
+            better = "higher"
+            unit = "requests/s"
+            """
+        )
+    )
+    result = subprocess.run(
+        [*CUTAWAY, "run", "ab.toml", "--db", "c.db"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "rps" in result.stdout
+    store = Store(tmp_path / "c.db")
+    analysis = analyze(store, store.resolve("latest"), resamples=200)
+    metric = analysis.metric("rps")
+    assert metric is not None and (metric.better, metric.unit) == ("higher", "requests/s")
+    rps = {s.variant: s for s in analysis.summaries if s.metric == "rps"}
+    assert rps["c4"].n == 3 and rps["c4"].min > 0
+    regex = {s.variant: s.mean for s in analysis.summaries if s.metric == "rps_regex"}
+    assert regex == {name: summary.mean for name, summary in rps.items()}
+    assert [c.variant for c in analysis.comparisons if c.metric == "rps"] == ["c2"]
+    assert all(run.ok for run in store.runs(store.resolve("latest")))
+
+
+def test_output_that_does_not_match_fails_the_run_naming_the_metric(tmp_path: Path) -> None:
+    store, experiment = run(
+        spec(
+            """
+            command = ["echo", "hello"]
+            [[metrics]]
+            name = "rps"
+            source = "output"
+            pattern = 'rps=(?P<value>[0-9.]+)'
+            """
+        ),
+        tmp_path,
+    )
+    runs = store.runs(experiment)
+    assert {r.status for r in runs} == {RunStatus.FAILED}
+    assert "metric 'rps': the output does not match" in runs[0].message
+    assert "it ended: hello" in runs[0].message
+    assert "rps" not in runs[0].metrics  # never a zero
+
+
+def test_a_command_after_each_run(tmp_path: Path) -> None:
+    store, experiment = run(
+        spec(
+            """
+            command = "true"
+            [[metrics]]
+            name = "answer"
+            source = "command"
+            command = "echo $((40 + 2))"
+            [[metrics]]
+            name = "words"
+            source = "command"
+            command = "echo no number"
+            """
+        ),
+        tmp_path,
+    )
+    runs = store.runs(experiment)
+    assert [r.metrics["answer"] for r in runs] == [42.0] * 3
+    assert all(r.status is RunStatus.FAILED for r in runs)
+    assert "metric 'words': `echo no number` printed 'no number', not a number" in runs[0].message
+
+
+def test_a_directory_size_after_each_run_and_its_series(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    store, experiment = run(
+        spec(
+            f"""
+            command = "head -c 1000 /dev/zero >> {data}/f; sleep 0.1"
+            shell = true
+            [[metrics]]
+            name = "db"
+            source = "file"
+            path = "{data}"
+            series = true
+            interval = "10ms"
+            """
+        ),
+        tmp_path,
+    )
+    runs = store.runs(experiment)
+    assert [r.metrics["db"] for r in runs] == [1000.0, 2000.0, 3000.0]
+    analysis = analyze(store, experiment, resamples=100)
+    assert analysis.metric("db") is not None and analysis.metric("db").unit == "bytes"  # type: ignore[union-attr]
+    series = series_json(store, experiment)
+    assert [s["round"] for s in series] == [0, 1, 2]
+    assert series[1]["values"][0] == 1000.0 and series[1]["values"][-1] == 2000.0  # type: ignore[index]
+    csv_lines = render_series_csv(store, experiment).splitlines()
+    assert csv_lines[0] == "experiment,variant,round,metric,unit,t_seconds,value"
+    assert len(csv_lines) > 1 + 3 * 2 and csv_lines[1].startswith(f"{experiment},m,0,db,bytes,")
+
+
+DAEMON = (
+    "import os, sys, time\n"
+    "ballast = bytearray(b'x') * (40 * 2**20)\n"  # written: resident
+    "end = time.process_time() + 0.3\n"
+    "while time.process_time() < end: pass\n"  # CPU used before any run: not counted
+    "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
+    "os.rename(sys.argv[1] + '.tmp', sys.argv[1])\n"
+    "time.sleep(60)\n"
+)
+
+
+def test_a_server_found_by_pid_file_is_sampled_during_each_run(tmp_path: Path) -> None:
+    (tmp_path / "daemon.py").write_text(DAEMON)
+    pid_file = tmp_path / "server.pid"
+    setup = (
+        f"{sys.executable} {tmp_path}/daemon.py {pid_file} >/dev/null 2>&1 &"
+        f" for i in $(seq 100); do [ -s {pid_file} ] && break; sleep 0.1; done"
+    )
+    store, experiment = run(
+        spec(
+            f"""
+            [[variants]]
+            name = "v"
+            command = "sleep 0.2"
+            setup = "{setup}"
+            cleanup = "kill $(cat {pid_file})"
+            [[metrics]]
+            name = "server_rss"
+            source = "process"
+            pid_file = "{pid_file}"
+            stat = "rss"
+            series = true
+            interval = "20ms"
+            [[metrics]]
+            name = "server_cpu"
+            source = "process"
+            pid_file = "{pid_file}"
+            stat = "cpu"
+            [[metrics]]
+            name = "server_threads"
+            source = "process"
+            pid_file = "{pid_file}"
+            stat = "threads"
+            [[metrics]]
+            name = "server_fds"
+            source = "process"
+            pid_file = "{pid_file}"
+            stat = "fds"
+            """
+        ),
+        tmp_path,
+    )
+    runs = store.runs(experiment)
+    assert all(r.ok for r in runs), [r.message for r in runs]
+    for r in runs:
+        assert r.metrics["server_rss"] > 40 * 2**20
+        assert 0 <= r.metrics["server_cpu"] < 0.25  # the delta, not the 0.3 s spent before
+        assert r.metrics["server_threads"] == 1
+        assert r.metrics["server_fds"] >= 3
+    series = series_json(store, experiment)
+    assert {s["metric"] for s in series} == {"server_rss"}
+    assert all(len(s["values"]) >= 3 for s in series)  # type: ignore[arg-type]
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the cleanup hook killed it (the zombie is init's to reap)
+    assert not Path(f"/proc/{pid}/stat").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
+
+
+def test_a_missing_pid_file_stops_before_the_first_run(tmp_path: Path) -> None:
+    experiment_file = tmp_path / "e.toml"
+    experiment_file.write_text(
+        textwrap.dedent(
+            f"""
+            name = "m"
+            command = "true"
+            [[metrics]]
+            name = "srv"
+            source = "process"
+            pid_file = "{tmp_path}/none.pid"
+            stat = "rss"
+            """
+        )
+    )
+    with pytest.raises(
+        RunnerError, match=r"metric 'srv' of variant 'm': pid file .* does not exist"
+    ):
+        run(parse_spec(experiment_file.read_text()), tmp_path)
+    result = subprocess.run(
+        [*CUTAWAY, "run", str(experiment_file), "--db", str(tmp_path / "c.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "metric 'srv'" in result.stderr and "none.pid does not exist" in result.stderr
+
+
+def test_a_server_found_by_port_and_by_name(http_server: tuple[int, int], tmp_path: Path) -> None:
+    port, pid = http_server
+    assert find_process(port=port) == pid
+    with pytest.raises(ProcessNotFound, match="nothing listens on TCP port"):
+        find_process(port=free_port())
+    store, experiment = run(
+        spec(
+            f"""
+            command = "true"
+            [[metrics]]
+            name = "server_rss"
+            source = "process"
+            port = {port}
+            stat = "rss"
+            """
+        ),
+        tmp_path,
+    )
+    assert all(r.ok and r.metrics["server_rss"] > 2**20 for r in store.runs(experiment))
+    (tmp_path / "cwsleeper").symlink_to(shutil.which("sleep") or "/bin/sleep")
+    sleeper = subprocess.Popen([str(tmp_path / "cwsleeper"), "30"])
+    try:
+        assert find_process(name="cwsleeper") == sleeper.pid
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    with pytest.raises(ProcessNotFound, match="no process named 'cwsleeper'"):
+        find_process(name="cwsleeper")

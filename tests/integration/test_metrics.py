@@ -124,23 +124,23 @@ def test_cutaway_run_compares_ab_requests_per_second_higher_is_better(
 
 
 def test_output_that_does_not_match_fails_the_run_naming_the_metric(tmp_path: Path) -> None:
-    store, experiment = run(
-        spec(
-            """
-            command = ["echo", "hello"]
-            [[metrics]]
-            name = "rps"
-            source = "output"
-            pattern = 'rps=(?P<value>[0-9.]+)'
-            """
-        ),
-        tmp_path,
+    store = Store(tmp_path / "cutaway.db")
+    unmatched = spec(
+        """
+        command = ["echo", "hello"]
+        [[metrics]]
+        name = "rps"
+        source = "output"
+        pattern = 'rps=(?P<value>[0-9.]+)'
+        """
     )
-    runs = store.runs(experiment)
-    assert {r.status for r in runs} == {RunStatus.FAILED}
-    assert "metric 'rps': the output does not match" in runs[0].message
-    assert "it ended: hello" in runs[0].message
-    assert "rps" not in runs[0].metrics  # never a zero
+    # The first run fails, so the experiment stops there, saying why.
+    with pytest.raises(RunnerError, match="metric 'rps': the output does not match") as raised:
+        run_experiment(unmatched, store, environment={})
+    assert "it ended: hello" in str(raised.value)
+    (stored,) = store.runs(store.resolve("latest"))
+    assert stored.status is RunStatus.FAILED
+    assert "rps" not in stored.metrics  # never a zero
 
 
 def test_a_command_after_each_run(tmp_path: Path) -> None:
@@ -152,18 +152,31 @@ def test_a_command_after_each_run(tmp_path: Path) -> None:
             name = "answer"
             source = "command"
             command = "echo $((40 + 2))"
-            [[metrics]]
-            name = "words"
-            source = "command"
-            command = "echo no number"
             """
         ),
         tmp_path,
     )
     runs = store.runs(experiment)
     assert [r.metrics["answer"] for r in runs] == [42.0] * 3
-    assert all(r.status is RunStatus.FAILED for r in runs)
-    assert "metric 'words': `echo no number` printed 'no number', not a number" in runs[0].message
+    assert all(r.status is RunStatus.OK for r in runs)
+
+
+def test_a_command_that_prints_no_number_fails_the_run_naming_the_metric(tmp_path: Path) -> None:
+    words = spec(
+        """
+        command = "true"
+        [[metrics]]
+        name = "words"
+        source = "command"
+        command = "echo no number"
+        """
+    )
+    store = Store(tmp_path / "cutaway.db")
+    expected = "metric 'words': `echo no number` printed 'no number', not a number"
+    with pytest.raises(RunnerError, match=expected):
+        run_experiment(words, store, environment={})
+    (stored,) = store.runs(store.resolve("latest"))
+    assert stored.status is RunStatus.FAILED and "words" not in stored.metrics
 
 
 def test_a_directory_size_after_each_run_and_its_series(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as scipy_stats
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -60,6 +59,8 @@ def describe(
     mean = float(np.mean(data))
     sd = float(np.std(data, ddof=1)) if n > 1 else 0.0
     half_width = 0.0
+    from scipy import stats as scipy_stats  # lazily: it takes a second to import
+
     if n > 1:
         t_quantile = float(scipy_stats.t.ppf(0.5 + confidence / 2.0, n - 1))
         half_width = t_quantile * sd / math.sqrt(n)

@@ -41,7 +41,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as scipy_stats
 
 from cutaway.stats.descriptive import FloatArray, as_vector
 
@@ -239,6 +238,8 @@ def _interval_and_p_value(
     # sqrt((n - 1) / n), as the bootstrap's is; _nominal_alpha expands it back.
     fitted_sd = bootstrap.standard_error * math.sqrt((n - 1) / n)
     if math.isfinite(fitted_sd) and fitted_sd > 0.0 and math.isfinite(bootstrap.log_estimate):
+        from scipy import stats as scipy_stats  # lazily: it takes a second to import
+
         normal_share = float(scipy_stats.norm.sf(abs(bootstrap.log_estimate) / fitted_sd))
     tail_share = max(far_share, min(normal_share, resolution_share))
     p_value = max(_nominal_alpha(tail_share, n), _nominal_alpha(atom_share, n))
@@ -247,12 +248,16 @@ def _interval_and_p_value(
 
 def _expanded_tail_level(alpha: float, n: int) -> float:
     """Hesterberg's adjusted tail level: Phi(-sqrt(n / (n - 1)) * t(1 - alpha/2, n - 1))."""
+    from scipy import stats as scipy_stats  # lazily: it takes a second to import
+
     t_quantile = float(scipy_stats.t.ppf(1.0 - alpha / 2.0, n - 1))
     return float(scipy_stats.norm.cdf(-math.sqrt(n / (n - 1)) * t_quantile))
 
 
 def _nominal_alpha(tail_share: float, n: int) -> float:
     """The inverse of ``_expanded_tail_level``: the alpha whose adjusted level is tail_share."""
+    from scipy import stats as scipy_stats  # lazily: it takes a second to import
+
     t_quantile = float(scipy_stats.norm.isf(tail_share)) / math.sqrt(n / (n - 1))
     return min(1.0, 2.0 * float(scipy_stats.t.sf(t_quantile, n - 1)))
 

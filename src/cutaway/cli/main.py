@@ -12,20 +12,22 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+# Only what parsing arguments and `list` need is imported here. The runner, the analysis
+# (numpy, scipy) and the reports (rich) are imported by the commands that use them, so that
+# `cutaway --version`, `--help` and `list` start at once (tests/unit/test_startup_imports.py).
 from cutaway import __version__
 from cutaway.api import DEFAULT_DB
-from cutaway.cli.progress import TerminalProgress
-from cutaway.compare import analyze, compare_experiments
-from cutaway.environment import capture_environment
 from cutaway.model import Analysis, Spec
-from cutaway.report import FORMATS, render_terminal
-from cutaway.report.csv_format import render_runs_csv
+from cutaway.runner.errors import RunnerError
 from cutaway.runner.forkserver import ForkServerError
-from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
 from cutaway.store import Store, StoreError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+# The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
+# reports; a test checks that the two agree.
+REPORT_FORMATS = ("calls-csv", "csv", "json", "markdown", "terminal")
 
 
 class UsageError(Exception):
@@ -97,13 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="report a stored experiment")
     report.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
-    report.add_argument("--format", choices=sorted(FORMATS), default="terminal")
+    report.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
     _add_output_options(report)
 
     compare = commands.add_parser("compare", help="compare two stored experiments")
     compare.add_argument("first", help="the reference experiment (id or name)")
     compare.add_argument("second", help="the experiment compared with it")
-    compare.add_argument("--format", choices=sorted(FORMATS), default="terminal")
+    compare.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
     _add_output_options(compare)
 
     listing = commands.add_parser("list", help="list stored experiments")
@@ -111,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="write a stored experiment in another format")
     export.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
-    export.add_argument("--format", choices=sorted([*FORMATS, "runs-csv"]), default="json")
+    export.add_argument("--format", choices=sorted([*REPORT_FORMATS, "runs-csv"]), default="json")
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     export.add_argument("--db", default=str(DEFAULT_DB))
     return parser
@@ -152,6 +154,8 @@ def _color(choice: str) -> bool:
 
 def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") -> None:
     """Print the report and write every export asked for."""
+    from cutaway.report import FORMATS, render_terminal
+
     if fmt == "terminal":
         width = os.get_terminal_size().columns if sys.stdout.isatty() else 100
         sys.stdout.write(render_terminal(analysis, color=_color(args.color), width=width))
@@ -167,6 +171,11 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from cutaway.cli.progress import TerminalProgress
+    from cutaway.compare import analyze
+    from cutaway.environment import capture_environment
+    from cutaway.runner.runner import run_experiment
+
     if args.resume:
         if args.file or args.cmd:
             raise UsageError("--resume continues a stored experiment: give no file or -c")
@@ -194,12 +203,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from cutaway.compare import analyze
+
     store = Store(args.db)
     emit(analyze(store, store.resolve(args.experiment)), args, args.format)
     return EXIT_OK
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from cutaway.compare import compare_experiments
+
     store = Store(args.db)
     analysis = compare_experiments(store, store.resolve(args.first), store.resolve(args.second))
     emit(analysis, args, args.format)
@@ -221,6 +234,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from cutaway.compare import analyze
+    from cutaway.report import FORMATS
+    from cutaway.report.csv_format import render_runs_csv
+
     store = Store(args.db)
     experiment_id = store.resolve(args.experiment)
     if args.format == "runs-csv":

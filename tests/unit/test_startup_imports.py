@@ -97,4 +97,4 @@ def test_the_cli_offers_every_report_format() -> None:
     from cutaway.cli.main import REPORT_FORMATS
     from cutaway.report import FORMATS
 
-    assert REPORT_FORMATS == tuple(sorted(FORMATS))
+    assert tuple(sorted(FORMATS)) == REPORT_FORMATS

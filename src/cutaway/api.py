@@ -15,23 +15,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cutaway import events
-from cutaway.model import Analysis, Run, Spec
-from cutaway.store import Store, StoredExperiment
-
 if TYPE_CHECKING:
-    # numpy, the analysis (scipy) and the runner are imported by the functions that use them,
-    # so that importing this module, and the CLI that takes DEFAULT_DB from it, stays cheap.
+    # The store, numpy, the analysis (scipy) and the runner are imported by the functions that
+    # use them, so that importing this module, and the CLI that takes DEFAULT_DB from it, is
+    # cheap.
     import numpy as np
     from numpy.typing import NDArray
 
+    from cutaway import events
+    from cutaway.model import Analysis, Run, Spec
     from cutaway.runner.runner import Outcome
+    from cutaway.store import Store, StoredExperiment
 
 DEFAULT_DB = Path(".cutaway") / "cutaway.db"
 
 
 def open_store(db: str | os.PathLike[str] | None = None) -> Store:
     """The store at ``db``, or ``.cutaway/cutaway.db`` under the current directory."""
+    from cutaway.store import Store
+
     return Store(db if db is not None else DEFAULT_DB)
 
 

@@ -71,6 +71,19 @@ def test_version_and_help_import_nothing_heavy(argv: list[str]) -> None:
     assert imported_by(argv) == (0, [])
 
 
+@pytest.mark.parametrize("argv", [["--version"], ["--help"]])
+def test_version_and_help_import_not_even_the_store_or_the_spec_parser(argv: list[str]) -> None:
+    """They only parse arguments: the model's dozens of dataclasses cost them as much as the
+    interpreter's own start."""
+    code = (
+        "import sys\nfrom cutaway.cli.main import main\n"
+        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        "print(sorted(n for n in sys.modules if n.startswith('cutaway.')), file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stderr.strip() == "['cutaway.api', 'cutaway.cli', 'cutaway.cli.main']"
+
+
 def test_list_imports_nothing_heavy(db: Path) -> None:
     assert imported_by(["list", "--db", str(db)]) == (0, [])
 

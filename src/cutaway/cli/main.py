@@ -11,17 +11,17 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-# Only what parsing arguments and `list` need is imported here. The runner, the analysis
-# (numpy, scipy) and the reports (rich) are imported by the commands that use them, so that
-# `cutaway --version`, `--help` and `list` start at once (tests/unit/test_startup_imports.py).
+# Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
+# the analysis (numpy, scipy) and the reports (rich) are imported by the commands that use them,
+# so that `cutaway --version`, `--help` and `list` start at once
+# (tests/unit/test_startup_imports.py).
 from cutaway import __version__
 from cutaway.api import DEFAULT_DB
-from cutaway.model import Analysis, Spec
-from cutaway.runner.errors import RunnerError
-from cutaway.runner.forkserver import ForkServerError
-from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
-from cutaway.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from cutaway.model import Analysis, Spec
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -121,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def spec_from_args(args: argparse.Namespace) -> Spec:
     """The experiment file or the -c commands, with command-line overrides applied."""
+    from cutaway.spec import apply_overrides, load_spec, quick_spec
+
     if args.file and args.cmd:
         raise UsageError("give an experiment file or -c commands, not both")
     if not args.file and not args.cmd:
@@ -175,6 +177,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from cutaway.compare import analyze
     from cutaway.environment import capture_environment
     from cutaway.runner.runner import run_experiment
+    from cutaway.store import Store
 
     if args.resume:
         if args.file or args.cmd:
@@ -204,6 +207,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from cutaway.compare import analyze
+    from cutaway.store import Store
 
     store = Store(args.db)
     emit(analyze(store, store.resolve(args.experiment)), args, args.format)
@@ -212,6 +216,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from cutaway.compare import compare_experiments
+    from cutaway.store import Store
 
     store = Store(args.db)
     analysis = compare_experiments(store, store.resolve(args.first), store.resolve(args.second))
@@ -220,6 +225,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from cutaway.store import Store
+
     store = Store(args.db)
     rows = store.list_experiments()
     if not rows:
@@ -237,6 +244,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from cutaway.compare import analyze
     from cutaway.report import FORMATS
     from cutaway.report.csv_format import render_runs_csv
+    from cutaway.store import Store
 
     store = Store(args.db)
     experiment_id = store.resolve(args.experiment)
@@ -264,15 +272,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (SpecError, UsageError) as error:
-        print(f"cutaway: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except (RunnerError, StoreError, ForkServerError) as error:
-        print(f"cutaway: {error}", file=sys.stderr)
-        return EXIT_ERROR
     except KeyboardInterrupt:
         print("cutaway: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as error:
+        status = _exit_status(error)
+        if status is None:
+            raise
+        print(f"cutaway: {error}", file=sys.stderr)
+        return status
+
+
+def _exit_status(error: Exception) -> int | None:
+    """EXIT_USAGE or EXIT_ERROR for an error cutaway reports in one line, None for any other
+    (a bug: its traceback is shown). The error classes are imported here, once an error has
+    happened, so that `--version` and `--help` import neither the store nor the spec parser."""
+    from cutaway.runner.errors import RunnerError
+    from cutaway.runner.forkserver import ForkServerError
+    from cutaway.spec import SpecError
+    from cutaway.store import StoreError
+
+    if isinstance(error, (SpecError, UsageError)):
+        return EXIT_USAGE
+    if isinstance(error, (RunnerError, StoreError, ForkServerError)):
+        return EXIT_ERROR
+    return None
 
 
 if __name__ == "__main__":

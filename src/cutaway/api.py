@@ -13,22 +13,27 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
+if TYPE_CHECKING:
+    # The store, numpy, the analysis (scipy) and the runner are imported by the functions that
+    # use them, so that importing this module, and the CLI that takes DEFAULT_DB from it, is
+    # cheap.
+    import numpy as np
+    from numpy.typing import NDArray
 
-from cutaway import events
-from cutaway.compare import analyze as analyze_experiment
-from cutaway.environment import capture_environment
-from cutaway.model import Analysis, Run, Spec
-from cutaway.runner.runner import Outcome, run_experiment
-from cutaway.store import Store, StoredExperiment
+    from cutaway import events
+    from cutaway.model import Analysis, Run, Spec
+    from cutaway.runner.runner import Outcome
+    from cutaway.store import Store, StoredExperiment
 
 DEFAULT_DB = Path(".cutaway") / "cutaway.db"
 
 
 def open_store(db: str | os.PathLike[str] | None = None) -> Store:
     """The store at ``db``, or ``.cutaway/cutaway.db`` under the current directory."""
+    from cutaway.store import Store
+
     return Store(db if db is not None else DEFAULT_DB)
 
 
@@ -51,6 +56,8 @@ class ExperimentData:
 
     def values(self, metric: str) -> dict[str, NDArray[np.float64]]:
         """Each variant's successful counted values of ``metric``, in round order."""
+        import numpy as np
+
         _, names, table = self.paired(metric)
         return {name: table[:, i][np.isfinite(table[:, i])] for i, name in enumerate(names)}
 
@@ -68,6 +75,8 @@ def load(ref: str | None = None, db: str | os.PathLike[str] | None = None) -> Ex
 
 def analyze(ref: str | None = None, db: str | os.PathLike[str] | None = None) -> Analysis:
     """The analysis of a stored experiment, as every report shows it."""
+    from cutaway.compare import analyze as analyze_experiment
+
     store = open_store(db)
     return analyze_experiment(store, store.resolve(ref))
 
@@ -80,6 +89,9 @@ def run(
     listeners: Iterable[events.Listener] = (),
 ) -> Outcome:
     """Run an experiment and store it; capture the environment fingerprint first."""
+    from cutaway.environment import capture_environment
+    from cutaway.runner.runner import run_experiment
+
     store = open_store(db)
     return run_experiment(
         spec, store, environment=capture_environment(), listeners=listeners, label=label

@@ -12,22 +12,24 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+# Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
+# the analysis (numpy, scipy) and the reports (rich) are imported by the commands that use them,
+# so that `cutaway --version`, `--help` and `list` start at once
+# (tests/unit/test_startup_imports.py).
 from cutaway import __version__
 from cutaway.api import DEFAULT_DB
-from cutaway.cli.progress import TerminalProgress
-from cutaway.compare import analyze, compare_experiments
-from cutaway.environment import capture_environment
-from cutaway.model import Analysis, Spec
-from cutaway.report import FORMATS, render_terminal
-from cutaway.report.csv_format import render_runs_csv
-from cutaway.runner.forkserver import ForkServerError
-from cutaway.runner.runner import Outcome, RunnerError, run_experiment
-from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
-from cutaway.spec.metrics import METRIC_OPTION_HELP
-from cutaway.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from cutaway.model import Analysis, Spec
+    from cutaway.runner.runner import Outcome
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+# The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
+# reports; a test checks that the two agree.
+REPORT_FORMATS = ("calls-csv", "csv", "json", "markdown", "terminal")
 
 
 class UsageError(Exception):
@@ -97,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="SPEC",
-        help=f"also measure a metric (repeat): {METRIC_OPTION_HELP}",
+        help="also measure a metric (repeat): NAME[:BETTER[:UNIT]]=SOURCE:WHAT, e.g. "
+        "rps:higher=output:ab:requests_per_second or files=command:'ls | wc -l' "
+        "(docs/experiment-file.md lists every source)",
     )
     run.add_argument(
         "--metric-regex",
@@ -116,13 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="report a stored experiment")
     report.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
-    report.add_argument("--format", choices=sorted(FORMATS), default="terminal")
+    report.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
     _add_output_options(report)
 
     compare = commands.add_parser("compare", help="compare two stored experiments")
     compare.add_argument("first", help="the reference experiment (id or name)")
     compare.add_argument("second", help="the experiment compared with it")
-    compare.add_argument("--format", choices=sorted(FORMATS), default="terminal")
+    compare.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
     _add_output_options(compare)
 
     listing = commands.add_parser("list", help="list stored experiments")
@@ -130,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="write a stored experiment in another format")
     export.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
-    export.add_argument("--format", choices=sorted([*FORMATS, "runs-csv"]), default="json")
+    export.add_argument("--format", choices=sorted([*REPORT_FORMATS, "runs-csv"]), default="json")
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     export.add_argument("--db", default=str(DEFAULT_DB))
     return parser
@@ -138,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def spec_from_args(args: argparse.Namespace) -> Spec:
     """The experiment file or the -c commands, with command-line overrides applied."""
+    from cutaway.spec import apply_overrides, load_spec, quick_spec
+
     if args.file and args.cmd:
         raise UsageError("give an experiment file or -c commands, not both")
     if not args.file and not args.cmd:
@@ -174,6 +180,8 @@ def _color(choice: str) -> bool:
 
 def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") -> None:
     """Print the report and write every export asked for."""
+    from cutaway.report import FORMATS, render_terminal
+
     if fmt == "terminal":
         width = os.get_terminal_size().columns if sys.stdout.isatty() else 100
         sys.stdout.write(render_terminal(analysis, color=_color(args.color), width=width))
@@ -189,6 +197,12 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from cutaway.cli.progress import TerminalProgress
+    from cutaway.compare import analyze
+    from cutaway.environment import capture_environment
+    from cutaway.runner.runner import run_experiment
+    from cutaway.store import Store
+
     if args.resume:
         if args.file or args.cmd:
             raise UsageError("--resume continues a stored experiment: give no file or -c")
@@ -238,12 +252,18 @@ def _run_exit_status(outcome: Outcome) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from cutaway.compare import analyze
+    from cutaway.store import Store
+
     store = Store(args.db)
     emit(analyze(store, store.resolve(args.experiment)), args, args.format)
     return EXIT_OK
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from cutaway.compare import compare_experiments
+    from cutaway.store import Store
+
     store = Store(args.db)
     analysis = compare_experiments(store, store.resolve(args.first), store.resolve(args.second))
     emit(analysis, args, args.format)
@@ -251,6 +271,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from cutaway.store import Store
+
     store = Store(args.db)
     rows = store.list_experiments()
     if not rows:
@@ -265,6 +287,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from cutaway.compare import analyze
+    from cutaway.report import FORMATS
+    from cutaway.report.csv_format import render_runs_csv
+    from cutaway.store import Store
+
     store = Store(args.db)
     experiment_id = store.resolve(args.experiment)
     if args.format == "runs-csv":
@@ -291,15 +318,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (SpecError, UsageError) as error:
-        print(f"cutaway: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except (RunnerError, StoreError, ForkServerError) as error:
-        print(f"cutaway: {error}", file=sys.stderr)
-        return EXIT_ERROR
     except KeyboardInterrupt:
         print("cutaway: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as error:
+        status = _exit_status(error)
+        if status is None:
+            raise
+        print(f"cutaway: {error}", file=sys.stderr)
+        return status
+
+
+def _exit_status(error: Exception) -> int | None:
+    """EXIT_USAGE or EXIT_ERROR for an error cutaway reports in one line, None for any other
+    (a bug: its traceback is shown). The error classes are imported here, once an error has
+    happened, so that `--version` and `--help` import neither the store nor the spec parser."""
+    from cutaway.runner.errors import RunnerError
+    from cutaway.runner.forkserver import ForkServerError
+    from cutaway.spec import SpecError
+    from cutaway.store import StoreError
+
+    if isinstance(error, (SpecError, UsageError)):
+        return EXIT_USAGE
+    if isinstance(error, (RunnerError, StoreError, ForkServerError)):
+        return EXIT_ERROR
+    return None
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from cutaway.model import Calibration, Run, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment, Probe, ProbeError
 from cutaway.probes.registry import build_probes
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
+from cutaway.runner.errors import RunnerError as RunnerError
 from cutaway.runner.executor import Executor, Measurement, ProcessExecutor, run_environment
 from cutaway.runner.hooks import HookResult, run_hook
 from cutaway.runner.order import round_order
@@ -32,10 +33,6 @@ from cutaway.store.lease import Owner
 
 CALIBRATION_RUNS = 30
 CALIBRATION_VARIANT = Variant(name="(calibration)", command=("true",))
-
-
-class RunnerError(Exception):
-    """The experiment cannot go on (a setup or prepare hook failed). Completed runs are kept."""
 
 
 class Terminated(KeyboardInterrupt):

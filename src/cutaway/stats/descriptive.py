@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as scipy_stats
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -61,7 +61,7 @@ def describe(
     sd = float(np.std(data, ddof=1)) if n > 1 else 0.0
     half_width = 0.0
     if n > 1:
-        t_quantile = float(scipy_stats.t.ppf(0.5 + confidence / 2.0, n - 1))
+        t_quantile = _t_quantile(0.5 + confidence / 2.0, n - 1)
         half_width = t_quantile * sd / math.sqrt(n)
     median, quantiles = median_and_percentiles(data, percentiles)
     return Description(
@@ -76,6 +76,13 @@ def describe(
         ci_high=mean + half_width,
         percentiles=quantiles,
     )
+
+
+@lru_cache(maxsize=256)  # the same few (p, df) for every metric and variant of an experiment
+def _t_quantile(p: float, df: int) -> float:
+    from scipy import stats as scipy_stats  # lazily: it takes a second to import
+
+    return float(scipy_stats.t.ppf(p, df))
 
 
 def median_and_percentiles(

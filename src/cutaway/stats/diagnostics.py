@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as scipy_stats
 
 from cutaway.stats.descriptive import as_vector
 
@@ -73,6 +72,8 @@ def trend(values: npt.ArrayLike) -> Trend:
         return no_trend
     level = abs(float(np.median(data))) or float(np.mean(np.abs(data)))
     steps = np.arange(data.size, dtype=np.float64)
+    from scipy import stats as scipy_stats  # lazily: it takes a second to import
+
     slope = float(scipy_stats.theilslopes(data, steps).slope)
     p_value = float(scipy_stats.kendalltau(steps, data).pvalue)
     slope_fraction = slope / level

@@ -37,13 +37,16 @@ at least the level at which it would exist.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as scipy_stats
 
 from cutaway.stats.descriptive import FloatArray, as_vector
+
+IndexArray = npt.NDArray[np.int64]
 
 GEOMETRIC_MEAN = "geometric-mean"
 RATIO_OF_MEANS = "ratio-of-means"
@@ -110,13 +113,13 @@ def paired_ratio(
     n = int(baseline_values.size)
     if n < 2 or not (np.any(baseline_values) or np.any(variant_values)):
         return None
-    rng = np.random.default_rng(seed)
+    indices = _bootstrap_indices(seed, n, resamples)
     if np.all(baseline_values > 0) and np.all(variant_values > 0):
         method = GEOMETRIC_MEAN
-        bootstrap = _geometric_mean_bootstrap(baseline_values, variant_values, resamples, rng)
+        bootstrap = _geometric_mean_bootstrap(baseline_values, variant_values, indices)
     else:
         method = RATIO_OF_MEANS
-        bootstrap = _ratio_of_means_bootstrap(baseline_values, variant_values, resamples, rng)
+        bootstrap = _ratio_of_means_bootstrap(baseline_values, variant_values, indices)
     log_low, log_high, p_value = _interval_and_p_value(bootstrap, n, confidence)
     return RatioEstimate(
         ratio=math.exp(bootstrap.log_estimate),
@@ -166,10 +169,10 @@ class _Bootstrap:
 
 
 def _geometric_mean_bootstrap(
-    baseline: FloatArray, variant: FloatArray, resamples: int, rng: np.random.Generator
+    baseline: FloatArray, variant: FloatArray, indices: Iterable[IndexArray]
 ) -> _Bootstrap:
     log_ratios = np.log(variant / baseline)
-    totals = _resampled_totals(log_ratios[:, np.newaxis], resamples, rng)
+    totals = _resampled_totals(log_ratios[:, np.newaxis], indices)
     rounds = log_ratios.size
     # The usual standard error of a mean, sample sd / sqrt(n); with it the far-tail p-value is
     # exactly the paired t-test on log ratios.
@@ -178,9 +181,9 @@ def _geometric_mean_bootstrap(
 
 
 def _ratio_of_means_bootstrap(
-    baseline: FloatArray, variant: FloatArray, resamples: int, rng: np.random.Generator
+    baseline: FloatArray, variant: FloatArray, indices: Iterable[IndexArray]
 ) -> _Bootstrap:
-    totals = _resampled_totals(np.column_stack((variant, baseline)), resamples, rng)
+    totals = _resampled_totals(np.column_stack((variant, baseline)), indices)
     logs = _log_ratio_of_totals(totals[:, 0], totals[:, 1])
     observed = _log_ratio_of_totals(np.array([variant.sum()]), np.array([baseline.sum()]))
     # Infinite resamples (a baseline total of zero) have no standard deviation: NaN, so that no
@@ -193,16 +196,45 @@ def _ratio_of_means_bootstrap(
     return _Bootstrap(logs, float(observed[0]), standard_error)
 
 
-def _resampled_totals(columns: FloatArray, resamples: int, rng: np.random.Generator) -> FloatArray:
-    """Column sums of ``resamples`` bootstrap resamples of the rows (rounds) of ``columns``."""
-    rounds = columns.shape[0]
+def _bootstrap_indices(seed: int, rounds: int, resamples: int) -> Iterable[IndexArray]:
+    """The resampled round indices, in blocks of (resamples in the block, rounds). They depend
+    on the seed and the number of rounds only, so every comparison of an experiment (each
+    variant, each metric) draws the same ones: when they fit in one block they are drawn once
+    and reused, which saves a quarter of each comparison's time and changes nothing."""
+    if resamples * rounds <= _INDICES_PER_BLOCK:
+        return (_single_block(seed, rounds, resamples),)
+    return _blocks(np.random.default_rng(seed), rounds, resamples)
+
+
+@lru_cache(maxsize=2)
+def _single_block(seed: int, rounds: int, resamples: int) -> IndexArray:
+    (block,) = _blocks(np.random.default_rng(seed), rounds, resamples)
+    block.flags.writeable = False  # shared by every caller
+    return block
+
+
+def _blocks(rng: np.random.Generator, rounds: int, resamples: int) -> Iterator[IndexArray]:
     rows_per_block = max(1, _INDICES_PER_BLOCK // rounds)
-    totals = np.empty((resamples, columns.shape[1]), dtype=np.float64)
     for start in range(0, resamples, rows_per_block):
         stop = min(resamples, start + rows_per_block)
-        indices = rng.integers(0, rounds, size=(stop - start, rounds))
-        totals[start:stop] = columns[indices].sum(axis=1)
-    return totals
+        yield rng.integers(0, rounds, size=(stop - start, rounds))
+
+
+def _resampled_totals(columns: FloatArray, indices: Iterable[IndexArray]) -> FloatArray:
+    """Column sums of bootstrap resamples of the rows (rounds) of ``columns``, one resample per
+    row of each block of ``indices``."""
+    blocks = []
+    for block in indices:
+        if columns.shape[1] == 1:
+            blocks.append(columns[block].sum(axis=1))
+        else:
+            # numpy sums a (resamples, rounds, columns) gather over its middle axis round by
+            # round, striding through memory. The same round-by-round sums over a contiguous
+            # (rounds, resamples) gather of each column are equal to the bit and 5x faster.
+            by_round = np.ascontiguousarray(block.T)
+            sums = [columns[:, j][by_round].sum(axis=0) for j in range(columns.shape[1])]
+            blocks.append(np.column_stack(sums))
+    return np.concatenate(blocks)
 
 
 def _log_ratio_of_totals(variant_totals: FloatArray, baseline_totals: FloatArray) -> FloatArray:
@@ -239,20 +271,28 @@ def _interval_and_p_value(
     # sqrt((n - 1) / n), as the bootstrap's is; _nominal_alpha expands it back.
     fitted_sd = bootstrap.standard_error * math.sqrt((n - 1) / n)
     if math.isfinite(fitted_sd) and fitted_sd > 0.0 and math.isfinite(bootstrap.log_estimate):
+        from scipy import stats as scipy_stats  # lazily: it takes a second to import
+
         normal_share = float(scipy_stats.norm.sf(abs(bootstrap.log_estimate) / fitted_sd))
     tail_share = max(far_share, min(normal_share, resolution_share))
     p_value = max(_nominal_alpha(tail_share, n), _nominal_alpha(atom_share, n))
     return low, high, p_value
 
 
+@lru_cache(maxsize=256)  # the same few (alpha, n) for every comparison of an experiment
 def _expanded_tail_level(alpha: float, n: int) -> float:
     """Hesterberg's adjusted tail level: Phi(-sqrt(n / (n - 1)) * t(1 - alpha/2, n - 1))."""
+    from scipy import stats as scipy_stats  # lazily: it takes a second to import
+
     t_quantile = float(scipy_stats.t.ppf(1.0 - alpha / 2.0, n - 1))
     return float(scipy_stats.norm.cdf(-math.sqrt(n / (n - 1)) * t_quantile))
 
 
+@lru_cache(maxsize=256)
 def _nominal_alpha(tail_share: float, n: int) -> float:
     """The inverse of ``_expanded_tail_level``: the alpha whose adjusted level is tail_share."""
+    from scipy import stats as scipy_stats  # lazily: it takes a second to import
+
     t_quantile = float(scipy_stats.norm.isf(tail_share)) / math.sqrt(n / (n - 1))
     return min(1.0, 2.0 * float(scipy_stats.t.sf(t_quantile, n - 1)))
 

@@ -7,7 +7,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as scipy_stats
 
 from cutaway.stats.descriptive import FloatArray, as_vector
 from cutaway.stats.paired import minimum_pairs
@@ -85,6 +84,8 @@ def rounds_to_settle(
         return None
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    from scipy import stats as scipy_stats  # lazily: it takes a second to import
+
     z = float(scipy_stats.norm.ppf(0.5 + confidence / 2.0))
     effect = abs(log_estimate)
     room_in_margin = math.log1p(margin) - effect

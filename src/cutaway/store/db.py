@@ -16,8 +16,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cutaway.model import Calibration, Run, RunData, RunStatus, Spec
 from cutaway.store.lease import Owner, owner_from_row
 from cutaway.store.records import (
@@ -405,6 +403,8 @@ class Store:
                 " WHERE r.experiment_id = ? AND r.round_index >= 0",
                 (metric, experiment_id),
             ).fetchall()
+        import numpy as np  # here only: listing experiments must not import numpy
+
         variants = tuple(name for (name,) in variant_rows)
         # numpy turns the NULLs (None) into NaN.
         matrix = np.array(cells, dtype=np.float64).reshape(-1, 3)

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from cutaway.model import Calibration, Spec
 from cutaway.store.schema import StoreError
+
+if TYPE_CHECKING:  # numpy only for annotations: `cutaway list` must not import it
+    import numpy as np
+    import numpy.typing as npt
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,6 @@
+"""The runner's error, apart from the runner: the CLI catches it without importing the runner
+(and numpy with it) for commands that run nothing."""
+
+
+class RunnerError(Exception):
+    """The experiment cannot go on (a setup or prepare hook failed). Completed runs are kept."""

@@ -14,6 +14,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cutaway.model import DEFAULT_MARGIN, Hooks, ProbeSpec, Spec, Variant
 from cutaway.spec import fields
@@ -39,12 +40,15 @@ TOP_LEVEL_KEYS = (
     "until",
     "max_time",
     "seed",
+    "ignore_failure",
+    "input",
+    "output",
     "matrix",
     "variants",
     "probes",
 )
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
-VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", *HOOK_NAMES)
+VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", "input", "output", *HOOK_NAMES)
 SHELL_HINT = "set shell = true to run it with /bin/sh -c"
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
@@ -63,6 +67,7 @@ class _Settings:
     until_width: float | None
     max_time_seconds: float | None
     seed: int
+    ignore_failure: bool
 
 
 def load_spec(path: str | os.PathLike[str]) -> Spec:
@@ -163,6 +168,7 @@ def _spec_from_document(document: Mapping[str, object], text: str, path: str | N
         until_width=settings.until_width,
         max_time_seconds=settings.max_time_seconds,
         seed=settings.seed,
+        ignore_failure=settings.ignore_failure,
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
         source_path=path,
         source_text=text,
@@ -182,6 +188,7 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
         until_width=optional("until", fields.read_until_width, None),
         max_time_seconds=optional("max_time", fields.read_positive_duration, None),
         seed=optional("seed", fields.read_seed, 0),
+        ignore_failure=optional("ignore_failure", fields.read_bool, False),
     )
 
 
@@ -191,10 +198,11 @@ def _read_variants(document: Mapping[str, object], experiment_name: str) -> tupl
     if "command" in document:
         top_command = fields.read_command(document["command"], ("command",))
     matrix = read_matrix(document["matrix"]) if "matrix" in document else {}
+    streams = _Streams.read(document, (), _Streams())
     if "variants" in document:
         tables = _variant_tables(document["variants"])
         templates = [
-            _read_variant(table, index, top_command, shell, bool(matrix))
+            _read_variant(table, index, top_command, shell, bool(matrix), streams)
             for index, table in enumerate(tables)
         ]
     elif top_command is None:
@@ -208,6 +216,7 @@ def _read_variants(document: Mapping[str, object], experiment_name: str) -> tupl
             command=top_command,
             command_key_path=("command",),
             shell=shell,
+            **streams.fields(),
         )
         templates = [implicit]
     expanded = expand(templates, matrix)
@@ -229,6 +238,7 @@ def _read_variant(
     top_command: str | tuple[str, ...] | None,
     top_shell: bool,
     has_matrix: bool,
+    top_streams: _Streams,
 ) -> VariantTemplate:
     key_path: KeyPath = ("variants", index)
     _check_keys(table, VARIANT_KEYS, key_path, TOP_LEVEL_KEYS, "at the top level")
@@ -262,7 +272,37 @@ def _read_variant(
         env=fields.read_env(table["env"], (*key_path, "env")) if "env" in table else {},
         cwd=fields.read_string(table["cwd"], (*key_path, "cwd")) if "cwd" in table else None,
         hooks=hooks,
+        **_Streams.read(table, key_path, top_streams).fields(),
     )
+
+
+@dataclass(frozen=True)
+class _Streams:
+    """A variant's ``input`` and ``output`` as written, with where each was written: its own
+    key, or the top-level one it inherits."""
+
+    stdin: str | None = None
+    stdin_key_path: KeyPath = ()
+    stdout: str | None = None
+    stdout_key_path: KeyPath = ()
+
+    @classmethod
+    def read(cls, table: Mapping[str, object], key_path: KeyPath, inherited: _Streams) -> _Streams:
+        streams = inherited
+        if "input" in table:
+            where: KeyPath = (*key_path, "input")
+            streams = dataclasses.replace(
+                streams, stdin=fields.read_string(table["input"], where), stdin_key_path=where
+            )
+        if "output" in table:
+            where = (*key_path, "output")
+            streams = dataclasses.replace(
+                streams, stdout=fields.read_string(table["output"], where), stdout_key_path=where
+            )
+        return streams
+
+    def fields(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 def _check_keys(
@@ -304,6 +344,12 @@ def _build_variant(template: VariantTemplate) -> Variant:
         key_path=template.command_key_path,
         shell_hint=SHELL_HINT,
     )
+    stdin = None
+    if template.stdin is not None:
+        stdin = fields.read_input(template.stdin, template.stdin_key_path, template.cwd)
+    stdout = "null"
+    if template.stdout is not None:
+        stdout = fields.read_output(template.stdout, template.stdout_key_path, template.cwd)
     return Variant(
         name=template.name,
         command=command,
@@ -312,4 +358,6 @@ def _build_variant(template: VariantTemplate) -> Variant:
         cwd=template.cwd,
         hooks=Hooks(**template.hooks),
         params=template.params,
+        stdin=stdin,
+        stdout=stdout,
     )

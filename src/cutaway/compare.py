@@ -9,6 +9,7 @@ samples, and the report lists how their environments differ."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import numpy as np
@@ -68,8 +69,11 @@ def summarize(variant: str, metric: str, values: NDArray[np.float64], confidence
     )
 
 
-def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> Analysis:
-    """Analyse one stored experiment."""
+def analyze(
+    store: Store, experiment_id: int, *, resamples: int = RESAMPLES, all_pairs: bool = False
+) -> Analysis:
+    """Analyse one stored experiment; ``all_pairs`` also compares every pair of variants
+    (``Analysis.pairwise``), not only each against the baseline."""
     stored = store.experiment(experiment_id)
     spec = stored.spec
     metrics = spec.all_metrics()
@@ -135,6 +139,9 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
         metrics=metrics,
         ranking=wall_ranking(wall),
+        pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)
+        if all_pairs
+        else (),
     )
 
 
@@ -176,12 +183,18 @@ def _small_seconds(seconds: float) -> str:
 
 
 def compare_experiments(
-    store: Store, first_id: int, second_id: int, *, resamples: int = RESAMPLES
+    store: Store,
+    first_id: int,
+    second_id: int,
+    *,
+    resamples: int = RESAMPLES,
+    all_pairs: bool = False,
 ) -> Analysis:
-    """Compare two stored experiments variant by variant (same names), second against first."""
+    """Compare two stored experiments variant by variant (same names), second against first.
+    ``all_pairs`` adds each experiment's own pairwise comparisons, its tag in the names."""
     first, second = (
-        analyze(store, first_id, resamples=resamples),
-        analyze(store, second_id, resamples=resamples),
+        analyze(store, first_id, resamples=resamples, all_pairs=all_pairs),
+        analyze(store, second_id, resamples=resamples, all_pairs=all_pairs),
     )
     a, b = first.experiments[0], second.experiments[0]
     tag_a, tag_b = f"#{a.id} {a.label or ''}".strip(), f"#{b.id} {b.label or ''}".strip()
@@ -236,6 +249,7 @@ def compare_experiments(
             **{f"{k} ({tag_b})": v for k, v in second.run_counts.items()},
         },
         metrics=a_metrics,
+        pairwise=_tagged_pairs(first.pairwise, tag_a) + _tagged_pairs(second.pairwise, tag_b),
     )
 
 
@@ -278,3 +292,59 @@ def _variant_values(
     column = table.values[:, table.variants.index(variant)]
     values: NDArray[np.float64] = column[np.isfinite(column)]
     return values
+
+
+# --- all pairs (cutaway run/report/compare --all-pairs) ---------------------------------------
+
+
+def pairwise_comparisons(
+    store: Store, experiment_id: int, *, resamples: int = RESAMPLES
+) -> tuple[Comparison, ...]:
+    """Every pair of variants of one experiment compared round by round, as each variant is
+    compared with the baseline: the same paired estimate, and one Holm family per pair (wall
+    time at full alpha). Each unordered pair appears once, in the variants' order: the earlier
+    variant is the reference (``Comparison.baseline``), except that the experiment's baseline
+    is always the reference of its pairs, so that those agree with ``Analysis.comparisons``.
+    As for the baseline comparisons, nothing is adjusted across pairs: with k variants there
+    are k(k-1)/2 of them, and a verdict among many deserves that many times less trust."""
+    stored = store.experiment(experiment_id)
+    spec = stored.spec
+    metrics = spec.all_metrics()
+    tables = {m.name: store.metric_table(experiment_id, m.name) for m in metrics}
+    names = [v.name for v in spec.variants]
+    comparisons: list[Comparison] = []
+    for index, first in enumerate(names):
+        for second in names[index + 1 :]:
+            reference, other = (second, first) if second == spec.baseline else (first, second)
+            rows: list[Row] = []
+            for metric in metrics:
+                table = tables[metric.name]
+                if reference not in table.variants or other not in table.variants:
+                    continue
+                base = table.values[:, table.variants.index(reference)]
+                values = table.values[:, table.variants.index(other)]
+                pairs = np.isfinite(base) & np.isfinite(values)
+                estimate = paired_ratio(
+                    base[pairs],
+                    values[pairs],
+                    confidence=spec.confidence,
+                    resamples=resamples,
+                    seed=spec.seed,
+                )
+                if estimate is not None:
+                    n_pairs = int(pairs.sum())
+                    rows.append(
+                        Row(metric.name, reference, other, n_pairs, estimate, metric.better)
+                    )
+            comparisons += judge(rows, spec.margin, spec.confidence)
+    return tuple(comparisons)
+
+
+def _tagged_pairs(comparisons: tuple[Comparison, ...], tag: str) -> tuple[Comparison, ...]:
+    return tuple(
+        dataclasses.replace(c, baseline=f"{c.baseline} ({tag})", variant=f"{c.variant} ({tag})")
+        for c in comparisons
+    )
+
+
+# --- end of all pairs -------------------------------------------------------------------------

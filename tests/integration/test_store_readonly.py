@@ -23,6 +23,18 @@ def test_a_missing_store_is_an_error_and_nothing_is_created(tmp_path: Path) -> N
     assert not path.parent.exists()
 
 
+@pytest.mark.parametrize("command", [["list"], ["report"], ["export"], ["compare", "1", "2"]])
+def test_reading_commands_never_create_a_store(tmp_path: Path, command: list[str]) -> None:
+    typo = tmp_path / "typo" / "cutaway.db"
+    result = subprocess.run(
+        [sys.executable, "-m", "cutaway", *command, "--db", str(typo)],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert f"no store at {typo}" in result.stderr
+    assert not typo.parent.exists()
+
+
 @pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare"
 )

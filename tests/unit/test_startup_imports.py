@@ -89,6 +89,7 @@ def test_list_imports_nothing_heavy(db: Path) -> None:
 
 
 def test_list_of_an_empty_store_imports_nothing_heavy(tmp_path: Path) -> None:
+    Store(tmp_path / "empty.db").close()
     assert imported_by(["list", "--db", str(tmp_path / "empty.db")]) == (0, [])
 
 

@@ -3,12 +3,16 @@ reference and calls the library; everything it prints comes from cutaway.report.
 
 Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
 failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file);
-130 interrupted (completed runs are saved)."""
+130 interrupted (completed runs are saved). docs/cli.md describes every option, the exit
+statuses and the environment variables."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import shlex
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,8 +28,40 @@ from cutaway.api import DEFAULT_DB
 if TYPE_CHECKING:
     from cutaway.model import Analysis, Spec
     from cutaway.runner.runner import Outcome
+    from cutaway.spec.quick import Parameter
+
+# The quick-mode hooks and their options (cutaway.spec.quick reads them); spelled here so that
+# building the parser (for --help) imports no spec code.
+HOOK_OPTIONS = {hook: f"--{hook}" for hook in ("setup", "prepare", "conclude", "cleanup")}
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# Every command's --db defaults to this variable, else to DEFAULT_DB under the current directory.
+DB_VARIABLE = "CUTAWAY_DB"
+# hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
+STYLES: dict[str, tuple[str, bool | None, bool]] = {
+    "auto": ("auto", None, True),
+    "full": ("always", True, True),
+    "basic": ("never", False, True),
+    "nocolor": ("never", True, True),
+    "color": ("always", False, True),
+    "none": ("never", False, False),
+}
+# Words taken as the value of a bare --shell: `--shell bash` is --shell=bash, while in
+# `--shell experiment.toml` the file stays the positional argument (--shell alone is sh).
+SHELL_WORDS = frozenset(
+    ("sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "fish", "busybox", "pwsh", "none")
+)
+# Quick-mode options: with an experiment file they are an error, not silently ignored.
+QUICK_ONLY = {
+    "name": "-n/--name",
+    "shell": "--shell/-N",
+    "setup": "--setup",
+    "prepare": "--prepare",
+    "conclude": "--conclude",
+    "cleanup": "--cleanup",
+    "parameters": "--parameter-scan/--parameter-list",
+    "step_size": "--parameter-step-size",
+}
 
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
@@ -36,23 +72,79 @@ class UsageError(Exception):
     pass
 
 
+def default_db() -> str:
+    return os.environ.get(DB_VARIABLE) or str(DEFAULT_DB)
+
+
+def _add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        default=default_db(),
+        metavar="PATH",
+        help=f"the store (default: ${DB_VARIABLE}, else {DEFAULT_DB}; now %(default)s)",
+    )
+
+
 def _add_output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", default=str(DEFAULT_DB), help="the store (default: %(default)s)")
+    _add_db_option(parser)
     parser.add_argument("--export-json", metavar="PATH", help="also write the report as JSON")
     parser.add_argument("--export-csv", metavar="PATH", help="also write the report as CSV")
     parser.add_argument("--export-markdown", metavar="PATH", help="also write Markdown")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        help="colour the report (default: auto, or what --style says)",
+    )
+    parser.add_argument(
+        "--style",
+        choices=sorted(STYLES),
+        default="auto",
+        help="as hyperfine: basic (no colour, no progress bar), full (colour and bar, even "
+        "when not on a terminal), nocolor, color, none (no colour, no progress at all)",
+    )
+    parser.add_argument(
+        "--all-pairs",
+        action="store_true",
+        help="compare every pair of variants, not only each against the baseline",
+    )
+
+
+class _AppendParameter(argparse.Action):
+    """--parameter-scan and --parameter-list share one list, in command-line order (the
+    first parameter varies slowest)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[object] | None,
+        option_string: str | None = None,
+    ) -> None:
+        assert isinstance(values, list)
+        items = list(getattr(namespace, self.dest) or [])
+        items.append((self.const, *values))
+        setattr(namespace, self.dest, items)
+
+
+def _subparser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
+) -> argparse.ArgumentParser:
+    return commands.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Abbreviations are off everywhere (``--rou`` is not ``--rounds``): an unknown option gets
+    a suggestion instead (see :func:`main`)."""
     parser = argparse.ArgumentParser(
         prog="cutaway",
         description=("Measure variants of a command in interleaved rounds and say what changed."),
+        epilog=f"The store is ${DB_VARIABLE}, else {DEFAULT_DB} (every command's --db).",
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"cutaway {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run", help="run an experiment file, or quick mode with -c")
+    run = _subparser(commands, "run", "run an experiment file, or quick mode with -c")
     run.add_argument("file", nargs="?", help="experiment file (TOML)")
     run.add_argument(
         "-c",
@@ -66,7 +158,85 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--baseline", help="the variant the others are compared with")
     run.add_argument("--rounds", type=int, help="counted rounds (default 10)")
     run.add_argument("--warmup", type=int, help="warmup rounds, run and not counted (default 1)")
-    run.add_argument("--shell", action="store_true", help="quick mode: run commands with sh -c")
+    run.add_argument(
+        "--shell",
+        "-S",
+        metavar="SHELL",
+        help="quick mode: run commands through a shell. --shell alone is /bin/sh -c; "
+        "--shell=bash (or --shell bash) runs bash -c CMD; --shell=none runs them directly "
+        "(the default)",
+    )
+    run.add_argument(
+        "-N",
+        dest="shell",
+        action="store_const",
+        const="none",
+        help="quick mode: no shell (--shell=none, as hyperfine's -N)",
+    )
+    for hook, option in HOOK_OPTIONS.items():
+        run.add_argument(
+            option,
+            dest=hook,
+            action="append",
+            default=[],
+            metavar="CMD",
+            help=f"quick mode: the {hook} hook (shell code); once for every -c, or once per -c",
+        )
+    run.add_argument(
+        "--parameter-scan",
+        "-P",
+        dest="parameters",
+        action=_AppendParameter,
+        const="scan",
+        nargs=3,
+        metavar=("NAME", "MIN", "MAX"),
+        help="quick mode: one variant per value MIN, MIN+1... MAX, {NAME} substituted",
+    )
+    run.add_argument(
+        "--parameter-step-size",
+        "-D",
+        dest="step_size",
+        metavar="DELTA",
+        help="the step of --parameter-scan (default 1; decimals are fine)",
+    )
+    run.add_argument(
+        "--parameter-list",
+        "-L",
+        dest="parameters",
+        action=_AppendParameter,
+        const="list",
+        nargs=2,
+        metavar=("NAME", "VALUES"),
+        help="quick mode: one variant per comma-separated value, {NAME} substituted; "
+        "several parameters make every combination",
+    )
+    run.add_argument(
+        "--input",
+        metavar="FILE",
+        help="feed FILE to every command's standard input (default: /dev/null)",
+    )
+    run.add_argument(
+        "--output",
+        metavar="WHERE",
+        help="where commands' standard output goes: null (default), pipe, inherit, or a FILE",
+    )
+    run.add_argument(
+        "--show-output",
+        action="store_true",
+        help="show the commands' standard output (--output=inherit)",
+    )
+    run.add_argument(
+        "--ignore-failure",
+        "-i",
+        action="store_true",
+        help="count runs that exit non-zero as successful (crashes and timeouts never are)",
+    )
+    run.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="print nothing on stderr but errors: no progress, notices or stored-as line",
+    )
     run.add_argument("--timeout", help="per-run timeout, e.g. 10s")
     run.add_argument("--hook-timeout", help="time limit of each hook (default 10m), e.g. 30s")
     run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 0.5%%)")
@@ -118,37 +288,89 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output_options(run)
 
-    report = commands.add_parser("report", help="report a stored experiment")
+    report = _subparser(commands, "report", "report a stored experiment")
     report.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
     report.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
     _add_output_options(report)
 
-    compare = commands.add_parser("compare", help="compare two stored experiments")
+    compare = _subparser(commands, "compare", "compare two stored experiments")
     compare.add_argument("first", help="the reference experiment (id or name)")
     compare.add_argument("second", help="the experiment compared with it")
     compare.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
     _add_output_options(compare)
 
-    listing = commands.add_parser("list", help="list stored experiments")
-    listing.add_argument("--db", default=str(DEFAULT_DB))
+    listing = _subparser(commands, "list", "list stored experiments")
+    _add_db_option(listing)
 
-    export = commands.add_parser("export", help="write a stored experiment in another format")
+    export = _subparser(commands, "export", "write a stored experiment in another format")
     export.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
     export.add_argument("--format", choices=sorted([*REPORT_FORMATS, "runs-csv"]), default="json")
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
-    export.add_argument("--db", default=str(DEFAULT_DB))
+    _add_db_option(export)
     return parser
+
+
+def normalize_shell(argv: Sequence[str]) -> list[str]:
+    """hyperfine's ``--shell bash`` alongside cutaway's ``--shell`` alone (/bin/sh): a bare
+    --shell takes the next word only when it names a shell (SHELL_WORDS, or an absolute path to
+    an executable), and argparse always sees ``--shell=VALUE``. So ``--shell experiment.toml``
+    stays unambiguous: the file is the positional argument, the shell is sh."""
+    result: list[str] = []
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--":
+            result += argv[index:]
+            break
+        if token == "--shell":
+            following = argv[index + 1] if index + 1 < len(argv) else None
+            if following is not None and _is_shell_word(following):
+                result.append(f"--shell={following}")
+                index += 2
+                continue
+            result.append("--shell=sh")
+        else:
+            result.append(token)
+        index += 1
+    return result
+
+
+def _is_shell_word(word: str) -> bool:
+    if word in SHELL_WORDS:
+        return True
+    return os.path.isabs(word) and os.path.isfile(word) and os.access(word, os.X_OK)
 
 
 def spec_from_args(args: argparse.Namespace) -> Spec:
     """The experiment file or the -c commands, with command-line overrides applied."""
-    from cutaway.spec import apply_overrides, load_spec, quick_spec
+    from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
 
     if args.file and args.cmd:
         raise UsageError("give an experiment file or -c commands, not both")
     if not args.file and not args.cmd:
         raise UsageError("nothing to run: give an experiment file or -c 'COMMAND' (twice or more)")
-    spec = load_spec(args.file) if args.file else quick_spec(args.cmd, args.name, shell=args.shell)
+    if args.file and not os.path.exists(args.file) and looks_like_command(args.file):
+        raise UsageError(command_hint([args.file]))
+    if args.show_output and args.output is not None:
+        raise UsageError("give --show-output or --output, not both (--show-output is inherit)")
+    if args.step_size is not None and not any(p[0] == "scan" for p in args.parameters or ()):
+        raise SpecError("--parameter-step-size needs --parameter-scan", key="--parameter-step-size")
+    if args.file:
+        given = [option for dest, option in QUICK_ONLY.items() if getattr(args, dest)]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} only apply to -c commands; an experiment file says the "
+                "same with its own keys (docs/experiment-file.md)"
+            )
+        spec = load_spec(args.file)
+    else:
+        spec = quick_spec(
+            args.cmd,
+            args.name,
+            shell=args.shell or False,
+            hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
+            parameters=_parameters(args),
+        )
     return apply_overrides(
         spec,
         {
@@ -166,11 +388,46 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--no-probes": args.no_probes or None,
             "--metric": args.metric or None,
             "--metric-regex": args.metric_regex or None,
+            "--ignore-failure": args.ignore_failure or None,
+            "--input": args.input,
+            "--output": "inherit" if args.show_output else args.output,
         },
     )
 
 
-def _color(choice: str) -> bool:
+def _parameters(args: argparse.Namespace) -> list[Parameter]:
+    from cutaway.spec.quick import parameter_list, parameter_scan
+
+    parameters = []
+    for kind, *values in args.parameters or ():
+        if kind == "scan":
+            name, low, high = values
+            parameters.append(parameter_scan(name, low, high, args.step_size))
+        else:
+            name, items = values
+            parameters.append(parameter_list(name, items))
+    return parameters
+
+
+def looks_like_command(argument: str) -> bool:
+    """A run argument that is not a file, but a command: words, or a program on PATH."""
+    if argument.endswith(".toml"):
+        return False
+    words = argument.split()
+    return len(words) > 1 or (len(words) == 1 and shutil.which(words[0]) is not None)
+
+
+def command_hint(words: Sequence[str]) -> str:
+    command = " ".join(words)
+    return (
+        f"{command!r} is not an experiment file; to measure a command, give it with -c: "
+        f"cutaway run -c {shlex.quote(command)}"
+    )
+
+
+def _color(args: argparse.Namespace) -> bool:
+    """--color when given, else what --style says, else colour on a terminal without NO_COLOR."""
+    choice = args.color or STYLES[args.style][0]
     if choice == "always":
         return True
     if choice == "never" or os.environ.get("NO_COLOR"):
@@ -184,7 +441,7 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
 
     if fmt == "terminal":
         width = os.get_terminal_size().columns if sys.stdout.isatty() else 100
-        sys.stdout.write(render_terminal(analysis, color=_color(args.color), width=width))
+        sys.stdout.write(render_terminal(analysis, color=_color(args), width=width))
     else:
         sys.stdout.write(FORMATS[fmt].render(analysis))
     for name, path in (
@@ -206,7 +463,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.resume:
         if args.file or args.cmd:
             raise UsageError("--resume continues a stored experiment: give no file or -c")
-        store = Store(args.db)
+        store = Store(args.db, create=False)
         experiment_id = store.resolve(args.resume)
         stored = store.experiment(experiment_id)
         if stored.status == "complete":
@@ -216,7 +473,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         # The spec first: bad input must leave nothing behind, not even an empty store.
         spec, resume_id, environment = spec_from_args(args), None, capture_environment()
         store = Store(args.db)
-    with TerminalProgress() as progress:
+    _, bar, lines = STYLES[args.style]
+    with TerminalProgress(bar=bar, lines=lines and not args.quiet, color=_color(args)) as progress:
         outcome = run_experiment(
             spec,
             store,
@@ -225,7 +483,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             label=args.label,
             resume_id=resume_id,
         )
-    emit(analyze(store, outcome.experiment_id), args)
+    emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
+    if not args.quiet:
+        print(stored_line(outcome.experiment_id, args.db), file=sys.stderr)
     if outcome.reason == "interrupted":
         return EXIT_INTERRUPTED
     return _run_exit_status(outcome)
@@ -251,12 +511,21 @@ def _run_exit_status(outcome: Outcome) -> int:
     return EXIT_OK
 
 
+def stored_line(experiment_id: int, db: str) -> str:
+    """The last line of `cutaway run`: where the result is and how to see it again."""
+    hint = f"cutaway report {experiment_id}"
+    if Path(db) != DEFAULT_DB:
+        hint += f" --db {shlex.quote(db)}"
+    return f"cutaway: stored as #{experiment_id} in {db}: {hint}"
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from cutaway.compare import analyze
     from cutaway.store import Store
 
-    store = Store(args.db)
-    emit(analyze(store, store.resolve(args.experiment)), args, args.format)
+    store = Store(args.db, create=False)  # reading never creates a store
+    analysis = analyze(store, store.resolve(args.experiment), all_pairs=args.all_pairs)
+    emit(analysis, args, args.format)
     return EXIT_OK
 
 
@@ -264,8 +533,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from cutaway.compare import compare_experiments
     from cutaway.store import Store
 
-    store = Store(args.db)
-    analysis = compare_experiments(store, store.resolve(args.first), store.resolve(args.second))
+    store = Store(args.db, create=False)  # reading never creates a store
+    first, second = store.resolve(args.first), store.resolve(args.second)
+    analysis = compare_experiments(store, first, second, all_pairs=args.all_pairs)
     emit(analysis, args, args.format)
     return EXIT_OK
 
@@ -273,7 +543,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from cutaway.store import Store
 
-    store = Store(args.db)
+    store = Store(args.db, create=False)  # reading never creates a store
     rows = store.list_experiments()
     if not rows:
         print(f"no experiments in {args.db}")
@@ -292,7 +562,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from cutaway.report.csv_format import render_runs_csv
     from cutaway.store import Store
 
-    store = Store(args.db)
+    store = Store(args.db, create=False)  # reading never creates a store
     experiment_id = store.resolve(args.experiment)
     if args.format == "runs-csv":
         text = render_runs_csv(store.runs(experiment_id))
@@ -314,8 +584,39 @@ COMMANDS = {
 }
 
 
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse, and answer an unknown option with the closest known one (``--rnuds``: did you
+    mean --rounds?). Exits 2 on bad usage, as argparse does."""
+    parser = build_parser()
+    args, extras = parser.parse_known_args(normalize_shell(sys.argv[1:] if argv is None else argv))
+    if not extras:
+        return args
+    subparser = _subparsers(parser)[args.command]
+    file = args.file if args.command == "run" else None
+    if file and not os.path.exists(file) and not any(e.startswith("-") for e in extras):
+        subparser.error(command_hint([file, *extras]))  # cutaway run sleep 0.01
+    known = [o for p in (subparser, parser) for a in p._actions for o in a.option_strings]
+    problems = []
+    for extra in extras:
+        message = f"unrecognized argument {extra}"
+        if extra.startswith("-") and len(extra) > 1:
+            option = extra.split("=", 1)[0]
+            close = difflib.get_close_matches(option, known, n=1, cutoff=0.6)
+            if close:
+                message += f" (did you mean {close[0]}?)"
+        problems.append(message)
+    subparser.error("; ".join(problems))
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(argv)
     try:
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:

@@ -22,10 +22,26 @@ from cutaway import events
 class TerminalProgress:
     """A runner listener. Use as a context manager so the bar is removed when done."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        bar: bool | None = None,
+        lines: bool = True,
+        color: bool | None = None,
+    ) -> None:
+        """``bar``: draw the progress bar (None: on a terminal only; True: even elsewhere, as
+        hyperfine's --style full). ``lines``: print notices (False: --quiet, --style none)."""
         self.stream = stream or sys.stderr
-        self.console = Console(file=self.stream, highlight=False, soft_wrap=True)
-        self.enabled = self.stream.isatty()
+        self.enabled = self.stream.isatty() if bar is None else bar
+        self.lines = lines
+        self.console = Console(
+            file=self.stream,
+            highlight=False,
+            soft_wrap=True,
+            force_terminal=True if bar else None,
+            no_color=None if color is None else not color,
+        )
         self.progress: Progress | None = None
         self.task: TaskID | None = None
 
@@ -48,7 +64,8 @@ class TerminalProgress:
             self.progress.stop()
 
     def say(self, message: str) -> None:
-        self.console.print(message, markup=False)
+        if self.lines:
+            self.console.print(message, markup=False)
 
     def __call__(self, event: events.Event) -> None:
         if isinstance(event, events.ExperimentStarted):

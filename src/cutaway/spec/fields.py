@@ -7,10 +7,12 @@ Quick mode uses the same readers with a command-line option as the key, so that 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TypeVar
 
-from cutaway.spec.errors import KeyPath, SpecError, expected
+from cutaway.model import OUTPUT_MODES
+from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 from cutaway.spec.units import parse_duration, parse_fraction
 
 T = TypeVar("T")
@@ -131,3 +133,40 @@ def _read_fraction(value: object, key_path: KeyPath) -> float:
         return parse_fraction(value)
     except SpecError as error:
         raise SpecError(error.message, key_path=key_path) from None
+
+
+def read_input(value: object, key_path: KeyPath, cwd: str | None = None) -> str:
+    """A file fed to a command's standard input (hyperfine's --input): it must exist now, so
+    that a typo stops the experiment before anything runs. A relative path is taken from
+    ``cwd`` (the variant's directory, where the command runs), else the current directory;
+    the result is absolute."""
+    path = read_string(value, key_path)
+    full = os.path.abspath(os.path.join(cwd or os.getcwd(), path))
+    if os.path.isdir(full):
+        raise SpecError(f"{describe(path)} is a directory, not a file to read", key_path=key_path)
+    if not os.path.exists(full):
+        raise SpecError(f"no such file: {describe(path)}", key_path=key_path)
+    if not os.access(full, os.R_OK):
+        raise SpecError(f"cannot read {describe(path)} (permission denied)", key_path=key_path)
+    return full
+
+
+def read_output(value: object, key_path: KeyPath, cwd: str | None = None) -> str:
+    """Where a command's standard output goes (hyperfine's --output): one of OUTPUT_MODES
+    ("null", "pipe", "inherit"), or a file written there, which must be creatable now (its
+    directory exists). Write ``./pipe`` for a file named like a mode. A relative path is taken
+    as in :func:`read_input`; the result is absolute."""
+    text = read_string(value, key_path)
+    if text in OUTPUT_MODES:
+        return text
+    full = os.path.abspath(os.path.join(cwd or os.getcwd(), text))
+    if os.path.isdir(full):
+        message = f"{describe(text)} is a directory (expected {_OUTPUT_CHOICES} or a file)"
+        raise SpecError(message, key_path=key_path)
+    if not os.path.isdir(os.path.dirname(full)):
+        message = f"no such directory for the output file {describe(text)}"
+        raise SpecError(message, key_path=key_path)
+    return full
+
+
+_OUTPUT_CHOICES = ", ".join(OUTPUT_MODES)

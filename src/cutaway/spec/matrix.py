@@ -39,6 +39,11 @@ class VariantTemplate:
     cwd: str | None = None
     hooks: Mapping[str, str] = field(default_factory=dict)  # "setup" ... "cleanup" -> shell code
     params: Mapping[str, str] = field(default_factory=dict)
+    # Standard input and output as written (checked once substituted), with their key paths.
+    stdin: str | None = None
+    stdin_key_path: KeyPath = ()
+    stdout: str | None = None
+    stdout_key_path: KeyPath = ()
 
 
 def read_matrix(raw: object) -> dict[str, tuple[str, ...]]:
@@ -132,6 +137,12 @@ def _apply(template: VariantTemplate, params: dict[str, str]) -> VariantTemplate
         cwd=None if template.cwd is None else sub(template.cwd, "cwd"),
         hooks={hook: sub(code, hook) for hook, code in template.hooks.items()},
         params=params,
+        stdin=None
+        if template.stdin is None
+        else substitute(template.stdin, params, template.stdin_key_path),
+        stdout=None
+        if template.stdout is None
+        else substitute(template.stdout, params, template.stdout_key_path),
     )
 
 

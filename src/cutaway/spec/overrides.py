@@ -24,12 +24,14 @@ _READERS: Mapping[str, tuple[str, fields.Reader[object]]] = {
     "--until": ("until_width", fields.read_until_width),
     "--max-time": ("max_time_seconds", fields.read_positive_duration),
     "--seed": ("seed", fields.read_seed),
+    "--ignore-failure": ("ignore_failure", fields.read_bool),
 }
 
 
 def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
     """``spec`` with every option that is not None applied; ``--baseline`` must name a variant."""
     changes: dict[str, object] = {}
+    variants = spec.variants
     for option, value in options.items():
         if value is None:
             continue
@@ -60,6 +62,20 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             else:
                 probes = dataclasses.replace(probes, syscalls=read_syscall_names(value, (option,)))
             changes["probes"] = probes
+            continue
+        if option == "--input":
+            variants = tuple(
+                dataclasses.replace(v, stdin=fields.read_input(value, (option,), v.cwd))
+                for v in variants
+            )
+            changes["variants"] = variants
+            continue
+        if option == "--output":
+            variants = tuple(
+                dataclasses.replace(v, stdout=fields.read_output(value, (option,), v.cwd))
+                for v in variants
+            )
+            changes["variants"] = variants
             continue
         if option not in _READERS:
             raise ValueError(f"unknown override {option}")

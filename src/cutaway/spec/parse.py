@@ -14,6 +14,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cutaway.model import (
     DEFAULT_HOOK_TIMEOUT_SECONDS,
@@ -48,13 +49,16 @@ TOP_LEVEL_KEYS = (
     "until",
     "max_time",
     "seed",
+    "ignore_failure",
+    "input",
+    "output",
     "matrix",
     "variants",
     "probes",
     "metrics",
 )
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
-VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", *HOOK_NAMES)
+VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", "input", "output", *HOOK_NAMES)
 SHELL_HINT = "set shell = true to run it with /bin/sh -c"
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
@@ -74,6 +78,7 @@ class _Settings:
     until_width: float | None
     max_time_seconds: float | None
     seed: int
+    ignore_failure: bool
 
 
 def load_spec(path: str | os.PathLike[str]) -> Spec:
@@ -175,6 +180,7 @@ def _spec_from_document(document: Mapping[str, object], text: str, path: str | N
         until_width=settings.until_width,
         max_time_seconds=settings.max_time_seconds,
         seed=settings.seed,
+        ignore_failure=settings.ignore_failure,
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
         metrics=read_metrics(document["metrics"]) if "metrics" in document else (),
         source_path=path,
@@ -198,6 +204,7 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
         until_width=optional("until", fields.read_until_width, None),
         max_time_seconds=optional("max_time", fields.read_positive_duration, None),
         seed=optional("seed", fields.read_seed, 0),
+        ignore_failure=optional("ignore_failure", fields.read_bool, False),
     )
 
 
@@ -207,10 +214,11 @@ def _read_variants(document: Mapping[str, object], experiment_name: str) -> tupl
     if "command" in document:
         top_command = fields.read_command(document["command"], ("command",))
     matrix = read_matrix(document["matrix"]) if "matrix" in document else {}
+    streams = _Streams.read(document, (), _Streams())
     if "variants" in document:
         tables = _variant_tables(document["variants"])
         templates = [
-            _read_variant(table, index, top_command, shell, bool(matrix))
+            _read_variant(table, index, top_command, shell, bool(matrix), streams)
             for index, table in enumerate(tables)
         ]
     elif top_command is None:
@@ -224,6 +232,7 @@ def _read_variants(document: Mapping[str, object], experiment_name: str) -> tupl
             command=top_command,
             command_key_path=("command",),
             shell=shell,
+            **streams.fields(),
         )
         templates = [implicit]
     expanded = expand(templates, matrix)
@@ -245,6 +254,7 @@ def _read_variant(
     top_command: str | tuple[str, ...] | None,
     top_shell: bool,
     has_matrix: bool,
+    top_streams: _Streams,
 ) -> VariantTemplate:
     key_path: KeyPath = ("variants", index)
     _check_keys(table, VARIANT_KEYS, key_path, TOP_LEVEL_KEYS, "at the top level")
@@ -278,7 +288,37 @@ def _read_variant(
         env=fields.read_env(table["env"], (*key_path, "env")) if "env" in table else {},
         cwd=fields.read_string(table["cwd"], (*key_path, "cwd")) if "cwd" in table else None,
         hooks=hooks,
+        **_Streams.read(table, key_path, top_streams).fields(),
     )
+
+
+@dataclass(frozen=True)
+class _Streams:
+    """A variant's ``input`` and ``output`` as written, with where each was written: its own
+    key, or the top-level one it inherits."""
+
+    stdin: str | None = None
+    stdin_key_path: KeyPath = ()
+    stdout: str | None = None
+    stdout_key_path: KeyPath = ()
+
+    @classmethod
+    def read(cls, table: Mapping[str, object], key_path: KeyPath, inherited: _Streams) -> _Streams:
+        streams = inherited
+        if "input" in table:
+            where: KeyPath = (*key_path, "input")
+            streams = dataclasses.replace(
+                streams, stdin=fields.read_string(table["input"], where), stdin_key_path=where
+            )
+        if "output" in table:
+            where = (*key_path, "output")
+            streams = dataclasses.replace(
+                streams, stdout=fields.read_string(table["output"], where), stdout_key_path=where
+            )
+        return streams
+
+    def fields(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 def _check_keys(
@@ -320,6 +360,12 @@ def _build_variant(template: VariantTemplate) -> Variant:
         key_path=template.command_key_path,
         shell_hint=SHELL_HINT,
     )
+    stdin = None
+    if template.stdin is not None:
+        stdin = fields.read_input(template.stdin, template.stdin_key_path, template.cwd)
+    stdout = "null"
+    if template.stdout is not None:
+        stdout = fields.read_output(template.stdout, template.stdout_key_path, template.cwd)
     return Variant(
         name=template.name,
         command=command,
@@ -328,4 +374,6 @@ def _build_variant(template: VariantTemplate) -> Variant:
         cwd=template.cwd,
         hooks=Hooks(**template.hooks),
         params=template.params,
+        stdin=stdin,
+        stdout=stdout,
     )

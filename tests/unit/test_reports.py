@@ -381,7 +381,7 @@ def test_json_turns_nan_and_infinity_into_null() -> None:
     with_infinity = replace(analysis, comparisons=(infinite,))
     text = render_json(with_infinity)
     # The human formats say "n/a" rather than crash or print "inf".
-    assert "`sleep` against `sleep`: n/a — inconclusive" in render_markdown(with_infinity)
+    assert "`sleep` has no ratio to `sleep`: inconclusive" in render_markdown(with_infinity)
     assert "inf" not in render_terminal(with_infinity, color=False)
     assert "NaN" not in text and "Infinity" not in text
     document = json.loads(text)
@@ -432,14 +432,21 @@ def test_colored_terminal_paints_verdicts() -> None:
 
 def test_terminal_shows_what_the_spec_asks_for() -> None:
     text = render_terminal(two_variants(), color=False)
-    assert "harness overhead: 612 µs per run (median of 30 runs of `true`)" in text
+    assert "harness overhead: 612 µs per run (median of 30 runs of true)" in text
     assert "warning: 1 of 30 runs of nscd failed" in text
     assert "host: bench-01" in text and "load at start: 0.12 0.08 0.01" in text
     assert "+5.12 %" in text and "[+4.60 %, +5.64 %]" in text
-    assert text.index("wall (seconds)") < text.index("user (seconds)")  # wall first
+    # The answer first: the verdicts, then wall, then the metrics that changed.
+    assert text.index("verdicts against files") < text.index("wall: elapsed") < text.index("user:")
+    assert "max_rss:" not in text  # equivalent: said once, its table only with all_metrics
+    assert "equivalent for every variant: max_rss" in text
+    assert "max_rss:" in render_terminal(two_variants(), color=False, all_metrics=True)
+    assert text.rstrip().endswith("nscd is 5.12 % [4.60 %, 5.64 %] slower than files: regressed")
     assert "runs that did not succeed" in text
     assert "runs that did not succeed" not in render_terminal(matrix(), color=False)
-    assert "≈84 rounds to settle" in render_terminal(matrix(), color=False)
+    assert "wall of senders=1,queue_dirs=10: about 54 more rounds" in render_terminal(
+        matrix(), color=False
+    )
 
 
 def test_terminal_prints_names_literally_not_as_markup() -> None:
@@ -452,14 +459,19 @@ def test_terminal_prints_names_literally_not_as_markup() -> None:
 def test_markdown_has_a_headline_and_github_tables() -> None:
     text = render_markdown(two_variants())
     lines = text.splitlines()
-    assert "**wall**: `nscd` is 5.12 % slower than `files` [4.60 %, 5.64 %] — regressed" in lines
-    assert "| metric | variant | change | 95 % CI | verdict |" in lines
-    assert "| variant | n | mean | median | sd | min | max |" in lines
+    assert "**`nscd` is 5.12 % [4.60 %, 5.64 %] slower than `files`: regressed**" in lines
+    assert "| variant | metric | change | 95 % CI | verdict |" in lines
     assert (
-        "- 1 of 30 runs of nscd failed (exit status 2); its round is left out of the pairs" in lines
+        "| variant | n | total (ms) | average (ms) | median (ms) | sd (µs) | min (ms) | max (ms) |"
+        in lines
     )
-    assert "**Runs that did not succeed**: `nscd` 1 failed" in lines
-    assert "Runs that did not succeed" not in render_markdown(matrix())
+    assert "**`max_rss`**: peak resident set size (ru_maxrss)" in lines  # an export has all
+    assert (
+        "warning: 1 of 30 runs of nscd failed (exit status 2); its round is left out of the pairs"
+        in lines
+    )
+    assert "| `nscd` | 29 | 1 |" in lines
+    assert "runs that did not succeed" not in render_markdown(matrix())
     assert "<details>" in lines and "</details>" in lines
     assert "\x1b" not in text
 
@@ -467,8 +479,8 @@ def test_markdown_has_a_headline_and_github_tables() -> None:
 def test_markdown_headline_for_an_improvement_turns_the_interval() -> None:
     text = render_markdown(matrix())
     assert (
-        "- **wall**: `senders=10,queue_dirs=10` is 12.48 % faster than "
-        "`senders=1,queue_dirs=1` [11.50 %, 13.46 %] — improved"
+        "- **`senders=10,queue_dirs=10` is 12.5 % [11.5 %, 13.5 %] faster than "
+        "`senders=1,queue_dirs=1`: improved**"
     ) in text.splitlines()
 
 
@@ -489,10 +501,9 @@ def test_two_experiments_keep_their_ids_and_baselines() -> None:
         "sleep": "3",
     }
     markdown = render_markdown(both)
-    assert (
-        "### cutaway: `passwd-lookup` (#7, complete, 30 rounds, label `v1`) vs `quick`" in markdown
-    )
-    assert "| wall | `sleep` vs `nscd` | +2356.00 % |" in markdown
+    assert "### experiment `passwd-lookup`  #7  complete  label: `v1`" in markdown
+    assert "### experiment `quick`  #3  incomplete" in markdown
+    assert "| `sleep vs nscd` | `wall` | 24.6x slower |" in markdown
     assert "| #3 harness overhead" not in markdown and "| #7 host | bench-01 |" in markdown
     assert "sleep vs nscd" in render_terminal(both, color=False)
 
@@ -501,7 +512,7 @@ def test_markdown_escapes_pipes_in_table_cells() -> None:
     analysis = matrix()
     comparisons = tuple(replace(c, variant="a|b") for c in analysis.comparisons)
     text = render_markdown(replace(analysis, comparisons=comparisons))
-    table_rows = [line for line in text.splitlines() if line.startswith("| wall |")]
+    table_rows = [line for line in text.splitlines() if "| `wall` |" in line]
     assert table_rows and all("`a\\|b`" in row and row.count(" | ") == 4 for row in table_rows)
 
 

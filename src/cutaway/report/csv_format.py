@@ -13,7 +13,7 @@ import io
 from collections.abc import Iterable, Sequence
 
 from cutaway.model import PROCESS_METRICS, Analysis, CallSummary, Comparison, Run, Summary
-from cutaway.report.call_tables import ALL_CALLS, CALL_METRIC_PREFIX, CALL_UNIT
+from cutaway.probes.calls.tables import ALL_CALLS, CALL_METRIC_PREFIX, CALL_UNIT
 from cutaway.report.units import metric_sort_key, metric_unit
 
 SUMMARY_COLUMNS: tuple[str, ...] = (

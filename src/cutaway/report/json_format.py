@@ -24,7 +24,7 @@ from cutaway.model import (
     ExperimentInfo,
     Summary,
 )
-from cutaway.report.call_tables import CALL_UNIT, parse_call_metric
+from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"

@@ -38,6 +38,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export-csv", metavar="PATH", help="also write the report as CSV")
     parser.add_argument("--export-markdown", metavar="PATH", help="also write Markdown")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    parser.add_argument("--all-metrics", action="store_true", help="a table for every metric")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -154,7 +155,11 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
     """Print the report and write every export asked for."""
     if fmt == "terminal":
         width = os.get_terminal_size().columns if sys.stdout.isatty() else 100
-        sys.stdout.write(render_terminal(analysis, color=_color(args.color), width=width))
+        sys.stdout.write(
+            render_terminal(
+                analysis, color=_color(args.color), width=width, all_metrics=args.all_metrics
+            )
+        )
     else:
         sys.stdout.write(FORMATS[fmt].render(analysis))
     for name, path in (

@@ -135,6 +135,7 @@ def analyze(store: Store, experiment_id: int, *, resamples: int = RESAMPLES) -> 
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
         metrics=metrics,
         ranking=wall_ranking(wall),
+        runs=tuple(runs),
     )
 
 

@@ -161,6 +161,7 @@ def two_variants() -> Analysis:
         variant="nscd",
     )
     return Analysis(
+        runs=tuple(run for run in _runs() if not run.warmup),
         experiments=(
             _experiment(7, "passwd-lookup", variants, 30, environment=environment, label="v1"),
         ),
@@ -342,10 +343,10 @@ def test_every_format_renders_every_analysis(
 def test_json_has_the_documented_keys_in_base_units() -> None:
     analysis = two_variants()
     document = json.loads(render_json(analysis))
-    assert document["format"] == "cutaway-report" and document["version"] == 2
+    assert document["format"] == "cutaway-report" and document["version"] == 3
     assert list(document) == [
         "format", "version", "experiments", "summaries", "comparisons", "cautions",
-        "calibration", "run_counts", "probes", "calls", "call_comparisons",
+        "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs",
     ]  # fmt: skip
     # Without the calls probe its keys are still there, empty: readers need not test for them.
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []
@@ -389,6 +390,49 @@ def test_json_turns_nan_and_infinity_into_null() -> None:
     assert document["summaries"][0]["mean"] == 0.1012
     assert document["comparisons"][0]["ratio"] is None
     assert document["run_counts"] == {"sleep": {"ok": 1}}  # a RunStatus key is its value
+
+
+def test_json_keeps_every_counted_run_in_round_order() -> None:
+    document = json.loads(render_json(two_variants()))
+    assert document["runs"] == {
+        "files": {
+            "rounds": [0, 1],
+            "statuses": ["ok", "error"],
+            "exit_codes": [0, None],
+            "metrics": {
+                "wall": [0.00412, None],
+                "user": [0.0008, None],
+                "sys": [0.002, None],
+                "cpu": [0.0028, None],
+                "max_rss": [3620864.0, None],
+            },
+        },
+        "nscd": {
+            "rounds": [0, 1],
+            "statuses": ["failed", "timeout"],
+            "exit_codes": [2, None],
+            "metrics": {
+                "wall": [0.00412, 10.0],
+                "user": [0.0008, 0.0008],
+                "sys": [0.002, 0.002],
+                "cpu": [0.0028, 0.0028],
+                "max_rss": [3620864.0, 3620864.0],
+            },
+        },
+    }
+    assert json.loads(render_json(matrix()))["runs"] == {}
+
+
+def test_csv_writes_an_empty_field_for_a_missing_value() -> None:
+    analysis = single_variant()
+    infinite = _comparison("sleep", "sleep", "wall", math.inf, 0.0, Verdict.INCONCLUSIVE)
+    for text in (
+        render_csv(replace(analysis, comparisons=(infinite,))),
+        render_runs_csv([replace(_runs()[1], metrics={"wall": math.nan, "sys": math.inf})]),
+    ):
+        assert "nan" not in text and "inf" not in text
+    rows = list(csv.DictReader(io.StringIO(render_csv(analysis))))
+    assert rows[0]["sd"] == "" and rows[0]["mean"] == "0.1012"
 
 
 def test_csv_has_a_row_per_summary_and_ratios_only_where_compared() -> None:

@@ -217,6 +217,7 @@ def matrix() -> Analysis:
         label="sendmail 8.17",
         environment={"host": "bench-02", "cores": 2},
     )
+    pairwise = (_comparison(others[0], others[2], "wall", 0.6323, 0.0081, Verdict.IMPROVED),)
     return Analysis(
         experiments=(experiment,),
         summaries=summaries,
@@ -224,6 +225,7 @@ def matrix() -> Analysis:
         cautions=cautions,
         calibration=None,
         run_counts={variant: {"ok": 12} for variant in MATRIX_VARIANTS},
+        pairwise=pairwise,
     )
 
 
@@ -266,6 +268,8 @@ ANALYSES: dict[str, Callable[[], Analysis]] = {
 RENDERERS: dict[str, Callable[[Analysis], str]] = {
     "terminal.txt": FORMATS["terminal"].render,
     "terminal.ansi": lambda analysis: render_terminal(analysis, color=True),
+    "terminal80.txt": lambda analysis: render_terminal(analysis, color=False, width=80),
+    "terminal80.ansi": lambda analysis: render_terminal(analysis, color=True, width=80),
     "json": FORMATS["json"].render,
     "csv": FORMATS["csv"].render,
     "md": FORMATS["markdown"].render,
@@ -465,6 +469,20 @@ def test_plain_terminal_has_no_escape_codes_and_fits_the_width() -> None:
         assert max(len(line) for line in text.splitlines()) <= 100
 
 
+def test_pairwise_comparisons_have_a_table_like_the_verdicts() -> None:
+    text = render_terminal(matrix(), color=False)
+    assert "every pair compared" in text
+    assert re.search(r"senders=10,queue_dirs=10 vs senders=10,queue_dirs=1\s+wall\s+-36\.8 %", text)
+    assert "every pair compared" not in render_terminal(two_variants(), color=False)
+
+
+def test_a_missing_interval_is_footnoted_once() -> None:
+    analysis = two_variants()
+    broken = tuple(replace(c, ci_high=math.inf) for c in analysis.comparisons)
+    text = render_terminal(replace(analysis, comparisons=broken), color=False)
+    assert "n/a" not in text and text.count("† no interval") == 1
+
+
 def test_colored_terminal_paints_verdicts() -> None:
     text = render_terminal(matrix(), color=True)
     assert ANSI_ESCAPE.search(text)
@@ -556,7 +574,7 @@ def test_markdown_escapes_pipes_in_table_cells() -> None:
     analysis = matrix()
     comparisons = tuple(replace(c, variant="a|b") for c in analysis.comparisons)
     text = render_markdown(replace(analysis, comparisons=comparisons))
-    table_rows = [line for line in text.splitlines() if "| `wall` |" in line]
+    table_rows = [line for line in text.splitlines() if line.startswith("| `a\\|b` | `wall` |")]
     assert table_rows and all("`a\\|b`" in row and row.count(" | ") == 4 for row in table_rows)
 
 

@@ -207,6 +207,7 @@ def nscd_calls() -> Analysis:
         probes=(
             "calls: LD_PRELOAD interposer timing every call (wall time) of getpwnam, getservbyname",
         ),
+        ranking=(("nscd", 1.0), ("nscd-invalidated", 1.2047), ("files", 1.2687)),
     )
 
 
@@ -249,6 +250,8 @@ ANALYSES: dict[str, Callable[[], Analysis]] = {
 RENDERERS: dict[str, Callable[[Analysis], str]] = {
     "terminal.txt": FORMATS["terminal"].render,
     "terminal.ansi": lambda analysis: render_terminal(analysis, color=True),
+    "terminal80.txt": lambda analysis: render_terminal(analysis, color=False, width=80),
+    "terminal80.ansi": lambda analysis: render_terminal(analysis, color=True, width=80),
     "json": FORMATS["json"].render,
     "csv": FORMATS["csv"].render,
     "calls.csv": FORMATS["calls-csv"].render,
@@ -440,13 +443,26 @@ def test_overview_shows_the_top_15_by_largest_total() -> None:
     assert few is not None and len(few.rows) == few.functions_called == 4  # all, when fewer
 
 
+@pytest.mark.parametrize("width", [80, 100])
 @pytest.mark.parametrize("factory", [nscd_calls, queue_calls, lambda: _many_functions(20)])
-def test_plain_terminal_has_no_escape_codes_and_fits_100_columns(
-    factory: Callable[[], Analysis],
+def test_plain_terminal_has_no_escape_codes_and_never_wraps(
+    factory: Callable[[], Analysis], width: int
 ) -> None:
-    text = render_terminal(factory(), color=False)
-    assert "\x1b" not in text
-    assert max(len(line) for line in text.splitlines()) <= 100
+    for all_metrics in (False, True):
+        text = render_terminal(factory(), color=False, width=width, all_metrics=all_metrics)
+        assert "\x1b" not in text
+        # Nothing wraps: every table row ends with its verdict or its last value.
+        assert max(len(line) for line in text.splitlines()) <= width
+        assert not re.search(r"regress…|inconclu…|\n(regressed|improved|inconclusive)\n", text)
+
+
+def test_ranking_with_three_variants() -> None:
+    text = render_terminal(nscd_calls(), color=False)
+    assert (
+        "nscd is 1.20x faster than nscd-invalidated, 1.27x faster than files (mean wall time)"
+        in text.splitlines()
+    )
+    assert "faster than" not in _section(render_terminal(queue_calls(), color=False), "verdicts")
 
 
 def test_colored_terminal_paints_call_verdicts() -> None:

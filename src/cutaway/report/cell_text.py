@@ -49,10 +49,11 @@ def factor_text(change: Change) -> str | None:
         return None
     more, less = direction_words(change)
     factor, word = (ratio, more) if ratio > 1 else (1.0 / ratio, less)
-    return f"{_factor(factor)}x {word}"
+    return f"{format_factor(factor)}x {word}"
 
 
-def _factor(factor: float) -> str:
+def format_factor(factor: float) -> str:
+    """A factor with 3 significant digits: "1.20", "13.1", "1,210"."""
     return (
         f"{factor:.2f}"
         if factor < 9.995

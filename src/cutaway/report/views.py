@@ -18,7 +18,7 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
-from cutaway.report.cell_text import amount_sentence
+from cutaway.report.cell_text import amount_sentence, format_factor
 from cutaway.report.sections import (
     Align,
     Block,
@@ -158,7 +158,7 @@ def ranking_line(analysis: Analysis) -> Line | None:
     (fastest, _), *others = analysis.ranking
     parts: list[Inline] = [Name(fastest), " is "]
     for index, (name, ratio) in enumerate(others):
-        parts += [", " if index else "", f"{ratio:.3g}x faster than ", Name(name)]
+        parts += [", " if index else "", f"{format_factor(ratio)}x faster than ", Name(name)]
     return Line((*parts, " (mean wall time)"))
 
 

@@ -142,6 +142,7 @@ def analyze(
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)
         if all_pairs
         else (),
+        runs=tuple(runs),
     )
 
 

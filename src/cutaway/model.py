@@ -483,6 +483,9 @@ class Analysis:
     ranking: tuple[tuple[str, float], ...] = ()
     # Every pair of variants compared, not only each against the baseline (on request).
     pairwise: tuple[Comparison, ...] = ()
+    # Every counted run (warmup rounds left out), in round order: the raw values the summaries
+    # come from, for the JSON export. Empty for `cutaway compare`.
+    runs: tuple[Run, ...] = ()
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""

@@ -161,6 +161,7 @@ def two_variants() -> Analysis:
         variant="nscd",
     )
     return Analysis(
+        runs=tuple(run for run in _runs() if not run.warmup),
         experiments=(
             _experiment(7, "passwd-lookup", variants, 30, environment=environment, label="v1"),
         ),
@@ -216,6 +217,7 @@ def matrix() -> Analysis:
         label="sendmail 8.17",
         environment={"host": "bench-02", "cores": 2},
     )
+    pairwise = (_comparison(others[0], others[2], "wall", 0.6323, 0.0081, Verdict.IMPROVED),)
     return Analysis(
         experiments=(experiment,),
         summaries=summaries,
@@ -223,6 +225,7 @@ def matrix() -> Analysis:
         cautions=cautions,
         calibration=None,
         run_counts={variant: {"ok": 12} for variant in MATRIX_VARIANTS},
+        pairwise=pairwise,
     )
 
 
@@ -265,6 +268,8 @@ ANALYSES: dict[str, Callable[[], Analysis]] = {
 RENDERERS: dict[str, Callable[[Analysis], str]] = {
     "terminal.txt": FORMATS["terminal"].render,
     "terminal.ansi": lambda analysis: render_terminal(analysis, color=True),
+    "terminal80.txt": lambda analysis: render_terminal(analysis, color=False, width=80),
+    "terminal80.ansi": lambda analysis: render_terminal(analysis, color=True, width=80),
     "json": FORMATS["json"].render,
     "csv": FORMATS["csv"].render,
     "md": FORMATS["markdown"].render,
@@ -342,10 +347,10 @@ def test_every_format_renders_every_analysis(
 def test_json_has_the_documented_keys_in_base_units() -> None:
     analysis = two_variants()
     document = json.loads(render_json(analysis))
-    assert document["format"] == "cutaway-report" and document["version"] == 2
+    assert document["format"] == "cutaway-report" and document["version"] == 3
     assert list(document) == [
         "format", "version", "experiments", "summaries", "comparisons", "cautions",
-        "calibration", "run_counts", "probes", "calls", "call_comparisons",
+        "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs",
     ]  # fmt: skip
     # Without the calls probe its keys are still there, empty: readers need not test for them.
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []
@@ -381,7 +386,7 @@ def test_json_turns_nan_and_infinity_into_null() -> None:
     with_infinity = replace(analysis, comparisons=(infinite,))
     text = render_json(with_infinity)
     # The human formats say "n/a" rather than crash or print "inf".
-    assert "`sleep` against `sleep`: n/a — inconclusive" in render_markdown(with_infinity)
+    assert "`sleep` has no ratio to `sleep`: inconclusive" in render_markdown(with_infinity)
     assert "inf" not in render_terminal(with_infinity, color=False)
     assert "NaN" not in text and "Infinity" not in text
     document = json.loads(text)
@@ -389,6 +394,49 @@ def test_json_turns_nan_and_infinity_into_null() -> None:
     assert document["summaries"][0]["mean"] == 0.1012
     assert document["comparisons"][0]["ratio"] is None
     assert document["run_counts"] == {"sleep": {"ok": 1}}  # a RunStatus key is its value
+
+
+def test_json_keeps_every_counted_run_in_round_order() -> None:
+    document = json.loads(render_json(two_variants()))
+    assert document["runs"] == {
+        "files": {
+            "rounds": [0, 1],
+            "statuses": ["ok", "error"],
+            "exit_codes": [0, None],
+            "metrics": {
+                "wall": [0.00412, None],
+                "user": [0.0008, None],
+                "sys": [0.002, None],
+                "cpu": [0.0028, None],
+                "max_rss": [3620864.0, None],
+            },
+        },
+        "nscd": {
+            "rounds": [0, 1],
+            "statuses": ["failed", "timeout"],
+            "exit_codes": [2, None],
+            "metrics": {
+                "wall": [0.00412, 10.0],
+                "user": [0.0008, 0.0008],
+                "sys": [0.002, 0.002],
+                "cpu": [0.0028, 0.0028],
+                "max_rss": [3620864.0, 3620864.0],
+            },
+        },
+    }
+    assert json.loads(render_json(matrix()))["runs"] == {}
+
+
+def test_csv_writes_an_empty_field_for_a_missing_value() -> None:
+    analysis = single_variant()
+    infinite = _comparison("sleep", "sleep", "wall", math.inf, 0.0, Verdict.INCONCLUSIVE)
+    for text in (
+        render_csv(replace(analysis, comparisons=(infinite,))),
+        render_runs_csv([replace(_runs()[1], metrics={"wall": math.nan, "sys": math.inf})]),
+    ):
+        assert "nan" not in text and "inf" not in text
+    rows = list(csv.DictReader(io.StringIO(render_csv(analysis))))
+    assert rows[0]["sd"] == "" and rows[0]["mean"] == "0.1012"
 
 
 def test_csv_has_a_row_per_summary_and_ratios_only_where_compared() -> None:
@@ -421,6 +469,20 @@ def test_plain_terminal_has_no_escape_codes_and_fits_the_width() -> None:
         assert max(len(line) for line in text.splitlines()) <= 100
 
 
+def test_pairwise_comparisons_have_a_table_like_the_verdicts() -> None:
+    text = render_terminal(matrix(), color=False)
+    assert "every pair compared" in text
+    assert re.search(r"senders=10,queue_dirs=10 vs senders=10,queue_dirs=1\s+wall\s+-36\.8 %", text)
+    assert "every pair compared" not in render_terminal(two_variants(), color=False)
+
+
+def test_a_missing_interval_is_footnoted_once() -> None:
+    analysis = two_variants()
+    broken = tuple(replace(c, ci_high=math.inf) for c in analysis.comparisons)
+    text = render_terminal(replace(analysis, comparisons=broken), color=False)
+    assert "n/a" not in text and text.count("† no interval") == 1
+
+
 def test_colored_terminal_paints_verdicts() -> None:
     text = render_terminal(matrix(), color=True)
     assert ANSI_ESCAPE.search(text)
@@ -432,14 +494,21 @@ def test_colored_terminal_paints_verdicts() -> None:
 
 def test_terminal_shows_what_the_spec_asks_for() -> None:
     text = render_terminal(two_variants(), color=False)
-    assert "harness overhead: 612 µs per run (median of 30 runs of `true`)" in text
+    assert "harness overhead: 612 µs per run (median of 30 runs of true)" in text
     assert "warning: 1 of 30 runs of nscd failed" in text
     assert "host: bench-01" in text and "load at start: 0.12 0.08 0.01" in text
     assert "+5.12 %" in text and "[+4.60 %, +5.64 %]" in text
-    assert text.index("wall (seconds)") < text.index("user (seconds)")  # wall first
+    # The answer first: the verdicts, then wall, then the metrics that changed.
+    assert text.index("verdicts against files") < text.index("wall: elapsed") < text.index("user:")
+    assert "max_rss:" not in text  # equivalent: said once, its table only with all_metrics
+    assert "equivalent for every variant: max_rss" in text
+    assert "max_rss:" in render_terminal(two_variants(), color=False, all_metrics=True)
+    assert text.rstrip().endswith("nscd is 5.12 % [4.60 %, 5.64 %] slower than files: regressed")
     assert "runs that did not succeed" in text
     assert "runs that did not succeed" not in render_terminal(matrix(), color=False)
-    assert "≈84 rounds to settle" in render_terminal(matrix(), color=False)
+    assert "wall of senders=1,queue_dirs=10: about 54 more rounds" in render_terminal(
+        matrix(), color=False
+    )
 
 
 def test_terminal_prints_names_literally_not_as_markup() -> None:
@@ -452,14 +521,19 @@ def test_terminal_prints_names_literally_not_as_markup() -> None:
 def test_markdown_has_a_headline_and_github_tables() -> None:
     text = render_markdown(two_variants())
     lines = text.splitlines()
-    assert "**wall**: `nscd` is 5.12 % slower than `files` [4.60 %, 5.64 %] — regressed" in lines
-    assert "| metric | variant | change | 95 % CI | verdict |" in lines
-    assert "| variant | n | mean | median | sd | min | max |" in lines
+    assert "**`nscd` is 5.12 % [4.60 %, 5.64 %] slower than `files`: regressed**" in lines
+    assert "| variant | metric | change | 95 % CI | verdict |" in lines
     assert (
-        "- 1 of 30 runs of nscd failed (exit status 2); its round is left out of the pairs" in lines
+        "| variant | n | total (ms) | average (ms) | median (ms) | sd (µs) | min (ms) | max (ms) |"
+        in lines
     )
-    assert "**Runs that did not succeed**: `nscd` 1 failed" in lines
-    assert "Runs that did not succeed" not in render_markdown(matrix())
+    assert "**`max_rss`**: peak resident set size (ru_maxrss)" in lines  # an export has all
+    assert (
+        "warning: 1 of 30 runs of nscd failed (exit status 2); its round is left out of the pairs"
+        in lines
+    )
+    assert "| `nscd` | 29 | 1 |" in lines
+    assert "runs that did not succeed" not in render_markdown(matrix())
     assert "<details>" in lines and "</details>" in lines
     assert "\x1b" not in text
 
@@ -467,8 +541,8 @@ def test_markdown_has_a_headline_and_github_tables() -> None:
 def test_markdown_headline_for_an_improvement_turns_the_interval() -> None:
     text = render_markdown(matrix())
     assert (
-        "- **wall**: `senders=10,queue_dirs=10` is 12.48 % faster than "
-        "`senders=1,queue_dirs=1` [11.50 %, 13.46 %] — improved"
+        "- **`senders=10,queue_dirs=10` is 12.5 % [11.5 %, 13.5 %] faster than "
+        "`senders=1,queue_dirs=1`: improved**"
     ) in text.splitlines()
 
 
@@ -489,10 +563,9 @@ def test_two_experiments_keep_their_ids_and_baselines() -> None:
         "sleep": "3",
     }
     markdown = render_markdown(both)
-    assert (
-        "### cutaway: `passwd-lookup` (#7, complete, 30 rounds, label `v1`) vs `quick`" in markdown
-    )
-    assert "| wall | `sleep` vs `nscd` | +2356.00 % |" in markdown
+    assert "### experiment `passwd-lookup`  #7  complete  label: `v1`" in markdown
+    assert "### experiment `quick`  #3  incomplete" in markdown
+    assert "| `sleep vs nscd` | `wall` | 24.6x slower |" in markdown
     assert "| #3 harness overhead" not in markdown and "| #7 host | bench-01 |" in markdown
     assert "sleep vs nscd" in render_terminal(both, color=False)
 
@@ -501,7 +574,7 @@ def test_markdown_escapes_pipes_in_table_cells() -> None:
     analysis = matrix()
     comparisons = tuple(replace(c, variant="a|b") for c in analysis.comparisons)
     text = render_markdown(replace(analysis, comparisons=comparisons))
-    table_rows = [line for line in text.splitlines() if line.startswith("| wall |")]
+    table_rows = [line for line in text.splitlines() if line.startswith("| `a\\|b` | `wall` |")]
     assert table_rows and all("`a\\|b`" in row and row.count(" | ") == 4 for row in table_rows)
 
 

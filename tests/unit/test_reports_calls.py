@@ -26,6 +26,7 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
+from cutaway.probes.calls.tables import overview, parse_call_metric
 from cutaway.report import (
     FORMATS,
     render_calls_csv,
@@ -33,7 +34,6 @@ from cutaway.report import (
     render_markdown,
     render_terminal,
 )
-from cutaway.report.call_tables import overview, parse_call_metric
 from cutaway.report.csv_format import CALL_COLUMNS
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -207,6 +207,7 @@ def nscd_calls() -> Analysis:
         probes=(
             "calls: LD_PRELOAD interposer timing every call (wall time) of getpwnam, getservbyname",
         ),
+        ranking=(("nscd", 1.0), ("nscd-invalidated", 1.2047), ("files", 1.2687)),
     )
 
 
@@ -249,6 +250,8 @@ ANALYSES: dict[str, Callable[[], Analysis]] = {
 RENDERERS: dict[str, Callable[[Analysis], str]] = {
     "terminal.txt": FORMATS["terminal"].render,
     "terminal.ansi": lambda analysis: render_terminal(analysis, color=True),
+    "terminal80.txt": lambda analysis: render_terminal(analysis, color=False, width=80),
+    "terminal80.ansi": lambda analysis: render_terminal(analysis, color=True, width=80),
     "json": FORMATS["json"].render,
     "csv": FORMATS["csv"].render,
     "calls.csv": FORMATS["calls-csv"].render,
@@ -279,10 +282,10 @@ def test_calls_report_matches_golden(analysis_name: str, suffix: str, update_gol
 
 def _section(text: str, title: str) -> str:
     """The lines of a terminal report from the line starting with ``title`` to the next title
-    (a line that does not start with a blank or a box-drawing character)."""
+    (a line with ": " in it after a blank line)."""
     lines = text[text.index(title) :].splitlines()
     end = next(
-        (i for i, line in enumerate(lines[1:], 1) if line and line[0] not in " ─┏┃┡│└"), len(lines)
+        (i for i in range(2, len(lines)) if not lines[i - 1] and ": " in lines[i]), len(lines)
     )
     return "\n".join(lines[:end])
 
@@ -290,7 +293,7 @@ def _section(text: str, title: str) -> str:
 def test_json_carries_calls_and_call_comparisons_in_seconds() -> None:
     analysis = nscd_calls()
     document = json.loads(render_json(analysis))
-    assert document["version"] == 2
+    assert document["version"] == 3
     assert document["probes"] == list(analysis.probes)
     assert len(document["calls"]) == len(analysis.calls)
     numbers = ("total", "mean", "median", "sd", "min", "max", "p99")
@@ -332,7 +335,7 @@ def test_json_carries_calls_and_call_comparisons_in_seconds() -> None:
 
 def test_json_without_calls_has_empty_lists() -> None:
     document = json.loads(render_json(Analysis((), (), (), (), None, {})))
-    assert document["version"] == 2
+    assert document["version"] == 3
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []
 
 
@@ -357,60 +360,61 @@ def test_terminal_shows_seed_000_tables_without_empty_positions() -> None:
         "measured by: calls: LD_PRELOAD interposer timing every call (wall time) of getpwnam, "
         "getservbyname"
     ) in text
-    getpwnam = _section(text, "getpwnam (seconds per call)")
+    getpwnam = _section(text, "getpwnam: time per call")
     # files has an n = 0 "later" summary: the row is left out, not printed as zeros or n/a.
     assert "first calls" in getpwnam and "second calls" in getpwnam
     assert "later calls" not in getpwnam and "n/a" not in getpwnam
-    assert re.search(r"files\s+first calls\s+300\s+1\.08 s\s+3\.60 ms\s+3\.55 ms\s+279 µs", text)
-    assert re.search(r"second calls\s+300\s+13\.5 ms\s+44\.9 µs\s+47\.0 µs", getpwnam)
-    services = _section(text, "getservbyname (seconds per call)")
+    # One unit per column, named once under the column's name.
+    assert re.search(r"\s+ms\s+µs\s+µs\s+µs\s+µs\s+µs", getpwnam)
+    assert re.search(r"files\s+first calls\s+300\s+1,081\s+3,604\s+3,551\s+279", getpwnam)
+    assert re.search(r"second calls\s+300\s+13\.5\s+44\.9\s+47\.0", getpwnam)
+    services = _section(text, "getservbyname: time per call")
     assert services.count("later calls") == 3  # one per variant
-    comparisons = _section(text, "getservbyname calls: change against baseline files")
+    # The probe's verdicts are in the leading verdict table, a large change also as a factor.
+    verdicts = _section(text, "verdicts against files")
     assert re.search(
-        r"second calls │ nscd\s+│ -81\.73 % │ \[-82\.21 %, -81\.24 %\] │ improved", comparisons
+        r"getservbyname call 2\s+5\.47x faster\s+\[-82\.2 %, -81\.2 %\]\s+improved", verdicts
     )
-    assert "≈118 rounds to settle" in comparisons
-    # Reading order: overview, then per function its table and its comparisons.
+    assert "getservbyname call 2 of nscd-invalidated: about 88 more rounds" in text
+    # Reading order: verdicts, wall, the overview, then per function its table.
     assert (
-        text.index("calls (seconds): time in each function")
-        < text.index("getpwnam (seconds per call)")
-        < text.index("getpwnam calls: change against")
-        < text.index("getservbyname (seconds per call)")
+        text.index("verdicts against files")
+        < text.index("wall: elapsed")
+        < text.index("calls: time in each function")
+        < text.index("getpwnam: time per call")
+        < text.index("getservbyname: time per call")
     )
 
 
 def test_terminal_overview_leaves_a_gap_for_a_function_only_one_variant_called() -> None:
     text = render_terminal(queue_calls(), color=False)
     lines = text.splitlines()
-    rename = lines.index(" rename     1q-1s")  # nothing after the variant: an empty row
-    assert re.fullmatch(r"\s+1q-10s\s+1,200\s+5\.05 s\s+4\.21 ms\s+12\.8 ms", lines[rename + 1])
+    rename = lines.index("rename    1q-1s")  # nothing after the variant: an empty row
+    assert re.fullmatch(r"\s+1q-10s\s+1,200\s+5\.05\s+4,210\s+12\.8", lines[rename + 1])
     assert "a blank row: that variant never called the function" in lines
     # Sorted by the largest total of any variant: rename (only in 1q-10s) before open.
-    functions = [line.split()[0] for line in lines if re.match(r" (fsync|open|rename) ", line)]
+    functions = [line.split()[0] for line in lines if re.match(r"(fsync|open|rename) ", line)]
     assert functions == ["fsync", "rename", "open"]
-    assert "(seconds per call)" not in text  # only "all" summaries: no table by position
-    assert "calls: change against" not in text
+    assert "time per call, by the call's position" not in text  # only "all" summaries
+    assert "call 1" not in text  # no call comparison
     assert "a blank row" not in render_terminal(nscd_calls(), color=False)
 
 
 def test_markdown_shows_calls_with_empty_cells_for_missing_functions() -> None:
     lines = render_markdown(queue_calls()).splitlines()
     assert (
-        "**Measured by**: calls: LD_PRELOAD interposer timing every call (wall time) of fsync, "
+        "measured by: calls: LD_PRELOAD interposer timing every call (wall time) of fsync, "
         "open, rename"
     ) in lines
     assert "| `rename` | `1q-1s` |  |  |  |  |" in lines
-    assert "| `rename` | `1q-10s` | 1,200 | 5.05 s | 4.21 ms | 12.8 ms |" in lines
+    assert "| `rename` | `1q-10s` | 1,200 | 5.05 | 4,210 | 12.8 |" in lines
     nscd = render_markdown(nscd_calls()).splitlines()
-    assert "| function | calls | variant | change | 95 % CI | verdict |" in nscd
+    assert "| variant | metric | change | 95 % CI | verdict |" in nscd
     assert (
-        "| `getservbyname` | second calls | `nscd-invalidated` | -7.07 % | [-18.98 %, +6.59 %] "
-        "| inconclusive (≈118 rounds to settle) |"
+        "| `nscd-invalidated` | getservbyname call 2 | -7.07 % | [-19.0 %, +6.59 %] "
+        "| inconclusive (about 88 more rounds) |"
     ) in nscd
-    assert (
-        "| `files` | first calls | 300 | 1.08 s | 3.60 ms | 3.55 ms | 279 µs | 3.20 ms | 5.78 ms |"
-        in nscd
-    )
+    assert "| `files` | first calls | 300 | 1,081 | 3,604 | 3,551 | 279 | 3,200 | 5,782 |" in nscd
     assert not any(line.startswith("| `files` | later calls | 0 ") for line in nscd)
 
 
@@ -433,19 +437,32 @@ def test_overview_shows_the_top_15_by_largest_total() -> None:
     ]
     text = render_terminal(analysis, color=False)
     assert "top 15 of 21 functions by total" in text
-    assert " f05 " not in text and " f06 " in text
+    assert "\nf05 " not in text and "\nf06 " in text
     assert "top 15 of 21 functions by total" in render_markdown(analysis)
     few = overview(_many_functions(3))
     assert few is not None and len(few.rows) == few.functions_called == 4  # all, when fewer
 
 
+@pytest.mark.parametrize("width", [80, 100])
 @pytest.mark.parametrize("factory", [nscd_calls, queue_calls, lambda: _many_functions(20)])
-def test_plain_terminal_has_no_escape_codes_and_fits_100_columns(
-    factory: Callable[[], Analysis],
+def test_plain_terminal_has_no_escape_codes_and_never_wraps(
+    factory: Callable[[], Analysis], width: int
 ) -> None:
-    text = render_terminal(factory(), color=False)
-    assert "\x1b" not in text
-    assert max(len(line) for line in text.splitlines()) <= 100
+    for all_metrics in (False, True):
+        text = render_terminal(factory(), color=False, width=width, all_metrics=all_metrics)
+        assert "\x1b" not in text
+        # Nothing wraps: every table row ends with its verdict or its last value.
+        assert max(len(line) for line in text.splitlines()) <= width
+        assert not re.search(r"regress…|inconclu…|\n(regressed|improved|inconclusive)\n", text)
+
+
+def test_ranking_with_three_variants() -> None:
+    text = render_terminal(nscd_calls(), color=False)
+    assert (
+        "nscd is 1.20x faster than nscd-invalidated, 1.27x faster than files (mean wall time)"
+        in text.splitlines()
+    )
+    assert "faster than" not in _section(render_terminal(queue_calls(), color=False), "verdicts")
 
 
 def test_colored_terminal_paints_call_verdicts() -> None:

@@ -103,6 +103,11 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         "when not on a terminal), nocolor, color, none (no colour, no progress at all)",
     )
     parser.add_argument(
+        "--all-metrics",
+        action="store_true",
+        help="a table for every metric (the default shows the ones that changed)",
+    )
+    parser.add_argument(
         "--all-pairs",
         action="store_true",
         help="compare every pair of variants, not only each against the baseline",
@@ -441,7 +446,9 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
 
     if fmt == "terminal":
         width = os.get_terminal_size().columns if sys.stdout.isatty() else 100
-        sys.stdout.write(render_terminal(analysis, color=_color(args), width=width))
+        sys.stdout.write(
+            render_terminal(analysis, color=_color(args), width=width, all_metrics=args.all_metrics)
+        )
     else:
         sys.stdout.write(FORMATS[fmt].render(analysis))
     for name, path in (

@@ -2,18 +2,22 @@
 per variant, function and call position) and the raw runs of `cutaway export`.
 
 Values are in base units (seconds, bytes, counts) at full precision: every float is written as
-its repr(), which reads back to the very same float. NaN and infinities are written "nan" and
-"inf", which Python, pandas and R read back. Rows end with "\\n", not the "\\r\\n" of RFC 4180:
-these files are read by Unix tools far more often than by anything that insists on CRLF."""
+its repr(), which reads back to the very same float. A value that is missing or not a number
+(the sd of one run, a ratio to a zero baseline) is an empty field, never "nan" or "inf". A text
+field that a spreadsheet would run as a formula (starting with = + - @, a tab or a carriage
+return, and not a plain number) gets a leading "'", as OWASP advises against CSV injection.
+Rows end with "\\n", not the "\\r\\n" of RFC 4180: these files are read by Unix tools far more
+often than by anything that insists on CRLF."""
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Iterable, Sequence
 
 from cutaway.model import PROCESS_METRICS, Analysis, CallSummary, Comparison, Run, Summary
-from cutaway.report.call_tables import ALL_CALLS, CALL_METRIC_PREFIX, CALL_UNIT
+from cutaway.probes.calls.tables import ALL_CALLS, CALL_METRIC_PREFIX, CALL_UNIT
 from cutaway.report.units import metric_sort_key, metric_unit
 
 SUMMARY_COLUMNS: tuple[str, ...] = (
@@ -67,13 +71,29 @@ RUN_COLUMNS: tuple[str, ...] = (
 Cell = str | int | float | None
 
 
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Cell) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
         # float() first: repr of a numpy float64 is "np.float64(1.5)" in numpy 2.
-        return repr(float(value))
-    return str(value)
+        return repr(float(value)) if math.isfinite(value) else ""
+    if isinstance(value, int):
+        return str(value)
+    return _neutralized(str(value))
+
+
+def _neutralized(text: str) -> str:
+    """``text`` with a leading "'" when a spreadsheet would read it as a formula."""
+    if not text.startswith(_FORMULA_STARTS):
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text if math.isfinite(float(text)) else "'" + text
 
 
 def _write(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:

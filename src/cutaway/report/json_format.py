@@ -7,6 +7,8 @@ Version history:
     1 (2026-11-22): first version.
     2 (2026-11-22): the calls probe: ``probes``, ``calls`` and ``call_comparisons`` (always
         present, empty lists when the probe did not run).
+    3 (2026-11-23): ``runs``: per variant, every counted run's status, exit code and values
+        of each metric in round order (as hyperfine's ``times``).
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from cutaway.model import (
     Caution,
     Comparison,
     ExperimentInfo,
+    Run,
     Summary,
 )
-from cutaway.report.call_tables import CALL_UNIT, parse_call_metric
+from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -155,6 +158,29 @@ def _calibration(calibration: Calibration | None) -> JsonValue:
     }
 
 
+def _runs(runs: tuple[Run, ...]) -> dict[str, JsonValue]:
+    """Per variant, parallel lists over its counted runs in round order: round, status, exit
+    code, and per metric the value (null where the run has none: it could not start)."""
+    variants: dict[str, list[Run]] = {}
+    for run in runs:
+        variants.setdefault(run.variant, []).append(run)
+    document: dict[str, JsonValue] = {}
+    for variant, own in variants.items():
+        names = list(dict.fromkeys(name for run in own for name in run.metrics))
+        document[variant] = {
+            "rounds": [run.round_index for run in own],
+            "statuses": [run_status_name(run.status) for run in own],
+            "exit_codes": [run.exit_code for run in own],
+            "metrics": {
+                name: [
+                    None if name not in run.metrics else _number(run.metrics[name]) for run in own
+                ]
+                for name in names
+            },
+        }
+    return document
+
+
 def report_document(analysis: Analysis) -> dict[str, JsonValue]:
     """The report as a JSON-ready dict (what render_json serializes)."""
     return {
@@ -172,6 +198,7 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "probes": list(analysis.probes),
         "calls": [_call(call) for call in analysis.calls],
         "call_comparisons": [_call_comparison(c) for c in analysis.call_comparisons],
+        "runs": _runs(analysis.runs),
     }
 
 

@@ -7,6 +7,7 @@ Machine formats (JSON, CSV) never use these: they carry base units at full preci
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from cutaway.model import METRICS_BY_NAME, PROCESS_METRICS, RunStatus
 
@@ -25,6 +26,11 @@ _BYTES_SCALES: tuple[tuple[float, str], ...] = (
     (1024.0**2, "MiB"),
     (1024.0, "KiB"),
 )
+_SCALES: dict[str, tuple[tuple[float, str], ...]] = {
+    "seconds": _SECONDS_SCALES,
+    "bytes": (*_BYTES_SCALES, (1.0, "B")),
+}
+COLUMN_MAX_DIGITS = 10_000  # a column whose largest value reads 10,000 or more takes a larger unit
 _METRIC_POSITION = {metric.name: position for position, metric in enumerate(PROCESS_METRICS)}
 
 
@@ -107,11 +113,13 @@ def format_value(value: float, unit: str | None, *, fractional: bool = False) ->
 
 
 def format_percent(percent: float, *, signed: bool = True) -> str:
-    """A percentage with two decimals: "+1.23 %" ("1.23 %" unless ``signed``), "-0.40 %".
-    One that rounds to zero is "0.00 %": no sign, as no direction is visible."""
+    """A percentage with two decimals below 10 %, one below 100 %, none above: "+1.23 %"
+    ("1.23 %" unless ``signed``), "-40.1 %", "+761 %". One that rounds to zero is "0.00 %": no
+    sign, as no direction is visible."""
     if not math.isfinite(percent):
         return NOT_AVAILABLE
-    text = f"{abs(percent):.2f}"
+    decimals = 2 if abs(percent) < 9.995 else 1 if abs(percent) < 99.95 else 0
+    text = f"{abs(percent):.{decimals}f}"
     if text == "0.00":
         return "0.00 %"
     if percent < 0:
@@ -148,3 +156,44 @@ def format_margin(margin: float) -> str:
 def format_quantity(count: int, noun: str) -> str:
     """A count with its noun, singular for one: "1 round", "30 rounds"."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def column_scale(values: Sequence[float], unit: str | None) -> tuple[float, str] | None:
+    """One unit for a whole column of ``unit`` values: the unit of its smallest non-zero
+    value, or a larger one when the largest value would read 10,000 or more in it (so a
+    column reads "3,600 µs" over "44.9 µs"). None for a unit without scales (counts, the
+    user's own units)."""
+    scales = _SCALES.get(unit or "")
+    magnitudes = sorted(abs(v) for v in values if math.isfinite(v) and v != 0)
+    if scales is None:
+        return None
+    if not magnitudes:
+        return scales[-1] if unit == "bytes" else scales[0]
+    smallest, largest = magnitudes[0], magnitudes[-1]
+    index = next((i for i, (scale, _) in enumerate(scales) if smallest >= scale), len(scales) - 1)
+    while index > 0 and largest / scales[index][0] >= COLUMN_MAX_DIGITS:
+        index -= 1
+    return scales[index]
+
+
+def format_scaled(value: float, scale: tuple[float, str]) -> str:
+    """``value`` as a number in the unit ``scale`` names, 3 significant digits: "0.677"."""
+    if not math.isfinite(value):
+        return NOT_AVAILABLE
+    if value == 0:
+        return "0"
+    text = _significant(abs(value) / scale[0])
+    whole, dot, decimals = text.partition(".")
+    return f"{'-' if value < 0 else ''}{int(whole):,}{dot}{decimals}"
+
+
+def format_column(cells: Sequence[tuple[float, bool]], unit: str | None) -> tuple[list[str], str]:
+    """A column of (value, fractional) as numbers in one unit chosen from its values, and that
+    unit's symbol for the column's header: (["1.34", "0.677"], "ms"), never "677 µs" under
+    "1.34 ms". Counts have no symbol; the user's own units are given as they are."""
+    scale = column_scale([value for value, _ in cells], unit)
+    if scale is not None:
+        return [format_scaled(value, scale) for value, _ in cells], scale[1]
+    if unit == "count":
+        return [format_count(value, fractional=fractional) for value, fractional in cells], ""
+    return [format_value(value, None) for value, _ in cells], unit or ""

@@ -4,13 +4,13 @@ Two views, one per seed. Seed 000 split each function's calls by their position 
 (the first call pays for loading and connecting, the second shows the steady cost): that is
 ``position_groups``. Seed 002 set the total time of each function side by side across variants,
 the largest first, top 15, a function missing from a variant drawn as a gap: that is
-``overview``. The terminal and Markdown reports only draw what these return.
+``overview``. The probe's report sections (sections.py) only arrange what these return.
 
 Machine formats (JSON, CSV) need only ``parse_call_metric``: they carry every summary as is."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from cutaway.model import CALL_POSITIONS, Analysis, CallSummary, Comparison
@@ -24,6 +24,13 @@ POSITION_LABELS: Mapping[str, str] = {
     "1": "first calls",
     "2": "second calls",
     "later": "later calls",
+    ALL_CALLS: "all calls",
+}
+# In a verdict table, next to the function's name: "getpwnam call 1", "open calls 3+".
+SHORT_POSITION_LABELS: Mapping[str, str] = {
+    "1": "call 1",
+    "2": "call 2",
+    "later": "calls 3+",
     ALL_CALLS: "all calls",
 }
 _POSITION_ORDER = {position: index for index, position in enumerate((*CALL_POSITIONS, ALL_CALLS))}
@@ -178,11 +185,10 @@ def comparison_function(comparison: Comparison) -> str:
     return parsed[0] if parsed is not None else comparison.metric
 
 
-def comparison_position_label(comparison: Comparison) -> str:
+def comparison_subject(comparison: Comparison) -> str:
+    """What a call comparison is about, short: "getpwnam call 1", "open calls 3+"."""
     parsed = parse_call_metric(comparison.metric)
-    return position_label(parsed[1]) if parsed is not None else ""
-
-
-def probe_lines(probes: Sequence[str]) -> list[str]:
-    """The header's lines on what measured besides wait4."""
-    return [f"measured by: {probe}" for probe in probes]
+    if parsed is None:
+        return comparison.metric
+    function, position = parsed
+    return f"{function} {SHORT_POSITION_LABELS.get(position, position)}"

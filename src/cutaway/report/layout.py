@@ -1,0 +1,134 @@
+"""The order of a human report, whatever its format: the answer first.
+
+1. the header (experiment, facts, environment, what measured);
+2. the verdicts: one table of every variant against the baseline, whole-process metrics and
+   probes' positions alike, then the ranking and every pair compared;
+3. the primary metric's table (wall), the probes' tables, then the tables of the metrics that
+   changed (with ``all_metrics``: every metric);
+4. runs that did not succeed, cautions; and the conclusion, a sentence per variant.
+
+A probe plugs in with a ``ProbeViews`` in PROBE_VIEWS; views and formats need no change."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from cutaway.model import PRIMARY_METRIC, Analysis
+from cutaway.probes.calls.sections import CallsViews
+from cutaway.report.sections import Block, Details, Line, Report, Row, Table, Tone
+from cutaway.report.units import format_seconds
+from cutaway.report.views import (
+    HOLM_NOTE,
+    calibration_line,
+    cautions_block,
+    conclusion_block,
+    environment_value,
+    equivalent_line,
+    header_block,
+    metric_block,
+    no_summaries_block,
+    one_baseline,
+    pairwise_block,
+    process_verdict_rows,
+    ranking_line,
+    run_counts_block,
+    shown_metrics,
+    verdict_columns,
+    verdict_title,
+)
+
+
+class ProbeViews(Protocol):
+    """A probe's part of the report."""
+
+    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
+        """(variant, row) for the leading verdict table, in the probe's order."""
+        ...
+
+    def verdict_notes(self, analysis: Analysis) -> list[Line]:
+        """What to say once under the verdict table about the probe's rows."""
+        ...
+
+    def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
+        """The probe's tables, after the primary metric's."""
+        ...
+
+
+PROBE_VIEWS: tuple[ProbeViews, ...] = (CallsViews(),)
+
+
+def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:
+    metrics = shown_metrics(analysis, all_metrics=all_metrics)
+    body: list[Block] = [
+        _verdicts(analysis, all_metrics=all_metrics),
+        pairwise_block(analysis),
+        no_summaries_block(analysis),
+        *(metric_block(analysis, m) for m in metrics if m == PRIMARY_METRIC),
+        *(b for probe in PROBE_VIEWS for b in probe.blocks(analysis, all_metrics=all_metrics)),
+        *(metric_block(analysis, m) for m in metrics if m != PRIMARY_METRIC),
+        run_counts_block(analysis.run_counts),
+        cautions_block(analysis),
+    ]
+    return Report(
+        header=_header(analysis),
+        body=tuple(block for block in body if block),
+        conclusion=conclusion_block(analysis),
+    )
+
+
+def _header(analysis: Analysis) -> tuple[Block, ...]:
+    blocks = [header_block(info) for info in analysis.experiments]
+    # What measured belongs to the whole report: under the last header, or on its own.
+    trailer: Block = tuple(Line((f"measured by: {probe}",), Tone.DIM) for probe in analysis.probes)
+    calibration = calibration_line(analysis)
+    if calibration is not None:
+        trailer += (calibration,)
+    if trailer and blocks:
+        blocks[-1] += trailer
+    elif trailer:
+        blocks.append(trailer)
+    details = _environment_details(analysis)
+    if details is not None:
+        blocks.append((details,))
+    return tuple(blocks)
+
+
+def _environment_details(analysis: Analysis) -> Details | None:
+    pairs: list[tuple[str, str]] = []
+    for info in analysis.experiments:
+        prefix = f"#{info.id} " if len(analysis.experiments) > 1 else ""
+        pairs += [(prefix + key, environment_value(v)) for key, v in info.environment.items()]
+    calibration = analysis.calibration
+    if calibration is not None:
+        median = format_seconds(calibration.median_wall_seconds)
+        overhead = f"{median} per run (median of {calibration.n} runs of {calibration.command})"
+        pairs.append(("harness overhead", overhead))
+    return Details("Environment", tuple(pairs)) if pairs else None
+
+
+def _verdicts(analysis: Analysis, *, all_metrics: bool) -> Block:
+    """The leading table: per variant, wall, the other metrics shown, then probes' rows."""
+    rows = process_verdict_rows(analysis, all_metrics=all_metrics)
+    notes: list[Line] = [Line((HOLM_NOTE,), Tone.DIM)] if rows else []
+    for probe in PROBE_VIEWS:
+        probe_rows = probe.verdict_rows(analysis, all_metrics=all_metrics)
+        rows += probe_rows
+        notes += probe.verdict_notes(analysis) if probe_rows else []
+    block: list[Table | Line] = []
+    if rows:
+        order = _variant_order(analysis, [variant for variant, _ in rows])
+        ordered = sorted(rows, key=lambda item: order[item[0]])  # stable: keeps row order
+        compared = [*analysis.comparisons, *analysis.call_comparisons]
+        columns = verdict_columns(analysis.experiments, name_baseline=not one_baseline(compared))
+        title = verdict_title(analysis, compared, "verdicts")
+        block.append(Table(title, columns, tuple(row for _, row in ordered), primary=True))
+    equivalent = None if all_metrics else equivalent_line(analysis)
+    block += [line for line in (equivalent, ranking_line(analysis)) if line is not None]
+    if block:
+        block += notes
+    return tuple(block)
+
+
+def _variant_order(analysis: Analysis, variants: list[str]) -> dict[str, int]:
+    listed = [name for info in analysis.experiments for name in info.variants]
+    return {name: index for index, name in enumerate(dict.fromkeys([*listed, *variants]))}

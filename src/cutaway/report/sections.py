@@ -1,0 +1,157 @@
+"""Format-neutral report sections: what a report says, without how a format draws it.
+
+A view (report/views.py for whole-process metrics, probes/<probe>/sections.py for a probe)
+builds blocks of sections from an Analysis; every human format (terminal, Markdown) draws any
+block the same generic way. A new view needs no change in a format, a new format no change in
+a view.
+
+Cells keep raw values and their unit (``Quantity``, ``Change``, ``Interval``, ``VerdictCell``)
+so that each format chooses how to write them, e.g. one unit per column. User text (variant,
+metric and experiment names, messages) is always a ``Name`` or a plain ``str`` given as data:
+no format ever interprets it as markup."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from cutaway.model import LOWER_IS_BETTER, Verdict
+
+
+class Align(StrEnum):
+    LEFT = "left"
+    RIGHT = "right"
+
+
+class Tone(StrEnum):
+    """How strongly a line speaks; formats map it to a style (terminal) or to nothing."""
+
+    PLAIN = "plain"
+    STRONG = "strong"  # a title
+    DIM = "dim"  # context: descriptions, notes
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Name:
+    """A name the user chose (variant, metric, function, experiment): a code span in Markdown,
+    highlighted text in a terminal; never markup."""
+
+    text: str
+
+
+Inline = str | Name  # str: cutaway's own words (which may embed user text, still as data)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A measured value in its metric's unit: "seconds", "bytes", "count", or the user's own
+    unit ("requests/s"). ``fractional`` marks statistics that are not whole counts."""
+
+    value: float
+    unit: str | None
+    fractional: bool = False
+
+
+@dataclass(frozen=True)
+class Change:
+    """A ratio against a baseline (1.05 is 5 % more), with what it measures: its unit words a
+    large change as a factor ("13.1x slower" for seconds, "3.0x more" otherwise) and ``better``
+    says which way is good."""
+
+    ratio: float
+    unit: str | None
+    better: str = LOWER_IS_BETTER
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval of a ratio; formats footnote one whose bound is not finite."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class VerdictCell:
+    """A verdict; an inconclusive one carries the estimate of the total rounds that would
+    settle it, the rounds run so far, and the row it belongs to (for a format that says how
+    to settle it below the table)."""
+
+    verdict: Verdict
+    rounds_to_settle: int | None = None
+    rounds_run: int = 0
+    subject: str = ""
+
+
+Cell = Inline | Quantity | Change | Interval | VerdictCell | None  # None: an empty cell
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    align: Align = Align.LEFT
+    group: bool = False  # repeats over consecutive rows: a narrow format may print it once
+
+
+@dataclass(frozen=True)
+class Row:
+    cells: tuple[Cell, ...]
+    strong: bool = False  # the primary metric's rows
+    end_group: bool = False  # a visual break after this row
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A title (``parts``) with an optional description (``detail``, said more quietly)."""
+
+    parts: tuple[Inline, ...]
+    detail: tuple[Inline, ...] = ()
+
+
+@dataclass(frozen=True)
+class Line:
+    """A line of prose; a format may wrap it between words."""
+
+    parts: tuple[Inline, ...]
+    tone: Tone = Tone.PLAIN
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Short facts joined by " · " ("30 rounds completed · baseline files"), each kept whole
+    on one line where it fits."""
+
+    items: tuple[tuple[Inline, ...], ...]
+    tone: Tone = Tone.PLAIN
+
+
+@dataclass(frozen=True)
+class Table:
+    title: Heading | None
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    primary: bool = False  # the table the user asked about (drawn heavier)
+
+
+@dataclass(frozen=True)
+class Details:
+    """Key/value pairs kept for the record (the environment): a format with room for them
+    folds them away (Markdown's <details>), a terminal leaves them out."""
+
+    title: str
+    pairs: tuple[tuple[str, str], ...]
+
+
+Section = Heading | Line | Facts | Table | Details
+Block = tuple[Section, ...]  # drawn together; blocks are separated by a blank line
+
+
+@dataclass(frozen=True)
+class Report:
+    """A whole report: the header, the body, and the conclusion (the answer in a sentence per
+    variant), which a terminal prints last (where the eye lands) and Markdown first."""
+
+    header: tuple[Block, ...]
+    body: tuple[Block, ...]
+    conclusion: Block = ()

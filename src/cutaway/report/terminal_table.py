@@ -1,0 +1,107 @@
+"""A report Table (report/sections.py) drawn as lines of rich Text, cells never wrapped.
+
+Every cell is one line, so the table is laid out here rather than by rich's Table (which wraps
+or cuts cells to fit): columns are as wide as their widest cell, two spaces apart, with the
+unit of each column of values named once, under its name. A column that names groups prints
+each name once; when the table is wider than the terminal, those names move to rows of their
+own above their group, so no name is ever cut."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich.cells import cell_len
+from rich.text import Text
+
+from cutaway.model import Verdict
+from cutaway.report.cell_text import column_texts, visible
+from cutaway.report.sections import Align, Row, Table, VerdictCell
+
+GAP = "  "
+INDENT = "  "  # rows under a group name of their own
+
+VERDICT_STYLES: Mapping[Verdict, str] = {
+    Verdict.REGRESSED: "bold red",
+    Verdict.IMPROVED: "bold green",
+    Verdict.EQUIVALENT: "dim",
+    Verdict.INCONCLUSIVE: "yellow",
+}
+
+
+def draw_table(table: Table, width: int) -> list[Text]:
+    """The table's lines: header, units (when a column has one), rule, rows."""
+    texts, units = [], []
+    for index in range(len(table.columns)):
+        column, unit = column_texts([row.cells[index] for row in table.rows])
+        texts.append([visible(text) for text in column])
+        units.append(visible(unit))
+    lines = _lines(table, texts, units, grouped=False)
+    grouped = table.columns[0].group and len(table.columns) > 1
+    if grouped and max(cell_len(line.plain) for line in lines) > width:
+        lines = _lines(table, texts, units, grouped=True)
+    return lines
+
+
+def _lines(
+    table: Table, texts: Sequence[Sequence[str]], units: Sequence[str], *, grouped: bool
+) -> list[Text]:
+    first = 1 if grouped else 0
+    columns = range(first, len(table.columns))
+    headers = [table.columns[i].name for i in columns]
+    if grouped:
+        headers[0] = f"{table.columns[0].name} / {headers[0]}"
+    widths = [
+        max(
+            cell_len(headers[n]),
+            cell_len(units[i]),
+            *(cell_len(t) + (len(INDENT) if grouped and n == 0 else 0) for t in texts[i]),
+        )
+        for n, i in enumerate(columns)
+    ]
+    aligns = [table.columns[i].align for i in columns]
+    header_style = "bold" if table.primary else "dim"
+    lines = [_join([Text(h, style=header_style) for h in headers], widths, aligns)]
+    if any(units[i] for i in columns):
+        lines.append(_join([Text(units[i], style="dim") for i in columns], widths, aligns))
+    lines.append(Text("─" * (sum(widths) + len(GAP) * (len(widths) - 1)), style="dim"))
+    for index, row in enumerate(table.rows):
+        if grouped and _starts_group(table, index):
+            lines.append(Text(texts[0][index], style="bold" if row.strong else ""))
+        cells = [_cell(table, row, index, i, texts[i][index]) for i in columns]
+        if grouped:
+            cells[0] = Text(INDENT) + cells[0]
+        lines.append(_join(cells, widths, aligns))
+        if row.end_group and index < len(table.rows) - 1:
+            lines.append(Text(""))
+    return lines
+
+
+def _join(cells: Sequence[Text], widths: Sequence[int], aligns: Sequence[Align]) -> Text:
+    line = Text()
+    for n, (cell, width, align) in enumerate(zip(cells, widths, aligns, strict=True)):
+        padding = " " * (width - cell_len(cell.plain))
+        if n:
+            line.append(GAP)
+        if align is Align.RIGHT:
+            line.append(padding)
+        line.append_text(cell)
+        if align is Align.LEFT and n < len(cells) - 1:
+            line.append(padding)
+    line.rstrip()
+    return line
+
+
+def _starts_group(table: Table, index: int) -> bool:
+    if index == 0:
+        return True
+    previous = table.rows[index - 1]
+    return previous.end_group or previous.cells[0] != table.rows[index].cells[0]
+
+
+def _cell(table: Table, row: Row, index: int, column: int, text: str) -> Text:
+    cell = row.cells[column]
+    if table.columns[column].group and not _starts_group(table, index):
+        return Text("")
+    if isinstance(cell, VerdictCell):
+        return Text(text, style=VERDICT_STYLES[cell.verdict])
+    return Text(text, style="bold" if row.strong and column < 2 else "")

@@ -1,0 +1,368 @@
+"""The whole-process views of a report, built once as sections (report/sections.py) for every
+human format: the header, the verdicts against the baseline, the ranking, every pair compared,
+the table of each metric with seed 000's columns, runs that did not succeed, cautions, and the
+conclusion. report/layout.py puts them in order with the probes' views."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from cutaway.model import (
+    PRIMARY_METRIC,
+    Analysis,
+    Comparison,
+    ExperimentInfo,
+    Metric,
+    RunStatus,
+    Summary,
+    Verdict,
+)
+from cutaway.report.cell_text import amount_sentence, format_factor
+from cutaway.report.sections import (
+    Align,
+    Block,
+    Change,
+    Column,
+    Facts,
+    Heading,
+    Inline,
+    Interval,
+    Line,
+    Name,
+    Quantity,
+    Row,
+    Table,
+    Tone,
+    VerdictCell,
+)
+from cutaway.report.units import (
+    format_confidence,
+    format_margin,
+    format_quantity,
+    format_seconds,
+    format_value,
+    metric_sort_key,
+    run_status_name,
+)
+
+HOLM_NOTE = (
+    "wall is tested at full confidence; the other metrics' p-values are Holm-adjusted, so "
+    "their interval can exclude 0 % and still be inconclusive"
+)
+STATISTICS = ("n", "total", "average", "median", "sd", "min", "max")
+
+
+def metric_of(analysis: Analysis, name: str) -> Metric:
+    """The metric called ``name``, or one in no known unit for a name the analysis lacks."""
+    return analysis.metric(name) or Metric(name, "", "")
+
+
+def one_baseline(comparisons: Sequence[Comparison]) -> bool:
+    return len({comparison.baseline for comparison in comparisons}) <= 1
+
+
+def comparison_row(
+    comparison: Comparison,
+    subject: Inline,
+    metric: Metric,
+    *,
+    name_baseline: bool,
+    strong: bool = False,
+) -> Row:
+    """A row of a verdict table: variant (with its baseline when several serve), what is
+    compared, the change, its interval and the verdict."""
+    variant = comparison.variant
+    if name_baseline:
+        variant = f"{comparison.variant} vs {comparison.baseline}"
+    label = subject.text if isinstance(subject, Name) else subject
+    return Row(
+        (
+            Name(variant),
+            subject,
+            Change(comparison.ratio, metric.unit, metric.better),
+            Interval(comparison.ci_low, comparison.ci_high),
+            VerdictCell(
+                comparison.verdict,
+                comparison.rounds_to_settle,
+                comparison.n_pairs,
+                f"{label} of {variant}",
+            ),
+        ),
+        strong=strong,
+    )
+
+
+def verdict_columns(
+    experiments: Sequence[ExperimentInfo], *, name_baseline: bool
+) -> tuple[Column, ...]:
+    confidence = f"{format_confidence(experiments[0].confidence)} CI" if experiments else "CI"
+    return (
+        Column("variant vs baseline" if name_baseline else "variant", group=True),
+        Column("metric"),
+        Column("change", Align.RIGHT),
+        Column(confidence, Align.RIGHT),
+        Column("verdict"),
+    )
+
+
+def verdict_title(analysis: Analysis, comparisons: Sequence[Comparison], what: str) -> Heading:
+    parts: list[Inline] = [what]
+    if comparisons and one_baseline(comparisons):
+        parts += [" against ", Name(comparisons[0].baseline)]
+    detail: tuple[Inline, ...] = ()
+    if analysis.experiments:
+        detail = (f" (equivalent: within {format_margin(analysis.experiments[0].margin)})",)
+    return Heading(tuple(parts), detail)
+
+
+def process_verdict_rows(analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
+    """(variant, row) per comparison shown: every comparison of wall, and of the other
+    metrics those that are not equivalent (all of them with ``all_metrics``)."""
+    name_baseline = not one_baseline(analysis.comparisons)
+    rows = []
+    for comparison in sorted(analysis.comparisons, key=lambda c: metric_sort_key(c.metric)):
+        primary = comparison.metric == PRIMARY_METRIC
+        if not (primary or all_metrics or comparison.verdict is not Verdict.EQUIVALENT):
+            continue
+        metric = metric_of(analysis, comparison.metric)
+        row = comparison_row(
+            comparison, Name(comparison.metric), metric, name_baseline=name_baseline, strong=primary
+        )
+        rows.append((comparison.variant, row))
+    return rows
+
+
+def equivalent_line(analysis: Analysis) -> Line | None:
+    """The metrics left out of the verdict table because every variant is equivalent on them,
+    and those all at zero."""
+    shown = {c.metric for c in analysis.comparisons if c.verdict is not Verdict.EQUIVALENT}
+    equivalent = _unique(
+        c.metric for c in analysis.comparisons if c.metric not in shown | {PRIMARY_METRIC}
+    )
+    zero = [m for m in _metric_names(analysis) if _all_zero(analysis, m)]
+    said = []
+    if equivalent:
+        said.append(f"equivalent for every variant: {', '.join(equivalent)}")
+    if zero:
+        said.append(f"zero in every run: {', '.join(zero)}")
+    if not said:
+        return None
+    return Line(("; ".join(said) + " (--all-metrics shows them)",), Tone.DIM)
+
+
+def ranking_line(analysis: Analysis) -> Line | None:
+    """hyperfine's summary: "fast is 1.52x faster than default, 2.64x faster than best"."""
+    if len(analysis.ranking) < 3:
+        return None
+    (fastest, _), *others = analysis.ranking
+    parts: list[Inline] = [Name(fastest), " is "]
+    for index, (name, ratio) in enumerate(others):
+        parts += [", " if index else "", f"{format_factor(ratio)}x faster than ", Name(name)]
+    return Line((*parts, " (mean wall time)"))
+
+
+def pairwise_block(analysis: Analysis) -> Block:
+    if not analysis.pairwise:
+        return ()
+    rows = [
+        comparison_row(
+            c,
+            Name(c.metric),
+            metric_of(analysis, c.metric),
+            name_baseline=True,
+            strong=c.metric == PRIMARY_METRIC,
+        )
+        for c in analysis.pairwise
+    ]
+    columns = verdict_columns(analysis.experiments, name_baseline=True)
+    return (Table(Heading(("every pair compared",)), columns, tuple(rows)),)
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def _metric_names(analysis: Analysis) -> list[str]:
+    return sorted(_unique(s.metric for s in analysis.summaries), key=metric_sort_key)
+
+
+def _all_zero(analysis: Analysis, metric: str) -> bool:
+    values = [value for s in analysis.summaries if s.metric == metric for value in (s.min, s.max)]
+    return bool(values) and all(value == 0 for value in values)
+
+
+def shown_metrics(analysis: Analysis, *, all_metrics: bool) -> list[str]:
+    """wall, then the metrics not equivalent for some variant and not all zero (or every
+    metric with ``all_metrics``). Without comparisons, every metric not all zero."""
+    names = _metric_names(analysis)
+    if all_metrics:
+        return names
+    compared = {c.metric for c in analysis.comparisons}
+    changed = {c.metric for c in analysis.comparisons if c.verdict is not Verdict.EQUIVALENT}
+    return [
+        name
+        for name in names
+        if name == PRIMARY_METRIC
+        or ((name in changed or name not in compared) and not _all_zero(analysis, name))
+    ]
+
+
+def metric_block(analysis: Analysis, name: str) -> Block:
+    """Seed 000's table of one metric: n, total, average, median, sd, min, max per variant."""
+    metric = metric_of(analysis, name)
+    summaries = [s for s in analysis.summaries if s.metric == name]
+    # The unit is under each column's name, in the scale the column's values call for.
+    detail = f": {metric.description}" if metric.description else ""
+    columns = (Column("variant", group=True), *(Column(c, Align.RIGHT) for c in STATISTICS))
+    rows = tuple(Row(_statistics(s, metric.unit or None)) for s in summaries)
+    primary = name == PRIMARY_METRIC
+    return (Table(Heading((Name(name),), (detail,)), columns, rows, primary=primary),)
+
+
+def _statistics(summary: Summary, unit: str | None) -> tuple[Name | Quantity, ...]:
+    return (
+        Name(summary.variant),
+        Quantity(summary.n, "count"),
+        Quantity(summary.total, unit),
+        Quantity(summary.mean, unit, fractional=True),
+        Quantity(summary.median, unit, fractional=True),
+        Quantity(summary.sd, unit, fractional=True),
+        Quantity(summary.min, unit),
+        Quantity(summary.max, unit),
+    )
+
+
+def no_summaries_block(analysis: Analysis) -> Block:
+    if analysis.summaries:
+        return ()
+    return (Line(("no successful runs: nothing to summarize",), Tone.WARNING),)
+
+
+def run_counts_block(run_counts: Mapping[str, Mapping[str, int]]) -> Block:
+    """Runs by status and variant, shown only when some run did not succeed."""
+    counts = {
+        variant: {run_status_name(status): count for status, count in by_status.items()}
+        for variant, by_status in run_counts.items()
+    }
+    statuses = {status for by in counts.values() for status, n in by.items() if n}
+    if not statuses - {RunStatus.OK.value}:
+        return ()
+    order = [status.value for status in RunStatus]
+    columns = sorted(
+        statuses | {RunStatus.OK.value},
+        key=lambda s: (order.index(s) if s in order else len(order), s),
+    )
+    rows = tuple(
+        Row((Name(variant), *(Quantity(by.get(s, 0), "count") for s in columns)))
+        for variant, by in counts.items()
+    )
+    table_columns = (Column("variant", group=True), *(Column(s, Align.RIGHT) for s in columns))
+    return (Table(Heading(("runs that did not succeed",)), table_columns, rows),)
+
+
+def cautions_block(analysis: Analysis) -> Block:
+    return tuple(Line(("warning: ", c.message), Tone.WARNING) for c in analysis.cautions)
+
+
+def conclusion_block(analysis: Analysis) -> Block:
+    """A sentence per variant on the primary metric: "nscd is 5.12 % [4.60 %, 5.64 %] slower
+    than files: regressed"; without comparisons, what was measured."""
+    lines = [
+        Line(
+            (
+                Name(c.variant),
+                f" is {_amount(analysis, c)} than "
+                if math.isfinite(c.ratio)
+                else " has no ratio to ",
+                Name(c.baseline),
+                f": {c.verdict.value}",
+            ),
+            Tone.STRONG,
+        )
+        for c in analysis.comparisons
+        if c.metric == PRIMARY_METRIC
+    ]
+    if lines:
+        return tuple(lines)
+    unit = metric_of(analysis, PRIMARY_METRIC).unit
+    for s in analysis.summaries:
+        if s.metric == PRIMARY_METRIC:
+            mean = format_value(s.mean, unit, fractional=True)
+            lines.append(
+                Line(
+                    (
+                        Name(s.variant),
+                        f" takes {mean} on average over "
+                        f"{format_quantity(s.n, 'run')} (no other variant to compare with)",
+                    ),
+                    Tone.STRONG,
+                )
+            )
+    return tuple(lines) or (Line(("no successful runs: nothing to report",), Tone.WARNING),)
+
+
+def _amount(analysis: Analysis, comparison: Comparison) -> str:
+    metric = metric_of(analysis, comparison.metric)
+    return amount_sentence(
+        Change(comparison.ratio, metric.unit, metric.better),
+        Interval(comparison.ci_low, comparison.ci_high),
+    )
+
+
+def header_block(info: ExperimentInfo) -> Block:
+    title: list[Inline] = ["experiment ", Name(info.name), f"  #{info.id}  {info.status}"]
+    if info.label:
+        title += ["  label: ", Name(info.label)]
+    facts: tuple[tuple[Inline, ...], ...] = (
+        (f"{format_quantity(info.rounds_completed, 'round')} completed",),
+        ("baseline ", Name(info.baseline)),
+        (f"{format_confidence(info.confidence)} confidence",),
+        (f"equivalence margin {format_margin(info.margin)}",),
+    )
+    block: list[Heading | Facts] = [Heading(tuple(title)), Facts(facts)]
+    environment = environment_facts(info.environment)
+    if environment:
+        block.append(Facts(tuple((fact,) for fact in environment), Tone.DIM))
+    return tuple(block)
+
+
+def calibration_line(analysis: Analysis) -> Line | None:
+    calibration = analysis.calibration
+    if calibration is None:
+        return None
+    return Line(
+        (
+            f"harness overhead: {format_seconds(calibration.median_wall_seconds)} per run "
+            f"(median of {calibration.n} runs of ",
+            Name(calibration.command),
+            ")",
+        ),
+        Tone.DIM,
+    )
+
+
+def environment_facts(environment: Mapping[str, object]) -> list[str]:
+    """host, kernel, CPU and load at start, from whichever of those keys were captured."""
+    facts: list[str] = []
+    for key in ("host", "kernel"):
+        if environment.get(key) is not None:
+            facts.append(f"{key}: {environment[key]}")
+    cpu_model, cores = environment.get("cpu_model"), environment.get("cores")
+    if cpu_model is not None:
+        facts.append(f"cpu: {cpu_model}" + (f" ({cores} cores)" if cores is not None else ""))
+    elif cores is not None:
+        facts.append(f"cores: {cores}")
+    if environment.get("loadavg_start") is not None:
+        facts.append(f"load at start: {environment_value(environment['loadavg_start'])}")
+    return facts
+
+
+def environment_value(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key}={item}" for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return " ".join(environment_value(item) for item in value)
+    return str(value)

@@ -1,0 +1,109 @@
+"""Hostile user text (tests/hostile.py) as variant, experiment and metric names in every report
+format: it must stay data. No escape sequence reaches a terminal, no HTML element comes out of
+the Markdown, no spreadsheet formula out of the CSV, and JSON keeps every name exactly."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import replace
+
+import pytest
+from hostile import HOSTILE
+from markdown_it import MarkdownIt
+
+from cutaway.model import Analysis, CallSummary, Caution, Comparison, Metric, Summary, Verdict
+from cutaway.report import FORMATS, render_calls_csv, render_terminal
+from cutaway.report.csv_format import render_runs_csv
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")  # what rich itself emits for colour
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _hostile_analysis() -> Analysis:
+    from test_reports import _comparison, _experiment, _runs, _summary
+
+    baseline, *variants = HOSTILE
+    summaries: list[Summary] = []
+    comparisons: list[Comparison] = []
+    for index, metric in enumerate(("wall", *HOSTILE[:3])):
+        summaries += [_summary(name, metric, 10, 0.01 * (index + 1), 0.001) for name in HOSTILE]
+        comparisons += [
+            _comparison(baseline, name, metric, 1.5 + index, 0.1, Verdict.INCONCLUSIVE, 10_000)
+            for name in variants
+        ]
+    calls = tuple(
+        CallSummary(name, HOSTILE[1], position, 3, 3e-6, 1e-6, 1e-6, 0.0, 1e-6, 1e-6, 1e-6)
+        for name in HOSTILE
+        for position in ("1", "all")
+    )
+    call_comparisons = tuple(
+        replace(c, metric=f"calls.{HOSTILE[1]}.1") for c in comparisons if c.metric == "wall"
+    )
+    runs = tuple(replace(run, variant=HOSTILE[i]) for i, run in enumerate(_runs()))
+    return Analysis(
+        experiments=(_experiment(1, HOSTILE[1], HOSTILE, 10, label=HOSTILE[0]),),
+        summaries=tuple(summaries),
+        comparisons=tuple(comparisons),
+        cautions=(Caution("outliers", f"outliers in {HOSTILE[1]} {HOSTILE[0]}", HOSTILE[2]),),
+        calibration=None,
+        run_counts={name: {"ok": 9, "failed": 1} for name in HOSTILE},
+        calls=calls,
+        call_comparisons=call_comparisons,
+        probes=(f"calls: of {HOSTILE[1]}",),
+        metrics=(Metric("wall", "seconds", "elapsed"), *(Metric(n, n, n) for n in HOSTILE[:3])),
+        ranking=tuple((name, 1.0 + i) for i, name in enumerate(HOSTILE)),
+        pairwise=tuple(comparisons[:3]),
+        runs=runs,
+    )
+
+
+@pytest.mark.parametrize("width", [80, 100])
+@pytest.mark.parametrize("color", [False, True])
+def test_terminal_emits_no_escape_sequence_from_user_text(width: int, color: bool) -> None:
+    for all_metrics in (False, True):
+        text = render_terminal(
+            _hostile_analysis(), color=color, width=width, all_metrics=all_metrics
+        )
+        assert "\x1b" not in SGR.sub("", text)  # only rich's own colour codes
+        assert "\x07" not in text and "\r" not in text and "\u202e" not in text
+        plain = SGR.sub("", text)
+        assert "\\x1b[31mred\\x1b[0m" in plain  # shown, escaped
+        assert "[red]x[/red]" in plain  # markup printed as itself
+        assert "line one\\nline two\\r\\nthree" in plain
+
+
+def test_markdown_makes_no_html_element_from_user_text() -> None:
+    text = FORMATS["markdown"].render(_hostile_analysis())
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    assert "<script" not in html
+    assert "<a " not in html and "<em>" not in html and "<strong>x" not in html
+    assert "\x1b" not in text and "\r" not in text
+    # The code spans keep the text, backticks included.
+    assert "`` `x` &lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_csv_neutralizes_formulas_and_keeps_numbers() -> None:
+    analysis = _hostile_analysis()
+    texts = [
+        FORMATS["csv"].render(analysis),
+        render_calls_csv(analysis),
+        render_runs_csv(list(analysis.runs)),
+    ]
+    for text in texts:
+        for row in csv.reader(io.StringIO(text)):
+            for cell in row:
+                if cell.startswith(FORMULA_STARTS):
+                    float(cell)  # only a plain number may start like a formula
+    first = texts[0]
+    assert "'=cmd|' /C calc'!A0" in first and "'@SUM(1+1)" in first and "'\tTAB" in first
+    assert "'-2+3" in first
+
+
+def test_json_keeps_every_name_exactly() -> None:
+    document = json.loads(FORMATS["json"].render(_hostile_analysis()))
+    assert {s["variant"] for s in document["summaries"]} == set(HOSTILE)
+    assert document["experiments"][0]["name"] == HOSTILE[1]
+    assert set(document["runs"]) <= set(HOSTILE)

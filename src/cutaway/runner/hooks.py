@@ -74,16 +74,25 @@ def run_hook(
     if command is None:
         return None
     with tempfile.TemporaryFile() as output:
-        process = subprocess.Popen(
-            [SHELL, "-c", command],
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            env=run_environment(variant),
-            cwd=variant.cwd,
-            process_group=0,
-        )
+        # An interrupt that lands while Popen is still starting the hook (the hook may already
+        # run) would leave it behind: hold interrupts until the hook can be waited for or
+        # stopped, then deliver them.
+        held = _HeldInterrupts()
         try:
+            process = subprocess.Popen(
+                [SHELL, "-c", command],
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env=run_environment(variant),
+                cwd=variant.cwd,
+                process_group=0,
+            )
+        finally:
+            pending = held.release()
+        try:
+            for signum in pending:
+                signal.raise_signal(signum)  # to the handler that was there: now it may raise
             exit_code = process.wait(timeout_seconds)
         except subprocess.TimeoutExpired:
             stop_group(process)
@@ -95,6 +104,31 @@ def run_hook(
         output.seek(max(0, output.tell() - OUTPUT_TAIL_BYTES))
         text = output.read().decode(errors="replace").strip()
     return HookResult(hook, command, exit_code, text, timeout_seconds)
+
+
+_INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class _HeldInterrupts:
+    """Interrupt signals recorded instead of handled, until :meth:`release`."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.previous: dict[int, signal.Handlers | int | Callable[..., object] | None] = {}
+        for signum in _INTERRUPTS:
+            try:
+                self.previous[signum] = signal.signal(signum, self._record)
+            except ValueError:  # not the main thread: signals go to the main thread anyway
+                break
+
+    def _record(self, signum: int, frame: object) -> None:
+        self.received.append(signum)
+
+    def release(self) -> list[int]:
+        """Put the previous handlers back; the signals received meanwhile, in order."""
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        return self.received
 
 
 def _interrupted(

@@ -112,3 +112,10 @@ def test_the_cli_offers_every_report_format() -> None:
     from cutaway.report import FORMATS
 
     assert tuple(sorted(FORMATS)) == REPORT_FORMATS
+
+
+def test_report_imports_no_scipy(db: Path) -> None:
+    """A report's statistics are pure Python and numpy: scipy's import took most of its time."""
+    status, heavy = imported_by(["report", "1", "--db", str(db), "--color", "never"])
+    assert status == 0
+    assert "scipy" not in heavy

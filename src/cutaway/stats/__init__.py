@@ -1,8 +1,8 @@
 """Statistics for cutaway: pure functions over numpy arrays, arrays in and numbers out.
 
 Nothing here does I/O or imports the rest of cutaway. Every metric is a cost (higher is worse).
-scipy is imported by the functions that use it, never at import: it takes about a second, and
-commands that analyse nothing (``cutaway --version``, ``list``) must not pay for it.
+Nothing here imports scipy: its import took most of the time of ``cutaway report`` (issue #8);
+``distributions`` has the normal and t functions in pure Python.
 
 - ``descriptive``: summary columns, the t interval for a mean, median and percentiles.
 - ``paired``: variant / baseline from per-round pairs, with a paired bootstrap interval.

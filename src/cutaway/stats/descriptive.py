@@ -80,9 +80,9 @@ def describe(
 
 @lru_cache(maxsize=256)  # the same few (p, df) for every metric and variant of an experiment
 def _t_quantile(p: float, df: int) -> float:
-    from scipy import stats as scipy_stats  # lazily: it takes a second to import
+    from cutaway.stats.distributions import t_ppf
 
-    return float(scipy_stats.t.ppf(p, df))
+    return t_ppf(p, df)
 
 
 def median_and_percentiles(

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cutaway.stats.descriptive import as_vector
+from cutaway.stats.distributions import norm_sf
 
 # Scale factors that make each absolute deviation estimate the standard deviation of a normal
 # distribution: the MAD is 0.6745 sigma, the mean absolute deviation sqrt(2 / pi) sigma.
@@ -72,13 +73,101 @@ def trend(values: npt.ArrayLike) -> Trend:
         return no_trend
     level = abs(float(np.median(data))) or float(np.mean(np.abs(data)))
     steps = np.arange(data.size, dtype=np.float64)
-    from scipy import stats as scipy_stats  # lazily: it takes a second to import
-
-    slope = float(scipy_stats.theilslopes(data, steps).slope)
-    p_value = float(scipy_stats.kendalltau(steps, data).pvalue)
+    slope = theil_sen_slope(data, steps)
+    p_value = kendall_tau_p_value(steps, data)
     slope_fraction = slope / level
     return Trend(
         slope_fraction_per_step=slope_fraction,
         total_change_fraction=slope_fraction * (data.size - 1),
         p_value=p_value if math.isfinite(p_value) else 1.0,
     )
+
+
+def theil_sen_slope(y: npt.ArrayLike, x: npt.ArrayLike) -> float:
+    """The Theil-Sen slope of y against x (Theil 1950; Sen 1968): the median of the slopes
+    (y_i - y_j) / (x_i - x_j) over the pairs with x_i > x_j, computed as
+    ``scipy.stats.theilslopes(y, x).slope`` computes it (scipy/stats/_stats_mstats_common.py),
+    so equal to its last bit. NaN when every x is the same."""
+    ys, xs = as_vector(y, "y"), as_vector(x, "x")
+    if ys.size != xs.size:
+        raise ValueError("x and y must have the same length")
+    delta_x = xs[:, np.newaxis] - xs
+    delta_y = ys[:, np.newaxis] - ys
+    rising = delta_x > 0
+    slopes = delta_y[rising] / delta_x[rising]
+    return float(np.median(slopes)) if slopes.size else math.nan
+
+
+def kendall_tau_p_value(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    """The two-sided p-value of Kendall's tau test of independence, as
+    ``scipy.stats.kendalltau(x, y).pvalue`` computes it by default (scipy 1.17,
+    scipy/stats/_stats_py.py, method="auto"): without ties and with n <= 33, or with at most one
+    discordant or concordant pair, the exact null distribution of the number of concordant
+    pairs (Kendall 1970, "Rank Correlation Methods", 4th ed.; scipy's
+    ``_mstats_basic._kendall_p_exact``); otherwise the normal approximation of concordant minus
+    discordant pairs with the tie-corrected variance (Kendall 1970, chapter 4). NaN with NaN
+    input, fewer than 2 values, or all x or all y tied."""
+    xs, ys = as_vector(x, "x"), as_vector(y, "y")
+    if xs.size != ys.size:
+        raise ValueError("x and y must have the same length")
+    size = int(xs.size)
+    if size < 2 or np.isnan(xs).any() or np.isnan(ys).any():
+        return math.nan
+    x_ranks = np.unique(xs, return_inverse=True)[1].reshape(-1)
+    y_ranks = np.unique(ys, return_inverse=True)[1].reshape(-1)
+    discordant, concordant_minus_discordant = 0, 0
+    for start in range(0, size, 256):  # blocks of rows: pairs (i, j) with i < j
+        rows = np.arange(start, min(start + 256, size))
+        sx = np.sign(x_ranks[rows, np.newaxis] - x_ranks[np.newaxis, :])
+        sy = np.sign(y_ranks[rows, np.newaxis] - y_ranks[np.newaxis, :])
+        product = (sx * sy)[np.arange(size)[np.newaxis, :] > rows[:, np.newaxis]]
+        discordant += int(np.count_nonzero(product < 0))
+        concordant_minus_discordant += int(product.sum())
+    x_tie, x0, x1 = _rank_ties(x_ranks)
+    y_tie, y0, y1 = _rank_ties(y_ranks)
+    total = size * (size - 1) // 2
+    if x_tie == total or y_tie == total:
+        return math.nan
+    if x_tie == 0 and y_tie == 0 and (size <= 33 or min(discordant, total - discordant) <= 1):
+        return _kendall_exact_p(size, total - discordant)
+    m = size * (size - 1.0)
+    variance = (
+        (m * (2 * size + 5) - x1 - y1) / 18
+        + (2 * x_tie * y_tie) / m
+        + x0 * y0 / (9 * m * (size - 2))
+    )
+    z = concordant_minus_discordant / math.sqrt(variance)
+    return 2.0 * norm_sf(abs(z))
+
+
+def _rank_ties(ranks: npt.NDArray[np.intp]) -> tuple[int, int, int]:
+    """Sum over groups of t tied values of t(t-1)/2, t(t-1)(t-2) and t(t-1)(2t+5)."""
+    counts = [int(c) for c in np.bincount(ranks) if c > 1]
+    return (
+        sum(c * (c - 1) // 2 for c in counts),
+        sum(c * (c - 1) * (c - 2) for c in counts),
+        sum(c * (c - 1) * (2 * c + 5) for c in counts),
+    )
+
+
+def _kendall_exact_p(n: int, concordant: int) -> float:
+    """Twice the lower tail of the exact null distribution of the concordant pairs, by the
+    recurrence scipy's ``_kendall_p_exact`` uses (same operations, same bits)."""
+    c = min(concordant, n * (n - 1) // 2 - concordant)
+    if n <= 2:
+        prob = 1.0
+    elif c == 0:
+        prob = 2.0 / math.factorial(n) if n < 171 else 0.0
+    elif c == 1:
+        prob = 2.0 / math.factorial(n - 1) if n < 172 else 0.0
+    elif 4 * c == n * (n - 1):
+        prob = 1.0
+    else:  # only n <= 33 comes here
+        counts = np.zeros(c + 1)
+        counts[0:2] = 1.0
+        for j in range(3, n + 1):
+            counts = np.cumsum(counts)
+            if j <= c:
+                counts[j:] -= counts[: c + 1 - j]
+        prob = 2.0 * float(np.sum(counts)) / math.factorial(n)
+    return min(1.0, max(0.0, prob))

@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cutaway.stats.descriptive import FloatArray, as_vector
+from cutaway.stats.distributions import norm_cdf, norm_isf, norm_sf, t_ppf, t_sf
 
 IndexArray = npt.NDArray[np.int64]
 
@@ -271,9 +272,7 @@ def _interval_and_p_value(
     # sqrt((n - 1) / n), as the bootstrap's is; _nominal_alpha expands it back.
     fitted_sd = bootstrap.standard_error * math.sqrt((n - 1) / n)
     if math.isfinite(fitted_sd) and fitted_sd > 0.0 and math.isfinite(bootstrap.log_estimate):
-        from scipy import stats as scipy_stats  # lazily: it takes a second to import
-
-        normal_share = float(scipy_stats.norm.sf(abs(bootstrap.log_estimate) / fitted_sd))
+        normal_share = norm_sf(abs(bootstrap.log_estimate) / fitted_sd)
     tail_share = max(far_share, min(normal_share, resolution_share))
     p_value = max(_nominal_alpha(tail_share, n), _nominal_alpha(atom_share, n))
     return low, high, p_value
@@ -282,19 +281,15 @@ def _interval_and_p_value(
 @lru_cache(maxsize=256)  # the same few (alpha, n) for every comparison of an experiment
 def _expanded_tail_level(alpha: float, n: int) -> float:
     """Hesterberg's adjusted tail level: Phi(-sqrt(n / (n - 1)) * t(1 - alpha/2, n - 1))."""
-    from scipy import stats as scipy_stats  # lazily: it takes a second to import
-
-    t_quantile = float(scipy_stats.t.ppf(1.0 - alpha / 2.0, n - 1))
-    return float(scipy_stats.norm.cdf(-math.sqrt(n / (n - 1)) * t_quantile))
+    t_quantile = t_ppf(1.0 - alpha / 2.0, n - 1)
+    return norm_cdf(-math.sqrt(n / (n - 1)) * t_quantile)
 
 
 @lru_cache(maxsize=256)
 def _nominal_alpha(tail_share: float, n: int) -> float:
     """The inverse of ``_expanded_tail_level``: the alpha whose adjusted level is tail_share."""
-    from scipy import stats as scipy_stats  # lazily: it takes a second to import
-
-    t_quantile = float(scipy_stats.norm.isf(tail_share)) / math.sqrt(n / (n - 1))
-    return min(1.0, 2.0 * float(scipy_stats.t.sf(t_quantile, n - 1)))
+    t_quantile = norm_isf(tail_share) / math.sqrt(n / (n - 1))
+    return min(1.0, 2.0 * t_sf(t_quantile, n - 1))
 
 
 def _most_extreme_resample_share(n: int) -> float:

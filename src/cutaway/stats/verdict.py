@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cutaway.stats.descriptive import FloatArray, as_vector
+from cutaway.stats.distributions import norm_ppf
 from cutaway.stats.paired import minimum_pairs
 
 # The values of cutaway.model.Verdict; stats does not import model, so they are spelled here.
@@ -84,9 +85,7 @@ def rounds_to_settle(
         return None
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    from scipy import stats as scipy_stats  # lazily: it takes a second to import
-
-    z = float(scipy_stats.norm.ppf(0.5 + confidence / 2.0))
+    z = norm_ppf(0.5 + confidence / 2.0)
     effect = abs(log_estimate)
     room_in_margin = math.log1p(margin) - effect
     # Each candidate is the N beyond which the half width z * log_sd / sqrt(N) is small enough.

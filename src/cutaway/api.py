@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    # The store, numpy, the analysis (scipy) and the runner are imported by the functions that
+    # The store, numpy, the analysis and the runner are imported by the functions that
     # use them, so that importing this module, and the CLI that takes DEFAULT_DB from it, is
     # cheap.
     import numpy as np

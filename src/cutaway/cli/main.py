@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
-# the analysis (numpy, scipy) and the reports (rich) are imported by the commands that use them,
+# the analysis (numpy) and the reports (rich) are imported by the commands that use them,
 # so that `cutaway --version`, `--help` and `list` start at once
 # (tests/unit/test_startup_imports.py).
 from cutaway import __version__

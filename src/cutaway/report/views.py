@@ -381,17 +381,16 @@ def short_probe_line(probe: str, cost: str = "") -> str:
     name, _, rest = probe.partition(": ")
     rest = re.sub(r"; records in [^;\s]+", "", rest)
     interposer = re.match(r"LD_PRELOAD interposer \S+ \(([^,()]*), ([^()]*)\) on (.*)", rest)
-    if interposer is not None:
-        clock, what, rest = interposer.groups()
-        how = ["LD_PRELOAD", "TSC" if clock.startswith("TSC") else clock]
-        if what != "wall time only":
-            how.append(what.removeprefix("and "))
-        rest = f"({', '.join(how)}) on {rest}"
-    else:
-        rest = f"({rest}" if not rest.startswith("(") else rest
-        rest = rest.replace(" on ", ") on ", 1) if ") on " not in rest else rest
     described, _, overhead = rest.partition("; overhead ")
     overhead = overhead.replace(" and ", ", ").replace("per recorded call", "per call")
+    overhead = "overhead not measured" if overhead == "not measured" else overhead
+    if interposer is None:
+        return f"{name} probe: {described}" + (f"; {overhead}" if overhead else "") + cost
+    clock, what, functions = interposer.groups()
+    how = ["LD_PRELOAD", "TSC" if clock.startswith("TSC") else clock]
+    if what != "wall time only":
+        how.append(what.removeprefix("and "))
+    described = f"({', '.join(how)}) on {functions.partition('; overhead ')[0]}"
     return f"{name} probe {described}" + (f": {overhead}" if overhead else "") + cost
 
 

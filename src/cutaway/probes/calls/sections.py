@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from cutaway.model import Analysis, CallSummary, Metric
 from cutaway.probes.calls.tables import (
+    ALL_CALLS,
     CALL_UNIT,
     SHORT_POSITION_LABELS,
     Overview,
@@ -64,10 +65,11 @@ class CallsViews:
         variant's median time per call, in one unit per row."""
         rows = []
         for function in call_functions(analysis):
+            calls = [c for c in analysis.calls if c.function == function and c.n > 0]
+            positional = [c for c in calls if c.position != ALL_CALLS]
             medians: dict[str, dict[str, float]] = {}
-            for group in position_groups(analysis, function):
-                for call in group.rows:
-                    medians.setdefault(call.position, {})[group.variant] = call.median
+            for call in positional or calls:  # only totals recorded: all calls, one row
+                medians.setdefault(call.position, {})[call.variant] = call.median
             for position in sorted(medians, key=position_sort_key):
                 by_variant = medians[position]
                 texts = median_texts([by_variant.get(v) for v in variants], CALL_UNIT)

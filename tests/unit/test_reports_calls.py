@@ -524,3 +524,29 @@ def test_calls_csv_is_registered_for_cutaway_export() -> None:
 
     args = build_parser().parse_args(["export", "latest", "--format", "calls-csv"])
     assert FORMATS[args.format].render(queue_calls()).startswith("experiment_id,variant,function,")
+
+
+def test_default_terminal_fits_one_screen_and_all_metrics_keeps_every_table() -> None:
+    """The stored 3-variant calls experiment: the default report is one screen (at most 40
+    lines at 100 columns, 45 at 80 with nothing wider), --all-metrics keeps every table."""
+    analysis = nscd_calls()
+    text = render_terminal(analysis, color=False, width=100)
+    assert len(text.splitlines()) <= 40
+    narrow = render_terminal(analysis, color=False, width=80).splitlines()
+    assert len(narrow) <= 45 and max(len(line) for line in narrow) <= 80
+    # No file path, the positions' medians in one table, the answer last.
+    assert "measured by" not in text and "calls probe:" in text
+    assert re.search(r"getpwnam call 2\s+47\.0 µs\s+100 µs\s+167 µs", text)
+    assert "time per call, by the call's position" not in text
+    assert "calls: time in each function" not in text
+    assert text.rstrip().endswith("faster than files: improved")
+    full = render_terminal(analysis, color=False, width=100, all_metrics=True)
+    for title in (
+        "verdicts against files",
+        "wall: elapsed",
+        "calls: time in each function",
+        "getpwnam: time per call",
+        "getservbyname: time per call",
+        "measured by: calls:",
+    ):
+        assert title in full

@@ -493,16 +493,22 @@ def test_colored_terminal_paints_verdicts() -> None:
 
 
 def test_terminal_shows_what_the_spec_asks_for() -> None:
-    text = render_terminal(two_variants(), color=False)
+    text = render_terminal(two_variants(), color=False, all_metrics=True)
     assert "harness overhead: 612 µs per run (median of 30 runs of true)" in text
     assert "warning: 1 of 30 runs of nscd failed" in text
     assert "host: bench-01" in text and "load at start: 0.12 0.08 0.01" in text
     assert "+5.12 %" in text and "[+4.60 %, +5.64 %]" in text
     # The answer first: the verdicts, then wall, then the metrics that changed.
     assert text.index("verdicts against files") < text.index("wall: elapsed") < text.index("user:")
-    assert "max_rss:" not in text  # equivalent: said once, its table only with all_metrics
-    assert "equivalent for every variant: max_rss" in text
-    assert "max_rss:" in render_terminal(two_variants(), color=False, all_metrics=True)
+    assert "max_rss:" in text
+    compact = render_terminal(two_variants(), color=False)
+    assert "max_rss" not in compact.split("equivalent for every variant")[0]  # no row
+    assert "equivalent for every variant: max_rss" in compact
+    assert "harness 612 µs/run" in compact and "harness overhead" not in compact
+    assert compact.index("wall    +5.12 %") < compact.index("median") < compact.index("sys ")
+    assert re.search(r"sys\s+1\.97 ms\s+2\.20 ms \(\+11\.6 %\)", compact)
+    assert "inconclusive: user of nscd" in compact
+    assert compact.rstrip().endswith("slower than files: regressed")
     assert text.rstrip().endswith("nscd is 5.12 % [4.60 %, 5.64 %] slower than files: regressed")
     assert "runs that did not succeed" in text
     assert "runs that did not succeed" not in render_terminal(matrix(), color=False)

@@ -355,7 +355,7 @@ def test_call_metric_names_parse(metric: str, expected: tuple[str, str] | None) 
 
 
 def test_terminal_shows_seed_000_tables_without_empty_positions() -> None:
-    text = render_terminal(nscd_calls(), color=False)
+    text = render_terminal(nscd_calls(), color=False, all_metrics=True)
     assert (
         "measured by: calls: LD_PRELOAD interposer timing every call (wall time) of getpwnam, "
         "getservbyname"
@@ -387,7 +387,7 @@ def test_terminal_shows_seed_000_tables_without_empty_positions() -> None:
 
 
 def test_terminal_overview_leaves_a_gap_for_a_function_only_one_variant_called() -> None:
-    text = render_terminal(queue_calls(), color=False)
+    text = render_terminal(queue_calls(), color=False, all_metrics=True)
     lines = text.splitlines()
     rename = lines.index("rename    1q-1s")  # nothing after the variant: an empty row
     assert re.fullmatch(r"\s+1q-10s\s+1,200\s+5\.05\s+4,210\s+12\.8", lines[rename + 1])
@@ -435,7 +435,7 @@ def test_overview_shows_the_top_15_by_largest_total() -> None:
         "hot",
         *(f"f{i:02d}" for i in range(19, 5, -1)),
     ]
-    text = render_terminal(analysis, color=False)
+    text = render_terminal(analysis, color=False, all_metrics=True)
     assert "top 15 of 21 functions by total" in text
     assert "\nf05 " not in text and "\nf06 " in text
     assert "top 15 of 21 functions by total" in render_markdown(analysis)
@@ -457,12 +457,13 @@ def test_plain_terminal_has_no_escape_codes_and_never_wraps(
 
 
 def test_ranking_with_three_variants() -> None:
-    text = render_terminal(nscd_calls(), color=False)
+    text = render_terminal(nscd_calls(), color=False, all_metrics=True)
     assert (
         "nscd is 1.20x faster than nscd-invalidated, 1.27x faster than files (mean wall time)"
         in text.splitlines()
     )
-    assert "faster than" not in _section(render_terminal(queue_calls(), color=False), "verdicts")
+    queue = render_terminal(queue_calls(), color=False, all_metrics=True)
+    assert "faster than" not in _section(queue, "verdicts")
 
 
 def test_colored_terminal_paints_call_verdicts() -> None:
@@ -523,3 +524,29 @@ def test_calls_csv_is_registered_for_cutaway_export() -> None:
 
     args = build_parser().parse_args(["export", "latest", "--format", "calls-csv"])
     assert FORMATS[args.format].render(queue_calls()).startswith("experiment_id,variant,function,")
+
+
+def test_default_terminal_fits_one_screen_and_all_metrics_keeps_every_table() -> None:
+    """The stored 3-variant calls experiment: the default report is one screen (at most 40
+    lines at 100 columns, 45 at 80 with nothing wider), --all-metrics keeps every table."""
+    analysis = nscd_calls()
+    text = render_terminal(analysis, color=False, width=100)
+    assert len(text.splitlines()) <= 40
+    narrow = render_terminal(analysis, color=False, width=80).splitlines()
+    assert len(narrow) <= 45 and max(len(line) for line in narrow) <= 80
+    # No file path, the positions' medians in one table, the answer last.
+    assert "measured by" not in text and "calls probe:" in text
+    assert re.search(r"getpwnam call 2\s+47\.0 µs\s+100 µs\s+167 µs", text)
+    assert "time per call, by the call's position" not in text
+    assert "calls: time in each function" not in text
+    assert text.rstrip().endswith("faster than files: improved")
+    full = render_terminal(analysis, color=False, width=100, all_metrics=True)
+    for title in (
+        "verdicts against files",
+        "wall: elapsed",
+        "calls: time in each function",
+        "getpwnam: time per call",
+        "getservbyname: time per call",
+        "measured by: calls:",
+    ):
+        assert title in full

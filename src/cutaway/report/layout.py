@@ -11,30 +11,50 @@ A probe plugs in with a ``ProbeViews`` in PROBE_VIEWS; views and formats need no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from cutaway.model import PRIMARY_METRIC, Analysis
 from cutaway.probes.calls.sections import CallsViews
-from cutaway.report.sections import Block, Details, Line, Report, Row, Table, Tone
+from cutaway.report.sections import (
+    Block,
+    Details,
+    Line,
+    Report,
+    Row,
+    Table,
+    Tone,
+    VerdictCell,
+)
 from cutaway.report.units import format_seconds
 from cutaway.report.views import (
     HOLM_NOTE,
     calibration_line,
     cautions_block,
+    changed_metrics,
+    compact_header_block,
     conclusion_block,
     environment_value,
     equivalent_line,
     header_block,
+    inconclusive_line,
+    medians_columns,
     metric_block,
+    metric_median_row,
     no_summaries_block,
+    omitted_line,
     one_baseline,
     pairwise_block,
     process_verdict_rows,
     ranking_line,
     run_counts_block,
+    short_probe_line,
     shown_metrics,
+    table_variants,
     verdict_columns,
     verdict_title,
+    wall_verdict_rows,
 )
 
 
@@ -53,11 +73,23 @@ class ProbeViews(Protocol):
         """The probe's tables, after the primary metric's."""
         ...
 
+    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
+        """The compact report: the probe's rows of the medians table (one per variant column)."""
+        ...
+
+    def compact_blocks(self, analysis: Analysis) -> list[Block]:
+        """The compact report: the probe's tables that are its answer, after the medians."""
+        ...
+
 
 PROBE_VIEWS: tuple[ProbeViews, ...] = (CallsViews(),)
 
 
 def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:
+    """The report; without ``all_metrics``, the compact one that fits a screen (the terminal's
+    default): every table and note is kept with ``all_metrics`` (Markdown's layout)."""
+    if not all_metrics:
+        return _compact_report(analysis)
     metrics = shown_metrics(analysis, all_metrics=all_metrics)
     body: list[Block] = [
         _verdicts(analysis, all_metrics=all_metrics),
@@ -74,6 +106,74 @@ def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:
         body=tuple(block for block in body if block),
         conclusion=conclusion_block(analysis),
     )
+
+
+def _compact_report(analysis: Analysis) -> Report:
+    """Verdicts (wall and the probes' rows), the ranking, one table of medians (wall, the
+    probes' positions, the other metrics that changed), the metrics left out in a line, the
+    probes' answer tables, runs that failed, cautions, the conclusion."""
+    body: list[Block] = [
+        _compact_verdicts(analysis),
+        pairwise_block(analysis),
+        no_summaries_block(analysis),
+        _medians(analysis),
+        *(b for probe in PROBE_VIEWS for b in probe.compact_blocks(analysis)),
+        run_counts_block(analysis.run_counts),
+    ]
+    blocks = [compact_header_block(info, analysis) for info in analysis.experiments]
+    trailer: Block = tuple(Line((short_probe_line(p),), Tone.DIM) for p in analysis.probes)
+    if trailer and blocks:
+        blocks[-1] += trailer
+    elif trailer:
+        blocks.append(trailer)
+    return Report(
+        header=tuple(blocks),
+        body=tuple(block for block in body if block),
+        conclusion=(*cautions_block(analysis), *conclusion_block(analysis)),
+    )
+
+
+def _compact_verdicts(analysis: Analysis) -> Block:
+    """Wall and the probes' rows per variant; the other metrics' inconclusive verdicts in a
+    line (those that changed are in the medians table), the ranking. Only wall's verdicts say
+    how many rounds would settle them."""
+    rows = wall_verdict_rows(analysis)
+    for probe in PROBE_VIEWS:
+        rows += [
+            (variant, _without_advice(row))
+            for variant, row in probe.verdict_rows(analysis, all_metrics=False)
+        ]
+    block: list[Table | Line] = []
+    if rows:
+        order = _variant_order(analysis, [variant for variant, _ in rows])
+        ordered = sorted(rows, key=lambda item: order[item[0]])
+        compared = [*analysis.comparisons, *analysis.call_comparisons]
+        columns = verdict_columns(analysis.experiments, name_baseline=not one_baseline(compared))
+        block.append(Table(None, columns, tuple(row for _, row in ordered), primary=True))
+    lines = (inconclusive_line(analysis), ranking_line(analysis, note=""))
+    block += [line for line in lines if line is not None]
+    return tuple(block)
+
+
+def _without_advice(row: Row) -> Row:
+    cells = tuple(
+        replace(cell, rounds_to_settle=None) if isinstance(cell, VerdictCell) else cell
+        for cell in row.cells
+    )
+    return replace(row, cells=cells)
+
+
+def _medians(analysis: Analysis) -> Block:
+    if not analysis.summaries:
+        return ()
+    variants = table_variants(analysis, [call.variant for call in analysis.calls])
+    rows = [metric_median_row(analysis, PRIMARY_METRIC, variants)]
+    for probe in PROBE_VIEWS:
+        rows += probe.median_rows(analysis, variants)
+    rows += [metric_median_row(analysis, name, variants) for name in changed_metrics(analysis)]
+    table = Table(None, medians_columns(variants), tuple(rows))
+    omitted = omitted_line(analysis)
+    return (table,) if omitted is None else (table, omitted)
 
 
 def _header(analysis: Analysis) -> tuple[Block, ...]:

@@ -47,7 +47,7 @@ def _lines(
 ) -> list[Text]:
     first = 1 if grouped else 0
     columns = range(first, len(table.columns))
-    headers = [table.columns[i].name for i in columns]
+    headers = [visible(table.columns[i].name) for i in columns]  # a variant's name, maybe
     if grouped:
         headers[0] = f"{table.columns[0].name} / {headers[0]}"
     widths = [

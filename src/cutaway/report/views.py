@@ -6,6 +6,7 @@ conclusion. report/layout.py puts them in order with the probes' views."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from cutaway.model import (
@@ -18,10 +19,11 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
-from cutaway.report.cell_text import amount_sentence, format_factor
+from cutaway.report.cell_text import amount_sentence, change_text, format_factor
 from cutaway.report.sections import (
     Align,
     Block,
+    Cell,
     Change,
     Column,
     Facts,
@@ -37,6 +39,7 @@ from cutaway.report.sections import (
     VerdictCell,
 )
 from cutaway.report.units import (
+    format_column,
     format_confidence,
     format_margin,
     format_quantity,
@@ -151,7 +154,7 @@ def equivalent_line(analysis: Analysis) -> Line | None:
     return Line(("; ".join(said) + " (--all-metrics shows them)",), Tone.DIM)
 
 
-def ranking_line(analysis: Analysis) -> Line | None:
+def ranking_line(analysis: Analysis, *, note: str = " (mean wall time)") -> Line | None:
     """hyperfine's summary: "fast is 1.52x faster than default, 2.64x faster than best"."""
     if len(analysis.ranking) < 3:
         return None
@@ -159,7 +162,7 @@ def ranking_line(analysis: Analysis) -> Line | None:
     parts: list[Inline] = [Name(fastest), " is "]
     for index, (name, ratio) in enumerate(others):
         parts += [", " if index else "", f"{format_factor(ratio)}x faster than ", Name(name)]
-    return Line((*parts, " (mean wall time)"))
+    return Line((*parts, note))
 
 
 def pairwise_block(analysis: Analysis) -> Block:
@@ -366,3 +369,160 @@ def environment_value(value: object) -> str:
     if isinstance(value, list | tuple):
         return " ".join(environment_value(item) for item in value)
     return str(value)
+
+
+# The compact terminal report (the default): what fits one screen. --all-metrics and the
+# exports keep every table above.
+
+
+def short_probe_line(probe: str, cost: str = "") -> str:
+    """What measured, without file paths, with its cost and the harness's: "calls probe
+    (LD_PRELOAD, TSC) on getpwnam: 52.8 ns per call, 225 µs per process"."""
+    name, _, rest = probe.partition(": ")
+    rest = re.sub(r"; records in [^;\s]+", "", rest)
+    interposer = re.match(r"LD_PRELOAD interposer \S+ \(([^,()]*), ([^()]*)\) on (.*)", rest)
+    described, _, overhead = rest.partition("; overhead ")
+    overhead = overhead.replace(" and ", ", ").replace("per recorded call", "per call")
+    overhead = "overhead not measured" if overhead == "not measured" else overhead
+    if interposer is None:
+        return f"{name} probe: {described}" + (f"; {overhead}" if overhead else "") + cost
+    clock, what, functions = interposer.groups()
+    how = ["LD_PRELOAD", "TSC" if clock.startswith("TSC") else clock]
+    if what != "wall time only":
+        how.append(what.removeprefix("and "))
+    described = f"({', '.join(how)}) on {functions.partition('; overhead ')[0]}"
+    return f"{name} probe {described}" + (f": {overhead}" if overhead else "") + cost
+
+
+def compact_header_block(info: ExperimentInfo, analysis: Analysis) -> Block:
+    """header_block in fewer words, with the harness overhead folded into the facts."""
+    block = list(header_block(info))
+    calibration = analysis.calibration
+    facts = block[1]
+    if isinstance(facts, Facts):
+        items = [
+            (format_quantity(info.rounds_completed, "round"),),
+            facts.items[1],
+            (f"{format_confidence(info.confidence)} CI",),
+            (f"equivalence {format_margin(info.margin)}",),
+        ]
+        if calibration is not None:
+            items.append((f"harness {format_seconds(calibration.median_wall_seconds)}/run",))
+        block[1] = Facts(tuple(items), facts.tone)
+    return tuple(block)
+
+
+def wall_verdict_rows(analysis: Analysis) -> list[tuple[str, Row]]:
+    """(variant, row) of every comparison of wall, for the compact verdict table."""
+    name_baseline = not one_baseline(analysis.comparisons)
+    metric = metric_of(analysis, PRIMARY_METRIC)
+    return [
+        (
+            c.variant,
+            comparison_row(c, Name(c.metric), metric, name_baseline=name_baseline, strong=True),
+        )
+        for c in analysis.comparisons
+        if c.metric == PRIMARY_METRIC
+    ]
+
+
+def _variant_subjects(comparisons: Iterable[Comparison]) -> str:
+    by_variant: dict[str, list[str]] = {}
+    for c in comparisons:
+        by_variant.setdefault(c.variant, []).append(c.metric)
+    return "; ".join(
+        f"{', '.join(metrics)} of {variant}" for variant, metrics in by_variant.items()
+    )
+
+
+def inconclusive_line(analysis: Analysis) -> Line | None:
+    """The other metrics whose verdict is inconclusive, named in one line (they have no row)."""
+    inconclusive = sorted(
+        (
+            c
+            for c in analysis.comparisons
+            if c.metric != PRIMARY_METRIC and c.verdict is Verdict.INCONCLUSIVE
+        ),
+        key=lambda c: metric_sort_key(c.metric),
+    )
+    if not inconclusive:
+        return None
+    return Line((f"inconclusive: {_variant_subjects(inconclusive)}",), Tone.DIM)
+
+
+def changed_metrics(analysis: Analysis) -> list[str]:
+    """The metrics besides wall regressed or improved for some variant and not all zero;
+    without comparisons, every metric besides wall not all zero."""
+    changed = {
+        c.metric for c in analysis.comparisons if c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)
+    }
+    compared = {c.metric for c in analysis.comparisons}
+    return [
+        name
+        for name in _metric_names(analysis)
+        if name != PRIMARY_METRIC
+        and (name in changed or name not in compared)
+        and not _all_zero(analysis, name)
+    ]
+
+
+def median_texts(values: Sequence[float | None], unit: str | None) -> list[str | None]:
+    """A row of medians in one unit chosen from the row: ["5.98 ms", "6.68 ms", None]."""
+    present = [(value, True) for value in values if value is not None]
+    texts, symbol = format_column(present, unit)
+    suffix = f" {symbol}" if symbol else ""
+    found = iter(texts)
+    return [None if value is None else next(found) + suffix for value in values]
+
+
+def table_variants(analysis: Analysis, more: Iterable[str] = ()) -> list[str]:
+    listed = [name for info in analysis.experiments for name in info.variants]
+    return [
+        name
+        for name in _unique([*listed, *(s.variant for s in analysis.summaries), *more])
+        if any(s.variant == name for s in analysis.summaries) or name in more
+    ]
+
+
+def metric_median_row(analysis: Analysis, name: str, variants: Sequence[str]) -> Row:
+    """A row of the medians table: the metric, each variant's median, and for a variant
+    regressed or improved on it (wall aside: the verdict table has wall) its change."""
+    metric = metric_of(analysis, name)
+    medians = {s.variant: s.median for s in analysis.summaries if s.metric == name}
+    texts = median_texts([medians.get(v) for v in variants], metric.unit or None)
+    changes = {
+        c.variant: c
+        for c in analysis.comparisons
+        if c.metric == name and c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)
+    }
+    cells: list[Cell] = [Name(name)]
+    for variant, text in zip(variants, texts, strict=True):
+        c = changes.get(variant) if name != PRIMARY_METRIC else None
+        if text is not None and c is not None:
+            text += f" ({change_text(Change(c.ratio, metric.unit, metric.better))})"
+        cells.append(text)
+    return Row(tuple(cells), strong=name == PRIMARY_METRIC)
+
+
+def medians_columns(variants: Sequence[str]) -> tuple[Column, ...]:
+    return (Column("median"), *(Column(v, Align.RIGHT) for v in variants))
+
+
+def omitted_line(analysis: Analysis) -> Line | None:
+    """The metrics with no row: equivalent for every variant, or zero in every run."""
+    changed = set(changed_metrics(analysis))
+    inconclusive = {c.metric for c in analysis.comparisons if c.verdict is Verdict.INCONCLUSIVE}
+    zero = [m for m in _metric_names(analysis) if _all_zero(analysis, m)]
+    equivalent = [
+        m
+        for m in _metric_names(analysis)
+        if m not in changed | inconclusive | {PRIMARY_METRIC} and m not in zero
+    ]
+    said = []
+    if equivalent:
+        said.append(f"equivalent for every variant: {', '.join(equivalent)}")
+    if zero:
+        said.append(f"zero in every run: {', '.join(zero)}")
+    if not said:
+        return None
+    return Line(("; ".join(said) + " (--all-metrics shows every table)",), Tone.DIM)

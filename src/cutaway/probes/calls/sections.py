@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 from cutaway.model import Analysis, CallSummary, Metric
 from cutaway.probes.calls.tables import (
+    ALL_CALLS,
     CALL_UNIT,
+    SHORT_POSITION_LABELS,
     Overview,
     PositionGroup,
     call_functions,
@@ -20,6 +22,7 @@ from cutaway.probes.calls.tables import (
     overview,
     position_groups,
     position_label,
+    position_sort_key,
 )
 from cutaway.report.sections import (
     Align,
@@ -33,7 +36,7 @@ from cutaway.report.sections import (
     Table,
     Tone,
 )
-from cutaway.report.views import comparison_row, one_baseline
+from cutaway.report.views import comparison_row, median_texts, one_baseline
 
 CALLS_NOTE = (
     "calls: each round's mean time per call is paired with the baseline's in the same round; "
@@ -56,6 +59,31 @@ class CallsViews:
             )
             for c in ordered
         ]
+
+    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
+        """Rows of the compact report's medians table: per function and position, each
+        variant's median time per call, in one unit per row."""
+        rows = []
+        for function in call_functions(analysis):
+            calls = [c for c in analysis.calls if c.function == function and c.n > 0]
+            positional = [c for c in calls if c.position != ALL_CALLS]
+            medians: dict[str, dict[str, float]] = {}
+            for call in positional or calls:  # only totals recorded: all calls, one row
+                medians.setdefault(call.position, {})[call.variant] = call.median
+            for position in sorted(medians, key=position_sort_key):
+                by_variant = medians[position]
+                texts = median_texts([by_variant.get(v) for v in variants], CALL_UNIT)
+                label = f"{function} {SHORT_POSITION_LABELS.get(position, position)}"
+                rows.append(Row((Name(label), *texts)))
+        return rows
+
+    def compact_blocks(self, analysis: Analysis) -> list[Block]:
+        """The probe's tables in the compact report: the syscalls probe's side-by-side totals
+        (that probe's answer); the calls probe's medians are in the medians table."""
+        summary = overview(analysis)
+        if summary is None or not any(p.startswith("syscalls:") for p in analysis.probes):
+            return []
+        return [overview_block(summary)]
 
     def verdict_notes(self, analysis: Analysis) -> list[Line]:
         return [Line((CALLS_NOTE,), Tone.DIM)] if analysis.call_comparisons else []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +24,7 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     Metric,
+    Spec,
     Summary,
 )
 from cutaway.probes.calls.analysis import (
@@ -77,7 +79,6 @@ def analyze(
     stored = store.experiment(experiment_id)
     spec = stored.spec
     metrics = spec.all_metrics()
-    better = {m.name: m.better for m in metrics}
     tables: dict[str, MetricTable] = {
         m.name: store.metric_table(experiment_id, m.name) for m in metrics
     }
@@ -95,27 +96,8 @@ def analyze(
     ]
     comparisons: list[Comparison] = []
     for name in names:
-        if name == spec.baseline:
-            continue
-        rows: list[Row] = []
-        for metric, table in tables.items():
-            if name not in table.variants or spec.baseline not in table.variants:
-                continue
-            base = table.values[:, table.variants.index(spec.baseline)]
-            other = table.values[:, table.variants.index(name)]
-            pairs = np.isfinite(base) & np.isfinite(other)
-            estimate = paired_ratio(
-                base[pairs],
-                other[pairs],
-                confidence=spec.confidence,
-                resamples=resamples,
-                seed=spec.seed,
-            )
-            if estimate is not None:
-                rows.append(
-                    Row(metric, spec.baseline, name, int(pairs.sum()), estimate, better[metric])
-                )
-        comparisons += judge(rows, spec.margin, spec.confidence)
+        if name != spec.baseline:
+            comparisons += paired_family(tables, metrics, spec.baseline, name, spec, resamples)
     runs = store.runs(experiment_id, include_warmup=False)
     counts: dict[str, Counter[str]] = {name: Counter() for name in names}
     for run in runs:
@@ -295,6 +277,35 @@ def _variant_values(
     return values
 
 
+def paired_family(
+    tables: Mapping[str, MetricTable],
+    metrics: Sequence[Metric],
+    reference: str,
+    other: str,
+    spec: Spec,
+    resamples: int,
+) -> list[Comparison]:
+    """``other`` against ``reference`` on every metric, round by round: one family of
+    comparisons, judged together (wall time at full alpha, the rest Holm-adjusted)."""
+    rows: list[Row] = []
+    for metric in metrics:
+        table = tables[metric.name]
+        if reference not in table.variants or other not in table.variants:
+            continue
+        base = table.values[:, table.variants.index(reference)]
+        values = table.values[:, table.variants.index(other)]
+        pairs = np.isfinite(base) & np.isfinite(values)
+        estimate = paired_ratio(
+            base[pairs], values[pairs], confidence=spec.confidence, resamples=resamples,
+            seed=spec.seed,
+        )  # fmt: skip
+        if estimate is not None:
+            rows.append(
+                Row(metric.name, reference, other, int(pairs.sum()), estimate, metric.better)
+            )
+    return judge(rows, spec.margin, spec.confidence)
+
+
 # --- all pairs (cutaway run/report/compare --all-pairs) ---------------------------------------
 
 
@@ -317,27 +328,7 @@ def pairwise_comparisons(
     for index, first in enumerate(names):
         for second in names[index + 1 :]:
             reference, other = (second, first) if second == spec.baseline else (first, second)
-            rows: list[Row] = []
-            for metric in metrics:
-                table = tables[metric.name]
-                if reference not in table.variants or other not in table.variants:
-                    continue
-                base = table.values[:, table.variants.index(reference)]
-                values = table.values[:, table.variants.index(other)]
-                pairs = np.isfinite(base) & np.isfinite(values)
-                estimate = paired_ratio(
-                    base[pairs],
-                    values[pairs],
-                    confidence=spec.confidence,
-                    resamples=resamples,
-                    seed=spec.seed,
-                )
-                if estimate is not None:
-                    n_pairs = int(pairs.sum())
-                    rows.append(
-                        Row(metric.name, reference, other, n_pairs, estimate, metric.better)
-                    )
-            comparisons += judge(rows, spec.margin, spec.confidence)
+            comparisons += paired_family(tables, metrics, reference, other, spec, resamples)
     return tuple(comparisons)
 
 

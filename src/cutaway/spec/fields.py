@@ -86,12 +86,13 @@ def read_command(value: object, key_path: KeyPath) -> str | tuple[str, ...]:
     if isinstance(value, str):
         if not value.strip():
             raise expected("a non-empty command", value, key_path)
-        return value
+        return read_text_without_nul(value, key_path)
     if not isinstance(value, list) or not value:
         raise expected("a string or a non-empty array of strings", value, key_path)
     for index, argument in enumerate(value):
         if not isinstance(argument, str):
             raise expected("a string", argument, (*key_path, index))
+        read_text_without_nul(argument, (*key_path, index))
     if not value[0]:
         raise expected("a program name", value[0], (*key_path, 0))
     return tuple(value)
@@ -125,7 +126,21 @@ def read_hook(value: object, key_path: KeyPath) -> str | None:
     """Shell code run around runs; an empty hook is the same as no hook."""
     if not isinstance(value, str):
         raise expected("a string of shell code", value, key_path)
+    read_text_without_nul(value, key_path)
     return value if value.strip() else None
+
+
+def read_path(value: object, key_path: KeyPath) -> str:
+    """A path (a directory to run in): a non-empty string without NUL."""
+    return read_text_without_nul(read_string(value, key_path), key_path)
+
+
+def read_text_without_nul(text: str, key_path: KeyPath) -> str:
+    """Text handed to the operating system (a command, an argument, a path, shell code): a NUL
+    byte would end it early or make exec fail mid-experiment, so it is refused here."""
+    if "\0" in text:
+        raise SpecError("cannot contain a NUL byte (\\0)", key_path=key_path)
+    return text
 
 
 def _read_fraction(value: object, key_path: KeyPath) -> float:

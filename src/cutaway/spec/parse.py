@@ -286,7 +286,7 @@ def _read_variant(
         command_key_path=command_key_path,
         shell=shell,
         env=fields.read_env(table["env"], (*key_path, "env")) if "env" in table else {},
-        cwd=fields.read_string(table["cwd"], (*key_path, "cwd")) if "cwd" in table else None,
+        cwd=fields.read_path(table["cwd"], (*key_path, "cwd")) if "cwd" in table else None,
         hooks=hooks,
         **_Streams.read(table, key_path, top_streams).fields(),
     )

@@ -1,0 +1,24 @@
+"""A NUL byte in anything handed to the operating system is refused at load time, with
+file:line:key, instead of crashing a run (issue #9, section 4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cutaway.spec import SpecError, parse_spec
+
+VARIANT = '[[variants]]\nname = "v"\ncommand = "true"\n'
+CASES = {
+    "command string": ('command = "echo a\\u0000b"', "2: command:"),
+    "argument": ('command = ["echo", "a\\u0000b"]', "2: command[1]:"),
+    "cwd": (VARIANT + 'cwd = "/tmp\\u0000x"', "5: variants[0].cwd:"),
+    "hook": (VARIANT + 'setup = "true\\u0000"', "5: variants[0].setup:"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_nul_byte_is_refused_with_file_line_and_key(case: str) -> None:
+    body, where = CASES[case]
+    with pytest.raises(SpecError) as raised:
+        parse_spec(f'name = "x"\n{body}\n', "e.toml")
+    assert str(raised.value).startswith(f"e.toml:{where} cannot contain a NUL byte")

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
+from cutaway.metrics.series import load_series
 from cutaway.model import (
     Analysis,
     Caution,
@@ -125,6 +126,9 @@ def analyze(
         if all_pairs
         else (),
         runs=tuple(runs),
+        series=tuple(load_series(store, experiment_id))
+        if any(m.series for m in spec.metrics)
+        else (),
     )
 
 

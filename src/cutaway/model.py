@@ -425,6 +425,19 @@ class CallSummary:
 
 
 @dataclass(frozen=True)
+class TimeSeries:
+    """One declared metric sampled during one counted, successful run (``series = true``):
+    seconds since the run started, and the values, in the metric's unit."""
+
+    variant: str
+    round_index: int
+    metric: str
+    unit: str
+    times: tuple[float, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class Caution:
     """Something that makes a result doubtful, said plainly in every report."""
 
@@ -483,6 +496,7 @@ class Analysis:
     ranking: tuple[tuple[str, float], ...] = ()
     # Every pair of variants compared, not only each against the baseline (on request).
     pairwise: tuple[Comparison, ...] = ()
+    series: tuple[TimeSeries, ...] = ()  # declared metrics kept as time series, run by run
     # Every counted run (warmup rounds left out), in round order: the raw values the summaries
     # come from, for the JSON export. Empty for `cutaway compare`.
     runs: tuple[Run, ...] = ()

@@ -4,6 +4,7 @@ failures that name their metric. Every server binds 127.0.0.1 and every load is 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -18,8 +19,9 @@ import pytest
 
 from cutaway.compare import analyze
 from cutaway.metrics.process import ProcessNotFound, find_process
-from cutaway.metrics.series import render_series_csv, series_json
+from cutaway.metrics.series import render_series_csv
 from cutaway.model import RunStatus, Spec
+from cutaway.report.json_format import report_document
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec import parse_spec
 from cutaway.store import Store
@@ -201,8 +203,9 @@ def test_a_directory_size_after_each_run_and_its_series(tmp_path: Path) -> None:
     assert [r.metrics["db"] for r in runs] == [1000.0, 2000.0, 3000.0]
     analysis = analyze(store, experiment, resamples=100)
     assert analysis.metric("db") is not None and analysis.metric("db").unit == "bytes"  # type: ignore[union-attr]
-    series = series_json(store, experiment)
-    assert [s["round"] for s in series] == [0, 1, 2]
+    series = report_document(analysis)["series"]  # the JSON report's series section
+    assert isinstance(series, list)
+    assert [s["round"] for s in series] == [0, 1, 2]  # type: ignore[index]
     assert series[1]["values"][0] == 1000.0 and series[1]["values"][-1] == 2000.0  # type: ignore[index]
     csv_lines = render_series_csv(store, experiment).splitlines()
     assert csv_lines[0] == "experiment,variant,round,metric,unit,t_seconds,value"
@@ -268,8 +271,9 @@ def test_a_server_found_by_pid_file_is_sampled_during_each_run(tmp_path: Path) -
         assert 0 <= r.metrics["server_cpu"] < 0.25  # the delta, not the 0.3 s spent before
         assert r.metrics["server_threads"] == 1
         assert r.metrics["server_fds"] >= 3
-    series = series_json(store, experiment)
-    assert {s["metric"] for s in series} == {"server_rss"}
+    series = report_document(analyze(store, experiment, resamples=100))["series"]
+    assert isinstance(series, list)
+    assert {s["metric"] for s in series} == {"server_rss"}  # type: ignore[index]
     assert all(len(s["values"]) >= 3 for s in series)  # type: ignore[arg-type]
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + 5
@@ -335,3 +339,35 @@ def test_a_server_found_by_port_and_by_name(http_server: tuple[int, int], tmp_pa
         sleeper.wait()
     with pytest.raises(ProcessNotFound, match="no process named 'cwsleeper'"):
         find_process(name="cwsleeper")
+
+
+def test_series_reach_the_csv_export_and_the_json_report(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (tmp_path / "e.toml").write_text(
+        textwrap.dedent(f"""\
+        name = "grows"
+        rounds = 2
+        warmup_rounds = 0
+        command = "sh -c 'head -c 500 /dev/zero >> {data}/f; sleep 0.1'"
+        [[metrics]]
+        name = "db"
+        source = "file"
+        path = "{data}"
+        series = true
+        interval = "10ms"
+        """)
+    )
+    run_cli = [sys.executable, "-m", "cutaway"]
+    subprocess.run([*run_cli, "run", "e.toml", "-q"], cwd=tmp_path, check=True, capture_output=True)
+    exported = subprocess.run(
+        [*run_cli, "export", "--format", "series-csv"], cwd=tmp_path, check=True,
+        capture_output=True, text=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert exported[0] == "experiment,variant,round,metric,unit,t_seconds,value"
+    assert {line.split(",")[2] for line in exported[1:]} == {"0", "1"}
+    report = subprocess.run(
+        [*run_cli, "export", "--format", "json"], cwd=tmp_path, check=True,
+        capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    assert [s["round"] for s in json.loads(report)["series"]] == [0, 1]

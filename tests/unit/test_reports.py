@@ -350,7 +350,7 @@ def test_json_has_the_documented_keys_in_base_units() -> None:
     assert document["format"] == "cutaway-report" and document["version"] == 3
     assert list(document) == [
         "format", "version", "experiments", "summaries", "comparisons", "cautions",
-        "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs",
+        "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs", "series",
     ]  # fmt: skip
     # Without the calls probe its keys are still there, empty: readers need not test for them.
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []

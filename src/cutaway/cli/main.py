@@ -309,7 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = _subparser(commands, "export", "write a stored experiment in another format")
     export.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
-    export.add_argument("--format", choices=sorted([*REPORT_FORMATS, "runs-csv"]), default="json")
+    export.add_argument(
+        "--format", choices=sorted([*REPORT_FORMATS, "runs-csv", "series-csv"]), default="json"
+    )
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     _add_db_option(export)
     return parser
@@ -573,6 +575,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     experiment_id = store.resolve(args.experiment)
     if args.format == "runs-csv":
         text = render_runs_csv(store.runs(experiment_id))
+    elif args.format == "series-csv":
+        from cutaway.metrics.series import render_series_csv
+
+        text = render_series_csv(store, experiment_id)
     else:
         text = FORMATS[args.format].render(analyze(store, experiment_id))
     if args.output:

@@ -2,33 +2,22 @@
 
 A series is stored as ``run_data`` of kind "series", keyed by the metric's name: float64
 little-endian pairs (seconds since the sampling started just before the run, value), so the
-store needs no schema of its own for them. The report exports call :func:`render_series_csv`
-(CSV rows) and :func:`series_json` (the JSON report's ``series`` section)."""
+store needs no schema of its own for them. :func:`render_series_csv` writes them as CSV rows
+(``cutaway export --format series-csv``); the analysis loads them with :func:`load_series` for
+the JSON report's ``series`` section."""
 
 from __future__ import annotations
 
 import csv
 import io
 import struct
-from dataclasses import dataclass
 
 from cutaway.metrics.sampler import Series
+from cutaway.model import TimeSeries
 from cutaway.store import Store
 
 SERIES_KIND = "series"
 SERIES_CSV_COLUMNS = ("experiment", "variant", "round", "metric", "unit", "t_seconds", "value")
-
-
-@dataclass(frozen=True)
-class StoredSeries:
-    """One metric's samples during one counted, successful run."""
-
-    variant: str
-    round_index: int
-    metric: str
-    unit: str
-    times: tuple[float, ...]
-    values: tuple[float, ...]
 
 
 def encode_series(series: Series) -> bytes:
@@ -43,14 +32,14 @@ def decode_series(data: bytes) -> tuple[tuple[float, ...], tuple[float, ...]]:
     return flat[0::2], flat[1::2]
 
 
-def load_series(store: Store, experiment_id: int) -> list[StoredSeries]:
+def load_series(store: Store, experiment_id: int) -> list[TimeSeries]:
     """Every series of the experiment's counted, successful runs, in round order."""
     units = {m.name: m.unit for m in store.experiment(experiment_id).spec.all_metrics()}
     found = []
     for item in store.run_data(experiment_id, SERIES_KIND):
         times, values = decode_series(item.data)
         unit = units.get(item.key, "")
-        found.append(StoredSeries(item.variant, item.round_index, item.key, unit, times, values))
+        found.append(TimeSeries(item.variant, item.round_index, item.key, unit, times, values))
     return found
 
 
@@ -64,19 +53,3 @@ def render_series_csv(store: Store, experiment_id: int) -> str:
             row = (experiment_id, series.variant, series.round_index, series.metric, series.unit)
             writer.writerow((*row, repr(t), repr(value)))
     return out.getvalue()
-
-
-def series_json(store: Store, experiment_id: int) -> list[dict[str, object]]:
-    """The JSON report's ``series`` section: one object per run and metric, with parallel
-    arrays ``t_seconds`` and ``values``."""
-    return [
-        {
-            "variant": s.variant,
-            "round": s.round_index,
-            "metric": s.metric,
-            "unit": s.unit,
-            "t_seconds": list(s.times),
-            "values": list(s.values),
-        }
-        for s in load_series(store, experiment_id)
-    ]

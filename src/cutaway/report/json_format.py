@@ -26,6 +26,7 @@ from cutaway.model import (
     ExperimentInfo,
     Run,
     Summary,
+    TimeSeries,
 )
 from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
@@ -199,6 +200,18 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "calls": [_call(call) for call in analysis.calls],
         "call_comparisons": [_call_comparison(c) for c in analysis.call_comparisons],
         "runs": _runs(analysis.runs),
+        "series": [_series(series) for series in analysis.series],
+    }
+
+
+def _series(series: TimeSeries) -> dict[str, JsonValue]:
+    return {
+        "variant": series.variant,
+        "round": series.round_index,
+        "metric": series.metric,
+        "unit": series.unit,
+        "t_seconds": [_number(t) for t in series.times],
+        "values": [_number(v) for v in series.values],
     }
 
 

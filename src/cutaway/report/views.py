@@ -144,14 +144,7 @@ def equivalent_line(analysis: Analysis) -> Line | None:
         c.metric for c in analysis.comparisons if c.metric not in shown | {PRIMARY_METRIC}
     )
     zero = [m for m in _metric_names(analysis) if _all_zero(analysis, m)]
-    said = []
-    if equivalent:
-        said.append(f"equivalent for every variant: {', '.join(equivalent)}")
-    if zero:
-        said.append(f"zero in every run: {', '.join(zero)}")
-    if not said:
-        return None
-    return Line(("; ".join(said) + " (--all-metrics shows them)",), Tone.DIM)
+    return _left_out_line(equivalent, zero, "(--all-metrics shows them)")
 
 
 def ranking_line(analysis: Analysis, *, note: str = " (mean wall time)") -> Line | None:
@@ -518,6 +511,11 @@ def omitted_line(analysis: Analysis) -> Line | None:
         for m in _metric_names(analysis)
         if m not in changed | inconclusive | {PRIMARY_METRIC} and m not in zero
     ]
+    return _left_out_line(equivalent, zero, "(--all-metrics shows every table)")
+
+
+def _left_out_line(equivalent: Sequence[str], zero: Sequence[str], hint: str) -> Line | None:
+    """One dim line naming the metrics a view leaves out, and why; None when it leaves none."""
     said = []
     if equivalent:
         said.append(f"equivalent for every variant: {', '.join(equivalent)}")
@@ -525,4 +523,4 @@ def omitted_line(analysis: Analysis) -> Line | None:
         said.append(f"zero in every run: {', '.join(zero)}")
     if not said:
         return None
-    return Line(("; ".join(said) + " (--all-metrics shows every table)",), Tone.DIM)
+    return Line((f"{'; '.join(said)} {hint}",), Tone.DIM)

@@ -242,6 +242,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print nothing on stderr but errors: no progress, notices or stored-as line",
     )
+    run.add_argument(
+        "--max-variants",
+        type=int,
+        metavar="N",
+        help="refuse a matrix or parameter sweep of more than N variants, counted before any "
+        "is made (default 10000, or the file's max_variants)",
+    )
     run.add_argument("--timeout", help="per-run timeout, e.g. 10s")
     run.add_argument("--hook-timeout", help="time limit of each hook (default 10m), e.g. 30s")
     run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 0.5%%)")
@@ -369,7 +376,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
                 f"{', '.join(given)} only apply to -c commands; an experiment file says the "
                 "same with its own keys (docs/experiment-file.md)"
             )
-        spec = load_spec(args.file)
+        spec = load_spec(args.file, max_variants=args.max_variants)
     else:
         spec = quick_spec(
             args.cmd,
@@ -377,6 +384,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             shell=args.shell or False,
             hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
             parameters=_parameters(args),
+            max_variants=args.max_variants,
         )
     return apply_overrides(
         spec,
@@ -403,13 +411,15 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
 
 
 def _parameters(args: argparse.Namespace) -> list[Parameter]:
+    from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS
     from cutaway.spec.quick import parameter_list, parameter_scan
 
     parameters = []
+    limit = DEFAULT_MAX_VARIANTS if args.max_variants is None else max(args.max_variants, 1)
     for kind, *values in args.parameters or ():
         if kind == "scan":
             name, low, high = values
-            parameters.append(parameter_scan(name, low, high, args.step_size))
+            parameters.append(parameter_scan(name, low, high, args.step_size, max_values=limit))
         else:
             name, items = values
             parameters.append(parameter_list(name, items))

@@ -49,6 +49,11 @@ def read_seed(value: object, key_path: KeyPath) -> int:
     return read_integer(value, key_path, minimum=0)
 
 
+def read_max_variants(value: object, key_path: KeyPath) -> int:
+    """The most variants an experiment's matrix may make (``max_variants``)."""
+    return read_integer(value, key_path, minimum=1)
+
+
 def read_positive_duration(value: object, key_path: KeyPath) -> float:
     try:
         seconds = parse_duration(value)

@@ -521,7 +521,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec, resume_id, environment = spec_from_args(args), None, capture_environment()
         store = Store(args.db)
     _, bar, lines = STYLES[args.style]
-    with TerminalProgress(bar=bar, lines=lines and not args.quiet, color=_color(args)) as progress:
+    with TerminalProgress(
+        bar=bar, lines=lines and not args.quiet, color=_color(args), db_option=db_option(args.db)
+    ) as progress:
         outcome = run_experiment(
             spec,
             store,

@@ -28,7 +28,9 @@ class OutputWriteError(Exception):
 
 def output_path_problem(path: str) -> str | None:
     """Why a file could not be written at ``path`` now, in words, or None when it can: the
-    directory exists and is writable, and the path is not a directory or a read-only file."""
+    directory exists and is writable, and the path is not a directory or a read-only file.
+    Paths are quoted with repr(), which shows a control character escaped (``\\x1b``)
+    instead of sending it to the terminal."""
     if not path:
         return "an empty path"
     if "\0" in path:
@@ -38,11 +40,11 @@ def output_path_problem(path: str) -> str | None:
         return "is a directory, not a file"
     directory = os.path.dirname(target)
     if not os.path.exists(directory):
-        return f"no such directory: {directory}"
+        return f"no such directory: {directory!r}"
     if not os.path.isdir(directory):
-        return f"{directory} is not a directory"
+        return f"{directory!r} is not a directory"
     if not os.access(directory, os.W_OK | os.X_OK):
-        return f"cannot write in {directory} (permission denied, or a read-only filesystem)"
+        return f"cannot write in {directory!r} (permission denied, or a read-only filesystem)"
     if os.path.exists(target) and not os.access(target, os.W_OK):
         return "the file exists and cannot be written (permission denied)"
     return None

@@ -38,7 +38,7 @@ def test_an_export_into_a_missing_directory_stops_before_any_run(
     result = cutaway(tmp_path, *quick_run(tmp_path, option, "/nonexistent-dir/x.out"))
     assert result.returncode == 2, result.stderr
     assert result.stderr == (
-        f"cutaway: {option} '/nonexistent-dir/x.out': no such directory: /nonexistent-dir\n"
+        f"cutaway: {option} '/nonexistent-dir/x.out': no such directory: '/nonexistent-dir'\n"
     )
     assert not (tmp_path / "ran").exists()  # nothing was measured
     assert not (tmp_path / ".cutaway").exists()  # and nothing stored
@@ -55,7 +55,7 @@ def test_an_export_onto_a_directory_or_a_read_only_disk_stops_before_any_run(
     target = str(read_only / "x.md")
     result = cutaway(tmp_path, *quick_run(tmp_path, "--export-markdown", target))
     assert result.returncode == 2, result.stderr
-    assert f"--export-markdown '{target}': cannot write in {read_only}" in result.stderr
+    assert f"--export-markdown '{target}': cannot write in '{read_only}'" in result.stderr
     assert not (tmp_path / "ran").exists()
 
 
@@ -72,7 +72,7 @@ def test_the_commands_output_file_on_a_read_only_disk_stops_before_any_run(
     read_only = tmpfs.mount("1m", options="ro")
     result = cutaway(tmp_path, *quick_run(tmp_path, "--output", str(read_only / "out")))
     assert result.returncode == 2, result.stderr
-    assert f"--output: cannot write in {read_only}" in result.stderr
+    assert f"--output: cannot write in '{read_only}'" in result.stderr
     assert not (tmp_path / "ran").exists()
 
 

@@ -30,10 +30,18 @@ def test_problems_are_named(tmp_path: Path) -> None:
     assert output_path_problem("") == "an empty path"
     assert output_path_problem(str(tmp_path)) == "is a directory, not a file"
     missing = tmp_path / "missing"
-    assert output_path_problem(str(missing / "x.json")) == f"no such directory: {missing}"
+    assert output_path_problem(str(missing / "x.json")) == f"no such directory: '{missing}'"
     under_a_file = output_path_problem(str(tmp_path / "file" / "x.json"))
-    assert under_a_file == f"{tmp_path / 'file'} is not a directory"
+    assert under_a_file == f"'{tmp_path / 'file'}' is not a directory"
     assert "NUL" in (output_path_problem("a\0b") or "")
+
+
+def test_control_characters_in_a_path_are_shown_escaped(tmp_path: Path) -> None:
+    path = str(tmp_path / "\x1b[2J\x1b]0;pwned\x07" / "x.json")
+    with pytest.raises(OutputPathError) as caught:
+        check_output_paths([("--export-json", path)])
+    assert "\x1b" not in str(caught.value) and "\x07" not in str(caught.value)
+    assert "\\x1b[2J" in str(caught.value)
 
 
 def test_a_read_only_filesystem_is_found_before_writing(tmpfs: Tmpfs) -> None:
@@ -46,7 +54,7 @@ def test_check_names_the_option_and_path(tmp_path: Path) -> None:
     with pytest.raises(OutputPathError) as caught:
         check_output_paths([("--export-json", "/nonexistent-dir/x.json")])
     assert str(caught.value) == (
-        "--export-json '/nonexistent-dir/x.json': no such directory: /nonexistent-dir"
+        "--export-json '/nonexistent-dir/x.json': no such directory: '/nonexistent-dir'"
     )
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
+from filesystems import Tmpfs
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -18,3 +22,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def update_golden(request: pytest.FixtureRequest) -> bool:
     """True when golden files are to be rewritten (pytest --update-golden)."""
     return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Tmpfs]:
+    """Mount small filesystems with ``tmpfs.mount(size)``; each is unmounted after the test."""
+    mounts = Tmpfs(tmp_path)
+    try:
+        yield mounts
+    finally:
+        mounts.unmount_all()

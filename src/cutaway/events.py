@@ -66,8 +66,10 @@ class Notice:
 @dataclass(frozen=True)
 class ExperimentFinished:
     experiment_id: int
-    status: str  # "complete" or "incomplete"
-    reason: str  # "done", "interrupted", "error", "budget"
+    status: str  # "complete" or "incomplete" as stored; "running" if that could not be stored
+    reason: str  # "done", "interrupted", "error", "budget", "no-pairs"
+    runs_kept: int = 0  # runs stored (this invocation's and earlier ones), warmup included
+    rounds_kept: int = 0  # counted rounds stored with a run of every variant
 
 
 Event = (

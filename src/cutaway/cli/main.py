@@ -63,6 +63,9 @@ QUICK_ONLY = {
     "step_size": "--parameter-step-size",
 }
 
+# Each --export-* option and the report format it writes.
+EXPORT_OPTIONS = {"--export-json": "json", "--export-csv": "csv", "--export-markdown": "markdown"}
+
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
 REPORT_FORMATS = ("calls-csv", "csv", "json", "markdown", "terminal")
@@ -242,6 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print nothing on stderr but errors: no progress, notices or stored-as line",
     )
+    run.add_argument(
+        "--max-variants",
+        type=int,
+        metavar="N",
+        help="refuse a matrix or parameter sweep of more than N variants, counted before any "
+        "is made (default 10000, or the file's max_variants)",
+    )
     run.add_argument("--timeout", help="per-run timeout, e.g. 10s")
     run.add_argument("--hook-timeout", help="time limit of each hook (default 10m), e.g. 30s")
     run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 0.5%%)")
@@ -369,7 +379,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
                 f"{', '.join(given)} only apply to -c commands; an experiment file says the "
                 "same with its own keys (docs/experiment-file.md)"
             )
-        spec = load_spec(args.file)
+        spec = load_spec(args.file, max_variants=args.max_variants)
     else:
         spec = quick_spec(
             args.cmd,
@@ -377,6 +387,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             shell=args.shell or False,
             hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
             parameters=_parameters(args),
+            max_variants=args.max_variants,
         )
     return apply_overrides(
         spec,
@@ -403,13 +414,15 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
 
 
 def _parameters(args: argparse.Namespace) -> list[Parameter]:
+    from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS
     from cutaway.spec.quick import parameter_list, parameter_scan
 
     parameters = []
+    limit = DEFAULT_MAX_VARIANTS if args.max_variants is None else max(args.max_variants, 1)
     for kind, *values in args.parameters or ():
         if kind == "scan":
             name, low, high = values
-            parameters.append(parameter_scan(name, low, high, args.step_size))
+            parameters.append(parameter_scan(name, low, high, args.step_size, max_values=limit))
         else:
             name, items = values
             parameters.append(parameter_list(name, items))
@@ -442,8 +455,29 @@ def _color(args: argparse.Namespace) -> bool:
     return sys.stdout.isatty()
 
 
+def exports(args: argparse.Namespace) -> list[tuple[str, str, str]]:
+    """The --export-* options given: (option, format, path)."""
+    return [
+        (option, fmt, path)
+        for option, fmt in EXPORT_OPTIONS.items()
+        if (path := getattr(args, option.removeprefix("--").replace("-", "_"))) is not None
+    ]
+
+
+def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) -> None:
+    """Every file the command will write, checked before it does anything else (exit 2)."""
+    from cutaway.output_files import check_output_paths
+
+    keep = [("the store (--db)", args.db)]
+    if getattr(args, "file", None):
+        keep.append(("the experiment file", args.file))
+    check_output_paths(outputs, keep)
+
+
 def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") -> None:
-    """Print the report and write every export asked for."""
+    """Print the report and write every export asked for; the exports are all tried, and
+    OutputWriteError names every one that failed."""
+    from cutaway.output_files import OutputWriteError, write_output_file
     from cutaway.report import FORMATS, render_terminal
 
     if fmt == "terminal":
@@ -453,22 +487,26 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
         )
     else:
         sys.stdout.write(FORMATS[fmt].render(analysis))
-    for name, path in (
-        ("json", args.export_json),
-        ("csv", args.export_csv),
-        ("markdown", args.export_markdown),
-    ):
-        if path:
-            Path(path).write_text(FORMATS[name].render(analysis))
+    failures = []
+    for option, export_format, path in exports(args):
+        try:
+            write_output_file(path, FORMATS[export_format].render(analysis), option)
+        except OutputWriteError as error:
+            failures.append(str(error))
+    if failures:
+        raise OutputWriteError("\n".join(failures))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from cutaway.cli.progress import TerminalProgress
     from cutaway.compare import analyze
     from cutaway.environment import capture_environment
+    from cutaway.output_files import OutputWriteError
     from cutaway.runner.runner import run_experiment
     from cutaway.store import Store
 
+    # Before anything else: a typo in an export's directory must cost no measurement.
+    check_outputs(args, [(option, path) for option, _, path in exports(args)])
     if args.resume:
         if args.file or args.cmd:
             raise UsageError("--resume continues a stored experiment: give no file or -c")
@@ -483,7 +521,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec, resume_id, environment = spec_from_args(args), None, capture_environment()
         store = Store(args.db)
     _, bar, lines = STYLES[args.style]
-    with TerminalProgress(bar=bar, lines=lines and not args.quiet, color=_color(args)) as progress:
+    with TerminalProgress(
+        bar=bar, lines=lines and not args.quiet, color=_color(args), db_option=db_option(args.db)
+    ) as progress:
         outcome = run_experiment(
             spec,
             store,
@@ -492,9 +532,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             label=args.label,
             resume_id=resume_id,
         )
-    emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
-    if not args.quiet:
-        print(stored_line(outcome.experiment_id, args.db), file=sys.stderr)
+    try:
+        emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
+    except OutputWriteError as error:
+        again = f"cutaway export {outcome.experiment_id}{db_option(args.db)}"
+        raise OutputWriteError(
+            f"{error}\nthe results are stored: `{again} --format FORMAT -o PATH` writes them"
+        ) from None
+    finally:
+        if not args.quiet:
+            print(stored_line(outcome.experiment_id, args.db), file=sys.stderr)
     if outcome.reason == "interrupted":
         return EXIT_INTERRUPTED
     return _run_exit_status(outcome)
@@ -522,16 +569,20 @@ def _run_exit_status(outcome: Outcome) -> int:
 
 def stored_line(experiment_id: int, db: str) -> str:
     """The last line of `cutaway run`: where the result is and how to see it again."""
-    hint = f"cutaway report {experiment_id}"
-    if Path(db) != DEFAULT_DB:
-        hint += f" --db {shlex.quote(db)}"
+    hint = f"cutaway report {experiment_id}{db_option(db)}"
     return f"cutaway: stored as #{experiment_id} in {db}: {hint}"
+
+
+def db_option(db: str) -> str:
+    """`` --db PATH`` for a command that names the store, empty for the default one."""
+    return "" if Path(db) == DEFAULT_DB else f" --db {shlex.quote(db)}"
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from cutaway.compare import analyze
     from cutaway.store import Store
 
+    check_outputs(args, [(option, path) for option, _, path in exports(args)])
     store = Store(args.db, create=False)  # reading never creates a store
     analysis = analyze(store, store.resolve(args.experiment), all_pairs=args.all_pairs)
     emit(analysis, args, args.format)
@@ -542,6 +593,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from cutaway.compare import compare_experiments
     from cutaway.store import Store
 
+    check_outputs(args, [(option, path) for option, _, path in exports(args)])
     store = Store(args.db, create=False)  # reading never creates a store
     first, second = store.resolve(args.first), store.resolve(args.second)
     analysis = compare_experiments(store, first, second, all_pairs=args.all_pairs)
@@ -567,10 +619,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from cutaway.compare import analyze
+    from cutaway.output_files import write_output_file
     from cutaway.report import FORMATS
     from cutaway.report.csv_format import render_runs_csv
     from cutaway.store import Store
 
+    if args.output is not None:
+        check_outputs(args, [("-o/--output", args.output)])
     store = Store(args.db, create=False)  # reading never creates a store
     experiment_id = store.resolve(args.experiment)
     if args.format == "runs-csv":
@@ -581,8 +636,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         text = render_series_csv(store, experiment_id)
     else:
         text = FORMATS[args.format].render(analyze(store, experiment_id))
-    if args.output:
-        Path(args.output).write_text(text)
+    if args.output is not None:
+        write_output_file(args.output, text, "-o/--output")
     else:
         sys.stdout.write(text)
     return EXIT_OK
@@ -647,14 +702,15 @@ def _exit_status(error: Exception) -> int | None:
     """EXIT_USAGE or EXIT_ERROR for an error cutaway reports in one line, None for any other
     (a bug: its traceback is shown). The error classes are imported here, once an error has
     happened, so that `--version` and `--help` import neither the store nor the spec parser."""
+    from cutaway.output_files import OutputPathError, OutputWriteError
     from cutaway.runner.errors import RunnerError
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
     from cutaway.store import StoreError
 
-    if isinstance(error, (SpecError, UsageError)):
+    if isinstance(error, (SpecError, UsageError, OutputPathError)):
         return EXIT_USAGE
-    if isinstance(error, (RunnerError, StoreError, ForkServerError)):
+    if isinstance(error, (RunnerError, StoreError, ForkServerError, OutputWriteError)):
         return EXIT_ERROR
     return None
 

@@ -29,10 +29,14 @@ class TerminalProgress:
         bar: bool | None = None,
         lines: bool = True,
         color: bool | None = None,
+        db_option: str = "",
     ) -> None:
         """``bar``: draw the progress bar (None: on a terminal only; True: even elsewhere, as
-        hyperfine's --style full). ``lines``: print notices (False: --quiet, --style none)."""
+        hyperfine's --style full). ``lines``: print notices (False: --quiet, --style none); what
+        an error kept and how to resume are printed all the same. ``db_option``: `` --db PATH``
+        in the resume command, when the store is not the default one."""
         self.stream = stream or sys.stderr
+        self.db_option = db_option
         self.enabled = self.stream.isatty() if bar is None else bar
         self.lines = lines
         self.console = Console(
@@ -101,8 +105,18 @@ class TerminalProgress:
         elif isinstance(event, events.HookRan) and event.exit_code != 0:
             self.say(f"cutaway: {event.hook} hook of {event.variant!r} exited {event.exit_code}")
         elif isinstance(event, events.ExperimentFinished) and event.status != "complete":
-            self.say(
-                f"cutaway: experiment #{event.experiment_id} is incomplete ({event.reason}); "
-                f"completed runs are saved: `cutaway run --resume {event.experiment_id}` "
-                f"continues it"
-            )
+            self.stopped(event)
+
+    def stopped(self, event: events.ExperimentFinished) -> None:
+        """What an experiment that stopped before its end kept, and how to continue it. After
+        an error this is part of the error message: it is printed even under --quiet."""
+        why = "stopped by the error below" if event.reason == "error" else event.reason
+        message = (
+            f"cutaway: experiment #{event.experiment_id} is incomplete ({why}): "
+            f"{event.runs_kept} runs in {event.rounds_kept} complete rounds are stored; "
+            f"`cutaway run --resume {event.experiment_id}{self.db_option}` continues it"
+        )
+        if event.status == "running":
+            message += " (its status could not be stored: it still reads running)"
+        if self.lines or event.reason == "error":
+            self.console.print(message, markup=False)

@@ -28,7 +28,7 @@ from cutaway.runner.errors import RunnerError as RunnerError
 from cutaway.runner.executor import Executor, Measurement, ProcessExecutor, run_environment
 from cutaway.runner.hooks import HookResult, run_hook
 from cutaway.runner.order import round_order
-from cutaway.store import Store
+from cutaway.store import Store, StoreError
 from cutaway.store.lease import Owner
 
 CALIBRATION_RUNS = 30
@@ -238,6 +238,18 @@ class ExperimentRunner:
         if round_index >= 0:
             self.emit(events.RoundFinished(round_index, self.spec.rounds))
 
+    def kept(self) -> tuple[int, int]:
+        """(runs, complete counted rounds) stored so far, resumed ones included."""
+        variants_by_round: dict[int, int] = {}
+        for round_index, _ in self.done:
+            variants_by_round[round_index] = variants_by_round.get(round_index, 0) + 1
+        complete = sum(
+            1
+            for round_index, count in variants_by_round.items()
+            if round_index >= 0 and count == len(self.spec.variants)
+        )
+        return len(self.done), complete
+
     def over_budget(self) -> bool:
         budget = self.spec.max_time_seconds
         return budget is not None and self.clock() - self.started >= budget
@@ -313,6 +325,7 @@ def run_experiment(
             )
         runner.emit(events.Notice(f"probe {probe.name}: {description}"))
     status, reason = "incomplete", "error"
+    stopped_by: BaseException | None = None  # the error that ends the experiment, if any
     try:
         with _sigterm_as_interrupt():
             try:
@@ -330,13 +343,34 @@ def run_experiment(
                 reason = "interrupted"
             finally:
                 runner.cleanup_all()
+    except BaseException as error:
+        stopped_by = error
+        raise
     finally:
         executor.close()
         for probe in probes:
             probe.close()
-        store.finish_experiment(experiment_id, status, capture_end())
-        runner.emit(events.ExperimentFinished(experiment_id, status, reason))
+        recorded = _finish(runner, status, stopped_by)
+        runner.emit(
+            events.ExperimentFinished(
+                experiment_id, status if recorded else "running", reason, *runner.kept()
+            )
+        )
     return Outcome(experiment_id, status, reason, runner.failed_runs)
+
+
+def _finish(runner: ExperimentRunner, status: str, stopped_by: BaseException | None) -> bool:
+    """Record how the experiment ended and release its lease; False when even that failed.
+    Its failure is raised only when nothing else went wrong: the error that stopped the
+    experiment (a full disk, say) must not be hidden behind the failure to record it."""
+    try:
+        runner.store.finish_experiment(runner.experiment_id, status, capture_end())
+    except StoreError as error:
+        if stopped_by is None:
+            raise
+        runner.emit(events.Notice(f"could not record that the experiment stopped: {error}"))
+        return False
+    return True
 
 
 def _checked_probes(spec: Spec) -> tuple[list[Probe], list[str]]:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from cutaway.model import OUTPUT_MODES
+from cutaway.output_files import output_path_problem
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 from cutaway.spec.units import parse_duration, parse_fraction
 
@@ -47,6 +48,11 @@ def read_warmup_rounds(value: object, key_path: KeyPath) -> int:
 
 def read_seed(value: object, key_path: KeyPath) -> int:
     return read_integer(value, key_path, minimum=0)
+
+
+def read_max_variants(value: object, key_path: KeyPath) -> int:
+    """The most variants an experiment's matrix may make (``max_variants``)."""
+    return read_integer(value, key_path, minimum=1)
 
 
 def read_positive_duration(value: object, key_path: KeyPath) -> float:
@@ -168,9 +174,9 @@ def read_input(value: object, key_path: KeyPath, cwd: str | None = None) -> str:
 
 def read_output(value: object, key_path: KeyPath, cwd: str | None = None) -> str:
     """Where a command's standard output goes (hyperfine's --output): one of OUTPUT_MODES
-    ("null", "pipe", "inherit"), or a file written there, which must be creatable now (its
-    directory exists). Write ``./pipe`` for a file named like a mode. A relative path is taken
-    as in :func:`read_input`; the result is absolute."""
+    ("null", "pipe", "inherit"), or a file written there, which must be writable now (its
+    directory exists and can be written). Write ``./pipe`` for a file named like a mode. A
+    relative path is taken as in :func:`read_input`; the result is absolute."""
     text = read_string(value, key_path)
     if text in OUTPUT_MODES:
         return text
@@ -178,8 +184,9 @@ def read_output(value: object, key_path: KeyPath, cwd: str | None = None) -> str
     if os.path.isdir(full):
         message = f"{describe(text)} is a directory (expected {_OUTPUT_CHOICES} or a file)"
         raise SpecError(message, key_path=key_path)
-    if not os.path.isdir(os.path.dirname(full)):
-        message = f"no such directory for the output file {describe(text)}"
+    problem = output_path_problem(full)
+    if problem is not None:
+        message = f"{problem} (the output file {describe(text)})"
         raise SpecError(message, key_path=key_path)
     return full
 

@@ -4,11 +4,16 @@ The cross product of the matrix parameters (first parameter varying slowest) is 
 declared variant. Only ``{identifier}`` is a placeholder, ``{{`` and ``}}`` are literal braces,
 and any other brace is left alone so that shell code such as ``awk '{print $1}'`` still works.
 Without a matrix nothing is substituted at all.
+
+The variants are counted before anything is expanded: five parameters of forty values are
+10**8 variants, gigabytes of memory before the first run, so more than a limit
+(:data:`DEFAULT_MAX_VARIANTS` unless the experiment says otherwise) is refused with the count.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,6 +22,10 @@ from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# More variants than this is a runaway matrix (or a typo), not an experiment; the file's
+# max_variants or --max-variants raises (or lowers) it.
+DEFAULT_MAX_VARIANTS = 10_000
 
 # The name of each matrix parameter with its values rendered as text, in file order.
 Matrix = Mapping[str, tuple[str, ...]]
@@ -108,8 +117,28 @@ def substitute(text: str, params: Mapping[str, str], key_path: KeyPath) -> str:
     return _PLACEHOLDER.sub(replacement, text)
 
 
-def expand(templates: Sequence[VariantTemplate], matrix: Matrix) -> list[VariantTemplate]:
-    """Each template once per combination of the matrix (or once, unchanged, without one)."""
+def expand(
+    templates: Sequence[VariantTemplate],
+    matrix: Matrix,
+    *,
+    max_variants: int = DEFAULT_MAX_VARIANTS,
+    how_to_raise: str = "max_variants",
+) -> list[VariantTemplate]:
+    """Each template once per combination of the matrix (or once, unchanged, without one).
+
+    More than ``max_variants`` variants raises SpecError keyed ``matrix`` (``variants`` without
+    a matrix) before anything is built; ``how_to_raise`` names the key or option that raises
+    the limit, for the message."""
+    count = len(templates) * math.prod(len(values) for values in matrix.values())
+    if count > max_variants:
+        factors = [f"{len(templates)} variants"] if len(templates) > 1 else []
+        factors += [str(len(values)) for values in matrix.values()]
+        made = f" ({' x '.join(factors)})" if len(factors) > 1 else ""
+        message = (
+            f"{count} variants{made}: more than the limit of {max_variants}; "
+            f"set {how_to_raise} higher if that many is meant"
+        )
+        raise SpecError(message, key_path=("matrix",) if matrix else ("variants",))
     if not matrix:
         return list(templates)
     return [_apply(template, params) for template in templates for params in combinations(matrix)]

@@ -28,7 +28,7 @@ from cutaway.spec import fields
 from cutaway.spec.command import command_for
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
 from cutaway.spec.locate import find_line
-from cutaway.spec.matrix import VariantTemplate, expand, read_matrix
+from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS, VariantTemplate, expand, read_matrix
 from cutaway.spec.metrics import read_metrics
 from cutaway.spec.probes import read_probes
 
@@ -48,6 +48,7 @@ TOP_LEVEL_KEYS = (
     "confidence",
     "until",
     "max_time",
+    "max_variants",
     "seed",
     "ignore_failure",
     "input",
@@ -81,9 +82,12 @@ class _Settings:
     ignore_failure: bool
 
 
-def load_spec(path: str | os.PathLike[str]) -> Spec:
+def load_spec(path: str | os.PathLike[str], *, max_variants: int | None = None) -> Spec:
     """Read and validate an experiment file. Every problem, a missing file included, raises
-    :class:`SpecError`."""
+    :class:`SpecError`. ``max_variants`` (``--max-variants``) overrides the file's limit on
+    the number of variants its matrix may make."""
+    if max_variants is not None:
+        fields.read_max_variants(max_variants, ("--max-variants",))
     path_text = os.fspath(path)
     try:
         with open(path_text, "rb") as file:
@@ -101,7 +105,8 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
     except UnicodeDecodeError as error:
         message = f"not UTF-8 text (invalid byte at offset {error.start})"
         raise SpecError(message, path=path_text) from None
-    return _with_experiment_dir(parse_spec(text, path_text), path_text)
+    spec = parse_spec(text, path_text, max_variants=max_variants)
+    return _with_experiment_dir(spec, path_text)
 
 
 def _with_experiment_dir(spec: Spec, path: str) -> Spec:
@@ -115,11 +120,11 @@ def _with_experiment_dir(spec: Spec, path: str) -> Spec:
     return dataclasses.replace(spec, variants=variants)
 
 
-def parse_spec(text: str, path: str | None = None) -> Spec:
+def parse_spec(text: str, path: str | None = None, *, max_variants: int | None = None) -> Spec:
     """Validate the text of an experiment file; ``path`` is only used in messages and kept in
-    ``Spec.source_path``."""
+    ``Spec.source_path``; ``max_variants``, when given, wins over the file's key."""
     try:
-        return _spec_from_document(_decode_toml(text), text, path)
+        return _spec_from_document(_decode_toml(text), text, path, max_variants)
     except SpecError as error:
         line = error.line
         if line is None and error.key_path is not None:
@@ -148,7 +153,9 @@ def _decode_toml(text: str) -> dict[str, object]:
         raise SpecError("invalid TOML: arrays or tables nested too deeply") from None
 
 
-def _spec_from_document(document: Mapping[str, object], text: str, path: str | None) -> Spec:
+def _spec_from_document(
+    document: Mapping[str, object], text: str, path: str | None, max_variants: int | None
+) -> Spec:
     version = document.get("version", FORMAT_VERSION)
     if isinstance(version, bool) or not isinstance(version, int) or version != FORMAT_VERSION:
         message = f"unsupported version {describe(version)} (this cutaway reads version 1)"
@@ -158,7 +165,7 @@ def _spec_from_document(document: Mapping[str, object], text: str, path: str | N
         raise SpecError("missing required key (the experiment's name)", key_path=("name",))
     name = fields.read_string(document["name"], ("name",))
     settings = _read_settings(document)
-    variants = _read_variants(document, name)
+    variants = _read_variants(document, name, max_variants)
     names = [variant.name for variant in variants]
     baseline = names[0]
     if "baseline" in document:
@@ -208,7 +215,9 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
     )
 
 
-def _read_variants(document: Mapping[str, object], experiment_name: str) -> tuple[Variant, ...]:
+def _read_variants(
+    document: Mapping[str, object], experiment_name: str, max_variants: int | None
+) -> tuple[Variant, ...]:
     shell = fields.read_bool(document["shell"], ("shell",)) if "shell" in document else False
     top_command = None
     if "command" in document:
@@ -235,7 +244,12 @@ def _read_variants(document: Mapping[str, object], experiment_name: str) -> tupl
             **streams.fields(),
         )
         templates = [implicit]
-    expanded = expand(templates, matrix)
+    limit, how_to_raise = DEFAULT_MAX_VARIANTS, "max_variants (or --max-variants)"
+    if "max_variants" in document:
+        limit = fields.read_max_variants(document["max_variants"], ("max_variants",))
+    if max_variants is not None:
+        limit, how_to_raise = max_variants, "--max-variants"
+    expanded = expand(templates, matrix, max_variants=limit, how_to_raise=how_to_raise)
     _check_unique_names(expanded)
     return tuple(_build_variant(template) for template in expanded)
 

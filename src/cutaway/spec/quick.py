@@ -21,7 +21,7 @@ from cutaway.model import DEFAULT_MARGIN, Hooks, Spec, Variant
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
 from cutaway.spec.errors import SpecError, describe
-from cutaway.spec.matrix import VariantTemplate, expand
+from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS, VariantTemplate, expand
 
 # Longer commands make unreadable report columns, so they are numbered instead.
 MAX_COMMAND_NAME_CHARS = 40
@@ -32,8 +32,7 @@ HOOK_OPTIONS = {
     "conclude": "--conclude",
     "cleanup": "--cleanup",
 }
-# A scan longer than this is a typo (--parameter-scan N 1 100000), not an experiment.
-MAX_SCAN_VALUES = 10_000
+PARAMETER_OPTIONS = "--parameter-scan/--parameter-list"
 # The experiment's name lists its variants up to this many.
 MAX_NAMED_VARIANTS = 4
 # What --shell may name besides a program: "sh" is /bin/sh -c (a variant's shell = true),
@@ -51,10 +50,19 @@ class Parameter:
     option: str
 
 
-def parameter_scan(name: str, minimum: str, maximum: str, step: str | None = None) -> Parameter:
+def parameter_scan(
+    name: str,
+    minimum: str,
+    maximum: str,
+    step: str | None = None,
+    *,
+    max_values: int = DEFAULT_MAX_VARIANTS,
+) -> Parameter:
     """hyperfine's ``--parameter-scan NAME MIN MAX [--parameter-step-size STEP]``: MIN, MIN+STEP,
     ... up to MAX included. STEP defaults to 1; decimals are exact (0.1 0.3 step 0.1 gives 0.1,
-    0.2, 0.3) and whole numbers are written without a fraction."""
+    0.2, 0.3) and whole numbers are written without a fraction. More than ``max_values`` values
+    (the variant limit, ``--max-variants``) is refused before any is made: a typo such as
+    ``--parameter-scan N 1 100000000`` is not an experiment."""
     option = "--parameter-scan"
     _check_parameter_name(name, option)
     low = _decimal(minimum, option, "MIN")
@@ -66,10 +74,11 @@ def parameter_scan(name: str, minimum: str, maximum: str, step: str | None = Non
         message = f"MAX ({maximum}) is below MIN ({minimum}): nothing to scan"
         raise SpecError(message, key=option)
     count = int((high - low) / delta) + 1
-    if count > MAX_SCAN_VALUES:
+    if count > max_values:
         message = (
-            f"{count} values from {minimum} to {maximum} in steps of {delta}: at most "
-            f"{MAX_SCAN_VALUES} (give a larger --parameter-step-size)"
+            f"{count} values from {minimum} to {maximum} in steps of {delta}: more than the "
+            f"limit of {max_values} variants (give a larger --parameter-step-size, or set "
+            "--max-variants higher if that many is meant)"
         )
         raise SpecError(message, key=option)
     return Parameter(name, tuple(_render(low + index * delta) for index in range(count)), option)
@@ -126,6 +135,7 @@ def quick_spec(
     env: Mapping[str, str] | None = None,
     hooks: Mapping[str, Sequence[str]] | None = None,
     parameters: Sequence[Parameter] = (),
+    max_variants: int | None = None,
 ) -> Spec:
     """One variant per command (per command and combination of ``parameters``), in order; the
     first is the baseline unless ``baseline`` names another. Names default to the command
@@ -141,12 +151,15 @@ def quick_spec(
         if not isinstance(command, str) or not command.strip():
             raise SpecError(f"expected a command, found {describe(command)}", key="-c")
     shell_program = _read_shell(shell)
+    limit = DEFAULT_MAX_VARIANTS
+    if max_variants is not None:
+        limit = fields.read_max_variants(max_variants, ("--max-variants",))
     matrix = _read_parameters(parameters)
     variant_env = _read_env(env or {})
     hooks_of = _read_hooks(hooks or {}, commands)
     templates = _templates(commands, names, shell_program, hooks_of, bool(matrix))
     try:
-        expanded = expand(templates, matrix)
+        expanded = expand(templates, matrix, max_variants=limit, how_to_raise="--max-variants")
     except SpecError as error:
         raise _quick_error(error) from None
     variant_names = _check_expanded_names([template.name for template in expanded])
@@ -251,7 +264,7 @@ def _templates(
 
 def _quick_error(error: SpecError) -> SpecError:
     """A substitution error as quick mode names things: the option, not a file's key."""
-    options = {"name": "--name", **HOOK_OPTIONS}
+    options = {"name": "--name", "matrix": PARAMETER_OPTIONS, "variants": "-c", **HOOK_OPTIONS}
     key = error.key or "-c"
     message = error.message.replace(
         "is not a matrix parameter", "is not a parameter (--parameter-scan, --parameter-list)"

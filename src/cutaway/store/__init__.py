@@ -8,7 +8,7 @@ from cutaway.store.records import (
     StoredExperiment,
     StoredRunData,
 )
-from cutaway.store.schema import BUSY_TIMEOUT_SECONDS, LATEST_VERSION, StoreError
+from cutaway.store.schema import BUSY_TIMEOUT_SECONDS, LATEST_VERSION, StoreError, StoreFull
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
@@ -18,6 +18,7 @@ __all__ = [
     "ProbeInfo",
     "Store",
     "StoreError",
+    "StoreFull",
     "StoredExperiment",
     "StoredRunData",
 ]

@@ -27,7 +27,8 @@ from cutaway.store.records import (
     dumps,
     loads,
 )
-from cutaway.store.schema import StoreError, open_database
+from cutaway.store.reserve import SpaceReserve
+from cutaway.store.schema import StoreError, StoreFull, open_database
 
 EXPERIMENT_STATUSES = ("running", "complete", "incomplete")
 FINISHED_STATUSES = ("complete", "incomplete")
@@ -45,6 +46,9 @@ class Store:
         an unwritable one is opened read-only (see :func:`open_database`)."""
         self._path = Path(path)
         self._connection: sqlite3.Connection | None = open_database(self._path, create=create)
+        # Held while this process runs an experiment, so that a full disk cannot keep it from
+        # recording that the experiment stopped (store/reserve.py).
+        self._reserve = SpaceReserve(self._path.parent)
 
     @property
     def path(self) -> Path:
@@ -54,6 +58,7 @@ class Store:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+        self._reserve.release()
 
     def __enter__(self) -> Store:
         return self
@@ -72,7 +77,8 @@ class Store:
         owner: Owner | None = None,
     ) -> int:
         """Store a new experiment, status "running", with its variants; return its id.
-        ``owner`` is the process that will run it (its lease), None for none."""
+        ``owner`` is the process that will run it (its lease), None for none; with an owner,
+        the store holds a little space on its disk until :meth:`finish_experiment`."""
         spec_json = dumps(spec.to_dict(), "the spec")
         environment_json = dumps(environment, "the environment")
         variant_jsons = [dumps(v.to_dict(), f"variant {v.name!r}") for v in spec.variants]
@@ -106,6 +112,8 @@ class Store:
                     )
                 ],
             )
+        if owner is not None:
+            self._hold_reserve()
         return experiment_id
 
     def add_run(self, experiment_id: int, run: Run, data: Sequence[RunData] = ()) -> None:
@@ -171,9 +179,21 @@ class Store:
     def finish_experiment(
         self, experiment_id: int, status: str, environment_end: Mapping[str, object] | None
     ) -> None:
-        """Mark an experiment "complete" or "incomplete" now, with the fingerprint at its end."""
+        """Mark an experiment "complete" or "incomplete" now, with the fingerprint at its end,
+        and release its lease. On a full disk the space held since the experiment started is
+        given back first, so that this last write still fits."""
         _check_status(status, FINISHED_STATUSES)
         end_json = None if environment_end is None else dumps(environment_end, "the environment")
+        try:
+            self._finish(experiment_id, status, end_json)
+        except StoreFull:
+            if not self._reserve.release():
+                raise
+            self._finish(experiment_id, status, end_json)
+        finally:
+            self._reserve.release()
+
+    def _finish(self, experiment_id: int, status: str, end_json: str | None) -> None:
         with self._write(f"finish experiment {experiment_id}") as connection:
             cursor = connection.execute(
                 "UPDATE experiments SET status = ?, finished_at = ?, environment_end_json = ?,"
@@ -224,6 +244,7 @@ class Store:
                 " owner_pid = ?, owner_started = ?, heartbeat_at = ? WHERE id = ?",
                 (*_owner_columns(owner), now, experiment_id),
             )
+        self._hold_reserve()
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -447,7 +468,14 @@ class Store:
                     connection.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL:
+                message = f"cannot {what} in {self._path}: no space left on its disk ({exc})"
+                raise StoreFull(message) from exc
             raise StoreError(f"cannot {what} in {self._path}: {exc}") from exc
+
+    def _hold_reserve(self) -> None:
+        if str(self._path) != ":memory:":
+            self._reserve.take()
 
     def _unknown(self, experiment_id: int) -> StoreError:
         return StoreError(

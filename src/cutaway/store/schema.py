@@ -39,6 +39,10 @@ class StoreError(Exception):
     """The store cannot do what was asked; the message says why, in words for the user."""
 
 
+class StoreFull(StoreError):
+    """A write failed because the store's disk (or SQLite's size limit) is full."""
+
+
 @dataclass(frozen=True)
 class Migration:
     """The statements that take a database from ``version - 1`` to ``version``."""

@@ -4,7 +4,11 @@ reference and calls the library; everything it prints comes from cutaway.report.
 Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
 failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file);
 130 interrupted (completed runs are saved). docs/cli.md describes every option, the exit
-statuses and the environment variables."""
+statuses and the environment variables.
+
+Everything printed here that holds a user's or a program's text (names, paths, a command's
+stderr in an error) goes through cutaway.visible: control characters are shown escaped, never
+sent to the terminal."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
 # the analysis (numpy) and the reports (rich) are imported by the commands that use them,
@@ -24,6 +28,7 @@ from typing import TYPE_CHECKING
 # (tests/unit/test_startup_imports.py).
 from cutaway import __version__
 from cutaway.api import DEFAULT_DB
+from cutaway.visible import visible
 
 if TYPE_CHECKING:
     from cutaway.model import Analysis, Spec
@@ -442,17 +447,23 @@ def _color(args: argparse.Namespace) -> bool:
     return sys.stdout.isatty()
 
 
+def write_document(text: str, stream: TextIO) -> None:
+    """A report or export in a machine format (CSV, JSON, Markdown) on ``stream``: exactly as
+    rendered into a file or a pipe, with control characters shown escaped on a terminal."""
+    stream.write(visible(text, keep_newlines=True) if stream.isatty() else text)
+
+
 def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") -> None:
     """Print the report and write every export asked for."""
     from cutaway.report import FORMATS, render_terminal
 
-    if fmt == "terminal":
+    if fmt == "terminal":  # escaped and styled by the renderer itself
         width = os.get_terminal_size().columns if sys.stdout.isatty() else 100
         sys.stdout.write(
             render_terminal(analysis, color=_color(args), width=width, all_metrics=args.all_metrics)
         )
     else:
-        sys.stdout.write(FORMATS[fmt].render(analysis))
+        write_document(FORMATS[fmt].render(analysis), sys.stdout)
     for name, path in (
         ("json", args.export_json),
         ("csv", args.export_csv),
@@ -494,7 +505,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
     if not args.quiet:
-        print(stored_line(outcome.experiment_id, args.db), file=sys.stderr)
+        print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
     if outcome.reason == "interrupted":
         return EXIT_INTERRUPTED
     return _run_exit_status(outcome)
@@ -555,12 +566,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     store = Store(args.db, create=False)  # reading never creates a store
     rows = store.list_experiments()
     if not rows:
-        print(f"no experiments in {args.db}")
-    for row in rows:
+        print(visible(f"no experiments in {args.db}"))
+    for row in rows:  # one line each: a newline in a name is shown as "\n"
         label = f"  [{row.label}]" if row.label else ""
         print(
-            f"#{row.id:<4} {row.status:<10} {row.n_variants} variants {row.n_runs:>6} runs  "
-            f"{row.name}{label}"
+            visible(
+                f"#{row.id:<4} {row.status:<10} {row.n_variants} variants {row.n_runs:>6} runs  "
+                f"{row.name}{label}"
+            )
         )
     return EXIT_OK
 
@@ -584,7 +597,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.output:
         Path(args.output).write_text(text)
     else:
-        sys.stdout.write(text)
+        write_document(text, sys.stdout)
     return EXIT_OK
 
 
@@ -607,7 +620,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     subparser = _subparsers(parser)[args.command]
     file = args.file if args.command == "run" else None
     if file and not os.path.exists(file) and not any(e.startswith("-") for e in extras):
-        subparser.error(command_hint([file, *extras]))  # cutaway run sleep 0.01
+        subparser.error(visible(command_hint([file, *extras])))  # cutaway run sleep 0.01
     known = [o for p in (subparser, parser) for a in p._actions for o in a.option_strings]
     problems = []
     for extra in extras:
@@ -618,7 +631,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
             if close:
                 message += f" (did you mean {close[0]}?)"
         problems.append(message)
-    subparser.error("; ".join(problems))
+    subparser.error(visible("; ".join(problems)))
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -637,9 +650,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except Exception as error:
         status = _exit_status(error)
-        if status is None:
-            raise
-        print(f"cutaway: {error}", file=sys.stderr)
+        if status is None:  # a bug: its traceback, escaped, and Python's own status
+            import traceback
+
+            sys.stderr.write(visible(traceback.format_exc(), keep_newlines=True))
+            return EXIT_ERROR
+        # Lines stay lines (an error may quote a command's stderr); nothing else passes.
+        print(f"cutaway: {visible(str(error), keep_newlines=True)}", file=sys.stderr)
         return status
 
 

@@ -1,5 +1,5 @@
 """The real `cutaway` command and the terminal: hostile names and a failing command's stderr never
-reach it raw (tests/hostile.py)."""
+reach it raw (tests/hostile.py), and a reader that goes away loses no measurement."""
 
 from __future__ import annotations
 
@@ -17,7 +17,11 @@ import time
 import tty
 from pathlib import Path
 
+import pytest
 from hostile import HOSTILE, raw_controls
+
+from cutaway.model import RunStatus
+from cutaway.store import Store
 
 CUTAWAY = [sys.executable, "-m", "cutaway"]
 ENV = {**os.environ, "NO_COLOR": "1"}
@@ -165,3 +169,73 @@ def test_machine_formats_on_a_terminal_show_control_characters_escaped(tmp_path:
         assert "\\x1b[2J\\x1b]0;pwned\\x07" in received
     piped = cutaway("export", "--format", "runs-csv", cwd=tmp_path)
     assert "\x1b[2J\x1b]0;pwned\x07" in piped.stdout  # a pipe gets the names as they are
+
+
+# -- a reader that goes away
+
+
+def _counted(db: Path) -> tuple[str, int, int]:
+    """The latest experiment's status and its runs: (status, all runs, successful ones)."""
+    with Store(db, create=False) as store:
+        row = store.list_experiments()[0]
+        runs = store.runs(row.id)
+        return row.status, len(runs), sum(run.status is RunStatus.OK for run in runs)
+
+
+RUN = ["run", "-c", "true", "-c", "sleep 0.005", "--rounds", "3", "--warmup", "1"]
+HOOKS = ["--setup", "echo setup >> hooks", "--cleanup", "echo cleanup >> hooks"]
+
+
+@pytest.mark.parametrize("style", ["auto", "full"])
+def test_a_pipe_closed_before_the_first_line_loses_nothing(tmp_path: Path, style: str) -> None:
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody will ever read: every write fails with EPIPE
+    try:
+        status = subprocess.run(
+            [*CUTAWAY, *RUN, *HOOKS, "--style", style],
+            cwd=tmp_path,
+            stdout=writer,
+            stderr=writer,
+            env=ENV,
+            timeout=180,
+        ).returncode
+    finally:
+        os.close(writer)
+    assert status == 0
+    assert _counted(tmp_path / ".cutaway" / "cutaway.db") == ("complete", 8, 8)
+    assert (tmp_path / "hooks").read_text().split() == ["setup", "setup", "cleanup", "cleanup"]
+
+
+def test_a_closed_stdout_is_said_on_stderr_and_loses_nothing(tmp_path: Path) -> None:
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        run = subprocess.run(
+            [*CUTAWAY, *RUN, *HOOKS],
+            cwd=tmp_path,
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+            timeout=180,
+        )
+    finally:
+        os.close(writer)
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr
+    assert "standard output was closed" in run.stderr
+    assert "stored as #1" in run.stderr
+    assert _counted(tmp_path / ".cutaway" / "cutaway.db") == ("complete", 8, 8)
+
+
+def test_head_reading_two_lines_of_a_run_loses_nothing(tmp_path: Path) -> None:
+    """The issue's own case: `cutaway run ... 2>&1 | head -2`."""
+    command = " ".join(f"'{word}'" for word in [*CUTAWAY, *RUN, *HOOKS])
+    shell = f"{command} 2>&1 | head -2; echo ${{PIPESTATUS[0]}} > status"
+    shown = subprocess.run(
+        ["bash", "-c", shell], cwd=tmp_path, capture_output=True, text=True, env=ENV, timeout=180
+    )
+    assert len(shown.stdout.splitlines()) == 2
+    assert (tmp_path / "status").read_text().strip() == "0"
+    assert _counted(tmp_path / ".cutaway" / "cutaway.db") == ("complete", 8, 8)
+    assert (tmp_path / "hooks").read_text().split() == ["setup", "setup", "cleanup", "cleanup"]

@@ -3,8 +3,9 @@ reference and calls the library; everything it prints comes from cutaway.report.
 
 Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
 failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file);
-130 interrupted (completed runs are saved). docs/cli.md describes every option, the exit
-statuses and the environment variables.
+130 interrupted (completed runs are saved). A reader that closes standard output or error
+changes none of these (cli/streams.py). docs/cli.md describes every option, the exit statuses
+and the environment variables.
 
 Everything printed here that holds a user's or a program's text (names, paths, a command's
 stderr in an error) goes through cutaway.visible: control characters are shown escaped, never
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, TextIO
 # (tests/unit/test_startup_imports.py).
 from cutaway import __version__
 from cutaway.api import DEFAULT_DB
+from cutaway.cli.streams import pipe_safe_streams, stdout_closed
 from cutaway.visible import visible
 
 if TYPE_CHECKING:
@@ -505,6 +507,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
     if not args.quiet:
+        if stdout_closed():
+            print("cutaway: standard output was closed: the report was cut short", file=sys.stderr)
         print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
     if outcome.reason == "interrupted":
         return EXIT_INTERRUPTED
@@ -642,22 +646,25 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_arguments(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except KeyboardInterrupt:
-        print("cutaway: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as error:
-        status = _exit_status(error)
-        if status is None:  # a bug: its traceback, escaped, and Python's own status
-            import traceback
+    """Run one command. Its reader may close standard output or error at any time: the command
+    carries on as if nobody watched (cli/streams.py)."""
+    with pipe_safe_streams():
+        args = parse_arguments(argv)
+        try:
+            return COMMANDS[args.command](args)
+        except KeyboardInterrupt:
+            print("cutaway: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Exception as error:
+            status = _exit_status(error)
+            if status is None:  # a bug: its traceback, escaped, and Python's own status
+                import traceback
 
-            sys.stderr.write(visible(traceback.format_exc(), keep_newlines=True))
-            return EXIT_ERROR
-        # Lines stay lines (an error may quote a command's stderr); nothing else passes.
-        print(f"cutaway: {visible(str(error), keep_newlines=True)}", file=sys.stderr)
-        return status
+                sys.stderr.write(visible(traceback.format_exc(), keep_newlines=True))
+                return EXIT_ERROR
+            # Lines stay lines (an error may quote a command's stderr); nothing else passes.
+            print(f"cutaway: {visible(str(error), keep_newlines=True)}", file=sys.stderr)
+            return status
 
 
 def _exit_status(error: Exception) -> int | None:

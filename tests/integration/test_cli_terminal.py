@@ -1,5 +1,6 @@
 """The real `cutaway` command and the terminal: hostile names and a failing command's stderr never
-reach it raw (tests/hostile.py), and a reader that goes away loses no measurement."""
+reach it raw (tests/hostile.py), a reader that goes away loses no measurement, and a terminal
+that reports 0 columns gets the report at 80."""
 
 from __future__ import annotations
 
@@ -239,3 +240,33 @@ def test_head_reading_two_lines_of_a_run_loses_nothing(tmp_path: Path) -> None:
     assert (tmp_path / "status").read_text().strip() == "0"
     assert _counted(tmp_path / ".cutaway" / "cutaway.db") == ("complete", 8, 8)
     assert (tmp_path / "hooks").read_text().split() == ["setup", "setup", "cleanup", "cleanup"]
+
+
+# -- a terminal that reports 0 columns
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> Path:
+    """A store with one small complete experiment."""
+    run = cutaway("run", "-c", "true", "-c", "sleep 0.005", "--rounds", "3", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    return tmp_path
+
+
+@pytest.mark.parametrize("env", [ENV, {**ENV, "COLUMNS": "0"}], ids=["pty", "pty-COLUMNS=0"])
+def test_a_terminal_of_zero_columns_gets_the_report_at_80(
+    stored: Path, env: dict[str, str]
+) -> None:
+    status, received, stderr = on_pty(["report"], stored, columns=0, rows=0, env=env)
+    assert status == 0, stderr
+    lines = received.splitlines()
+    assert any("sleep 0.005" in line for line in lines), received
+    assert len(lines) > 10 and max(len(line) for line in lines) <= 80
+
+
+def test_run_on_a_terminal_of_zero_columns_prints_its_report(tmp_path: Path) -> None:
+    status, received, stderr = on_pty(
+        ["run", "-c", "true", "-c", "sleep 0.005", "--rounds", "3"], tmp_path, columns=0, rows=0
+    )
+    assert status == 0, stderr
+    assert "sleep 0.005" in received and max(map(len, received.splitlines())) <= 80

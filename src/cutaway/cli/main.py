@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 HOOK_OPTIONS = {hook: f"--{hook}" for hook in ("setup", "prepare", "conclude", "cleanup")}
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# The terminal report's width in a file or a pipe, and on a terminal that reports no width (some
+# CI pseudo-terminals say 0 columns).
+WIDTH_OFF_TERMINAL, WIDTH_FALLBACK = 100, 80
 # Every command's --db defaults to this variable, else to DEFAULT_DB under the current directory.
 DB_VARIABLE = "CUTAWAY_DB"
 # hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
@@ -449,6 +452,14 @@ def _color(args: argparse.Namespace) -> bool:
     return sys.stdout.isatty()
 
 
+def report_width() -> int:
+    """The terminal's columns (COLUMNS first, as shutil reads them), 80 when it reports none;
+    100 when standard output is not a terminal."""
+    if not sys.stdout.isatty():
+        return WIDTH_OFF_TERMINAL
+    return shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK
+
+
 def write_document(text: str, stream: TextIO) -> None:
     """A report or export in a machine format (CSV, JSON, Markdown) on ``stream``: exactly as
     rendered into a file or a pipe, with control characters shown escaped on a terminal."""
@@ -460,9 +471,10 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
     from cutaway.report import FORMATS, render_terminal
 
     if fmt == "terminal":  # escaped and styled by the renderer itself
-        width = os.get_terminal_size().columns if sys.stdout.isatty() else 100
         sys.stdout.write(
-            render_terminal(analysis, color=_color(args), width=width, all_metrics=args.all_metrics)
+            render_terminal(
+                analysis, color=_color(args), width=report_width(), all_metrics=args.all_metrics
+            )
         )
     else:
         write_document(FORMATS[fmt].render(analysis), sys.stdout)

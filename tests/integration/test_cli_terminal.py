@@ -10,6 +10,7 @@ import os
 import pty
 import re
 import select
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -227,6 +228,17 @@ def test_a_closed_stdout_is_said_on_stderr_and_loses_nothing(tmp_path: Path) -> 
     assert "standard output was closed" in run.stderr
     assert "stored as #1" in run.stderr
     assert _counted(tmp_path / ".cutaway" / "cutaway.db") == ("complete", 8, 8)
+
+
+def test_a_run_started_with_stdout_and_stderr_closed_loses_nothing(tmp_path: Path) -> None:
+    """`cutaway run ... >&- 2>&-`: the store must not take descriptor 1 or 2 and get output."""
+    command = " ".join(f"'{word}'" for word in [*CUTAWAY, *RUN, *HOOKS, "--show-output"])
+    closed = subprocess.run(["bash", "-c", f"{command} >&- 2>&-"], cwd=tmp_path, timeout=180)
+    assert closed.returncode == 0
+    db = tmp_path / ".cutaway" / "cutaway.db"
+    assert _counted(db) == ("complete", 8, 8)
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert (tmp_path / "hooks").read_text().split() == ["setup", "setup", "cleanup", "cleanup"]
 
 
 def test_head_reading_two_lines_of_a_run_loses_nothing(tmp_path: Path) -> None:

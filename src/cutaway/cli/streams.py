@@ -14,7 +14,7 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO, cast
 
 
@@ -33,7 +33,7 @@ class PipeSafeStream:
                 self._give_up()
         return len(text)
 
-    def writelines(self, lines: Iterator[str]) -> None:
+    def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
@@ -66,7 +66,8 @@ def pipe_safe_streams() -> Iterator[None]:
     """sys.stdout and sys.stderr wrapped for the duration, flushed at the end while still
     wrapped (a pipe may break only then), and put back."""
     stdout, stderr = sys.stdout, sys.stderr
-    output, error = PipeSafeStream(stdout), PipeSafeStream(stderr)
+    output = PipeSafeStream(_open_standard(1, stdout))
+    error = PipeSafeStream(_open_standard(2, stderr))
     sys.stdout, sys.stderr = cast(TextIO, output), cast(TextIO, error)
     try:
         yield
@@ -74,6 +75,23 @@ def pipe_safe_streams() -> Iterator[None]:
         output.flush()
         error.flush()
         sys.stdout, sys.stderr = stdout, stderr
+
+
+def _open_standard(fd: int, stream: TextIO | None) -> TextIO:
+    """``stream``; or, when Python found its descriptor closed at start (`cutaway run >&-`), a
+    stream on /dev/null that takes the descriptor's number, so that no file opened later (the
+    store) becomes descriptor 1 or 2 and receives what is printed or a command's output."""
+    if stream is not None:
+        return stream
+    try:
+        os.fstat(fd)
+    except OSError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        if devnull != fd:
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        return open(fd, "w", encoding="utf-8", closefd=False)
+    return open(os.devnull, "w", encoding="utf-8")
 
 
 def stdout_closed() -> bool:

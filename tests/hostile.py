@@ -1,7 +1,9 @@
 """User text that tries to become something else in a report: terminal escape sequences, Markdown
 and HTML, spreadsheet formulas, rich markup, line breaks, very long names and unusual unicode.
 
-Every report format must show each of these as data (tests/unit/test_reports_hostile.py)."""
+Every report format must show each of these as data (tests/unit/test_reports_hostile.py), and so
+must everything the CLI prints: progress, notices, warnings, errors, `list`
+(tests/unit/test_cli_hostile.py, tests/integration/test_cli_terminal.py)."""
 
 from __future__ import annotations
 
@@ -18,4 +20,16 @@ HOSTILE: tuple[str, ...] = (
     "*bold* _em_ [link](javascript:alert(1)) | pipe",
     "v" * 150,  # longer than any terminal line
     "naïve 名前 \u202eevil\u202c 🙂",  # accents, wide characters, a bidi override, emoji
+    "\x1b[2J\x1b]0;pwned\x07\x9b1m :warning: [bold red]x[/]",  # clear, title, 8-bit CSI, emoji code
 )
+
+# Bytes a terminal acts on: C0 and C1 controls but the newline, DEL, and the bidirectional
+# overrides and isolates. None of them may reach a terminal from user or program text.
+TERMINAL_CONTROLS = "".join(
+    chr(c) for c in (*range(0x00, 0x0A), *range(0x0B, 0x20), *range(0x7F, 0xA0))
+) + "".join(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+
+
+def raw_controls(text: str) -> list[str]:
+    """The control characters in ``text`` that a terminal would act on (its newlines aside)."""
+    return sorted({char for char in text if char in TERMINAL_CONTROLS})

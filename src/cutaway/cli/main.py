@@ -3,8 +3,13 @@ reference and calls the library; everything it prints comes from cutaway.report.
 
 Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
 failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file);
-130 interrupted (completed runs are saved). docs/cli.md describes every option, the exit
-statuses and the environment variables."""
+130 interrupted (completed runs are saved). A reader that closes standard output or error
+changes none of these (cli/streams.py). docs/cli.md describes every option, the exit statuses
+and the environment variables.
+
+Everything printed here that holds a user's or a program's text (names, paths, a command's
+stderr in an error) goes through cutaway.visible: control characters are shown escaped, never
+sent to the terminal."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
 # the analysis (numpy) and the reports (rich) are imported by the commands that use them,
@@ -24,6 +29,8 @@ from typing import TYPE_CHECKING
 # (tests/unit/test_startup_imports.py).
 from cutaway import __version__
 from cutaway.api import DEFAULT_DB
+from cutaway.cli.streams import pipe_safe_streams, stdout_closed
+from cutaway.visible import visible
 
 if TYPE_CHECKING:
     from cutaway.model import Analysis, Spec
@@ -35,6 +42,9 @@ if TYPE_CHECKING:
 HOOK_OPTIONS = {hook: f"--{hook}" for hook in ("setup", "prepare", "conclude", "cleanup")}
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# The terminal report's width in a file or a pipe, and on a terminal that reports no width (some
+# CI pseudo-terminals say 0 columns).
+WIDTH_OFF_TERMINAL, WIDTH_FALLBACK = 100, 80
 # Every command's --db defaults to this variable, else to DEFAULT_DB under the current directory.
 DB_VARIABLE = "CUTAWAY_DB"
 # hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
@@ -474,19 +484,34 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) 
     check_output_paths(outputs, keep)
 
 
+def report_width() -> int:
+    """The terminal's columns (COLUMNS first, as shutil reads them), 80 when it reports none;
+    100 when standard output is not a terminal."""
+    if not sys.stdout.isatty():
+        return WIDTH_OFF_TERMINAL
+    return shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK
+
+
+def write_document(text: str, stream: TextIO) -> None:
+    """A report or export in a machine format (CSV, JSON, Markdown) on ``stream``: exactly as
+    rendered into a file or a pipe, with control characters shown escaped on a terminal."""
+    stream.write(visible(text, keep_newlines=True) if stream.isatty() else text)
+
+
 def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") -> None:
     """Print the report and write every export asked for; the exports are all tried, and
     OutputWriteError names every one that failed."""
     from cutaway.output_files import OutputWriteError, write_output_file
     from cutaway.report import FORMATS, render_terminal
 
-    if fmt == "terminal":
-        width = os.get_terminal_size().columns if sys.stdout.isatty() else 100
+    if fmt == "terminal":  # escaped and styled by the renderer itself
         sys.stdout.write(
-            render_terminal(analysis, color=_color(args), width=width, all_metrics=args.all_metrics)
+            render_terminal(
+                analysis, color=_color(args), width=report_width(), all_metrics=args.all_metrics
+            )
         )
     else:
-        sys.stdout.write(FORMATS[fmt].render(analysis))
+        write_document(FORMATS[fmt].render(analysis), sys.stdout)
     failures = []
     for option, export_format, path in exports(args):
         try:
@@ -541,7 +566,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         ) from None
     finally:
         if not args.quiet:
-            print(stored_line(outcome.experiment_id, args.db), file=sys.stderr)
+            if stdout_closed():
+                print(
+                    "cutaway: standard output was closed: the report was cut short",
+                    file=sys.stderr,
+                )
+            print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
     if outcome.reason == "interrupted":
         return EXIT_INTERRUPTED
     return _run_exit_status(outcome)
@@ -607,12 +637,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     store = Store(args.db, create=False)  # reading never creates a store
     rows = store.list_experiments()
     if not rows:
-        print(f"no experiments in {args.db}")
-    for row in rows:
+        print(visible(f"no experiments in {args.db}"))
+    for row in rows:  # one line each: a newline in a name is shown as "\n"
         label = f"  [{row.label}]" if row.label else ""
         print(
-            f"#{row.id:<4} {row.status:<10} {row.n_variants} variants {row.n_runs:>6} runs  "
-            f"{row.name}{label}"
+            visible(
+                f"#{row.id:<4} {row.status:<10} {row.n_variants} variants {row.n_runs:>6} runs  "
+                f"{row.name}{label}"
+            )
         )
     return EXIT_OK
 
@@ -639,7 +671,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.output is not None:
         write_output_file(args.output, text, "-o/--output")
     else:
-        sys.stdout.write(text)
+        write_document(text, sys.stdout)
     return EXIT_OK
 
 
@@ -662,7 +694,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     subparser = _subparsers(parser)[args.command]
     file = args.file if args.command == "run" else None
     if file and not os.path.exists(file) and not any(e.startswith("-") for e in extras):
-        subparser.error(command_hint([file, *extras]))  # cutaway run sleep 0.01
+        subparser.error(visible(command_hint([file, *extras])))  # cutaway run sleep 0.01
     known = [o for p in (subparser, parser) for a in p._actions for o in a.option_strings]
     problems = []
     for extra in extras:
@@ -673,7 +705,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
             if close:
                 message += f" (did you mean {close[0]}?)"
         problems.append(message)
-    subparser.error("; ".join(problems))
+    subparser.error(visible("; ".join(problems)))
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -684,18 +716,25 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_arguments(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except KeyboardInterrupt:
-        print("cutaway: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as error:
-        status = _exit_status(error)
-        if status is None:
-            raise
-        print(f"cutaway: {error}", file=sys.stderr)
-        return status
+    """Run one command. Its reader may close standard output or error at any time: the command
+    carries on as if nobody watched (cli/streams.py)."""
+    with pipe_safe_streams():
+        args = parse_arguments(argv)
+        try:
+            return COMMANDS[args.command](args)
+        except KeyboardInterrupt:
+            print("cutaway: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Exception as error:
+            status = _exit_status(error)
+            if status is None:  # a bug: its traceback, escaped, and Python's own status
+                import traceback
+
+                sys.stderr.write(visible(traceback.format_exc(), keep_newlines=True))
+                return EXIT_ERROR
+            # Lines stay lines (an error may quote a command's stderr); nothing else passes.
+            print(f"cutaway: {visible(str(error), keep_newlines=True)}", file=sys.stderr)
+            return status
 
 
 def _exit_status(error: Exception) -> int | None:

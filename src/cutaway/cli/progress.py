@@ -17,6 +17,7 @@ from rich.progress import (
 )
 
 from cutaway import events
+from cutaway.visible import visible
 
 
 class TerminalProgress:
@@ -42,6 +43,7 @@ class TerminalProgress:
         self.console = Console(
             file=self.stream,
             highlight=False,
+            emoji=False,  # a name holding ":warning:" prints as itself
             soft_wrap=True,
             force_terminal=True if bar else None,
             no_color=None if color is None else not color,
@@ -68,8 +70,10 @@ class TerminalProgress:
             self.progress.stop()
 
     def say(self, message: str) -> None:
+        """One line per message, whatever a name or a command's stderr in it holds: control
+        characters and newlines shown escaped, markup and emoji codes printed as themselves."""
         if self.lines:
-            self.console.print(message, markup=False)
+            self.console.print(visible(message), markup=False, emoji=False)
 
     def __call__(self, event: events.Event) -> None:
         if isinstance(event, events.ExperimentStarted):

@@ -4,7 +4,7 @@ Every format is registered once in FORMATS with its metadata (name, file extensi
 for), so the CLI can offer `--format NAME` and pick a format from an output file's extension
 without knowing any format. Each render function takes an Analysis and returns the whole report
 as a string; writing it anywhere is the caller's business. The report package imports nothing of
-cutaway but ``cutaway.model``."""
+cutaway but ``cutaway.model``, ``cutaway.visible`` and each probe's report sections."""
 
 from __future__ import annotations
 

@@ -5,7 +5,6 @@ one, and a whole column of values in one unit. Formats only decorate these strin
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 
 from cutaway.model import HIGHER_IS_BETTER, Verdict
@@ -24,8 +23,6 @@ FACTOR_ABOVE, FACTOR_BELOW = 2.0, 0.5
 # An estimate beyond this many times the rounds run is no advice: the change is too small.
 HOPELESS_FACTOR = 10
 NO_INTERVAL_MARK = "†"
-# C0 and C1 controls, DEL, and the bidirectional overrides that reorder what a terminal shows.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 NO_INTERVAL_NOTE = (
     f"{NO_INTERVAL_MARK} no interval: too few pairs, or a baseline at zero, leaves the ratio "
     "unbounded"
@@ -154,15 +151,3 @@ def has_missing_interval(cells: Sequence[Cell]) -> bool:
         isinstance(c, Interval) and not (math.isfinite(c.low) and math.isfinite(c.high))
         for c in cells
     )
-
-
-def visible(text: str) -> str:
-    """``text`` with every control character written as an escape ("\\x1b", "\\n"), so that
-    user text can neither drive a terminal nor break a line."""
-
-    def escape(match: re.Match[str]) -> str:
-        char = match.group()
-        named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char)
-        return named or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
-
-    return _CONTROL.sub(escape, text)

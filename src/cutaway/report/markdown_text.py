@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from cutaway.report.cell_text import visible
+from cutaway.visible import visible
 
 _BACKTICKS = re.compile("`+")
 _NEWLINES = re.compile("\r\n|\r|\n")

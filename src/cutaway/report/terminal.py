@@ -15,12 +15,7 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from cutaway.model import Analysis
-from cutaway.report.cell_text import (
-    NO_INTERVAL_NOTE,
-    has_missing_interval,
-    settle_phrase,
-    visible,
-)
+from cutaway.report.cell_text import NO_INTERVAL_NOTE, has_missing_interval, settle_phrase
 from cutaway.report.layout import build_report
 from cutaway.report.sections import (
     Details,
@@ -36,6 +31,7 @@ from cutaway.report.sections import (
 )
 from cutaway.report.terminal_table import VERDICT_STYLES as VERDICT_STYLES
 from cutaway.report.terminal_table import draw_table
+from cutaway.visible import visible
 
 TONE_STYLES: Mapping[Tone, str] = {
     Tone.PLAIN: "",

@@ -14,8 +14,9 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from cutaway.model import Verdict
-from cutaway.report.cell_text import column_texts, visible
+from cutaway.report.cell_text import column_texts
 from cutaway.report.sections import Align, Row, Table, VerdictCell
+from cutaway.visible import visible
 
 GAP = "  "
 INDENT = "  "  # rows under a group name of their own

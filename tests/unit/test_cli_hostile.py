@@ -1,0 +1,126 @@
+"""Hostile text (tests/hostile.py) in everything the CLI prints itself: progress lines and notices,
+`list`, error messages and usage errors. Each is shown escaped ("\\x1b"), on one line where
+the output is one line per item, and rich markup or an emoji code prints as itself.
+The real command with a failing program is in tests/integration/test_cli_terminal.py."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from hostile import HOSTILE, raw_controls
+
+from cutaway import events
+from cutaway.cli import main as cli
+from cutaway.cli.progress import TerminalProgress
+from cutaway.model import Calibration, Run, RunStatus, Spec, Variant
+from cutaway.runner.errors import RunnerError
+from cutaway.store import Store
+from cutaway.visible import visible
+
+
+def _events(text: str) -> list[events.Event]:
+    failed = Run(text, 2, 0, RunStatus.FAILED, 3, None, {}, started_at=0.0, message=text)
+    return [
+        events.ExperimentStarted(7, text, (text, "b"), 10, 1, 0),
+        events.CalibrationDone(Calibration(text, 30, 0.001, 0.001)),
+        events.RunFinished(failed, 3, 22, 0.5),
+        events.Notice(f"variant {text!r}: conclude hook `{text}` exited 1: {text}"),
+        events.HookRan(text, "setup", text, 1),
+        events.ExperimentFinished(7, "incomplete", text),
+    ]
+
+
+@pytest.mark.parametrize("color", [None, True])
+def test_progress_lines_show_hostile_text_escaped(color: bool | None) -> None:
+    stream = io.StringIO()
+    with TerminalProgress(stream, bar=False, color=color) as progress:
+        for text in HOSTILE:
+            for event in _events(text):
+                progress(event)
+    out = stream.getvalue()
+    assert raw_controls(out) == []
+    assert "\\x1b[2J\\x1b]0;pwned\\x07\\x9b1m" in out  # shown, escaped
+    assert "[bold red]x[/]" in out and "[red]x[/red]" in out  # markup printed as itself
+    assert ":warning:" in out and "\u26a0" not in out  # an emoji code too
+    assert "line one\\nline two\\r\\nthree" in out  # one line per message
+    assert len(out.splitlines()) == len(HOSTILE) * len(_events(""))
+
+
+def _store_of_hostile_names(path: Path) -> Path:
+    with Store(path) as store:
+        for text in HOSTILE:
+            spec = Spec(
+                name=text,
+                variants=(Variant(name="a", command=("true",)), Variant(name=text, command=("x",))),
+                baseline="a",
+                rounds=1,
+            )
+            store.create_experiment(spec, {}, text, "test")
+    return path
+
+
+def test_list_shows_hostile_names_and_labels_escaped_one_line_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = _store_of_hostile_names(tmp_path / "hostile.db")
+    assert cli.main(["list", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert raw_controls(out) == []
+    assert len(out.splitlines()) == len(HOSTILE)
+    assert "[red]x[/red]" in out and "\\x1b]0;pwned\\x07" in out
+
+
+def test_an_empty_store_named_with_escapes_is_named_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "\x1b[2Jstore.db"
+    Store(db).close()
+    assert cli.main(["list", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert raw_controls(out) == [] and "\\x1b[2Jstore.db" in out
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_error_messages_show_hostile_text_escaped(
+    text: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A RunnerError carries a failing command's stderr; its own lines stay lines."""
+
+    def fail(_: object) -> int:
+        raise RunnerError(f"variant 'a' failed on its first run: `x`\n  exit status 3: {text}")
+
+    monkeypatch.setitem(cli.COMMANDS, "list", fail)
+    assert cli.main(["list"]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert raw_controls(err) == []
+    assert err == "cutaway: variant 'a' failed on its first run: `x`\n  exit status 3: " + (
+        visible(text, keep_newlines=True) + "\n"
+    )
+
+
+def test_a_bug_traceback_shows_hostile_text_escaped(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(_: object) -> int:
+        raise KeyError(HOSTILE[-1])
+
+    monkeypatch.setitem(cli.COMMANDS, "list", fail)
+    assert cli.main(["list"]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "KeyError" in err
+    assert raw_controls(err) == []
+
+
+@pytest.mark.parametrize("text", [HOSTILE[0], HOSTILE[-1]])
+def test_a_command_given_as_a_file_is_named_escaped(
+    text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cutaway run 'sleep 1'` says how to give a command; the command may hold anything."""
+    assert cli.main(["run", f"sleep {text}"]) == cli.EXIT_USAGE
+    with pytest.raises(SystemExit):  # argparse's own error, from parse_arguments
+        cli.main(["run", f"sleep {text}", "extra"])
+    err = capsys.readouterr().err
+    assert err.count("is not an experiment file") == 2
+    assert raw_controls(err) == []

@@ -123,4 +123,4 @@ class TerminalProgress:
         if event.status == "running":
             message += " (its status could not be stored: it still reads running)"
         if self.lines or event.reason == "error":
-            self.console.print(message, markup=False)
+            self.console.print(visible(message), markup=False, emoji=False)

@@ -50,6 +50,7 @@ TOP_LEVEL_KEYS = (
     "max_time",
     "seed",
     "ignore_failure",
+    "keep_leftovers",
     "input",
     "output",
     "matrix",
@@ -79,6 +80,7 @@ class _Settings:
     max_time_seconds: float | None
     seed: int
     ignore_failure: bool
+    keep_leftovers: bool
 
 
 def load_spec(path: str | os.PathLike[str]) -> Spec:
@@ -181,6 +183,7 @@ def _spec_from_document(document: Mapping[str, object], text: str, path: str | N
         max_time_seconds=settings.max_time_seconds,
         seed=settings.seed,
         ignore_failure=settings.ignore_failure,
+        keep_leftovers=settings.keep_leftovers,
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
         metrics=read_metrics(document["metrics"]) if "metrics" in document else (),
         source_path=path,
@@ -205,6 +208,7 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
         max_time_seconds=optional("max_time", fields.read_positive_duration, None),
         seed=optional("seed", fields.read_seed, 0),
         ignore_failure=optional("ignore_failure", fields.read_bool, False),
+        keep_leftovers=optional("keep_leftovers", fields.read_bool, False),
     )
 
 

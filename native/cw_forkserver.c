@@ -393,8 +393,9 @@ static void cw_reap(pid_t pid, int *status, struct rusage *usage) {
  *
  * Found: the server's descendants (and members of the run's process group, should a kernel
  * refuse the subreaper), minus those present after the previous run (`known`: kept ones, or
- * ones a SIGKILL has not finished yet), minus zombies. Not found: processes that were never
- * descendants of the run (a service it asked systemd or at to start).
+ * ones a SIGKILL has not finished yet), minus zombies, and named after a 5 ms pause (found
+ * between its fork and its exec, `sleep 100 &` is still called sh). Not found: processes that
+ * were never descendants of the run (a service it asked systemd or at to start).
  *
  * Stopped (unless CW_RUN_KEEP_LEFTOVERS): SIGTERM and SIGCONT to each, then, for those still
  * running CW_LEFTOVER_GRACE_NS later, SIGKILL, and waited for (bounded). Exited children of
@@ -404,6 +405,7 @@ static void cw_reap(pid_t pid, int *status, struct rusage *usage) {
 #define CW_LEFTOVER_GRACE_NS 2000000000LL     /* SIGTERM, then SIGKILL 2 s later */
 #define CW_LEFTOVER_KILL_WAIT_NS 2000000000LL /* how long SIGKILL'ed processes are waited for */
 #define CW_LEFTOVER_POLL_NS 10000000LL        /* rescan period while waiting for them to go */
+#define CW_LEFTOVER_SETTLE_NS 5000000L       /* before naming what was found */
 #define CW_SCAN_MAX_PASSES 64                 /* one per tree level /proc's order did not catch */
 
 /* Reap every exited child. Returns 1 when the server has no child left at all. */
@@ -530,7 +532,10 @@ static int cw_wait_gone(struct cw_server *server, pid_t group, int64_t deadline_
             return 1;
         }
         cw_scan(server, group, 1);
-        if (server->found.count == 0) return 1;
+        if (server->found.count == 0) {
+            cw_reap_exited(); /* those that died since the reap above are zombies now */
+            return 1;
+        }
         int64_t left_ns = deadline_ns - cw_now_ns();
         if (left_ns <= 0) return 0;
         if (left_ns > CW_LEFTOVER_POLL_NS) left_ns = CW_LEFTOVER_POLL_NS;
@@ -567,6 +572,13 @@ static void cw_settle_leftovers(struct cw_server *server, pid_t pid, pid_t kille
         return;
     }
     cw_scan(server, pid, 1);
+    if (server->found.count > 0) {
+        /* A leftover found between its fork and its exec still has its shell's name: give
+         * what was just started a moment to become what it was started as. */
+        struct timespec settle = {0, CW_LEFTOVER_SETTLE_NS};
+        ppoll(NULL, 0, &settle, &server->wait_mask);
+        cw_scan(server, pid, 1);
+    }
     cw_note_leftovers(server, killed_group, report);
     if (!keep && server->found.count > 0) {
         cw_signal_found(server, SIGTERM);

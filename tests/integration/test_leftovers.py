@@ -80,9 +80,7 @@ def test_what_a_run_leaves_behind_is_stopped_and_reported(tmp_path: Path, sleepe
     assert "left processes running" in done.stdout  # and in the report
 
 
-def test_a_process_that_escapes_the_runs_group_is_found_too(
-    tmp_path: Path, sleeper: str
-) -> None:
+def test_a_process_that_escapes_the_runs_group_is_found_too(tmp_path: Path, sleeper: str) -> None:
     done = run_quick(tmp_path, f"sh -c 'setsid {sleeper} & echo hi'")
     assert done.returncode == 0, done.stderr
     assert running(sleeper) == []

@@ -1,10 +1,12 @@
 """Run an experiment: hooks, calibration, warmup and counted rounds in balanced orders.
 
 Each completed run is written to the store as soon as it finishes (one transaction), so an
-interruption or a crash loses at most the run in progress. Ctrl-C and SIGTERM stop the running
-command's process group; the current run's ``conclude`` and every started variant's ``cleanup``
-still run; the experiment is marked incomplete and ``cutaway run --resume`` continues it, skipping
-every (round, variant) already stored."""
+interruption or a crash loses at most the run in progress. What a run leaves running after it
+ends is counted with it, and stopped by the fork server unless Spec.keep_leftovers. Ctrl-C and
+SIGTERM stop the running command's process group (and what it left outside it); the current
+run's ``conclude`` and every started variant's ``cleanup`` still run; the experiment is marked
+incomplete and ``cutaway run --resume`` continues it, skipping every (round, variant) already
+stored."""
 
 from __future__ import annotations
 

@@ -19,11 +19,15 @@
  *   signal, an empty signal mask, and a process group of its own (pgid == pid).
  * - At the request's timeout, or when the client goes away (EOF) or its parent dies, the
  *   child's whole process group gets SIGKILL and the child is reaped before anything else.
+ * - The server is a child subreaper: whatever a run leaves running after its own process is
+ *   reaped is found (counted, named), and stopped unless the request says to keep it (see
+ *   "Leftovers" below). This happens after the wall clock of the run has stopped.
  * - Ignores SIGINT, SIGTERM and SIGQUIT (the client decides what an interrupt means) and
  *   SIGPIPE (a vanished client shows up as EPIPE/EOF instead).
  * - A malformed request gets a FATAL reply and the server exits with status 2.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -57,16 +61,42 @@
 
 static volatile sig_atomic_t cw_parent_signal_seen = 0;
 
+/* A process found under the server, named by pid and start time (a reused pid has another). */
+struct cw_process {
+    pid_t pid;
+    pid_t pgid;
+    uint64_t start_ticks;
+    char name[CW_LEFTOVER_NAME_BYTES];
+};
+
+/* A growable list of processes; grown only when a run leaves something behind. */
+struct cw_process_list {
+    struct cw_process *items;
+    size_t count;
+    size_t capacity;
+};
+
 /* Everything the server keeps between requests. */
 struct cw_server {
     int socket_fd;
     pid_t parent_pid;
+    pid_t own_pid;
+    int subreaper; /* PR_SET_CHILD_SUBREAPER worked: orphans of runs come to us */
     int devnull_fd;     /* opened once: the stdin of each child not given one */
     sigset_t wait_mask; /* signal mask while blocked in ppoll: lets the handled signals in */
     char *payload;      /* request payload, reused across requests */
     size_t payload_capacity;
     char **vector; /* argv then envp pointers into payload, reused across requests */
     size_t vector_capacity;
+    struct cw_process_list known; /* still under us after the last run: not that run's */
+    struct cw_process_list found; /* scratch: what the current scan found */
+};
+
+/* What a RESULT says about a run's leftovers. */
+struct cw_leftover_report {
+    int64_t count;
+    int name_count;
+    char names[CW_LEFTOVER_NAME_COUNT][CW_LEFTOVER_NAME_BYTES];
 };
 
 /* One decoded RUN request; every pointer points into the server's payload buffer. */
@@ -78,6 +108,7 @@ struct cw_run {
     char **argv;
     char **envp;
     int has_stdin; /* CW_RUN_HAS_STDIN: fds[0] is the child's stdin */
+    int keep_leftovers; /* CW_RUN_KEEP_LEFTOVERS: count what the child leaves, never stop it */
     int fds[CW_RUN_MAX_FD_COUNT]; /* as received: [stdin,] stdout, stderr */
     int fd_count;
 };
@@ -207,7 +238,9 @@ static const char *cw_decode_run(struct cw_server *server, uint32_t length, stru
     memcpy(&fixed, server->payload, sizeof fixed);
     int has_cwd = (fixed.flags & CW_RUN_HAS_CWD) != 0;
     run->has_stdin = (fixed.flags & CW_RUN_HAS_STDIN) != 0;
-    if ((fixed.flags & ~(CW_RUN_HAS_CWD | CW_RUN_HAS_STDIN)) != 0 || fixed.reserved != 0)
+    run->keep_leftovers = (fixed.flags & CW_RUN_KEEP_LEFTOVERS) != 0;
+    if ((fixed.flags & ~(CW_RUN_HAS_CWD | CW_RUN_HAS_STDIN | CW_RUN_KEEP_LEFTOVERS)) != 0 ||
+        fixed.reserved != 0)
         return "unknown RUN flags";
     if (fixed.argc == 0) return "empty argv";
     if (fixed.timeout_ns < 0 || fixed.timeout_ns > INT64_MAX / 2) return "timeout out of range";
@@ -347,9 +380,228 @@ static void cw_reap(pid_t pid, int *status, struct rusage *usage) {
     }
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Leftovers: what a run leaves running after its own process is reaped (`sleep 100 &`, a
+ * daemon it started).
+ *
+ * The server is a child subreaper (PR_SET_CHILD_SUBREAPER, set in main): a process started by
+ * a run that loses its parent is re-parented to the server, not to init. So every process a
+ * run leaves behind, in its process group or out of it (setsid, setpgid, a double fork), is a
+ * descendant of the server once the run's own process is gone; and when the run left nothing,
+ * the server has no child at all, which one waitpid(-1, WNOHANG) says (ECHILD). /proc is read
+ * only when there is something to find. All of it happens after the run's wall clock stopped.
+ *
+ * Found: the server's descendants (and members of the run's process group, should a kernel
+ * refuse the subreaper), minus those present after the previous run (`known`: kept ones, or
+ * ones a SIGKILL has not finished yet), minus zombies, and named after a 5 ms pause (found
+ * between its fork and its exec, `sleep 100 &` is still called sh). Not found: processes that
+ * were never descendants of the run (a service it asked systemd or at to start).
+ *
+ * Stopped (unless CW_RUN_KEEP_LEFTOVERS): SIGTERM and SIGCONT to each, then, for those still
+ * running CW_LEFTOVER_GRACE_NS later, SIGKILL, and waited for (bounded). Exited children of
+ * the server are reaped, so no zombie is left. A pid is signalled right after /proc listed it
+ * as a descendant: as with kill(1), a pid reused in between is the one race left.
+ * ------------------------------------------------------------------------------------------- */
+#define CW_LEFTOVER_GRACE_NS 2000000000LL     /* SIGTERM, then SIGKILL 2 s later */
+#define CW_LEFTOVER_KILL_WAIT_NS 2000000000LL /* how long SIGKILL'ed processes are waited for */
+#define CW_LEFTOVER_POLL_NS 10000000LL        /* rescan period while waiting for them to go */
+#define CW_LEFTOVER_SETTLE_NS 5000000L       /* before naming what was found */
+#define CW_SCAN_MAX_PASSES 64                 /* one per tree level /proc's order did not catch */
+
+/* Reap every exited child. Returns 1 when the server has no child left at all. */
+static int cw_reap_exited(void) {
+    for (;;) {
+        pid_t reaped = waitpid(-1, NULL, WNOHANG);
+        if (reaped > 0 || (reaped < 0 && errno == EINTR)) continue;
+        return reaped < 0 && errno == ECHILD;
+    }
+}
+
+/* Parse /proc/PID/stat into `process` (name, pgid, start time) and its ppid. Returns 0 for a
+ * running process, -1 for one gone or a zombie. */
+static int cw_read_stat(pid_t pid, struct cw_process *process, pid_t *ppid) {
+    char path[32], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t size = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (size <= 0) return -1;
+    text[size] = '\0';
+    /* "pid (comm) state ppid pgrp ...": comm may hold anything, so it ends at the last ')'. */
+    char *open_paren = strchr(text, '('), *close_paren = strrchr(text, ')');
+    if (open_paren == NULL || close_paren == NULL || close_paren < open_paren) return -1;
+    size_t length = (size_t)(close_paren - open_paren - 1);
+    if (length >= CW_LEFTOVER_NAME_BYTES) length = CW_LEFTOVER_NAME_BYTES - 1;
+    memcpy(process->name, open_paren + 1, length);
+    process->name[length] = '\0';
+    char *cursor = close_paren + 1;
+    unsigned long long fields[20]; /* fields 4..22 of proc(5), after the state */
+    while (*cursor == ' ') cursor++;
+    char state = *cursor++;
+    if (state == 'Z' || state == 'X' || state == 'x') return -1;
+    for (int i = 0; i < 19; i++) {
+        char *end;
+        fields[i] = strtoull(cursor, &end, 10); /* signed fields are positive here */
+        if (end == cursor) return -1;
+        cursor = end;
+    }
+    *ppid = (pid_t)fields[0];
+    process->pid = pid;
+    process->pgid = (pid_t)fields[1];
+    process->start_ticks = fields[18];
+    return 0;
+}
+
+/* Whether `list` holds `pid` (and, when `start_ticks` is not 0, with that start time). */
+static int cw_list_holds(const struct cw_process_list *list, pid_t pid, uint64_t start_ticks) {
+    for (size_t i = 0; i < list->count; i++)
+        if (list->items[i].pid == pid && (start_ticks == 0 || list->items[i].start_ticks == start_ticks))
+            return 1;
+    return 0;
+}
+
+/* Append `process` to `list`. Fatal on OOM (no child of a run is alive then but leftovers). */
+static void cw_list_add(const struct cw_server *server, struct cw_process_list *list,
+                        const struct cw_process *process) {
+    if (list->count == list->capacity) {
+        size_t capacity = list->capacity ? list->capacity * 2 : 16;
+        struct cw_process *grown = realloc(list->items, capacity * sizeof *grown);
+        if (grown == NULL) cw_fatal(server, "out of memory");
+        list->items = grown;
+        list->capacity = capacity;
+    }
+    list->items[list->count++] = *process;
+}
+
+/* Fill server->found with the running descendants of the server and the running members of
+ * process group `group` (0: none). With `only_new`, what server->known holds is left out, and
+ * so are its descendants, which join server->known (what a kept process starts later is not
+ * the next run's doing). Each pass over /proc adds the children of what it already found;
+ * /proc lists pids in ascending order and children mostly have higher pids than their
+ * parents, so the first pass finds nearly everything and the second one nothing more. */
+static void cw_scan(struct cw_server *server, pid_t group, int only_new) {
+    struct cw_process_list *found = &server->found, *known = only_new ? &server->known : NULL;
+    found->count = 0;
+    int directory = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (directory < 0) return;
+    for (int pass = 0, changed = 1; changed && pass < CW_SCAN_MAX_PASSES; pass++) {
+        changed = 0;
+        lseek(directory, 0, SEEK_SET);
+        char buffer[4096]; /* on the stack: a heap buffer would raise every run's max_rss floor */
+        ssize_t size;
+        while ((size = getdents64(directory, buffer, sizeof buffer)) > 0) {
+            for (ssize_t offset = 0; offset < size;) {
+                struct dirent64 *entry = (struct dirent64 *)(void *)(buffer + offset);
+                offset += entry->d_reclen;
+                char *end;
+                long number = strtol(entry->d_name, &end, 10);
+                if (*end != '\0' || number <= 0 || number == server->own_pid) continue;
+                struct cw_process process;
+                pid_t ppid;
+                if (cw_read_stat((pid_t)number, &process, &ppid) != 0) continue;
+                if (known != NULL && cw_list_holds(known, process.pid, process.start_ticks))
+                    continue;
+                int parent_found = ppid == server->own_pid || cw_list_holds(found, ppid, 0);
+                if (!parent_found && known != NULL && cw_list_holds(known, ppid, 0)) {
+                    cw_list_add(server, known, &process);
+                    changed = 1;
+                    continue;
+                }
+                if (!parent_found && !(group > 0 && process.pgid == group)) continue;
+                if (cw_list_holds(found, process.pid, process.start_ticks)) continue;
+                cw_list_add(server, found, &process);
+                changed = 1;
+            }
+        }
+    }
+    close(directory);
+}
+
+/* Send `signal_number` to everything in server->found. */
+static void cw_signal_found(const struct cw_server *server, int signal_number) {
+    for (size_t i = 0; i < server->found.count; i++) kill(server->found.items[i].pid, signal_number);
+}
+
+/* Wait until nothing new runs under the server (reaping exited children) or the deadline
+ * passes. Returns 1 when nothing is left. server->found holds what still runs. */
+static int cw_wait_gone(struct cw_server *server, pid_t group, int64_t deadline_ns) {
+    for (;;) {
+        if (cw_reap_exited()) { /* no child: nothing runs under the server any more */
+            server->found.count = 0;
+            return 1;
+        }
+        cw_scan(server, group, 1);
+        if (server->found.count == 0) {
+            cw_reap_exited(); /* those that died since the reap above are zombies now */
+            return 1;
+        }
+        int64_t left_ns = deadline_ns - cw_now_ns();
+        if (left_ns <= 0) return 0;
+        if (left_ns > CW_LEFTOVER_POLL_NS) left_ns = CW_LEFTOVER_POLL_NS;
+        struct timespec left = {left_ns / 1000000000, left_ns % 1000000000};
+        ppoll(NULL, 0, &left, &server->wait_mask); /* a SIGCHLD ends it early */
+    }
+}
+
+/* Note the distinct names of server->found in `report`, and count them, leaving out members
+ * of `killed_group` (the server killed that group at the timeout: they are dying). */
+static void cw_note_leftovers(const struct cw_server *server, pid_t killed_group,
+                              struct cw_leftover_report *report) {
+    for (size_t i = 0; i < server->found.count; i++) {
+        const struct cw_process *process = &server->found.items[i];
+        if (killed_group > 0 && process->pgid == killed_group) continue;
+        report->count++;
+        int seen = 0;
+        for (int n = 0; n < report->name_count && !seen; n++)
+            seen = strcmp(report->names[n], process->name) == 0;
+        if (!seen && report->name_count < CW_LEFTOVER_NAME_COUNT)
+            memcpy(report->names[report->name_count++], process->name, CW_LEFTOVER_NAME_BYTES);
+    }
+}
+
+/* After run `pid` was reaped: find what it left behind, fill `report`, and stop it unless
+ * `keep`. `killed_group` is `pid` when the server killed the run's group, else 0. */
+static void cw_settle_leftovers(struct cw_server *server, pid_t pid, pid_t killed_group,
+                                int keep, struct cw_leftover_report *report) {
+    memset(report, 0, sizeof *report);
+    /* No child at all: nothing was left (the usual case). Should the kernel have refused the
+     * subreaper, members of the run's group are looked for as well. */
+    if (cw_reap_exited() && (server->subreaper || kill(-pid, 0) != 0)) {
+        server->known.count = 0;
+        return;
+    }
+    cw_scan(server, pid, 1);
+    if (server->found.count > 0) {
+        /* A leftover found between its fork and its exec still has its shell's name: give
+         * what was just started a moment to become what it was started as. */
+        struct timespec settle = {0, CW_LEFTOVER_SETTLE_NS};
+        ppoll(NULL, 0, &settle, &server->wait_mask);
+        cw_scan(server, pid, 1);
+    }
+    cw_note_leftovers(server, killed_group, report);
+    if (!keep && server->found.count > 0) {
+        cw_signal_found(server, SIGTERM);
+        cw_signal_found(server, SIGCONT); /* a stopped process acts on SIGTERM only when resumed */
+        if (!cw_wait_gone(server, pid, cw_now_ns() + CW_LEFTOVER_GRACE_NS)) {
+            int64_t deadline_ns = cw_now_ns() + CW_LEFTOVER_KILL_WAIT_NS;
+            do cw_signal_found(server, SIGKILL); /* again each time: forks made meanwhile */
+            while (!cw_wait_gone(server, pid, cw_now_ns() + CW_LEFTOVER_POLL_NS) &&
+                   cw_now_ns() < deadline_ns);
+        }
+    }
+    /* What runs under the server now (kept, or not dead yet) belongs to no later run. */
+    cw_scan(server, 0, 0);
+    struct cw_process_list swap = server->known;
+    server->known = server->found;
+    server->found = swap;
+    server->found.count = 0;
+}
+
 /* The RESULT payload for a reaped child. */
 static struct cw_result cw_make_result(pid_t pid, int status, int64_t wall_ns,
-                                       const struct rusage *usage, int timed_out) {
+                                       const struct rusage *usage, int timed_out,
+                                       int64_t leftover_processes) {
     struct cw_result result = {
         .pid = pid,
         .wait_status = status,
@@ -364,6 +616,7 @@ static struct cw_result cw_make_result(pid_t pid, int status, int64_t wall_ns,
         .block_in = usage->ru_inblock,
         .block_out = usage->ru_oublock,
         .flags = timed_out ? CW_RESULT_TIMED_OUT : 0,
+        .leftover_processes = leftover_processes,
     };
     return result;
 }
@@ -371,7 +624,7 @@ static struct cw_result cw_make_result(pid_t pid, int status, int64_t wall_ns,
 /* Serve one decoded RUN: spawn, report SPAWNED, wait, reap, report RESULT (or SPAWN_ERROR).
  * Closes the request's fds. Exits (after killing and reaping the child) if the client or our
  * parent goes away meanwhile. */
-static void cw_serve_run(const struct cw_server *server, const struct cw_run *run) {
+static void cw_serve_run(struct cw_server *server, const struct cw_run *run) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
     int rc = cw_prepare_spawn(server, run, &actions, &attributes);
@@ -403,15 +656,28 @@ static void cw_serve_run(const struct cw_server *server, const struct cw_run *ru
     memset(&usage, 0, sizeof usage);
     cw_reap(pid, &status, &usage);
     int64_t end_ns = cw_now_ns();
+    /* The run is measured: from here on nothing counts in its figures. */
     if (pidfd >= 0) close(pidfd);
     cw_close_fds(run->fds, run->fd_count); /* not earlier: keep syscalls out of the run */
+    struct cw_leftover_report leftovers;
+    pid_t killed_group = outcome != CW_CHILD_EXITED ? pid : 0;
+    cw_settle_leftovers(server, pid, killed_group, run->keep_leftovers, &leftovers);
     if (outcome == CW_CLIENT_GONE) exit(0);
     /* Timed out means killed by us: a child that exited on its own at the deadline did not. */
     int timed_out = outcome == CW_CHILD_TIMED_OUT && WIFSIGNALED(status) &&
                     WTERMSIG(status) == SIGKILL;
-    struct cw_result result = cw_make_result(pid, status, end_ns - start_ns, &usage, timed_out);
-    if (cw_send_message(server->socket_fd, CW_MSG_RESULT, run->sequence, &result,
-                        sizeof result) != 0)
+    struct cw_result result =
+        cw_make_result(pid, status, end_ns - start_ns, &usage, timed_out, leftovers.count);
+    char payload[sizeof result + sizeof leftovers.names];
+    memcpy(payload, &result, sizeof result);
+    size_t length = sizeof result;
+    for (int i = 0; i < leftovers.name_count; i++) {
+        size_t name_length = strlen(leftovers.names[i]) + 1;
+        memcpy(payload + length, leftovers.names[i], name_length);
+        length += name_length;
+    }
+    if (cw_send_message(server->socket_fd, CW_MSG_RESULT, run->sequence, payload,
+                        (uint32_t)length) != 0)
         exit(0);
 }
 
@@ -477,6 +743,8 @@ int main(int argc, char **argv) {
     server.devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (server.devnull_fd < 0) cw_fatal(&server, "cannot open /dev/null");
     cw_setup_signals(&server);
+    server.own_pid = getpid();
+    server.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
     prctl(PR_SET_PDEATHSIG, CW_PARENT_DEATH_SIGNAL);
     if (getppid() != server.parent_pid) return 0; /* it died before prctl */
     struct cw_hello hello = {(int32_t)getpid(), CW_MAX_PAYLOAD_BYTES};
@@ -484,5 +752,6 @@ int main(int argc, char **argv) {
     struct cw_run run;
     memset(&run, 0, sizeof run);
     while (cw_wait_request(&server) && cw_read_request(&server, &run)) cw_serve_run(&server, &run);
+    cw_reap_exited(); /* what was kept runs on under init; what has exited is reaped here */
     return 0;
 }

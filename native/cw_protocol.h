@@ -31,7 +31,10 @@
  *                                  spawn so that an interrupted client can kill the child's
  *                                  process group (its pgid is its pid) while the server
  *                                  waits. Always followed by:
- *   server -> client  RESULT       struct cw_result: the wait4 record of that child.
+ *   server -> client  RESULT       struct cw_result: the wait4 record of that child and how
+ *                                  many processes it left behind, then the distinct names
+ *                                  (comm, NUL-terminated; at most CW_LEFTOVER_NAME_COUNT) of
+ *                                  those processes, nothing else.
  *   server -> client  FATAL        at any time: a UTF-8 message (the payload, no NUL) saying
  *                                  why the server gives up (malformed request, wrong
  *                                  version, out of memory); the server exits right after.
@@ -43,6 +46,8 @@
  * Version history:
  *   1  first version: HELLO, RUN, SPAWNED, SPAWN_ERROR, RESULT, FATAL.
  *   2  RUN flag CW_RUN_HAS_STDIN: a third descriptor, the child's stdin, comes first.
+ *   3  Leftovers: RESULT ends with leftover_processes and is followed by their names; RUN
+ *      flag CW_RUN_KEEP_LEFTOVERS. Without it the server stops what a run left behind.
  */
 #ifndef CW_PROTOCOL_H
 #define CW_PROTOCOL_H
@@ -50,7 +55,7 @@
 #include <stdint.h>
 
 #define CW_MAGIC 0x53465743u /* bytes "CWFS" on a little-endian machine */
-#define CW_PROTOCOL_VERSION 2u
+#define CW_PROTOCOL_VERSION 3u
 #define CW_MAX_PAYLOAD_BYTES (64u * 1024u * 1024u)
 #define CW_RUN_FD_COUNT 2     /* stdout, stderr */
 #define CW_RUN_MAX_FD_COUNT 3 /* stdin (with CW_RUN_HAS_STDIN), stdout, stderr */
@@ -81,6 +86,7 @@ struct cw_hello {
 /* RUN, fixed part. timeout_ns 0 means no timeout; it counts from just before the spawn. */
 #define CW_RUN_HAS_CWD 1u
 #define CW_RUN_HAS_STDIN 2u /* the request carries the child's stdin descriptor */
+#define CW_RUN_KEEP_LEFTOVERS 4u /* leave running what the child leaves behind: only count it */
 struct cw_run_request {
     int64_t timeout_ns;
     uint32_t flags; /* CW_RUN_* bits; the others must be 0 */
@@ -105,8 +111,14 @@ struct cw_spawn_error {
 };
 
 /* RESULT: what wait4(2) said about the child, plus the server's own monotonic wall time from
- * just before the spawn to just after the reap. Times in ns, max_rss in bytes. */
+ * just before the spawn to just after the reap. Times in ns, max_rss in bytes.
+ * leftover_processes: processes started by the run that were still running after it was
+ * reaped (found after the wall clock stopped; see "Leftovers" in cw_forkserver.c), stopped
+ * by the server before this reply unless the RUN had CW_RUN_KEEP_LEFTOVERS. Processes of the
+ * run's group that the server itself killed at the timeout are not counted. */
 #define CW_RESULT_TIMED_OUT 1u
+#define CW_LEFTOVER_NAME_COUNT 8 /* distinct names at most after a RESULT */
+#define CW_LEFTOVER_NAME_BYTES 16 /* a comm name with its NUL (the kernel's TASK_COMM_LEN) */
 struct cw_result {
     int64_t pid;
     int64_t wait_status;
@@ -121,6 +133,7 @@ struct cw_result {
     int64_t block_in;
     int64_t block_out;
     uint64_t flags; /* CW_RESULT_* bits */
+    int64_t leftover_processes;
 };
 
 _Static_assert(sizeof(struct cw_header) == 16, "header layout");
@@ -128,6 +141,6 @@ _Static_assert(sizeof(struct cw_hello) == 8, "hello layout");
 _Static_assert(sizeof(struct cw_run_request) == 24, "run request layout");
 _Static_assert(sizeof(struct cw_spawned) == 8, "spawned layout");
 _Static_assert(sizeof(struct cw_spawn_error) == 8, "spawn error layout");
-_Static_assert(sizeof(struct cw_result) == 104, "result layout");
+_Static_assert(sizeof(struct cw_result) == 112, "result layout");
 
 #endif

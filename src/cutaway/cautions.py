@@ -18,6 +18,7 @@ BUSY_LOAD_PER_CORE = 0.5  # load average at the start, per core, above which the
 FEW_ROUNDS = 10  # fewer complete rounds than this make any verdict fragile
 OUTLIER_SHARE = 0.05  # share of a variant's runs beyond the modified z-score threshold
 DRIFT_P_VALUE = 0.01
+MAX_LEFTOVER_NAMES = 8  # process names a leftovers caution lists
 
 
 def _first_load(environment: Mapping[str, object], key: str) -> float | None:
@@ -78,6 +79,38 @@ def _failure_cautions(runs: Sequence[Run]) -> list[Caution]:
     return cautions
 
 
+def _leftover_cautions(runs: Sequence[Run], kept: bool) -> list[Caution]:
+    """Runs that left processes running after they ended (``sleep 100 &``): whatever those did
+    later is not in any measured figure, and kept running they compete with the runs after."""
+    totals: Counter[str] = Counter(run.variant for run in runs)
+    leaving: dict[str, list[Run]] = {}
+    for run in runs:
+        if run.leftover_processes:
+            leaving.setdefault(run.variant, []).append(run)
+    cautions = []
+    for variant, own in leaving.items():
+        names = dict.fromkeys(name for run in own for name in run.leftover_names)
+        processes = sum(run.leftover_processes for run in own)
+        what = ", ".join(list(names)[:MAX_LEFTOVER_NAMES]) + (
+            ", ..." if len(names) > MAX_LEFTOVER_NAMES else ""
+        )
+        fate = (
+            "they were kept running (keep_leftovers): they may have slowed the runs after them"
+            if kept
+            else "they were stopped when each run ended"
+        )
+        cautions.append(
+            Caution(
+                "leftovers",
+                f"{len(own)} of {totals[variant]} runs of {variant!r} left processes running "
+                f"after they ended ({what}; {processes} in all); {fate}, and what they did "
+                "after the run is not in its measured figures",
+                variant=variant,
+            )
+        )
+    return cautions
+
+
 def _noise_cautions(spec: Spec, wall: MetricTable) -> list[Caution]:
     cautions = []
     for column, name in enumerate(wall.variants):
@@ -128,6 +161,7 @@ def experiment_cautions(
             )
         )
     cautions += _failure_cautions(runs)
+    cautions += _leftover_cautions(runs, spec.keep_leftovers)
     if len(spec.variants) > 1 and info.rounds_completed < FEW_ROUNDS:
         cautions.append(
             Caution(

@@ -251,6 +251,9 @@ class Spec:
     ignore_failure: bool = False
     # Each hook's time limit: a hung setup or cleanup must not hang the experiment for ever.
     hook_timeout_seconds: float = DEFAULT_HOOK_TIMEOUT_SECONDS
+    # Leave running what a measured run leaves behind (``sleep 100 &``); by default it is
+    # stopped when the run ends. Either way, it is counted and reported.
+    keep_leftovers: bool = False
     source_path: str | None = None  # the experiment file, None in quick mode
     source_text: str | None = None  # the file exactly as given
 
@@ -277,6 +280,7 @@ class Spec:
             "metrics": [m.to_dict() for m in self.metrics],
             "ignore_failure": self.ignore_failure,
             "hook_timeout_seconds": self.hook_timeout_seconds,
+            "keep_leftovers": self.keep_leftovers,
             "source_path": self.source_path,
         }
 
@@ -322,9 +326,14 @@ class Run:
     metrics: Mapping[str, float]
     started_at: float  # Unix time, for humans and drift plots only (never used to compute cost)
     message: str = ""  # why a run failed, e.g. the tail of its stderr
+    # Processes the run left running after it ended (stopped then, unless Spec.keep_leftovers),
+    # and their distinct names as the kernel knows them (comm: at most 15 bytes each).
+    leftover_processes: int = 0
+    leftover_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "metrics", MappingProxyType(dict(self.metrics)))
+        object.__setattr__(self, "leftover_names", tuple(self.leftover_names))
 
     @property
     def warmup(self) -> bool:

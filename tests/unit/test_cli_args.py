@@ -321,3 +321,15 @@ def test_all_pairs_reaches_the_analysis(
     seen.clear()
     assert cli.main([a for a in argv if a != "--all-pairs"]) == 0
     assert seen["all_pairs"] is False
+
+
+def test_keep_leftovers_in_quick_mode_and_over_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert spec_of("-c", "true").keep_leftovers is False
+    assert spec_of("-c", "true", "--keep-leftovers").keep_leftovers is True
+    path = tmp_path / "e.toml"
+    path.write_text('name = "x"\ncommand = "true"\n')
+    assert spec_of(str(path)).keep_leftovers is False
+    assert spec_of(str(path), "--keep-leftovers").keep_leftovers is True

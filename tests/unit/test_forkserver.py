@@ -142,6 +142,7 @@ def test_timeout_kills_the_whole_process_group(server: ForkServer, tmp_path: Pat
         assert len(sleeps) == 2
         assert _eventually(lambda: not any(_running(pid) for pid in sleeps))
         assert _group_members(result.pid) == []
+        assert result.leftover_processes == 0  # the group the server killed is not counted
     finally:
         for pid in sleeps:
             if _running(pid):
@@ -338,6 +339,9 @@ server = ForkServer()
 print(server.server_pid, flush=True)
 if sys.argv[1] == "run":
     server.run("/bin/sleep", ["sleep", "30"], {}, None, None, 1, 2)
+elif sys.argv[1] == "escape":  # the run leaves a process out of its group, then waits
+    script = "setsid sleep 30 & echo $!; exec sleep 30"
+    server.run("/bin/sh", ["sh", "-c", script], {"PATH": "/usr/bin:/bin"}, None, None, 1, 2)
 elif os.fork() == 0:  # "hold": a child keeps the socket open, so no EOF reaches the server
     time.sleep(30)
     os._exit(0)
@@ -345,14 +349,17 @@ time.sleep(30)
 """
 
 
-@pytest.mark.parametrize("mode", ["run", "hold"])
+@pytest.mark.parametrize("mode", ["run", "hold", "escape"])
 def test_no_server_or_child_outlives_a_killed_client(mode: str) -> None:
     env = {**os.environ, "PYTHONPATH": SRC_DIR}
     command = [sys.executable, "-c", CLIENT, mode]
     with subprocess.Popen(command, stdout=subprocess.PIPE, env=env, text=True) as client:
         assert client.stdout is not None
         server_pid = int(client.stdout.readline())
-        if mode == "run":
+        if mode == "escape":
+            escaped = int(client.stdout.readline())
+            assert _running(escaped)
+        if mode in ("run", "escape"):
             assert _eventually(lambda: _children(server_pid))  # the sleep
         else:
             assert _eventually(lambda: len(_children(client.pid)) == 2)  # server, holder
@@ -362,7 +369,11 @@ def test_no_server_or_child_outlives_a_killed_client(mode: str) -> None:
     try:
         assert _eventually(lambda: not _running(server_pid))
         assert not any(_running(pid) for pid in children)
+        if mode == "escape":  # out of the run's group: found under the server, stopped
+            assert _eventually(lambda: not _running(escaped))
     finally:
+        if mode == "escape" and _running(escaped):
+            os.kill(escaped, signal.SIGKILL)
         for pid in holders:
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
@@ -394,3 +405,117 @@ def test_a_thousand_runs_leak_no_descriptors(server: ForkServer) -> None:
     for _ in range(1000):
         run(server, ["/bin/true"])
     assert (sorted(os.listdir("/proc/self/fd")), sorted(os.listdir(server_fds))) == before
+
+
+# -- leftovers: what a run leaves running after its own process is reaped ----------------------
+
+
+def _run_printing_pids(
+    server: ForkServer, tmp_path: Path, script: str, **options: object
+) -> tuple[RawResult, list[int]]:
+    """Run ``sh -c script`` (which prints the pids it leaves behind, one a line)."""
+    with open(tmp_path / "pids.txt", "wb") as out:
+        env = {"PATH": "/usr/bin:/bin"}
+        result = run(server, ["/bin/sh", "-c", script], env=env, stdout_fd=out.fileno(), **options)
+    return result, [int(pid) for pid in (tmp_path / "pids.txt").read_text().split()]
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _zombie_children(pid: int | None) -> list[int]:
+    assert pid is not None
+    zombies = []
+    for entry in os.listdir("/proc"):
+        fields = _stat_fields(int(entry)) if entry.isdigit() else None
+        if fields is not None and int(fields[1]) == pid and fields[0] in ("Z", "X"):
+            zombies.append(int(entry))
+    return zombies
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "sleep 100 & echo $!",  # stays in the run's process group
+        "setsid sleep 100 & echo $!",  # a session (and group) of its own
+        "(setsid sleep 100 & echo $!); true",  # a double fork: its parent is gone too
+        "sleep 100 & echo $!; kill -STOP $!",  # stopped: acts on SIGTERM once resumed
+    ],
+    ids=["group", "setsid", "double-fork", "stopped"],
+)
+def test_what_a_run_leaves_running_is_counted_stopped_and_reaped(
+    server: ForkServer, tmp_path: Path, script: str
+) -> None:
+    result, pids = _run_printing_pids(server, tmp_path, script)
+    try:
+        assert result.exit_code == 0 and len(pids) == 1
+        assert result.leftover_processes == 1
+        # Found between its fork and its exec, a leftover may still have the name before.
+        assert len(result.leftover_names) == 1
+        assert result.leftover_names[0] in ("sleep", "sh", "setsid")
+        # Stopped and reaped before run() returned: not even a zombie is left.
+        assert _stat_fields(pids[0]) is None
+        assert _zombie_children(server.server_pid) == []
+        assert run(server, ["/bin/true"]).leftover_processes == 0
+    finally:
+        _kill_all(pids)
+
+
+def test_a_leftover_that_ignores_sigterm_is_killed(server: ForkServer, tmp_path: Path) -> None:
+    script = "trap '' TERM; sleep 100 & echo $!; setsid sh -c 'trap \"\" TERM; sleep 100' &"
+    result, pids = _run_printing_pids(server, tmp_path, script)
+    try:
+        assert result.leftover_processes >= 2
+        assert _stat_fields(pids[0]) is None
+        assert _zombie_children(server.server_pid) == []
+        assert run(server, ["/bin/true"]).leftover_processes == 0
+    finally:
+        _kill_all(pids)
+
+
+def test_an_escaped_leftover_of_a_timed_out_run_is_counted(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    escape = "setsid sh -c 'touch escaped; exec sleep 100' & echo $!"  # touch: it is out
+    script = f"{escape}; until [ -e escaped ]; do sleep 0.01; done; sleep 100 & sleep 100"
+    options = {"timeout_seconds": 1.5, "cwd": str(tmp_path)}
+    result, pids = _run_printing_pids(server, tmp_path, script, **options)
+    try:
+        assert result.timed_out
+        assert result.leftover_processes == 1  # the group members the timeout killed are not
+        assert _stat_fields(pids[0]) is None
+    finally:
+        _kill_all(pids)
+
+
+def test_kept_leftovers_run_on_and_are_not_counted_again(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    kept = {"keep_leftovers": True}
+    result, pids = _run_printing_pids(server, tmp_path, "setsid sleep 100 & echo $!", **kept)
+    try:
+        assert result.leftover_processes == 1 and _running(pids[0])
+        assert run(server, ["/bin/true"], **kept).leftover_processes == 0
+        again, more = _run_printing_pids(server, tmp_path, "sleep 100 & echo $!", **kept)
+        pids += more
+        assert again.leftover_processes == 1
+        server.close()
+        assert all(_running(pid) for pid in pids)  # the server's end does not stop them
+    finally:
+        _kill_all(pids)
+
+
+def test_a_kept_leftover_that_exits_is_reaped(server: ForkServer, tmp_path: Path) -> None:
+    kept = {"keep_leftovers": True}
+    result, pids = _run_printing_pids(server, tmp_path, "sleep 0.1 & echo $!", **kept)
+    try:
+        assert result.leftover_processes == 1
+        time.sleep(0.3)  # it has exited: a zombie of the server, until the next run ends
+        assert run(server, ["/bin/true"], **kept).leftover_processes == 0
+        assert _stat_fields(pids[0]) is None
+        assert _zombie_children(server.server_pid) == []
+    finally:
+        _kill_all(pids)

@@ -141,3 +141,16 @@ def test_input_and_output_errors_name_file_line_and_key(
         load_spec(path)
     assert str(caught.value).startswith(f"{path}{where}")
     assert words in str(caught.value)
+
+
+def test_keep_leftovers_defaults_to_false_and_is_read() -> None:
+    assert parse_spec('name = "x"\ncommand = "true"\n').keep_leftovers is False
+    spec = parse_spec('name = "x"\ncommand = "true"\nkeep_leftovers = true\n')
+    assert spec.keep_leftovers is True
+
+
+def test_keep_leftovers_must_be_a_boolean(tmp_path: Path) -> None:
+    path = write(tmp_path, 'name = "x"\ncommand = "true"\nkeep_leftovers = 1\n')
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    assert str(caught.value).startswith(f"{path}:3: keep_leftovers: expected true or false")

@@ -539,3 +539,53 @@ def test_probes_keep_their_overhead_per_event_and_per_process(tmp_path: Path) ->
             ProbeInfo("calls", "new probe", None, None),
             ProbeInfo("syscalls", "strace", 2.9e-5, 4.4e-3),
         ]
+
+
+def test_what_a_run_left_behind_is_stored_with_it(tmp_path: Path) -> None:
+    spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
+    names = ("sleep", "\x1b[2Jx", "sh")  # a process names itself: data, like any other
+    with Store(tmp_path / "db") as store:
+        experiment_id = store.create_experiment(spec, {}, None, "test")
+        left = Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0, "", 3, names)
+        store.add_run(experiment_id, left)
+        store.add_run(experiment_id, Run("a", 1, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0))
+        first, second = store.runs(experiment_id)
+    assert (first.leftover_processes, first.leftover_names) == (3, names)
+    assert (second.leftover_processes, second.leftover_names) == (0, ())
+
+
+def test_runs_stored_before_version_6_left_nothing_behind(tmp_path: Path) -> None:
+    path = tmp_path / "v5.db"
+    spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
+    with sqlite3.connect(path, isolation_level=None) as raw:
+        for migration in store_schema.MIGRATIONS[:5]:
+            for statement in migration.statements:
+                raw.execute(statement)
+        raw.execute("PRAGMA user_version = 5")
+        raw.execute(
+            "INSERT INTO experiments (id, name, status, created_at, spec_json, environment_json,"
+            " cutaway_version) VALUES (1, 'd', 'complete', 0, ?, '{}', 'old')",
+            (json.dumps(spec.to_dict()),),
+        )
+        raw.execute("INSERT INTO variants VALUES (1, 0, 'a', ?)", (json.dumps({}),))
+        raw.execute(
+            "INSERT INTO runs (experiment_id, variant, round_index, order_in_round, status,"
+            " exit_code, signal, started_at) VALUES (1, 'a', 0, 0, 'ok', 0, NULL, 0)"
+        )
+    raw.close()
+    with Store(path) as store:
+        (run,) = store.runs(1)
+        assert (run.leftover_processes, run.leftover_names) == (0, ())
+        assert store.experiment(1).spec.keep_leftovers is False
+
+
+def test_damaged_leftover_names_are_a_store_error(tmp_path: Path) -> None:
+    spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
+    with Store(tmp_path / "db") as store:
+        experiment_id = store.create_experiment(spec, {}, None, "test")
+        store.add_run(experiment_id, Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0))
+    with sqlite3.connect(tmp_path / "db") as raw:
+        raw.execute("UPDATE runs SET leftover_names = '{not json'")
+    raw.close()
+    with Store(tmp_path / "db") as store, pytest.raises(StoreError, match="leftover_names"):
+        store.runs(experiment_id)

@@ -250,6 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="count runs that exit non-zero as successful (crashes and timeouts never are)",
     )
     run.add_argument(
+        "--keep-leftovers",
+        action="store_true",
+        help="leave running what a command leaves behind (`server &`); by default it is "
+        "stopped when the run ends",
+    )
+    run.add_argument(
         "--quiet",
         "-q",
         action="store_true",
@@ -417,6 +423,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--metric": args.metric or None,
             "--metric-regex": args.metric_regex or None,
             "--ignore-failure": args.ignore_failure or None,
+            "--keep-leftovers": args.keep_leftovers or None,
             "--input": args.input,
             "--output": "inherit" if args.show_output else args.output,
         },

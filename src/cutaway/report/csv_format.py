@@ -66,6 +66,7 @@ RUN_COLUMNS: tuple[str, ...] = (
     "exit_code",
     "signal",
     "started_at",
+    "leftover_processes",
 )
 
 Cell = str | int | float | None
@@ -215,6 +216,7 @@ def _run_row(run: Run, metric_columns: Sequence[str]) -> list[Cell]:
         run.exit_code,
         run.signal,
         run.started_at,
+        run.leftover_processes,
     ]
     # .get: a run that could not start has no metrics, so its cells stay empty.
     return row + [run.metrics.get(name) for name in metric_columns]

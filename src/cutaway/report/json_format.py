@@ -161,7 +161,8 @@ def _calibration(calibration: Calibration | None) -> JsonValue:
 
 def _runs(runs: tuple[Run, ...]) -> dict[str, JsonValue]:
     """Per variant, parallel lists over its counted runs in round order: round, status, exit
-    code, and per metric the value (null where the run has none: it could not start)."""
+    code, processes left running, and per metric the value (null where the run has none: it
+    could not start)."""
     variants: dict[str, list[Run]] = {}
     for run in runs:
         variants.setdefault(run.variant, []).append(run)
@@ -172,6 +173,7 @@ def _runs(runs: tuple[Run, ...]) -> dict[str, JsonValue]:
             "rounds": [run.round_index for run in own],
             "statuses": [run_status_name(run.status) for run in own],
             "exit_codes": [run.exit_code for run in own],
+            "leftover_processes": [run.leftover_processes for run in own],
             "metrics": {
                 name: [
                     None if name not in run.metrics else _number(run.metrics[name]) for run in own

@@ -4,12 +4,14 @@
 native fork server (which spawns and times it, see forkserver.py), sends its stdout where the
 variant says (Variant.stdout; captured when an output metric needs it), feeds it
 Variant.stdin, keeps the tail of stderr for the report of a failed run, and converts the wait4
-record into metrics.
+record into metrics. What a run leaves running is counted by the fork server, and stopped by
+it unless the executor was made with ``keep_leftovers``.
 The ``Executor`` protocol is the seam that lets unit tests drive the runner with a fake."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shlex
 import shutil
@@ -39,6 +41,8 @@ class Measurement:
     metrics: Mapping[str, float] = field(default_factory=dict)
     message: str = ""
     output: Mapping[str, str] = field(default_factory=dict)  # Attachment.capture's streams
+    leftover_processes: int = 0  # what the run left running after it ended (Run's field)
+    leftover_names: tuple[str, ...] = ()
 
 
 class Executor(Protocol):
@@ -97,8 +101,9 @@ def metrics_from(raw: RawResult) -> dict[str, float]:
 class ProcessExecutor:
     """Runs real processes through the fork server."""
 
-    def __init__(self, server: ForkServer | None = None) -> None:
+    def __init__(self, server: ForkServer | None = None, *, keep_leftovers: bool = False) -> None:
         self._server = server or ForkServer()
+        self._keep_leftovers = keep_leftovers
         self._paths: dict[tuple[str, str | None], str] = {}  # (name, PATH) -> path
         self._devnull = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
         self._stderr = os.memfd_create("cutaway-stderr", os.MFD_CLOEXEC)
@@ -162,11 +167,22 @@ class ProcessExecutor:
                     stdout_fd,
                     self._stderr,
                     stdin_fd,
+                    keep_leftovers=self._keep_leftovers,
                 )
             except OSError as error:
                 message = f"cannot run {argv[0]}: {error}"
                 return Measurement(RunStatus.ERROR, None, None, {}, message)
-        output = self._output(variant, attachment)
+        measured = self._judged(raw, timeout_seconds, self._output(variant, attachment))
+        return dataclasses.replace(
+            measured,
+            leftover_processes=raw.leftover_processes,
+            leftover_names=raw.leftover_names,
+        )
+
+    def _judged(
+        self, raw: RawResult, timeout_seconds: float | None, output: dict[str, str]
+    ) -> Measurement:
+        """What the wait4 record says of the run: its status, metrics and message."""
         metrics = metrics_from(raw)
         if raw.timed_out:
             message = f"killed after the {timeout_seconds:g} s timeout"

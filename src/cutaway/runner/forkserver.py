@@ -12,6 +12,12 @@ interpreter work lands inside the measured interval either: the median wall of `
 over 200 runs was 0.40-0.66 ms through the server against 0.58-0.71 ms for
 ``hyperfine -N --runs 200 true`` (six alternating trials; Linux 6.18, glibc 2.36, 2 busy CPUs).
 
+What a run leaves running after its own process is reaped (``sleep 100 &``, a daemon it
+started, in its process group or escaped from it with setsid) is found by the server, a child
+subreaper, after the run's wall clock has stopped: RawResult.leftover_processes counts it, and
+the server stops it (SIGTERM, SIGKILL 2 s later) unless ``run(keep_leftovers=True)``. When
+the run left nothing, finding that out costs the server one waitpid(2) call.
+
 The wire format is documented in native/cw_protocol.h; this module mirrors its structs with
 ``struct`` formats. One run at a time: a ForkServer is neither thread-safe nor fork-safe
 (it may be created in any thread: the server tells its parent thread's exit from its
@@ -34,17 +40,18 @@ from pathlib import Path
 from types import TracebackType
 
 EXECUTABLE_NAME = "cw_forkserver"
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 _MAGIC = 0x53465743
 _HEADER = struct.Struct("=IHHII")  # magic, version, type, length, sequence
 _HELLO = struct.Struct("=iI")  # server pid, max payload bytes
 _RUN = struct.Struct("=qIIII")  # timeout ns, flags, argc, envc, reserved
 _SPAWNED = struct.Struct("=iI")  # pid, reserved
 _SPAWN_ERROR = struct.Struct("=iI")  # errno, stage
-_RESULT = struct.Struct("=12qQ")  # see RawResult, then flags
+_RESULT = struct.Struct("=12qQq")  # see RawResult: 12 figures, flags, leftover_processes
 _HELLO_TYPE, _RUN_TYPE, _SPAWNED_TYPE, _SPAWN_ERROR_TYPE, _RESULT_TYPE, _FATAL_TYPE = range(1, 7)
 _RUN_HAS_CWD = 1
 _RUN_HAS_STDIN = 2
+_RUN_KEEP_LEFTOVERS = 4
 _STAGE_CWD = 2
 _RESULT_TIMED_OUT = 1
 _MAX_TIMEOUT_NS = 2**62  # the server accepts up to 2**62 - 1 ns: 146 years
@@ -70,6 +77,11 @@ class RawResult:
     block_out: int
     timed_out: bool  # the server killed the process group at the timeout
     interrupted: bool  # the client killed the process group because run() was interrupted
+    # Processes the run left running after it ended (stopped by the server unless kept), and
+    # their distinct names (at most 8). A timed-out run's group, killed by the server, is not
+    # counted: only what escaped it.
+    leftover_processes: int = 0
+    leftover_names: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int | None:
@@ -155,10 +167,12 @@ class ForkServer:
         stdout_fd: int,
         stderr_fd: int,
         stdin_fd: int | None = None,
+        keep_leftovers: bool = False,
     ) -> RawResult:
         """Spawn ``path`` (no PATH search; relative to ``cwd`` when relative, as subprocess
         does) with exactly ``argv`` and ``env``, wait for it, and return its record. Its stdin
-        is ``stdin_fd``, or /dev/null when None.
+        is ``stdin_fd``, or /dev/null when None. What it leaves running is stopped before this
+        returns (see RawResult.leftover_processes), unless ``keep_leftovers``.
 
         Raises OSError (FileNotFoundError, PermissionError, ...) naming the path, or the cwd,
         when it cannot be started. If a BaseException (KeyboardInterrupt, or what a signal
@@ -173,7 +187,9 @@ class ForkServer:
         self._sequence = (self._sequence + 1) % 2**32
         exchange = _Exchange(self._sequence)
         has_stdin = stdin_fd is not None
-        request = _encode_run(exchange.sequence, path, argv, env, cwd, timeout_seconds, has_stdin)
+        request = _encode_run(
+            exchange.sequence, path, argv, env, cwd, timeout_seconds, has_stdin, keep_leftovers
+        )
         if self._socket is None:
             self._start()
         if len(request) - _HEADER.size > self._max_payload_bytes:
@@ -330,6 +346,7 @@ def _encode_run(
     cwd: str | None,
     timeout_seconds: float | None,
     has_stdin: bool = False,
+    keep_leftovers: bool = False,
 ) -> bytes:
     """The RUN message (cw_protocol.h): fixed part, then NUL-terminated strings."""
     if not argv:
@@ -349,19 +366,24 @@ def _encode_run(
     if any(b"\0" in text for text in strings):
         raise ValueError(f"embedded null byte in the command line, env or cwd of {path}")
     flags = (_RUN_HAS_CWD if cwd is not None else 0) | (_RUN_HAS_STDIN if has_stdin else 0)
+    flags |= _RUN_KEEP_LEFTOVERS if keep_leftovers else 0
     fixed = _RUN.pack(timeout_ns, flags, len(argv), len(env), 0)
     payload = fixed + b"".join(text + b"\0" for text in strings)
     return _HEADER.pack(_MAGIC, PROTOCOL_VERSION, _RUN_TYPE, len(payload), sequence) + payload
 
 
 def _decode_result(payload: bytes) -> RawResult:
-    if len(payload) != _RESULT.size:
-        raise ForkServerError(f"RESULT of {len(payload)} bytes, expected {_RESULT.size}")
+    """The fixed RESULT struct, then the leftovers' names, each ending with a NUL."""
+    names = payload[_RESULT.size :]
+    if len(payload) < _RESULT.size or (names and not names.endswith(b"\0")):
+        raise ForkServerError(f"RESULT of {len(payload)} bytes, expected {_RESULT.size} and names")
     (pid, status, wall, user, sys, rss, minor, major, voluntary, involuntary, block_in,
-     block_out, flags) = _RESULT.unpack(payload)  # fmt: skip
+     block_out, flags, leftovers) = _RESULT.unpack(payload[: _RESULT.size])  # fmt: skip
     return RawResult(
         pid, status, wall, user, sys, rss, minor, major, voluntary, involuntary, block_in,
         block_out, timed_out=bool(flags & _RESULT_TIMED_OUT), interrupted=False,
+        leftover_processes=leftovers,
+        leftover_names=tuple(name.decode(errors="replace") for name in names.split(b"\0")[:-1]),
     )  # fmt: skip
 
 

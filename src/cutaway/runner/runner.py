@@ -1,10 +1,12 @@
 """Run an experiment: hooks, calibration, warmup and counted rounds in balanced orders.
 
 Each completed run is written to the store as soon as it finishes (one transaction), so an
-interruption or a crash loses at most the run in progress. Ctrl-C and SIGTERM stop the running
-command's process group; the current run's ``conclude`` and every started variant's ``cleanup``
-still run; the experiment is marked incomplete and ``cutaway run --resume`` continues it, skipping
-every (round, variant) already stored."""
+interruption or a crash loses at most the run in progress. What a run leaves running after it
+ends is counted with it, and stopped by the fork server unless Spec.keep_leftovers. Ctrl-C and
+SIGTERM stop the running command's process group (and what it left outside it); the current
+run's ``conclude`` and every started variant's ``cleanup`` still run; the experiment is marked
+incomplete and ``cutaway run --resume`` continues it, skipping every (round, variant) already
+stored."""
 
 from __future__ import annotations
 
@@ -106,6 +108,7 @@ class ExperimentRunner:
         self.failed_runs = 0  # counted runs that did not succeed, in this invocation
         self.metrics = MetricCollector(spec.metrics)  # declared metrics ([[metrics]])
         self.set_up: list[Variant] = []  # variants whose setup ran, in order: their cleanup runs
+        self.left_behind: set[str] = set()  # variants whose runs left processes running
         self.runs_done = 0
         self.started = clock()
 
@@ -213,6 +216,8 @@ class ExperimentRunner:
             metrics=measured.metrics,
             started_at=started_at,
             message=measured.message,
+            leftover_processes=measured.leftover_processes,
+            leftover_names=measured.leftover_names,
         )
         self.store.add_run(self.experiment_id, run, data)
         self.done.add((round_index, variant.name))
@@ -221,6 +226,9 @@ class ExperimentRunner:
         self.emit(events.RunFinished(run, self.runs_done, planned, elapsed))
         if concluded is not None and not concluded.ok:
             self.emit(events.Notice(_hook_failure(variant, concluded)))
+        if run.leftover_processes and variant.name not in self.left_behind:
+            self.left_behind.add(variant.name)  # said once per variant; the report counts all
+            self.emit(events.Notice(_leftover_notice(variant, run, self.spec.keep_leftovers)))
         if run.ok:
             self.proven.add(variant.name)
             return
@@ -308,7 +316,7 @@ def run_experiment(
         for probe in probes:
             probe.close()
         raise
-    executor = executor or ProcessExecutor()
+    executor = executor or ProcessExecutor(keep_leftovers=spec.keep_leftovers)
     runner = ExperimentRunner(spec, store, experiment_id, executor, listeners, probes)
     resumed = len(runner.done)
     names = tuple(v.name for v in spec.variants)
@@ -432,6 +440,18 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
+
+
+def _leftover_notice(variant: Variant, run: Run, kept: bool) -> str:
+    count = run.leftover_processes
+    processes = "a process" if count == 1 else f"{count} processes"
+    names = ", ".join(run.leftover_names)
+    fate = (
+        "kept running (keep_leftovers)"
+        if kept
+        else "stopped (keep_leftovers = true or --keep-leftovers keeps them)"
+    )
+    return f"variant {variant.name!r}: a run left {processes} running ({names}); {fate}"
 
 
 def _hook_failure(variant: Variant, result: HookResult) -> str:

@@ -25,6 +25,7 @@ _READERS: Mapping[str, tuple[str, fields.Reader[object]]] = {
     "--max-time": ("max_time_seconds", fields.read_positive_duration),
     "--seed": ("seed", fields.read_seed),
     "--ignore-failure": ("ignore_failure", fields.read_bool),
+    "--keep-leftovers": ("keep_leftovers", fields.read_bool),
 }
 
 

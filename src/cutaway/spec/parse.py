@@ -51,6 +51,7 @@ TOP_LEVEL_KEYS = (
     "max_variants",
     "seed",
     "ignore_failure",
+    "keep_leftovers",
     "input",
     "output",
     "matrix",
@@ -80,6 +81,7 @@ class _Settings:
     max_time_seconds: float | None
     seed: int
     ignore_failure: bool
+    keep_leftovers: bool
 
 
 def load_spec(path: str | os.PathLike[str], *, max_variants: int | None = None) -> Spec:
@@ -188,6 +190,7 @@ def _spec_from_document(
         max_time_seconds=settings.max_time_seconds,
         seed=settings.seed,
         ignore_failure=settings.ignore_failure,
+        keep_leftovers=settings.keep_leftovers,
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
         metrics=read_metrics(document["metrics"]) if "metrics" in document else (),
         source_path=path,
@@ -212,6 +215,7 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
         max_time_seconds=optional("max_time", fields.read_positive_duration, None),
         seed=optional("seed", fields.read_seed, 0),
         ignore_failure=optional("ignore_failure", fields.read_bool, False),
+        keep_leftovers=optional("keep_leftovers", fields.read_bool, False),
     )
 
 

@@ -8,6 +8,7 @@ wait for it instead of failing with "database is locked".
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -26,6 +27,7 @@ from cutaway.store.records import (
     StoredRunData,
     dumps,
     loads,
+    string_list,
 )
 from cutaway.store.reserve import SpaceReserve
 from cutaway.store.schema import StoreError, StoreFull, open_database
@@ -34,7 +36,8 @@ EXPERIMENT_STATUSES = ("running", "complete", "incomplete")
 FINISHED_STATUSES = ("complete", "incomplete")
 
 _RUN_COLUMNS = (
-    "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message"
+    "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message,"
+    " leftover_processes, leftover_names"
 )
 
 
@@ -131,7 +134,8 @@ class Store:
             )
             cursor = connection.execute(
                 "INSERT INTO runs (experiment_id, variant, round_index, order_in_round, status,"
-                " exit_code, signal, started_at, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " exit_code, signal, started_at, message, leftover_processes, leftover_names)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     experiment_id,
                     run.variant,
@@ -142,6 +146,8 @@ class Store:
                     run.signal,
                     run.started_at,
                     run.message,
+                    run.leftover_processes,
+                    json.dumps(list(run.leftover_names), ensure_ascii=False),
                 ),
             )
             run_id = _last_row_id(cursor)
@@ -535,7 +541,8 @@ def _owner_columns(owner: Owner | None) -> tuple[str | None, int | None, int | N
 
 
 def _run_from_row(row: tuple[Any, ...], metrics: Mapping[str, float]) -> Run:
-    _, variant, round_index, order_in_round, status, exit_code, signal, started_at, message = row
+    (run_id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message,
+     leftover_processes, leftover_names) = row  # fmt: skip
     return Run(
         variant=variant,
         round_index=round_index,
@@ -546,6 +553,8 @@ def _run_from_row(row: tuple[Any, ...], metrics: Mapping[str, float]) -> Run:
         metrics=metrics,
         started_at=started_at,
         message=message,
+        leftover_processes=int(leftover_processes),
+        leftover_names=string_list(leftover_names, f"runs.leftover_names of run {run_id}"),
     )
 
 

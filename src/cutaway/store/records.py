@@ -102,3 +102,15 @@ def loads(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise StoreError(f"stored JSON is not an object: {text[:80]!r}")
     return value
+
+
+def string_list(text: str, what: str) -> tuple[str, ...]:
+    """A column holding a JSON array of strings, read back; StoreError naming ``what`` when
+    it holds anything else."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        value = None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise StoreError(f"{what} is not a JSON array of strings: {str(text)[:80]!r}")
+    return tuple(value)

@@ -21,6 +21,8 @@ Version history:
 - 5 (2026-11-24): ``experiments.owner_host``, ``owner_pid``, ``owner_started`` and
   ``heartbeat_at``: the lease of the process running an experiment (store/lease.py), so that
   ``--resume`` never takes over an experiment another process is still running.
+- 6 (2026-11-24): ``runs.leftover_processes`` and ``runs.leftover_names`` (a JSON array of
+  strings): what a run left running after it ended, and those processes' names.
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
 has been released: databases out there already ran it) and add a dated line above.
@@ -199,8 +201,25 @@ _VERSION_5 = Migration(
     ),
 )
 
+_VERSION_6 = Migration(
+    version=6,
+    date="2026-11-24",
+    statements=(
+        # Runs stored before version 6 were not checked: 0 and no names.
+        "ALTER TABLE runs ADD COLUMN leftover_processes INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN leftover_names TEXT NOT NULL DEFAULT '[]'",
+    ),
+)
+
 # Applied in order; MIGRATIONS[i] takes a database from version i to version i + 1.
-MIGRATIONS: tuple[Migration, ...] = (_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5)
+MIGRATIONS: tuple[Migration, ...] = (
+    _VERSION_1,
+    _VERSION_2,
+    _VERSION_3,
+    _VERSION_4,
+    _VERSION_5,
+    _VERSION_6,
+)
 LATEST_VERSION: int = len(MIGRATIONS)
 BUSY_TIMEOUT_SECONDS = 30.0
 

@@ -1,5 +1,7 @@
-"""The `cutaway` command. It only translates arguments into a Spec or a stored-experiment
-reference and calls the library; everything it prints comes from cutaway.report.
+"""The `cutaway` command's parser and commands (cutaway.cli.main answers `--version`, `--help`
+and `list` before this module is imported). It only translates arguments into a Spec or a
+stored-experiment reference and calls the library; everything it prints comes from
+cutaway.report.
 
 Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
 failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file);
@@ -20,12 +22,12 @@ from typing import TYPE_CHECKING
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
 # the analysis (numpy) and the reports (rich) are imported by the commands that use them,
-# so that `cutaway --version`, `--help` and `list` start at once
-# (tests/unit/test_startup_imports.py).
+# so that `cutaway report --help` starts at once (tests/unit/test_startup_imports.py).
 from cutaway import __version__
-from cutaway.api import DEFAULT_DB
+from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
 
 if TYPE_CHECKING:
+    from cutaway.events import Listener
     from cutaway.model import Analysis, Spec
     from cutaway.runner.runner import Outcome
     from cutaway.spec.quick import Parameter
@@ -35,8 +37,6 @@ if TYPE_CHECKING:
 HOOK_OPTIONS = {hook: f"--{hook}" for hook in ("setup", "prepare", "conclude", "cleanup")}
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-# Every command's --db defaults to this variable, else to DEFAULT_DB under the current directory.
-DB_VARIABLE = "CUTAWAY_DB"
 # hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
 STYLES: dict[str, tuple[str, bool | None, bool]] = {
     "auto": ("auto", None, True),
@@ -70,10 +70,6 @@ REPORT_FORMATS = ("calls-csv", "csv", "json", "markdown", "terminal")
 
 class UsageError(Exception):
     pass
-
-
-def default_db() -> str:
-    return os.environ.get(DB_VARIABLE) or str(DEFAULT_DB)
 
 
 def _add_db_option(parser: argparse.ArgumentParser) -> None:
@@ -463,8 +459,8 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from cutaway.cli.preload import AnalysisPreload
     from cutaway.cli.progress import TerminalProgress
-    from cutaway.compare import analyze
     from cutaway.environment import capture_environment
     from cutaway.runner.runner import run_experiment
     from cutaway.store import Store
@@ -483,15 +479,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec, resume_id, environment = spec_from_args(args), None, capture_environment()
         store = Store(args.db)
     _, bar, lines = STYLES[args.style]
-    with TerminalProgress(bar=bar, lines=lines and not args.quiet, color=_color(args)) as progress:
-        outcome = run_experiment(
-            spec,
-            store,
-            environment=environment,
-            listeners=[progress],
-            label=args.label,
-            resume_id=resume_id,
-        )
+    # The analysis and the reports are imported while only discarded runs go (cli/preload.py).
+    preload = AnalysisPreload()
+    listeners: list[Listener] = []
+    if AnalysisPreload.applies_to(spec):
+        preload.start()
+        listeners.append(preload)
+    try:
+        with TerminalProgress(
+            bar=bar, lines=lines and not args.quiet, color=_color(args)
+        ) as progress:
+            outcome = run_experiment(
+                spec,
+                store,
+                environment=environment,
+                listeners=[*listeners, progress],
+                label=args.label,
+                resume_id=resume_id,
+            )
+    finally:
+        preload.wait()
+    from cutaway.compare import analyze
+
     emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
     if not args.quiet:
         print(stored_line(outcome.experiment_id, args.db), file=sys.stderr)
@@ -523,7 +532,7 @@ def _run_exit_status(outcome: Outcome) -> int:
 def stored_line(experiment_id: int, db: str) -> str:
     """The last line of `cutaway run`: where the result is and how to see it again."""
     hint = f"cutaway report {experiment_id}"
-    if Path(db) != DEFAULT_DB:
+    if Path(db) != Path(DEFAULT_DB):
         hint += f" --db {shlex.quote(db)}"
     return f"cutaway: stored as #{experiment_id} in {db}: {hint}"
 
@@ -551,17 +560,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from cutaway.store import Store
+    from cutaway.store.listing import read_listing
 
-    store = Store(args.db, create=False)  # reading never creates a store
-    rows = store.list_experiments()
-    if not rows:
-        print(f"no experiments in {args.db}")
-    for row in rows:
-        label = f"  [{row.label}]" if row.label else ""
-        print(
-            f"#{row.id:<4} {row.status:<10} {row.n_variants} variants {row.n_runs:>6} runs  "
-            f"{row.name}{label}"
-        )
+    rows = read_listing(args.db)
+    if rows is None:  # a store to migrate, or one with a problem that Store names
+        store = Store(args.db, create=False)  # reading never creates a store
+        rows = [
+            (r.id, r.name, r.status, r.created_at, r.label, r.n_variants, r.n_runs)
+            for r in store.list_experiments()
+        ]
+    print_listing(rows, args.db)
     return EXIT_OK
 
 

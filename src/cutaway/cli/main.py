@@ -1,0 +1,124 @@
+"""The `cutaway` command's entry point: answers `--version`, `--help` and `list` at once, and
+hands everything else to the argument parser and the commands (cutaway.cli.commands).
+
+A command run in loops and CI jobs should start as fast as the interpreter (issue #8: within
+1.5x of `python -c pass`). argparse, re, typing, pathlib and dataclasses each cost a good part
+of that, so this module imports none of them: it recognises the few argument lists it can answer
+exactly as the parser would, and gives every other one to the parser. Tests hold the answers
+equal to the parser's (tests/unit/test_cli_fast_paths.py) and check what is imported
+(tests/unit/test_startup_imports.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from cutaway import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing, which costs start-up time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cutaway.store.listing import ListingRow
+
+# Every command's --db defaults to this variable, else to DEFAULT_DB under the current directory
+# (cutaway.api.DEFAULT_DB, spelled here without pathlib; a test checks that they agree).
+DB_VARIABLE = "CUTAWAY_DB"
+DEFAULT_DB = ".cutaway/cutaway.db"
+
+# `cutaway --help` as the parser prints it when the terminal has at least HELP_MIN_COLUMNS
+# columns (argparse wraps it on narrower ones). Spelled out so that --help needs no parser;
+# tests/unit/test_cli_fast_paths.py fails when it differs from build_parser().format_help().
+HELP_MIN_COLUMNS = 76
+HELP = """\
+usage: cutaway [-h] [--version] {run,report,compare,list,export} ...
+
+Measure variants of a command in interleaved rounds and say what changed.
+
+positional arguments:
+  {run,report,compare,list,export}
+    run                 run an experiment file, or quick mode with -c
+    report              report a stored experiment
+    compare             compare two stored experiments
+    list                list stored experiments
+    export              write a stored experiment in another format
+
+options:
+  -h, --help            show this help message and exit
+  --version             show program's version number and exit
+
+The store is $CUTAWAY_DB, else .cutaway/cutaway.db (every command's --db).
+"""
+
+
+def default_db() -> str:
+    return os.environ.get(DB_VARIABLE) or DEFAULT_DB
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments == ["--version"]:
+        print(f"cutaway {__version__}")
+        return 0
+    if arguments in (["--help"], ["-h"]) and _help_is_static():
+        sys.stdout.write(HELP)
+        return 0
+    db = _list_db(arguments)
+    if db is not None:
+        from cutaway.store.listing import read_listing
+
+        rows = read_listing(db)
+        if rows is not None:
+            print_listing(rows, db)
+            return 0
+    from cutaway.cli.commands import main as parse_and_run
+
+    return parse_and_run(arguments)
+
+
+def _help_is_static() -> bool:
+    """Whether argparse would print HELP: on a wide enough terminal, and before Python 3.14,
+    whose argparse colours help on a terminal."""
+    return sys.version_info < (3, 14) and _terminal_columns() >= HELP_MIN_COLUMNS
+
+
+def _terminal_columns() -> int:
+    """The width argparse formats help for: shutil.get_terminal_size().columns (which imports
+    fnmatch and re), computed the same way."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or 80 if stdout else 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def _list_db(arguments: list[str]) -> str | None:
+    """The store of `list`, `list --db PATH` or `list --db=PATH`; None for any other argument
+    list (including `list --help` and mistakes, which the parser answers)."""
+    if arguments == ["list"]:
+        return default_db()
+    if len(arguments) == 2 and arguments[0] == "list" and arguments[1].startswith("--db="):
+        return arguments[1].removeprefix("--db=")
+    if arguments[:2] == ["list", "--db"] and len(arguments) == 3:
+        value = arguments[2]
+        return None if value.startswith("-") else value  # argparse: a missing value
+    return None
+
+
+def print_listing(rows: list[ListingRow], db: str) -> None:
+    """`cutaway list`: one line per experiment, newest first."""
+    if not rows:
+        print(f"no experiments in {db}")
+    for experiment_id, name, status, _created, label, n_variants, n_runs in rows:
+        labelled = f"  [{label}]" if label else ""
+        print(
+            f"#{experiment_id:<4} {status:<10} {n_variants} variants {n_runs:>6} runs  "
+            f"{name}{labelled}"
+        )

@@ -4,11 +4,15 @@ an interpreter that does nothing (issue #8)?
 In one run, interleaved (the order rotates by one place each repetition, so drift hits every
 command alike), it times the wall clock of: ``python -c pass`` (the interpreter that runs the
 ``cutaway`` script), ``cutaway --version``, ``cutaway --help``, ``cutaway list --db X`` and
-``cutaway report ID --db X --color never``. The store X holds one stored experiment of 100
+``cutaway report ID --db X --color never``, and ``python -c 'import sqlite3'`` (the floor of
+``list``, which must read a SQLite file). The store X holds one stored experiment of 100
 counted rounds (and one warmup round) of 3 variants with every process metric, which the
 benchmark writes itself through the store API with synthetic runs (seeded): nothing is run. It
-prints, in Markdown, the median, the quartiles and the ratio of medians to ``python -c pass``.
-Raw times go to bench/results/startup-<date>/. Usage: ``python bench/startup.py``.
+prints, in Markdown, the median, the quartiles and the ratio of medians to ``python -c pass``,
+and the same ratio of the CPU time each command used (steadier than wall time on a shared
+machine). The commands run with Python's bytecode cache on (without PYTHONDONTWRITEBYTECODE),
+as on a user's machine. Raw times go to bench/results/startup-<date>/.
+Usage: ``python bench/startup.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -97,6 +102,8 @@ def commands(db: Path, experiment_id: int) -> dict[str, list[str]]:
     report = ["report", str(experiment_id), "--db", str(db), "--color", "never"]
     return {
         "python -c pass": [sys.executable, "-c", "pass"],
+        # The floor of `list`, which has to read a SQLite file: the interpreter and sqlite3.
+        "python -c 'import sqlite3'": [sys.executable, "-c", "import sqlite3"],
         "cutaway --version": [*cutaway, "--version"],
         "cutaway --help": [*cutaway, "--help"],
         "cutaway list": [*cutaway, "list", "--db", str(db)],
@@ -104,45 +111,72 @@ def commands(db: Path, experiment_id: int) -> dict[str, list[str]]:
     }
 
 
-def wall_seconds(argv: list[str]) -> float:
+def timed_environment() -> dict[str, str]:
+    """This environment without PYTHONDONTWRITEBYTECODE: with it, Python compiles every module
+    of cutaway from source at every start (an editable install has no other bytecode), which no
+    user's installation does; pip compiles a regular install's modules when it installs them."""
+    return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
+def children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def wall_and_cpu_seconds(argv: list[str]) -> tuple[float, float]:
+    """Wall time from spawning to exit, and the CPU time (user + system) the command used: on
+    a shared machine the CPU time is the steadier of the two."""
+    cpu = children_cpu_seconds()
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    subprocess.run(
+        argv,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=timed_environment(),
+    )
+    return time.perf_counter() - start, children_cpu_seconds() - cpu
 
 
-def measure(argvs: dict[str, list[str]], repetitions: int, warmup: int) -> dict[str, list[float]]:
+def measure(
+    argvs: dict[str, list[str]], repetitions: int, warmup: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """``warmup`` uncounted passes (page cache, .pyc files), then ``repetitions`` counted ones;
-    each pass runs every command once, the first one rotating."""
+    each pass runs every command once, the first one rotating. (wall times, CPU times)."""
     names = list(argvs)
     times: dict[str, list[float]] = {name: [] for name in names}
+    cpu_times: dict[str, list[float]] = {name: [] for name in names}
     for repetition in range(-warmup, repetitions):
         shift = repetition % len(names)
         for name in names[shift:] + names[:shift]:
-            seconds = wall_seconds(argvs[name])
+            seconds, cpu_seconds = wall_and_cpu_seconds(argvs[name])
             if repetition >= 0:
                 times[name].append(seconds)
+                cpu_times[name].append(cpu_seconds)
         if repetition >= 0 and (repetition + 1) % 5 == 0:
             print(f"{repetition + 1}/{repetitions} repetitions", file=sys.stderr, flush=True)
-    return times
+    return times, cpu_times
 
 
 def milliseconds(seconds: float) -> str:
     return f"{seconds * 1e3:.0f} ms"
 
 
-def summary_table(times: dict[str, list[float]]) -> list[str]:
+def summary_table(times: dict[str, list[float]], cpu_times: dict[str, list[float]]) -> list[str]:
     baseline = statistics.median(times["python -c pass"])
+    cpu_baseline = statistics.median(cpu_times["python -c pass"])
     lines = [
-        "| command | median | quartiles | median / `python -c pass` |",
-        "|---|---|---|---|",
+        "| command | median wall | quartiles | wall / `python -c pass` | median CPU | CPU ratio |",
+        "|---|---|---|---|---|---|",
     ]
     for name, values in times.items():
         q1, median, q3 = (
             statistics.quantiles(values, n=4, method="inclusive") if len(values) > 1 else values * 3
         )
+        cpu = statistics.median(cpu_times[name])
         lines.append(
             f"| `{name}` | {milliseconds(median)} | {milliseconds(q1)} to {milliseconds(q3)} "
-            f"| {median / baseline:.2f} |"
+            f"| {median / baseline:.2f} | {milliseconds(cpu)} | {cpu / cpu_baseline:.2f} |"
         )
     return lines
 
@@ -165,7 +199,7 @@ def main() -> int:
     experiment_id = create_store(db, arguments.rounds, arguments.seed)
     argvs = commands(db, experiment_id)
     load_before = os.getloadavg()
-    times = measure(argvs, arguments.repetitions, arguments.warmup)
+    times, cpu_times = measure(argvs, arguments.repetitions, arguments.warmup)
     load_after = os.getloadavg()
     record: Record = {
         "commands": argvs,
@@ -173,10 +207,11 @@ def main() -> int:
         "load_average_before": load_before,
         "load_average_after": load_after,
         "times": times,
+        "cpu_times": cpu_times,
     }
     (raw_dir / "summary.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"raw results: {raw_dir}", file=sys.stderr)
-    print("\n".join(summary_table(times)))
+    print("\n".join(summary_table(times, cpu_times)))
     print(
         f"\nload average (1, 5, 15 min): before {', '.join(f'{x:.2f}' for x in load_before)}; "
         f"after {', '.join(f'{x:.2f}' for x in load_after)}"

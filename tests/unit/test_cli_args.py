@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cutaway.cli import main as cli
+from cutaway.cli import commands as cli
 from cutaway.cli.progress import TerminalProgress
 from cutaway.model import Spec
 

@@ -12,7 +12,8 @@ import pytest
 from hostile import HOSTILE, raw_controls
 
 from cutaway import events
-from cutaway.cli import main as cli
+from cutaway.cli import commands as cli
+from cutaway.cli import main as entry
 from cutaway.cli.progress import TerminalProgress
 from cutaway.model import Calibration, Run, RunStatus, Spec, Variant
 from cutaway.runner.errors import RunnerError
@@ -65,7 +66,7 @@ def test_list_shows_hostile_names_and_labels_escaped_one_line_each(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = _store_of_hostile_names(tmp_path / "hostile.db")
-    assert cli.main(["list", "--db", str(db)]) == 0
+    assert entry.main(["list", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert raw_controls(out) == []
     assert len(out.splitlines()) == len(HOSTILE)
@@ -77,7 +78,7 @@ def test_an_empty_store_named_with_escapes_is_named_escaped(
 ) -> None:
     db = tmp_path / "\x1b[2Jstore.db"
     Store(db).close()
-    assert cli.main(["list", "--db", str(db)]) == 0
+    assert entry.main(["list", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert raw_controls(out) == [] and "\\x1b[2Jstore.db" in out
 

@@ -520,7 +520,7 @@ def test_calls_csv_has_a_row_per_call_summary_and_ratios_only_where_compared() -
 def test_calls_csv_is_registered_for_cutaway_export() -> None:
     fmt = FORMATS["calls-csv"]
     assert fmt.extension == "csv" and fmt.render is render_calls_csv
-    from cutaway.cli.main import build_parser
+    from cutaway.cli.commands import build_parser
 
     args = build_parser().parse_args(["export", "latest", "--format", "calls-csv"])
     assert FORMATS[args.format].render(queue_calls()).startswith("experiment_id,variant,function,")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cutaway.cli import main as cli
+from cutaway.cli import commands as cli
 from cutaway.spec import SpecError, load_spec, quick_spec
 from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS
 from cutaway.spec.quick import parameter_list, parameter_scan

@@ -1,765 +1,153 @@
-"""The `cutaway` command. It only translates arguments into a Spec or a stored-experiment
-reference and calls the library; everything it prints comes from cutaway.report.
+"""The `cutaway` command's entry point: answers `--version`, `--help` and `list` at once, and
+hands everything else to the argument parser and the commands (cutaway.cli.commands).
 
-Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
-failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file);
-130 interrupted (completed runs are saved). A reader that closes standard output or error
-changes none of these (cli/streams.py). docs/cli.md describes every option, the exit statuses
-and the environment variables.
-
-Everything printed here that holds a user's or a program's text (names, paths, a command's
-stderr in an error) goes through cutaway.visible: control characters are shown escaped, never
-sent to the terminal."""
+A command run in loops and CI jobs should start as fast as the interpreter (issue #8: within
+1.5x of `python -c pass`). argparse, re, typing, pathlib and dataclasses each cost a good part
+of that, so this module imports none of them: it recognises the few argument lists it can answer
+exactly as the parser would, and gives every other one to the parser. Tests hold the answers
+equal to the parser's (tests/unit/test_cli_fast_paths.py) and check what is imported
+(tests/unit/test_startup_imports.py).
+"""
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import os
-import shlex
-import shutil
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
 
-# Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
-# the analysis (numpy) and the reports (rich) are imported by the commands that use them,
-# so that `cutaway --version`, `--help` and `list` start at once
-# (tests/unit/test_startup_imports.py).
 from cutaway import __version__
-from cutaway.api import DEFAULT_DB
-from cutaway.cli.streams import pipe_safe_streams, stdout_closed
-from cutaway.visible import visible
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing, which costs start-up time
 if TYPE_CHECKING:
-    from cutaway.model import Analysis, Spec
-    from cutaway.runner.runner import Outcome
-    from cutaway.spec.quick import Parameter
+    from collections.abc import Sequence
 
-# The quick-mode hooks and their options (cutaway.spec.quick reads them); spelled here so that
-# building the parser (for --help) imports no spec code.
-HOOK_OPTIONS = {hook: f"--{hook}" for hook in ("setup", "prepare", "conclude", "cleanup")}
+    from cutaway.store.listing import ListingRow
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-# The terminal report's width in a file or a pipe, and on a terminal that reports no width (some
-# CI pseudo-terminals say 0 columns).
-WIDTH_OFF_TERMINAL, WIDTH_FALLBACK = 100, 80
-# Every command's --db defaults to this variable, else to DEFAULT_DB under the current directory.
+# Every command's --db defaults to this variable, else to DEFAULT_DB under the current directory
+# (cutaway.api.DEFAULT_DB, spelled here without pathlib; a test checks that they agree).
 DB_VARIABLE = "CUTAWAY_DB"
-# hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
-STYLES: dict[str, tuple[str, bool | None, bool]] = {
-    "auto": ("auto", None, True),
-    "full": ("always", True, True),
-    "basic": ("never", False, True),
-    "nocolor": ("never", True, True),
-    "color": ("always", False, True),
-    "none": ("never", False, False),
-}
-# Words taken as the value of a bare --shell: `--shell bash` is --shell=bash, while in
-# `--shell experiment.toml` the file stays the positional argument (--shell alone is sh).
-SHELL_WORDS = frozenset(
-    ("sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "fish", "busybox", "pwsh", "none")
-)
-# Quick-mode options: with an experiment file they are an error, not silently ignored.
-QUICK_ONLY = {
-    "name": "-n/--name",
-    "shell": "--shell/-N",
-    "setup": "--setup",
-    "prepare": "--prepare",
-    "conclude": "--conclude",
-    "cleanup": "--cleanup",
-    "parameters": "--parameter-scan/--parameter-list",
-    "step_size": "--parameter-step-size",
-}
+DEFAULT_DB = ".cutaway/cutaway.db"
 
-# Each --export-* option and the report format it writes.
-EXPORT_OPTIONS = {"--export-json": "json", "--export-csv": "csv", "--export-markdown": "markdown"}
+# `cutaway --help` as the parser prints it when the terminal has at least HELP_MIN_COLUMNS
+# columns (argparse wraps it on narrower ones). Spelled out so that --help needs no parser;
+# tests/unit/test_cli_fast_paths.py fails when it differs from build_parser().format_help().
+HELP_MIN_COLUMNS = 76
+HELP = """\
+usage: cutaway [-h] [--version] {run,report,compare,list,export} ...
 
-# The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
-# reports; a test checks that the two agree.
-REPORT_FORMATS = ("calls-csv", "csv", "json", "markdown", "terminal")
+Measure variants of a command in interleaved rounds and say what changed.
 
+positional arguments:
+  {run,report,compare,list,export}
+    run                 run an experiment file, or quick mode with -c
+    report              report a stored experiment
+    compare             compare two stored experiments
+    list                list stored experiments
+    export              write a stored experiment in another format
 
-class UsageError(Exception):
-    pass
+options:
+  -h, --help            show this help message and exit
+  --version             show program's version number and exit
+
+The store is $CUTAWAY_DB, else .cutaway/cutaway.db (every command's --db).
+"""
 
 
 def default_db() -> str:
-    return os.environ.get(DB_VARIABLE) or str(DEFAULT_DB)
-
-
-def _add_db_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--db",
-        default=default_db(),
-        metavar="PATH",
-        help=f"the store (default: ${DB_VARIABLE}, else {DEFAULT_DB}; now %(default)s)",
-    )
-
-
-def _add_output_options(parser: argparse.ArgumentParser) -> None:
-    _add_db_option(parser)
-    parser.add_argument("--export-json", metavar="PATH", help="also write the report as JSON")
-    parser.add_argument("--export-csv", metavar="PATH", help="also write the report as CSV")
-    parser.add_argument("--export-markdown", metavar="PATH", help="also write Markdown")
-    parser.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        help="colour the report (default: auto, or what --style says)",
-    )
-    parser.add_argument(
-        "--style",
-        choices=sorted(STYLES),
-        default="auto",
-        help="as hyperfine: basic (no colour, no progress bar), full (colour and bar, even "
-        "when not on a terminal), nocolor, color, none (no colour, no progress at all)",
-    )
-    parser.add_argument(
-        "--all-metrics",
-        action="store_true",
-        help="a table for every metric (the default shows the ones that changed)",
-    )
-    parser.add_argument(
-        "--all-pairs",
-        action="store_true",
-        help="compare every pair of variants, not only each against the baseline",
-    )
-
-
-class _AppendParameter(argparse.Action):
-    """--parameter-scan and --parameter-list share one list, in command-line order (the
-    first parameter varies slowest)."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[object] | None,
-        option_string: str | None = None,
-    ) -> None:
-        assert isinstance(values, list)
-        items = list(getattr(namespace, self.dest) or [])
-        items.append((self.const, *values))
-        setattr(namespace, self.dest, items)
-
-
-def _subparser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
-) -> argparse.ArgumentParser:
-    return commands.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Abbreviations are off everywhere (``--rou`` is not ``--rounds``): an unknown option gets
-    a suggestion instead (see :func:`main`)."""
-    parser = argparse.ArgumentParser(
-        prog="cutaway",
-        description=("Measure variants of a command in interleaved rounds and say what changed."),
-        epilog=f"The store is ${DB_VARIABLE}, else {DEFAULT_DB} (every command's --db).",
-        allow_abbrev=False,
-    )
-    parser.add_argument("--version", action="version", version=f"cutaway {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    run = _subparser(commands, "run", "run an experiment file, or quick mode with -c")
-    run.add_argument("file", nargs="?", help="experiment file (TOML)")
-    run.add_argument(
-        "-c",
-        "--cmd",
-        action="append",
-        default=[],
-        metavar="CMD",
-        help="quick mode: a command to measure (repeat; the first is the baseline)",
-    )
-    run.add_argument("-n", "--name", action="append", default=[], help="name of each -c command")
-    run.add_argument("--baseline", help="the variant the others are compared with")
-    run.add_argument("--rounds", type=int, help="counted rounds (default 10)")
-    run.add_argument("--warmup", type=int, help="warmup rounds, run and not counted (default 1)")
-    run.add_argument(
-        "--shell",
-        "-S",
-        metavar="SHELL",
-        help="quick mode: run commands through a shell. --shell alone is /bin/sh -c; "
-        "--shell=bash (or --shell bash) runs bash -c CMD; --shell=none runs them directly "
-        "(the default)",
-    )
-    run.add_argument(
-        "-N",
-        dest="shell",
-        action="store_const",
-        const="none",
-        help="quick mode: no shell (--shell=none, as hyperfine's -N)",
-    )
-    for hook, option in HOOK_OPTIONS.items():
-        run.add_argument(
-            option,
-            dest=hook,
-            action="append",
-            default=[],
-            metavar="CMD",
-            help=f"quick mode: the {hook} hook (shell code); once for every -c, or once per -c",
-        )
-    run.add_argument(
-        "--parameter-scan",
-        "-P",
-        dest="parameters",
-        action=_AppendParameter,
-        const="scan",
-        nargs=3,
-        metavar=("NAME", "MIN", "MAX"),
-        help="quick mode: one variant per value MIN, MIN+1... MAX, {NAME} substituted",
-    )
-    run.add_argument(
-        "--parameter-step-size",
-        "-D",
-        dest="step_size",
-        metavar="DELTA",
-        help="the step of --parameter-scan (default 1; decimals are fine)",
-    )
-    run.add_argument(
-        "--parameter-list",
-        "-L",
-        dest="parameters",
-        action=_AppendParameter,
-        const="list",
-        nargs=2,
-        metavar=("NAME", "VALUES"),
-        help="quick mode: one variant per comma-separated value, {NAME} substituted; "
-        "several parameters make every combination",
-    )
-    run.add_argument(
-        "--input",
-        metavar="FILE",
-        help="feed FILE to every command's standard input (default: /dev/null)",
-    )
-    run.add_argument(
-        "--output",
-        metavar="WHERE",
-        help="where commands' standard output goes: null (default), pipe, inherit, or a FILE",
-    )
-    run.add_argument(
-        "--show-output",
-        action="store_true",
-        help="show the commands' standard output (--output=inherit)",
-    )
-    run.add_argument(
-        "--ignore-failure",
-        "-i",
-        action="store_true",
-        help="count runs that exit non-zero as successful (crashes and timeouts never are)",
-    )
-    run.add_argument(
-        "--keep-leftovers",
-        action="store_true",
-        help="leave running what a command leaves behind (`server &`); by default it is "
-        "stopped when the run ends",
-    )
-    run.add_argument(
-        "--quiet",
-        "-q",
-        action="store_true",
-        help="print nothing on stderr but errors: no progress, notices or stored-as line",
-    )
-    run.add_argument(
-        "--max-variants",
-        type=int,
-        metavar="N",
-        help="refuse a matrix or parameter sweep of more than N variants, counted before any "
-        "is made (default 10000, or the file's max_variants)",
-    )
-    run.add_argument("--timeout", help="per-run timeout, e.g. 10s")
-    run.add_argument("--hook-timeout", help="time limit of each hook (default 10m), e.g. 30s")
-    run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 0.5%%)")
-    run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
-    run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
-    run.add_argument("--seed", type=int, help="seed for round orders and the bootstrap")
-    run.add_argument(
-        "--calls",
-        metavar="F,G",
-        help="time every call of these libc functions, "
-        "e.g. getpwnam,getservbyname (the calls probe)",
-    )
-    run.add_argument("--label", help="a label stored with the experiment, e.g. a version")
-    run.add_argument(
-        "--resume",
-        nargs="?",
-        const="latest-incomplete",
-        metavar="EXPERIMENT",
-        help="continue an interrupted experiment (default: the newest one)",
-    )
-    run.add_argument(
-        "--syscalls",
-        metavar="S,T",
-        help="time every call of these system calls "
-        "with strace, e.g. fsync,openat (the syscalls probe)",
-    )
-    # -- declared metrics (cutaway.spec.metrics; docs/experiment-file.md, [[metrics]])
-    run.add_argument(
-        "--metric",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="also measure a metric (repeat): NAME[:BETTER[:UNIT]]=SOURCE:WHAT, e.g. "
-        "rps:higher=output:ab:requests_per_second or files=command:'ls | wc -l' "
-        "(docs/experiment-file.md lists every source)",
-    )
-    run.add_argument(
-        "--metric-regex",
-        action="append",
-        default=[],
-        metavar="NAME=REGEX",
-        help="also measure a number in the command's output: NAME[:BETTER[:UNIT]]=REGEX, "
-        "the REGEX with a group (?P<value>...)",
-    )
-    run.add_argument(
-        "--no-probes",
-        action="store_true",
-        help="ignore the file's [probes]: whole-process metrics without any probe's cost",
-    )
-    _add_output_options(run)
-
-    report = _subparser(commands, "report", "report a stored experiment")
-    report.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
-    report.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
-    _add_output_options(report)
-
-    compare = _subparser(commands, "compare", "compare two stored experiments")
-    compare.add_argument("first", help="the reference experiment (id or name)")
-    compare.add_argument("second", help="the experiment compared with it")
-    compare.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
-    _add_output_options(compare)
-
-    listing = _subparser(commands, "list", "list stored experiments")
-    _add_db_option(listing)
-
-    export = _subparser(commands, "export", "write a stored experiment in another format")
-    export.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
-    export.add_argument(
-        "--format", choices=sorted([*REPORT_FORMATS, "runs-csv", "series-csv"]), default="json"
-    )
-    export.add_argument("-o", "--output", help="file to write (default: standard output)")
-    _add_db_option(export)
-    return parser
-
-
-def normalize_shell(argv: Sequence[str]) -> list[str]:
-    """hyperfine's ``--shell bash`` alongside cutaway's ``--shell`` alone (/bin/sh): a bare
-    --shell takes the next word only when it names a shell (SHELL_WORDS, or an absolute path to
-    an executable), and argparse always sees ``--shell=VALUE``. So ``--shell experiment.toml``
-    stays unambiguous: the file is the positional argument, the shell is sh."""
-    result: list[str] = []
-    index = 0
-    while index < len(argv):
-        token = argv[index]
-        if token == "--":
-            result += argv[index:]
-            break
-        if token == "--shell":
-            following = argv[index + 1] if index + 1 < len(argv) else None
-            if following is not None and _is_shell_word(following):
-                result.append(f"--shell={following}")
-                index += 2
-                continue
-            result.append("--shell=sh")
-        else:
-            result.append(token)
-        index += 1
-    return result
-
-
-def _is_shell_word(word: str) -> bool:
-    if word in SHELL_WORDS:
-        return True
-    return os.path.isabs(word) and os.path.isfile(word) and os.access(word, os.X_OK)
-
-
-def spec_from_args(args: argparse.Namespace) -> Spec:
-    """The experiment file or the -c commands, with command-line overrides applied."""
-    from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
-
-    if args.file and args.cmd:
-        raise UsageError("give an experiment file or -c commands, not both")
-    if not args.file and not args.cmd:
-        raise UsageError("nothing to run: give an experiment file or -c 'COMMAND' (twice or more)")
-    if args.file and not os.path.exists(args.file) and looks_like_command(args.file):
-        raise UsageError(command_hint([args.file]))
-    if args.show_output and args.output is not None:
-        raise UsageError("give --show-output or --output, not both (--show-output is inherit)")
-    if args.step_size is not None and not any(p[0] == "scan" for p in args.parameters or ()):
-        raise SpecError("--parameter-step-size needs --parameter-scan", key="--parameter-step-size")
-    if args.file:
-        given = [option for dest, option in QUICK_ONLY.items() if getattr(args, dest)]
-        if given:
-            raise UsageError(
-                f"{', '.join(given)} only apply to -c commands; an experiment file says the "
-                "same with its own keys (docs/experiment-file.md)"
-            )
-        spec = load_spec(args.file, max_variants=args.max_variants)
-    else:
-        spec = quick_spec(
-            args.cmd,
-            args.name,
-            shell=args.shell or False,
-            hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
-            parameters=_parameters(args),
-            max_variants=args.max_variants,
-        )
-    return apply_overrides(
-        spec,
-        {
-            "--rounds": args.rounds,
-            "--warmup": args.warmup,
-            "--timeout": args.timeout,
-            "--hook-timeout": args.hook_timeout,
-            "--margin": args.margin,
-            "--until": args.until,
-            "--max-time": args.max_time,
-            "--seed": args.seed,
-            "--baseline": args.baseline,
-            "--calls": args.calls,
-            "--syscalls": args.syscalls,
-            "--no-probes": args.no_probes or None,
-            "--metric": args.metric or None,
-            "--metric-regex": args.metric_regex or None,
-            "--ignore-failure": args.ignore_failure or None,
-            "--keep-leftovers": args.keep_leftovers or None,
-            "--input": args.input,
-            "--output": "inherit" if args.show_output else args.output,
-        },
-    )
-
-
-def _parameters(args: argparse.Namespace) -> list[Parameter]:
-    from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS
-    from cutaway.spec.quick import parameter_list, parameter_scan
-
-    parameters = []
-    limit = DEFAULT_MAX_VARIANTS if args.max_variants is None else max(args.max_variants, 1)
-    for kind, *values in args.parameters or ():
-        if kind == "scan":
-            name, low, high = values
-            parameters.append(parameter_scan(name, low, high, args.step_size, max_values=limit))
-        else:
-            name, items = values
-            parameters.append(parameter_list(name, items))
-    return parameters
-
-
-def looks_like_command(argument: str) -> bool:
-    """A run argument that is not a file, but a command: words, or a program on PATH."""
-    if argument.endswith(".toml"):
-        return False
-    words = argument.split()
-    return len(words) > 1 or (len(words) == 1 and shutil.which(words[0]) is not None)
-
-
-def command_hint(words: Sequence[str]) -> str:
-    command = " ".join(words)
-    return (
-        f"{command!r} is not an experiment file; to measure a command, give it with -c: "
-        f"cutaway run -c {shlex.quote(command)}"
-    )
-
-
-def _color(args: argparse.Namespace) -> bool:
-    """--color when given, else what --style says, else colour on a terminal without NO_COLOR."""
-    choice = args.color or STYLES[args.style][0]
-    if choice == "always":
-        return True
-    if choice == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return sys.stdout.isatty()
-
-
-def exports(args: argparse.Namespace) -> list[tuple[str, str, str]]:
-    """The --export-* options given: (option, format, path)."""
-    return [
-        (option, fmt, path)
-        for option, fmt in EXPORT_OPTIONS.items()
-        if (path := getattr(args, option.removeprefix("--").replace("-", "_"))) is not None
-    ]
-
-
-def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) -> None:
-    """Every file the command will write, checked before it does anything else (exit 2)."""
-    from cutaway.output_files import check_output_paths
-
-    keep = [("the store (--db)", args.db)]
-    if getattr(args, "file", None):
-        keep.append(("the experiment file", args.file))
-    check_output_paths(outputs, keep)
-
-
-def report_width() -> int:
-    """The terminal's columns (COLUMNS first, as shutil reads them), 80 when it reports none;
-    100 when standard output is not a terminal."""
-    if not sys.stdout.isatty():
-        return WIDTH_OFF_TERMINAL
-    return shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK
-
-
-def write_document(text: str, stream: TextIO) -> None:
-    """A report or export in a machine format (CSV, JSON, Markdown) on ``stream``: exactly as
-    rendered into a file or a pipe, with control characters shown escaped on a terminal."""
-    stream.write(visible(text, keep_newlines=True) if stream.isatty() else text)
-
-
-def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") -> None:
-    """Print the report and write every export asked for; the exports are all tried, and
-    OutputWriteError names every one that failed."""
-    from cutaway.output_files import OutputWriteError, write_output_file
-    from cutaway.report import FORMATS, render_terminal
-
-    if fmt == "terminal":  # escaped and styled by the renderer itself
-        sys.stdout.write(
-            render_terminal(
-                analysis, color=_color(args), width=report_width(), all_metrics=args.all_metrics
-            )
-        )
-    else:
-        write_document(FORMATS[fmt].render(analysis), sys.stdout)
-    failures = []
-    for option, export_format, path in exports(args):
-        try:
-            write_output_file(path, FORMATS[export_format].render(analysis), option)
-        except OutputWriteError as error:
-            failures.append(str(error))
-    if failures:
-        raise OutputWriteError("\n".join(failures))
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    from cutaway.cli.progress import TerminalProgress
-    from cutaway.compare import analyze
-    from cutaway.environment import capture_environment
-    from cutaway.output_files import OutputWriteError
-    from cutaway.runner.runner import run_experiment
-    from cutaway.store import Store
-
-    # Before anything else: a typo in an export's directory must cost no measurement.
-    check_outputs(args, [(option, path) for option, _, path in exports(args)])
-    if args.resume:
-        if args.file or args.cmd:
-            raise UsageError("--resume continues a stored experiment: give no file or -c")
-        store = Store(args.db, create=False)
-        experiment_id = store.resolve(args.resume)
-        stored = store.experiment(experiment_id)
-        if stored.status == "complete":
-            raise UsageError(f"experiment #{experiment_id} is complete: nothing to resume")
-        spec, resume_id, environment = stored.spec, experiment_id, stored.environment
-    else:
-        # The spec first: bad input must leave nothing behind, not even an empty store.
-        spec, resume_id, environment = spec_from_args(args), None, capture_environment()
-        store = Store(args.db)
-    _, bar, lines = STYLES[args.style]
-    with TerminalProgress(
-        bar=bar, lines=lines and not args.quiet, color=_color(args), db_option=db_option(args.db)
-    ) as progress:
-        outcome = run_experiment(
-            spec,
-            store,
-            environment=environment,
-            listeners=[progress],
-            label=args.label,
-            resume_id=resume_id,
-        )
-    try:
-        emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
-    except OutputWriteError as error:
-        again = f"cutaway export {outcome.experiment_id}{db_option(args.db)}"
-        raise OutputWriteError(
-            f"{error}\nthe results are stored: `{again} --format FORMAT -o PATH` writes them"
-        ) from None
-    finally:
-        if not args.quiet:
-            if stdout_closed():
-                print(
-                    "cutaway: standard output was closed: the report was cut short",
-                    file=sys.stderr,
-                )
-            print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
-    if outcome.reason == "interrupted":
-        return EXIT_INTERRUPTED
-    return _run_exit_status(outcome)
-
-
-def _run_exit_status(outcome: Outcome) -> int:
-    """A run that failed makes the whole command fail, as hyperfine's does: a CI job must not
-    pass on an experiment whose commands did not work."""
-    if outcome.reason == "no-pairs":
-        print(
-            f"cutaway: experiment #{outcome.experiment_id} has no round in which every variant "
-            "succeeded: nothing was compared",
-            file=sys.stderr,
-        )
-        return EXIT_ERROR
-    if outcome.failed_runs:
-        print(
-            f"cutaway: {outcome.failed_runs} counted run(s) failed (see the report); they are "
-            "not timed",
-            file=sys.stderr,
-        )
-        return EXIT_ERROR
-    return EXIT_OK
-
-
-def stored_line(experiment_id: int, db: str) -> str:
-    """The last line of `cutaway run`: where the result is and how to see it again."""
-    hint = f"cutaway report {experiment_id}{db_option(db)}"
-    return f"cutaway: stored as #{experiment_id} in {db}: {hint}"
-
-
-def db_option(db: str) -> str:
-    """`` --db PATH`` for a command that names the store, empty for the default one."""
-    return "" if Path(db) == DEFAULT_DB else f" --db {shlex.quote(db)}"
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from cutaway.compare import analyze
-    from cutaway.store import Store
-
-    check_outputs(args, [(option, path) for option, _, path in exports(args)])
-    store = Store(args.db, create=False)  # reading never creates a store
-    analysis = analyze(store, store.resolve(args.experiment), all_pairs=args.all_pairs)
-    emit(analysis, args, args.format)
-    return EXIT_OK
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from cutaway.compare import compare_experiments
-    from cutaway.store import Store
-
-    check_outputs(args, [(option, path) for option, _, path in exports(args)])
-    store = Store(args.db, create=False)  # reading never creates a store
-    first, second = store.resolve(args.first), store.resolve(args.second)
-    analysis = compare_experiments(store, first, second, all_pairs=args.all_pairs)
-    emit(analysis, args, args.format)
-    return EXIT_OK
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    from cutaway.store import Store
-
-    store = Store(args.db, create=False)  # reading never creates a store
-    rows = store.list_experiments()
-    if not rows:
-        print(visible(f"no experiments in {args.db}"))
-    for row in rows:  # one line each: a newline in a name is shown as "\n"
-        label = f"  [{row.label}]" if row.label else ""
-        print(
-            visible(
-                f"#{row.id:<4} {row.status:<10} {row.n_variants} variants {row.n_runs:>6} runs  "
-                f"{row.name}{label}"
-            )
-        )
-    return EXIT_OK
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from cutaway.compare import analyze
-    from cutaway.output_files import write_output_file
-    from cutaway.report import FORMATS
-    from cutaway.report.csv_format import render_runs_csv
-    from cutaway.store import Store
-
-    if args.output is not None:
-        check_outputs(args, [("-o/--output", args.output)])
-    store = Store(args.db, create=False)  # reading never creates a store
-    experiment_id = store.resolve(args.experiment)
-    if args.format == "runs-csv":
-        text = render_runs_csv(store.runs(experiment_id))
-    elif args.format == "series-csv":
-        from cutaway.metrics.series import render_series_csv
-
-        text = render_series_csv(store, experiment_id)
-    else:
-        text = FORMATS[args.format].render(analyze(store, experiment_id))
-    if args.output is not None:
-        write_output_file(args.output, text, "-o/--output")
-    else:
-        write_document(text, sys.stdout)
-    return EXIT_OK
-
-
-COMMANDS = {
-    "run": cmd_run,
-    "report": cmd_report,
-    "compare": cmd_compare,
-    "list": cmd_list,
-    "export": cmd_export,
-}
-
-
-def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """Parse, and answer an unknown option with the closest known one (``--rnuds``: did you
-    mean --rounds?). Exits 2 on bad usage, as argparse does."""
-    parser = build_parser()
-    args, extras = parser.parse_known_args(normalize_shell(sys.argv[1:] if argv is None else argv))
-    if not extras:
-        return args
-    subparser = _subparsers(parser)[args.command]
-    file = args.file if args.command == "run" else None
-    if file and not os.path.exists(file) and not any(e.startswith("-") for e in extras):
-        subparser.error(visible(command_hint([file, *extras])))  # cutaway run sleep 0.01
-    known = [o for p in (subparser, parser) for a in p._actions for o in a.option_strings]
-    problems = []
-    for extra in extras:
-        message = f"unrecognized argument {extra}"
-        if extra.startswith("-") and len(extra) > 1:
-            option = extra.split("=", 1)[0]
-            close = difflib.get_close_matches(option, known, n=1, cutoff=0.6)
-            if close:
-                message += f" (did you mean {close[0]}?)"
-        problems.append(message)
-    subparser.error(visible("; ".join(problems)))
-
-
-def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
+    return os.environ.get(DB_VARIABLE) or DEFAULT_DB
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command. Its reader may close standard output or error at any time: the command
-    carries on as if nobody watched (cli/streams.py)."""
-    with pipe_safe_streams():
-        args = parse_arguments(argv)
-        try:
-            return COMMANDS[args.command](args)
-        except KeyboardInterrupt:
-            print("cutaway: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        except Exception as error:
-            status = _exit_status(error)
-            if status is None:  # a bug: its traceback, escaped, and Python's own status
-                import traceback
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        status = _answer_at_once(arguments)
+    except BrokenPipeError:  # `cutaway list | head -1`: the reader has all it wanted
+        _drop_standard_output()
+        return 0
+    if status is not None:
+        return status
+    from cutaway.cli.commands import main as parse_and_run
 
-                sys.stderr.write(visible(traceback.format_exc(), keep_newlines=True))
-                return EXIT_ERROR
-            # Lines stay lines (an error may quote a command's stderr); nothing else passes.
-            print(f"cutaway: {visible(str(error), keep_newlines=True)}", file=sys.stderr)
-            return status
+    return parse_and_run(arguments)
 
 
-def _exit_status(error: Exception) -> int | None:
-    """EXIT_USAGE or EXIT_ERROR for an error cutaway reports in one line, None for any other
-    (a bug: its traceback is shown). The error classes are imported here, once an error has
-    happened, so that `--version` and `--help` import neither the store nor the spec parser."""
-    from cutaway.output_files import OutputPathError, OutputWriteError
-    from cutaway.runner.errors import RunnerError
-    from cutaway.runner.forkserver import ForkServerError
-    from cutaway.spec import SpecError
-    from cutaway.store import StoreError
+def _answer_at_once(arguments: list[str]) -> int | None:
+    """The exit status of an argument list answered without the parser; None for the others."""
+    if arguments == ["--version"]:
+        print(f"cutaway {__version__}")
+        return 0
+    if arguments in (["--help"], ["-h"]) and _help_is_static():
+        sys.stdout.write(HELP)
+        return 0
+    db = _list_db(arguments)
+    if db is not None:
+        from cutaway.store.listing import read_listing
 
-    if isinstance(error, (SpecError, UsageError, OutputPathError)):
-        return EXIT_USAGE
-    if isinstance(error, (RunnerError, StoreError, ForkServerError, OutputWriteError)):
-        return EXIT_ERROR
+        rows = read_listing(db)
+        if rows is not None:
+            print_listing(rows, db)
+            sys.stdout.flush()  # a closed pipe is found here, not at exit
+            return 0
     return None
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _drop_standard_output() -> None:
+    """Point standard output at /dev/null, so that what is still buffered is flushed at exit
+    without an error (as cli/streams.py does for every other command)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _help_is_static() -> bool:
+    """Whether argparse would print HELP: on a wide enough terminal, and before Python 3.14,
+    whose argparse colours help on a terminal."""
+    return sys.version_info < (3, 14) and _terminal_columns() >= HELP_MIN_COLUMNS
+
+
+def _terminal_columns() -> int:
+    """The width argparse formats help for: shutil.get_terminal_size().columns (which imports
+    fnmatch and re), computed the same way."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or 80 if stdout else 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def _list_db(arguments: list[str]) -> str | None:
+    """The store of `list`, `list --db PATH` or `list --db=PATH`; None for any other argument
+    list (including `list --help` and mistakes, which the parser answers)."""
+    if arguments == ["list"]:
+        return default_db()
+    if len(arguments) == 2 and arguments[0] == "list" and arguments[1].startswith("--db="):
+        return arguments[1].removeprefix("--db=")
+    if arguments[:2] == ["list", "--db"] and len(arguments) == 3:
+        value = arguments[2]
+        return None if value.startswith("-") else value  # argparse: a missing value
+    return None
+
+
+def print_listing(rows: list[ListingRow], db: str) -> None:
+    """`cutaway list`: one line per experiment, newest first; one line each whatever a name
+    holds (a newline in it is shown as "\\n", an escape sequence as "\\x1b")."""
+    from cutaway.visible import visible
+
+    if not rows:
+        print(visible(f"no experiments in {db}"))
+    for experiment_id, name, status, _created, label, n_variants, n_runs in rows:
+        labelled = f"  [{label}]" if label else ""
+        print(
+            visible(
+                f"#{experiment_id:<4} {status:<10} {n_variants} variants {n_runs:>6} runs  "
+                f"{name}{labelled}"
+            )
+        )

@@ -4,20 +4,15 @@ terminal only) and notices on stderr. It only listens to runner events."""
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-)
 
 from cutaway import events
 from cutaway.visible import visible
+
+if TYPE_CHECKING:  # rich.progress is imported only when a bar is drawn
+    from rich.progress import Progress, TaskID
 
 
 class TerminalProgress:
@@ -53,6 +48,14 @@ class TerminalProgress:
 
     def __enter__(self) -> TerminalProgress:
         if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
             self.progress = Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),

@@ -7,17 +7,21 @@ from collections.abc import Callable
 
 from cutaway.model import ProbeSpec
 from cutaway.probes.base import Probe
-from cutaway.probes.calls.capture import CallsProbe
-from cutaway.probes.syscalls.capture import SyscallsProbe
 
 
 def build_probes(spec: ProbeSpec) -> list[Probe]:
     """Every probe the spec selects, not yet checked. If one cannot be built, those built
     before it are closed (their temporary directories removed) and the error propagates."""
+    # Each probe's module is imported only when it is selected: the calls probe's loads numpy,
+    # which an experiment without it does not need before its analysis.
     makers: list[Callable[[], Probe]] = []
     if spec.calls:
+        from cutaway.probes.calls.capture import CallsProbe
+
         makers.append(lambda: CallsProbe(spec.calls, thread_cpu=spec.calls_thread_cpu))
     if spec.syscalls:
+        from cutaway.probes.syscalls.capture import SyscallsProbe
+
         makers.append(lambda: SyscallsProbe(spec.syscalls))
     probes: list[Probe] = []
     try:

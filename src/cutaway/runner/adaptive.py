@@ -9,11 +9,12 @@ Checking uses fewer bootstrap resamples than the final report, since it runs aft
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from cutaway.model import PRIMARY_METRIC, Spec
-from cutaway.stats import describe, paired_ratio
-from cutaway.store import Store
+
+if TYPE_CHECKING:
+    from cutaway.store import Store
 
 ADAPTIVE_MAX_ROUNDS = 100_000
 CHECK_RESAMPLES = 2_000
@@ -23,6 +24,12 @@ MIN_PAIRS = 5
 def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | None:
     """The widest interval (as a fraction) among the primary metric's comparisons, or None
     while there are too few complete rounds to say."""
+    # Imported here: the runner imports this module, and numpy must not load before the runs
+    # (cutaway.cli.commands imports the analysis while discarded runs go, see there).
+    import numpy as np
+
+    from cutaway.stats import describe, paired_ratio
+
     table = store.metric_table(experiment_id, PRIMARY_METRIC)
     names = list(table.variants)
     if spec.baseline not in names:

@@ -116,6 +116,13 @@ def median_and_percentiles(
     return median, results
 
 
+def median(values: npt.ArrayLike) -> float:
+    """The median of a non-empty sample, equal to ``np.median`` to the last bit (NaN if any
+    value is NaN). ``np.median`` itself imports ``numpy.ma`` on its first call (to check for a
+    masked array), which costs a report as much as its whole rendering."""
+    return median_and_percentiles(values)[0]
+
+
 def _neighbours(n: int, percentile: float) -> tuple[int, int, float]:
     """The two order statistics numpy's linear percentile interpolates between, and the weight
     of the upper one, computed as numpy computes them (numpy/lib/_function_base_impl.py,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from cutaway.stats.descriptive import as_vector
+from cutaway.stats.descriptive import as_vector, median
 from cutaway.stats.distributions import norm_sf
 
 # Scale factors that make each absolute deviation estimate the standard deviation of a normal
@@ -32,8 +32,8 @@ def outlier_mask(values: npt.ArrayLike, threshold: float = 3.5) -> npt.NDArray[n
     data = as_vector(values)
     if data.size == 0:
         return np.zeros(0, dtype=np.bool_)
-    deviations = np.abs(data - np.median(data))
-    mad = float(np.median(deviations))
+    deviations = np.abs(data - median(data))
+    mad = median(deviations)
     if mad > 0.0:
         scale = _MAD_TO_SD * mad
     else:
@@ -71,7 +71,7 @@ def trend(values: npt.ArrayLike) -> Trend:
     no_trend = Trend(slope_fraction_per_step=0.0, total_change_fraction=0.0, p_value=1.0)
     if data.size < 3 or np.all(data == data[0]):
         return no_trend
-    level = abs(float(np.median(data))) or float(np.mean(np.abs(data)))
+    level = abs(median(data)) or float(np.mean(np.abs(data)))
     steps = np.arange(data.size, dtype=np.float64)
     slope = theil_sen_slope(data, steps)
     p_value = kendall_tau_p_value(steps, data)
@@ -95,7 +95,7 @@ def theil_sen_slope(y: npt.ArrayLike, x: npt.ArrayLike) -> float:
     delta_y = ys[:, np.newaxis] - ys
     rising = delta_x > 0
     slopes = delta_y[rising] / delta_x[rising]
-    return float(np.median(slopes)) if slopes.size else math.nan
+    return median(slopes) if slopes.size else math.nan
 
 
 def kendall_tau_p_value(x: npt.ArrayLike, y: npt.ArrayLike) -> float:

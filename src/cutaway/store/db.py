@@ -19,6 +19,7 @@ from typing import Any
 
 from cutaway.model import Calibration, Run, RunData, RunStatus, Spec
 from cutaway.store.lease import Owner, owner_from_row
+from cutaway.store.listing import listing_rows
 from cutaway.store.records import (
     ExperimentRow,
     MetricTable,
@@ -284,12 +285,7 @@ class Store:
     def list_experiments(self) -> list[ExperimentRow]:
         """Every stored experiment, newest first."""
         with self._read("list experiments") as connection:
-            rows = connection.execute(
-                "SELECT e.id, e.name, e.status, e.created_at, e.label,"
-                " (SELECT COUNT(*) FROM variants v WHERE v.experiment_id = e.id),"
-                " (SELECT COUNT(*) FROM runs r WHERE r.experiment_id = e.id)"
-                " FROM experiments e ORDER BY e.id DESC"
-            ).fetchall()
+            rows = listing_rows(connection)
         return [ExperimentRow(*row) for row in rows]
 
     def resolve(self, ref: str | None) -> int:

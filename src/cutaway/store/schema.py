@@ -33,8 +33,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
-from pathlib import Path
+
+# Nothing else is imported: `cutaway list` reads a store through this module
+# (store/listing.py) and must start at once (tests/unit/test_startup_imports.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class StoreError(Exception):
@@ -45,13 +49,16 @@ class StoreFull(StoreError):
     """A write failed because the store's disk (or SQLite's size limit) is full."""
 
 
-@dataclass(frozen=True)
 class Migration:
-    """The statements that take a database from ``version - 1`` to ``version``."""
+    """The statements that take a database from ``version - 1`` to ``version``. (A plain
+    class, not a dataclass: importing dataclasses costs `cutaway list` half its start-up.)"""
 
-    version: int
-    date: str  # ISO date the migration was released, as in the module's version history
-    statements: tuple[str, ...]
+    __slots__ = ("date", "statements", "version")
+
+    def __init__(self, version: int, date: str, statements: tuple[str, ...]) -> None:
+        self.version = version
+        self.date = date  # ISO date the migration was released, as in the version history
+        self.statements = statements
 
 
 _VERSION_1 = Migration(

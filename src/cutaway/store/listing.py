@@ -1,0 +1,63 @@
+"""The experiments of a store, one row each, as `cutaway list` prints them: read with one query
+and nothing imported but sqlite3, so that the command starts at once (issue #8).
+
+:func:`read_listing` reads only a store this cutaway can read as it is (its schema at
+:data:`~cutaway.store.schema.LATEST_VERSION`) and answers None for anything else (no file, an
+older or newer schema, any SQLite error); the caller then opens it as a :class:`Store`, which
+migrates it or says what is wrong. Reading takes no write lock, so listing never waits for an
+experiment being written."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from cutaway.store.schema import BUSY_TIMEOUT_SECONDS, LATEST_VERSION, read_schema_version
+
+# (id, name, status, created_at, label, variants, runs), newest first; n_runs counts every
+# stored run, warmup and failed ones included.
+LISTING_QUERY = (
+    "SELECT e.id, e.name, e.status, e.created_at, e.label,"
+    " (SELECT COUNT(*) FROM variants v WHERE v.experiment_id = e.id),"
+    " (SELECT COUNT(*) FROM runs r WHERE r.experiment_id = e.id)"
+    " FROM experiments e ORDER BY e.id DESC"
+)
+
+ListingRow = tuple[int, str, str, float, "str | None", int, int]
+
+
+def listing_rows(connection: sqlite3.Connection) -> list[ListingRow]:
+    return connection.execute(LISTING_QUERY).fetchall()
+
+
+def read_listing(path: str | os.PathLike[str]) -> list[ListingRow] | None:
+    """The listing of the store at ``path``, or None when it must be opened as a Store."""
+    location = os.fspath(path)
+    if location.startswith("//") or not os.path.isfile(location):
+        return None  # "//" would start a URI's authority; Store says what a missing file is
+    try:
+        # mode=rw: never create a file (isfile above may be stale); a write-protected file is
+        # opened read-only by SQLite itself, and reading a WAL store needs no write.
+        connection = sqlite3.connect(
+            f"{_file_uri(location)}?mode=rw",
+            uri=True,
+            timeout=BUSY_TIMEOUT_SECONDS,
+            isolation_level=None,
+        )
+    except sqlite3.Error:
+        return None
+    try:
+        if read_schema_version(connection) != LATEST_VERSION:
+            return None
+        return listing_rows(connection)
+    except sqlite3.Error:
+        return None
+    finally:
+        connection.close()
+
+
+def _file_uri(path: str) -> str:
+    """An SQLite ``file:`` URI of ``path``: SQLite decodes %HH escapes in it and ends the path
+    at ``?`` or ``#``, so those three characters are escaped (https://sqlite.org/uri.html)."""
+    escaped = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return f"file:{escaped}"

@@ -152,7 +152,8 @@ def _probe_line(probe: ProbeInfo) -> str:
     """What measured besides wait4, and at what cost, for the report's header."""
     costs = []
     if probe.overhead_seconds is not None:
-        costs.append(f"{_small_seconds(probe.overhead_seconds)} per recorded call")
+        event = "sample" if probe.name == "profile" else "call"
+        costs.append(f"{_small_seconds(probe.overhead_seconds)} per recorded {event}")
     if probe.process_overhead_seconds is not None:
         costs.append(f"{_small_seconds(probe.process_overhead_seconds)} per process")
     cost = f"overhead {' and '.join(costs)}" if costs else "overhead not measured"

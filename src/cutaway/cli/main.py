@@ -268,6 +268,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="time every call of these system calls "
         "with strace, e.g. fsync,openat (the syscalls probe)",
     )
+    # -- the profile probe (cutaway.probes.profile; docs/experiment-file.md, [probes] profile)
+    run.add_argument(
+        "--profile",
+        action="store_true",
+        help="also sample stacks with perf (on- and off-CPU), in profiled runs of each variant "
+        "separate from the timed runs (the profile probe)",
+    )
+    run.add_argument(
+        "--profile-frequency",
+        metavar="HZ",
+        help="samples per second of --profile (default 999)",
+    )
+    run.add_argument(
+        "--profile-call-graph",
+        choices=("fp", "dwarf"),
+        help="how --profile unwinds stacks: frame pointers (default) or DWARF",
+    )
+    run.add_argument(
+        "--system-wide",
+        "-a",
+        action="store_true",
+        default=None,
+        help="--profile samples the whole system, not only the workload's processes",
+    )
+    run.add_argument(
+        "--no-off-cpu",
+        action="store_true",
+        default=None,
+        help="--profile samples on-CPU stacks only (no scheduler tracepoint)",
+    )
     # -- declared metrics (cutaway.spec.metrics; docs/experiment-file.md, [[metrics]])
     run.add_argument(
         "--metric",
@@ -393,6 +423,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--calls": args.calls,
             "--syscalls": args.syscalls,
             "--no-probes": args.no_probes or None,
+            "--profile": _profile_options(args),
             "--metric": args.metric or None,
             "--metric-regex": args.metric_regex or None,
             "--ignore-failure": args.ignore_failure or None,
@@ -400,6 +431,19 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--output": "inherit" if args.show_output else args.output,
         },
     )
+
+
+def _profile_options(args: argparse.Namespace) -> dict[str, object] | None:
+    """The --profile-* options given ({} for --profile alone); None when none was: any of
+    them turns the profile probe on."""
+    options: dict[str, object] = {
+        "--profile-frequency": args.profile_frequency,
+        "--profile-call-graph": args.profile_call_graph,
+        "--system-wide": args.system_wide,
+        "--no-off-cpu": args.no_off_cpu,
+    }
+    given = {option: value for option, value in options.items() if value is not None}
+    return given if args.profile or given else None
 
 
 def _parameters(args: argparse.Namespace) -> list[Parameter]:
@@ -647,12 +691,12 @@ def _exit_status(error: Exception) -> int | None:
     """EXIT_USAGE or EXIT_ERROR for an error cutaway reports in one line, None for any other
     (a bug: its traceback is shown). The error classes are imported here, once an error has
     happened, so that `--version` and `--help` import neither the store nor the spec parser."""
-    from cutaway.runner.errors import RunnerError
+    from cutaway.runner.errors import ProbeUnavailable, RunnerError
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
     from cutaway.store import StoreError
 
-    if isinstance(error, (SpecError, UsageError)):
+    if isinstance(error, (SpecError, UsageError, ProbeUnavailable)):
         return EXIT_USAGE
     if isinstance(error, (RunnerError, StoreError, ForkServerError)):
         return EXIT_ERROR

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from cutaway.model import ProbeSpec
 from cutaway.probes.base import Probe
 from cutaway.probes.calls.capture import CallsProbe
+from cutaway.probes.profile.capture import ProfileProbe
 from cutaway.probes.syscalls.capture import SyscallsProbe
 
 
@@ -19,6 +20,9 @@ def build_probes(spec: ProbeSpec) -> list[Probe]:
         makers.append(lambda: CallsProbe(spec.calls, thread_cpu=spec.calls_thread_cpu))
     if spec.syscalls:
         makers.append(lambda: SyscallsProbe(spec.syscalls))
+    if spec.profile is not None:
+        profile = spec.profile
+        makers.append(lambda: ProfileProbe(profile))
     probes: list[Probe] = []
     try:
         for make in makers:

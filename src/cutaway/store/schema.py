@@ -21,6 +21,11 @@ Version history:
 - 5 (2026-11-24): ``experiments.owner_host``, ``owner_pid``, ``owner_started`` and
   ``heartbeat_at``: the lease of the process running an experiment (store/lease.py), so that
   ``--resume`` never takes over an experiment another process is still running.
+- 6 (2026-11-25): ``runs.purpose``: ``'timed'`` for the runs the comparisons use (every run
+  stored before), or the name of the probe that needs runs of its own, untimed (``'profile'``:
+  a sampling profiler perturbs timing). The unique key becomes (experiment_id, variant,
+  round_index, purpose), so ``runs`` is rebuilt (SQLite cannot change a table's constraints),
+  with foreign keys off during the rebuild so that dropping the old table cascades nowhere.
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
 has been released: databases out there already ran it) and add a dated line above.
@@ -46,6 +51,9 @@ class Migration:
     version: int
     date: str  # ISO date the migration was released, as in the module's version history
     statements: tuple[str, ...]
+    # Rebuilds a table other tables refer to: foreign keys must be off while it runs (SQLite's
+    # "making other kinds of table schema changes" procedure), and are checked before commit.
+    rebuilds: bool = False
 
 
 _VERSION_1 = Migration(
@@ -195,8 +203,48 @@ _VERSION_5 = Migration(
     ),
 )
 
+_VERSION_6 = Migration(
+    version=6,
+    date="2026-11-25",
+    statements=(
+        """
+        CREATE TABLE runs_v6 (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL,
+            variant TEXT NOT NULL,
+            round_index INTEGER NOT NULL,     -- warmup rounds are negative
+            order_in_round INTEGER NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('ok', 'failed', 'timeout', 'interrupted', 'error')),
+            exit_code INTEGER,
+            signal INTEGER,
+            started_at REAL NOT NULL,
+            message TEXT NOT NULL DEFAULT '',
+            purpose TEXT NOT NULL DEFAULT 'timed',  -- 'timed', or the probe the run is for
+            UNIQUE (experiment_id, variant, round_index, purpose),
+            FOREIGN KEY (experiment_id, variant)
+                REFERENCES variants (experiment_id, name) ON DELETE CASCADE
+        )
+        """,
+        "INSERT INTO runs_v6 (id, experiment_id, variant, round_index, order_in_round, status,"
+        " exit_code, signal, started_at, message) SELECT id, experiment_id, variant,"
+        " round_index, order_in_round, status, exit_code, signal, started_at, message FROM runs",
+        "DROP TABLE runs",
+        "ALTER TABLE runs_v6 RENAME TO runs",
+        "CREATE INDEX runs_in_order ON runs (experiment_id, round_index, order_in_round)",
+    ),
+    rebuilds=True,
+)
+
 # Applied in order; MIGRATIONS[i] takes a database from version i to version i + 1.
-MIGRATIONS: tuple[Migration, ...] = (_VERSION_1, _VERSION_2, _VERSION_3, _VERSION_4, _VERSION_5)
+MIGRATIONS: tuple[Migration, ...] = (
+    _VERSION_1,
+    _VERSION_2,
+    _VERSION_3,
+    _VERSION_4,
+    _VERSION_5,
+    _VERSION_6,
+)
 LATEST_VERSION: int = len(MIGRATIONS)
 BUSY_TIMEOUT_SECONDS = 30.0
 
@@ -220,7 +268,21 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
 
     The version is read again under the write lock, so two processes opening a new database at
     the same time apply each migration once. ``connection`` must be in autocommit mode
-    (``isolation_level=None``) so that this function controls the transaction."""
+    (``isolation_level=None``) so that this function controls the transaction.
+
+    A migration that rebuilds a table turns foreign keys off for the transaction (the pragma
+    is a no-op inside one, so it is set before BEGIN) and checks them all before committing."""
+    rebuilding = any(m.rebuilds for m in MIGRATIONS[read_schema_version(connection) :])
+    if rebuilding:
+        connection.execute("PRAGMA foreign_keys = OFF")
+    try:
+        _migrate_in_transaction(connection, path)
+    finally:
+        if rebuilding:
+            connection.execute("PRAGMA foreign_keys = ON")
+
+
+def _migrate_in_transaction(connection: sqlite3.Connection, path: Path) -> None:
     connection.execute("BEGIN IMMEDIATE")
     try:
         version = read_schema_version(connection)
@@ -228,6 +290,10 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
         for migration in MIGRATIONS[version:]:
             for statement in migration.statements:
                 connection.execute(statement)
+        if any(m.rebuilds for m in MIGRATIONS[version:]):
+            broken = connection.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise StoreError(f"{path}: migration broke foreign keys: {broken[:5]}")
         if version < LATEST_VERSION:
             # PRAGMA takes no parameters; LATEST_VERSION is an int of ours, not user input.
             connection.execute(f"PRAGMA user_version = {LATEST_VERSION:d}")

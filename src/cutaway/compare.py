@@ -34,6 +34,7 @@ from cutaway.probes.calls.analysis import (
     load_calls,
     losses_cautions,
 )
+from cutaway.probes.profile.analysis import profile_analysis
 from cutaway.stats import (
     describe,
     paired_ratio,
@@ -108,6 +109,9 @@ def analyze(
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
     calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
+    profile = (
+        profile_analysis(store, experiment_id, names) if spec.probes.profile is not None else None
+    )
     if spec.probes.calls:
         cautions += losses_cautions(store, experiment_id)
     return Analysis(
@@ -120,6 +124,9 @@ def analyze(
         calls=tuple(call_summaries(calls, spec)),
         call_comparisons=tuple(call_comparisons(calls, spec, resamples)),
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
+        profile_totals=profile.totals if profile else (),
+        profile_functions=profile.functions if profile else (),
+        profile_stacks=profile.stacks if profile else (),
         metrics=metrics,
         ranking=wall_ranking(wall),
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)

@@ -533,6 +533,53 @@ class ExperimentInfo:
 
 
 @dataclass(frozen=True)
+class ProfileTotal:
+    """One variant's profiled runs, for one kind of profile (``what``: ``on-cpu``,
+    ``off-cpu``, later ``instructions``): how many runs, and the mean total per run in ``unit``
+    (``seconds`` for time, ``instructions`` for counts). ``profiled_wall`` and ``timed_wall``
+    are the medians of wall time of the profiled and the timed runs: their ratio is what the
+    profiler cost, measured in this very experiment."""
+
+    variant: str
+    what: str
+    unit: str
+    runs: int
+    per_run: float
+    events_per_run: float
+    profiled_wall: float | None = None
+    timed_wall: float | None = None
+
+
+@dataclass(frozen=True)
+class FunctionWeight:
+    """One function in one variant's profiles of one kind: its mean weight per profiled run,
+    self (samples with it as the leaf) and inclusive (samples with it anywhere on the stack,
+    counted once per sample), in ``unit``, and as shares of the variant's total."""
+
+    variant: str
+    what: str
+    function: str
+    unit: str
+    self_value: float
+    inclusive_value: float
+    self_share: float
+    inclusive_share: float
+
+
+@dataclass(frozen=True)
+class StackWeight:
+    """One whole stack (``root;...;leaf``, the root being the process name) in one variant's
+    profiles of one kind: its mean weight per profiled run and its share of the total."""
+
+    variant: str
+    what: str
+    stack: str
+    unit: str
+    value: float
+    share: float
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Everything a report shows about one experiment (or two, for `cutaway compare`)."""
 
@@ -558,6 +605,11 @@ class Analysis:
     # Every counted run (warmup rounds left out), in round order: the raw values the summaries
     # come from, for the JSON export. Empty for `cutaway compare`.
     runs: tuple[Run, ...] = ()
+    # The profile probe (probes/profile/analysis.py): totals, the top functions (the union of
+    # every variant's top, so that they read side by side) and the top stacks per variant.
+    profile_totals: tuple[ProfileTotal, ...] = ()
+    profile_functions: tuple[FunctionWeight, ...] = ()
+    profile_stacks: tuple[StackWeight, ...] = ()
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""

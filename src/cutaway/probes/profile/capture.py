@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -258,19 +259,27 @@ class ProfileProbe:
             arguments.append("-a")
         return arguments
 
-    def _sampling_cost(self, call_graph: str | None = None) -> tuple[float, float]:
+    def _sampling_cost(self, call_graph: str | None = None, pairs: int = 5) -> tuple[float, float]:
         """(fraction of a CPU-bound program's CPU time that sampling it adds, seconds per
-        sample): the program's own CPU time sampled at the chosen frequency against alone,
-        least of three each; the samples are its CPU time times the frequency."""
+        sample): the program's own CPU time sampled at the chosen frequency against alone, the
+        median of ``pairs`` differences run back to back in alternating order; the samples
+        are its CPU time times the frequency."""
         assert self.perf is not None
         output = str(self.directory / "cost.data")
         record = [self.perf, *self.record_arguments(call_graph), "-o", output, "--"]
+        differences, plains = [], []
         try:
-            plain = spin_cpu_seconds()
-            sampled = spin_cpu_seconds(record)
+            for pair in range(pairs):
+                if pair % 2:
+                    sampled, plain = spin_cpu_seconds(record, 1), spin_cpu_seconds((), 1)
+                else:
+                    plain, sampled = spin_cpu_seconds((), 1), spin_cpu_seconds(record, 1)
+                differences.append(sampled - plain)
+                plains.append(plain)
         finally:
             Path(output).unlink(missing_ok=True)
-        added = max(0.0, sampled - plain)
+        added = max(0.0, statistics.median(differences))
+        plain = statistics.median(plains)
         return added / plain, added / max(1.0, plain * self.spec.frequency_hz)
 
     def overhead(self) -> Overhead:

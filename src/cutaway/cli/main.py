@@ -340,7 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
     export = _subparser(commands, "export", "write a stored experiment in another format")
     export.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
     export.add_argument(
-        "--format", choices=sorted([*REPORT_FORMATS, "runs-csv", "series-csv"]), default="json"
+        "--format",
+        choices=sorted([*REPORT_FORMATS, "runs-csv", "series-csv", "folded", "speedscope"]),
+        default="json",
     )
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     _add_db_option(export)
@@ -623,6 +625,13 @@ def cmd_export(args: argparse.Namespace) -> int:
         from cutaway.metrics.series import render_series_csv
 
         text = render_series_csv(store, experiment_id)
+    elif args.format in ("folded", "speedscope"):
+        from cutaway.probes.profile.export import export_profiles
+
+        try:
+            text = export_profiles(store, experiment_id, args.format)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     else:
         text = FORMATS[args.format].render(analyze(store, experiment_id))
     if args.output:

@@ -34,6 +34,7 @@ from cutaway.probes.calls.analysis import (
     load_calls,
     losses_cautions,
 )
+from cutaway.probes.profile.analysis import profile_analysis
 from cutaway.stats import (
     describe,
     paired_ratio,
@@ -108,6 +109,9 @@ def analyze(
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
     calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
+    profile = (
+        profile_analysis(store, experiment_id, names) if spec.probes.profile is not None else None
+    )
     if spec.probes.calls:
         cautions += losses_cautions(store, experiment_id)
     return Analysis(
@@ -120,6 +124,9 @@ def analyze(
         calls=tuple(call_summaries(calls, spec)),
         call_comparisons=tuple(call_comparisons(calls, spec, resamples)),
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
+        profile_totals=profile.totals if profile else (),
+        profile_functions=profile.functions if profile else (),
+        profile_stacks=profile.stacks if profile else (),
         metrics=metrics,
         ranking=wall_ranking(wall),
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)
@@ -152,7 +159,8 @@ def _probe_line(probe: ProbeInfo) -> str:
     """What measured besides wait4, and at what cost, for the report's header."""
     costs = []
     if probe.overhead_seconds is not None:
-        costs.append(f"{_small_seconds(probe.overhead_seconds)} per recorded call")
+        event = "sample" if probe.name == "profile" else "call"
+        costs.append(f"{_small_seconds(probe.overhead_seconds)} per recorded {event}")
     if probe.process_overhead_seconds is not None:
         costs.append(f"{_small_seconds(probe.process_overhead_seconds)} per process")
     cost = f"overhead {' and '.join(costs)}" if costs else "overhead not measured"

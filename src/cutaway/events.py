@@ -40,6 +40,7 @@ class RunStarted:
     variant: str
     round_index: int
     order_in_round: int
+    purpose: str = "timed"  # or the probe an untimed run is for (Run.purpose)
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,49 @@ class Variant:
         )
 
 
+CALL_GRAPHS = ("fp", "dwarf")  # frame pointers, or DWARF unwinding of a copied user stack
+# 999 Hz, not 1000: an odd rate never runs in lockstep with the kernel's 1000/250/100 Hz tick
+# or with timer-driven work, which a round rate would sample at the same phase every time
+# (DTrace's profile-997 and perf's -F 99 follow the same rule). ~1 ms of CPU per sample keeps
+# the cost per profiled run small (docs/performance.md); more samples come from more rounds.
+DEFAULT_PROFILE_FREQUENCY = 999
+
+
+@dataclass(frozen=True)
+class ProfileSpec:
+    """The ``profile`` probe: stack samples by perf at ``frequency_hz`` of the workload's
+    processes (or the whole system), user and kernel frames, unwound with frame pointers or
+    DWARF, and (``off_cpu``) the time each thread spent switched out, with the stack where it
+    blocked. Profiled runs are separate from the timed runs."""
+
+    frequency_hz: int = DEFAULT_PROFILE_FREQUENCY
+    system_wide: bool = False
+    call_graph: str = "fp"  # one of CALL_GRAPHS
+    off_cpu: bool = True
+    kernel: bool = True  # kernel frames too, where this machine allows it
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "frequency_hz": self.frequency_hz,
+            "system_wide": self.system_wide,
+            "call_graph": self.call_graph,
+            "off_cpu": self.off_cpu,
+            "kernel": self.kernel,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> ProfileSpec:
+        frequency = data.get("frequency_hz", DEFAULT_PROFILE_FREQUENCY)
+        assert isinstance(frequency, int)
+        return cls(
+            frequency_hz=frequency,
+            system_wide=bool(data.get("system_wide", False)),
+            call_graph=str(data.get("call_graph", "fp")),
+            off_cpu=bool(data.get("off_cpu", True)),
+            kernel=bool(data.get("kernel", True)),
+        )
+
+
 @dataclass(frozen=True)
 class ProbeSpec:
     """Which probes watch the measured runs. ``calls`` names catalog functions whose every call
@@ -146,6 +189,7 @@ class ProbeSpec:
     calls: tuple[str, ...] = ()
     calls_thread_cpu: bool = False
     syscalls: tuple[str, ...] = ()  # system calls timed by strace (the syscalls probe)
+    profile: ProfileSpec | None = None  # stack samples by perf, in runs of their own
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "calls", tuple(self.calls))
@@ -156,6 +200,7 @@ class ProbeSpec:
             "calls": list(self.calls),
             "calls_thread_cpu": self.calls_thread_cpu,
             "syscalls": list(self.syscalls),
+            **({} if self.profile is None else {"profile": self.profile.to_dict()}),
         }
 
     @classmethod
@@ -163,10 +208,12 @@ class ProbeSpec:
         calls = data.get("calls") or ()
         syscalls = data.get("syscalls") or ()
         assert isinstance(calls, list | tuple) and isinstance(syscalls, list | tuple)
+        profile = data.get("profile")
         return cls(
             tuple(str(c) for c in calls),
             bool(data.get("calls_thread_cpu", False)),
             tuple(str(s) for s in syscalls),
+            ProfileSpec.from_dict(profile) if isinstance(profile, Mapping) else None,
         )
 
 
@@ -304,6 +351,9 @@ class Spec:
         return PROCESS_METRICS + tuple(m.metric() for m in self.metrics)
 
 
+TIMED = "timed"  # Run.purpose of the runs that are timed and compared
+
+
 class RunStatus(StrEnum):
     OK = "ok"  # exited with status 0
     FAILED = "failed"  # non-zero exit status, or killed by a signal it did not expect
@@ -315,7 +365,10 @@ class RunStatus(StrEnum):
 @dataclass(frozen=True)
 class Run:
     """One execution of one variant. ``metrics`` maps PROCESS_METRICS names to values in their
-    units; it is filled for every status that reaped a process, and empty for ERROR."""
+    units; it is filled for every status that reaped a process, and empty for ERROR.
+
+    ``purpose`` is TIMED for the runs the comparisons use; a probe that perturbs timing (a
+    sampling profiler, valgrind) gets runs of its own, untimed, whose purpose is its name."""
 
     variant: str
     round_index: int  # 0-based; warmup rounds are negative (-warmup_rounds .. -1)
@@ -330,10 +383,15 @@ class Run:
     # and their distinct names as the kernel knows them (comm: at most 15 bytes each).
     leftover_processes: int = 0
     leftover_names: tuple[str, ...] = ()
+    purpose: str = "timed"  # TIMED, or the name of the probe this run exists for
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "metrics", MappingProxyType(dict(self.metrics)))
         object.__setattr__(self, "leftover_names", tuple(self.leftover_names))
+
+    @property
+    def timed(self) -> bool:
+        return self.purpose == TIMED
 
     @property
     def warmup(self) -> bool:
@@ -484,6 +542,53 @@ class ExperimentInfo:
 
 
 @dataclass(frozen=True)
+class ProfileTotal:
+    """One variant's profiled runs, for one kind of profile (``what``: ``on-cpu``,
+    ``off-cpu``, later ``instructions``): how many runs, and the mean total per run in ``unit``
+    (``seconds`` for time, ``instructions`` for counts). ``profiled_wall`` and ``timed_wall``
+    are the medians of wall time of the profiled and the timed runs: their ratio is what the
+    profiler cost, measured in this very experiment."""
+
+    variant: str
+    what: str
+    unit: str
+    runs: int
+    per_run: float
+    events_per_run: float
+    profiled_wall: float | None = None
+    timed_wall: float | None = None
+
+
+@dataclass(frozen=True)
+class FunctionWeight:
+    """One function in one variant's profiles of one kind: its mean weight per profiled run,
+    self (samples with it as the leaf) and inclusive (samples with it anywhere on the stack,
+    counted once per sample), in ``unit``, and as shares of the variant's total."""
+
+    variant: str
+    what: str
+    function: str
+    unit: str
+    self_value: float
+    inclusive_value: float
+    self_share: float
+    inclusive_share: float
+
+
+@dataclass(frozen=True)
+class StackWeight:
+    """One whole stack (``root;...;leaf``, the root being the process name) in one variant's
+    profiles of one kind: its mean weight per profiled run and its share of the total."""
+
+    variant: str
+    what: str
+    stack: str
+    unit: str
+    value: float
+    share: float
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Everything a report shows about one experiment (or two, for `cutaway compare`)."""
 
@@ -509,6 +614,11 @@ class Analysis:
     # Every counted run (warmup rounds left out), in round order: the raw values the summaries
     # come from, for the JSON export. Empty for `cutaway compare`.
     runs: tuple[Run, ...] = ()
+    # The profile probe (probes/profile/analysis.py): totals, the top functions (the union of
+    # every variant's top, so that they read side by side) and the top stacks per variant.
+    profile_totals: tuple[ProfileTotal, ...] = ()
+    profile_functions: tuple[FunctionWeight, ...] = ()
+    profile_stacks: tuple[StackWeight, ...] = ()
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""

@@ -15,6 +15,8 @@ from hostile import HOSTILE
 from markdown_it import MarkdownIt
 
 from cutaway.model import Analysis, CallSummary, Caution, Comparison, Metric, Summary, Verdict
+from cutaway.probes.profile import records
+from cutaway.probes.profile.analysis import ProfileAnalysis, analyse_profiles
 from cutaway.report import FORMATS, render_calls_csv, render_terminal
 from cutaway.report.csv_format import render_runs_csv
 
@@ -43,6 +45,7 @@ def _hostile_analysis() -> Analysis:
         replace(c, metric=f"calls.{HOSTILE[1]}.1") for c in comparisons if c.metric == "wall"
     )
     runs = tuple(replace(run, variant=HOSTILE[i]) for i, run in enumerate(_runs()))
+    profile = _hostile_profile()
     return Analysis(
         experiments=(_experiment(1, HOSTILE[1], HOSTILE, 10, label=HOSTILE[0]),),
         summaries=tuple(summaries),
@@ -57,7 +60,22 @@ def _hostile_analysis() -> Analysis:
         ranking=tuple((name, 1.0 + i) for i, name in enumerate(HOSTILE)),
         pairwise=tuple(comparisons[:3]),
         runs=runs,
+        profile_totals=profile.totals,
+        profile_functions=profile.functions,
+        profile_stacks=profile.stacks,
     )
+
+
+def _hostile_profile() -> ProfileAnalysis:
+    """Profiles whose every frame and process name is a hostile string (a ``;`` in one splits
+    it into frames, as in any folded stack), two variants, one hostile too."""
+    stacks = {f"{name};main;{name}": 1_000_000 * (i + 1) for i, name in enumerate(HOSTILE)}
+    profiles = [
+        (variant, records.Profile(what, records.NANOSECONDS, stacks, events=5))
+        for variant in HOSTILE[:2]
+        for what in (records.ON_CPU, records.OFF_CPU)
+    ]
+    return analyse_profiles(profiles, HOSTILE[:2])
 
 
 @pytest.mark.parametrize("width", [80, 100])
@@ -107,3 +125,6 @@ def test_json_keeps_every_name_exactly() -> None:
     assert {s["variant"] for s in document["summaries"]} == set(HOSTILE)
     assert document["experiments"][0]["name"] == HOSTILE[1]
     assert set(document["runs"]) <= set(HOSTILE)
+    functions = {e["function"] for v in document["top_functions"] for e in v["entries"]}
+    assert HOSTILE[1] in functions and "v" * 150 in functions and "main" in functions
+    assert {v["variant"] for v in document["top_stacks"]} == set(HOSTILE[:2])

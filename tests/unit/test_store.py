@@ -344,11 +344,11 @@ def test_completed_slots_skip_interrupted_runs(store: Store) -> None:
     store.add_run(experiment_id, make_run("base", 1, 0, RunStatus.ERROR, {}))
     store.add_run(experiment_id, make_run("fast", 1, 1, RunStatus.INTERRUPTED))
     assert store.completed_slots(experiment_id) == {
-        (-1, "base"),
-        (0, "base"),
-        (0, "fast"),
-        (0, "slow"),
-        (1, "base"),
+        (-1, "base", "timed"),
+        (0, "base", "timed"),
+        (0, "fast", "timed"),
+        (0, "slow", "timed"),
+        (1, "base", "timed"),
     }
 
 

@@ -290,6 +290,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="time every call of these system calls "
         "with strace, e.g. fsync,openat (the syscalls probe)",
     )
+    # -- the profile probe (cutaway.probes.profile; docs/experiment-file.md, [probes] profile)
+    run.add_argument(
+        "--profile",
+        action="store_true",
+        help="also sample stacks with perf (on- and off-CPU), in profiled runs of each variant "
+        "separate from the timed runs (the profile probe)",
+    )
+    run.add_argument(
+        "--profile-frequency",
+        metavar="HZ",
+        help="samples per second of --profile (default 999)",
+    )
+    run.add_argument(
+        "--profile-call-graph",
+        choices=("fp", "dwarf"),
+        help="how --profile unwinds stacks: frame pointers (default) or DWARF",
+    )
+    run.add_argument(
+        "--system-wide",
+        "-a",
+        action="store_true",
+        default=None,
+        help="--profile samples the whole system, not only the workload's processes",
+    )
+    run.add_argument(
+        "--no-off-cpu",
+        action="store_true",
+        default=None,
+        help="--profile samples on-CPU stacks only (no scheduler tracepoint)",
+    )
     # -- declared metrics (cutaway.spec.metrics; docs/experiment-file.md, [[metrics]])
     run.add_argument(
         "--metric",
@@ -332,7 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
     export = _subparser(commands, "export", "write a stored experiment in another format")
     export.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
     export.add_argument(
-        "--format", choices=sorted([*REPORT_FORMATS, "runs-csv", "series-csv"]), default="json"
+        "--format",
+        choices=sorted([*REPORT_FORMATS, "runs-csv", "series-csv", "folded", "speedscope"]),
+        default="json",
     )
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     _add_db_option(export)
@@ -416,6 +448,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--calls": args.calls,
             "--syscalls": args.syscalls,
             "--no-probes": args.no_probes or None,
+            "--profile": _profile_options(args),
             "--metric": args.metric or None,
             "--metric-regex": args.metric_regex or None,
             "--ignore-failure": args.ignore_failure or None,
@@ -424,6 +457,19 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--output": "inherit" if args.show_output else args.output,
         },
     )
+
+
+def _profile_options(args: argparse.Namespace) -> dict[str, object] | None:
+    """The --profile-* options given ({} for --profile alone); None when none was: any of
+    them turns the profile probe on."""
+    options: dict[str, object] = {
+        "--profile-frequency": args.profile_frequency,
+        "--profile-call-graph": args.profile_call_graph,
+        "--system-wide": args.system_wide,
+        "--no-off-cpu": args.no_off_cpu,
+    }
+    given = {option: value for option, value in options.items() if value is not None}
+    return given if args.profile or given else None
 
 
 def _parameters(args: argparse.Namespace) -> list[Parameter]:
@@ -680,6 +726,13 @@ def cmd_export(args: argparse.Namespace) -> int:
         from cutaway.metrics.series import render_series_csv
 
         text = render_series_csv(store, experiment_id)
+    elif args.format in ("folded", "speedscope"):
+        from cutaway.probes.profile.export import export_profiles
+
+        try:
+            text = export_profiles(store, experiment_id, args.format)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     else:
         text = FORMATS[args.format].render(analyze(store, experiment_id))
     if args.output is not None:
@@ -756,12 +809,12 @@ def _exit_status(error: Exception) -> int | None:
     (a bug: its traceback is shown). The error classes are imported here, once an error has
     happened, so that `--version` and `--help` import neither the store nor the spec parser."""
     from cutaway.output_files import OutputPathError, OutputWriteError
-    from cutaway.runner.errors import RunnerError
+    from cutaway.runner.errors import ProbeUnavailable, RunnerError
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
     from cutaway.store import StoreError
 
-    if isinstance(error, (SpecError, UsageError, OutputPathError)):
+    if isinstance(error, (SpecError, UsageError, OutputPathError, ProbeUnavailable)):
         return EXIT_USAGE
     if isinstance(error, (RunnerError, StoreError, ForkServerError, OutputWriteError)):
         return EXIT_ERROR

@@ -6,7 +6,12 @@ used), ``overhead`` (what the probe itself costs per recorded event and per proc
 measured here and now: a tool that measures must measure itself), then around every measured
 run ``before_run`` (what to add to the run's environment or put in front of its command) and
 ``after_run`` (collect what the run left, return it as RunData for the store, clean up), and
-``close`` at the end, also after a failure."""
+``close`` at the end, also after a failure.
+
+A probe that perturbs timing too much to share a run (a sampling profiler, valgrind) declares
+``own_runs = True``: the runner then never attaches it to a timed run, and gives it instead,
+in every counted round, one untimed run of each variant of its own, in the round's order, after
+the round's timed runs (stored with ``Run.purpose`` set to the probe's name)."""
 
 from __future__ import annotations
 
@@ -87,12 +92,17 @@ def process_cost(attached: Launch, plain: Launch, *, pairs: int = PROCESS_COST_P
 
 class Probe(Protocol):
     name: str
+    own_runs: bool  # True: untimed runs of its own, never attached to the timed runs
 
     def check(self) -> str:
         """Raise ProbeError if the probe cannot work here; else describe its backend."""
 
     def overhead(self) -> Overhead:
         """What the probe adds per recorded event and per process, measured now."""
+
+    def check_program(self, program: str) -> str | None:
+        """A warning about a variant's program (its resolved path) before anything runs, e.g.
+        a binary without symbols that a profile cannot name; None when there is none."""
 
     def before_run(self, environment: Mapping[str, str]) -> Attachment:
         """How to attach to the next measured run, whose environment is ``environment``."""

@@ -23,6 +23,11 @@ def build_probes(spec: ProbeSpec) -> list[Probe]:
         from cutaway.probes.syscalls.capture import SyscallsProbe
 
         makers.append(lambda: SyscallsProbe(spec.syscalls))
+    if spec.profile is not None:
+        from cutaway.probes.profile.capture import ProfileProbe
+
+        profile = spec.profile
+        makers.append(lambda: ProfileProbe(profile))
     probes: list[Probe] = []
     try:
         for make in makers:

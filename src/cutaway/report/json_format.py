@@ -9,13 +9,16 @@ Version history:
         present, empty lists when the probe did not run).
     3 (2026-11-23): ``runs``: per variant, every counted run's status, exit code and values
         of each metric in round order (as hyperfine's ``times``).
+    4 (2026-11-24): the profile probe: ``profile_totals``, ``top_functions`` and ``top_stacks``
+        (always present, empty lists without profiled runs); weights carry their ``unit``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from cutaway.model import (
     Analysis,
@@ -24,7 +27,10 @@ from cutaway.model import (
     Caution,
     Comparison,
     ExperimentInfo,
+    FunctionWeight,
+    ProfileTotal,
     Run,
+    StackWeight,
     Summary,
     TimeSeries,
 )
@@ -32,7 +38,7 @@ from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -203,7 +209,58 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "call_comparisons": [_call_comparison(c) for c in analysis.call_comparisons],
         "runs": _runs(analysis.runs),
         "series": [_series(series) for series in analysis.series],
+        "profile_totals": [_profile_total(total) for total in analysis.profile_totals],
+        "top_functions": _per_variant(analysis.profile_functions, _function_weight),
+        "top_stacks": _per_variant(analysis.profile_stacks, _stack_weight),
     }
+
+
+def _profile_total(total: ProfileTotal) -> dict[str, JsonValue]:
+    return {
+        "variant": total.variant,
+        "kind": total.what,
+        "unit": total.unit,
+        "runs": int(total.runs),
+        "per_run": _number(total.per_run),
+        "events_per_run": _number(total.events_per_run),
+        "profiled_wall_median": None
+        if total.profiled_wall is None
+        else _number(total.profiled_wall),
+        "timed_wall_median": None if total.timed_wall is None else _number(total.timed_wall),
+    }
+
+
+def _function_weight(weight: FunctionWeight) -> dict[str, JsonValue]:
+    return {
+        "kind": weight.what,
+        "function": weight.function,
+        "unit": weight.unit,
+        "self": _number(weight.self_value),
+        "inclusive": _number(weight.inclusive_value),
+        "self_share": _number(weight.self_share),
+        "inclusive_share": _number(weight.inclusive_share),
+    }
+
+
+def _stack_weight(weight: StackWeight) -> dict[str, JsonValue]:
+    return {
+        "kind": weight.what,
+        "frames": list[JsonValue](weight.stack.split(";")),
+        "unit": weight.unit,
+        "value": _number(weight.value),
+        "share": _number(weight.share),
+    }
+
+
+def _per_variant(
+    items: Sequence[FunctionWeight] | Sequence[StackWeight],
+    convert: Callable[[Any], dict[str, JsonValue]],
+) -> list[JsonValue]:
+    """[{"variant": name, "entries": [...]}, ...] in the variants' order of appearance."""
+    grouped: dict[str, list[JsonValue]] = {}
+    for item in items:
+        grouped.setdefault(item.variant, []).append(convert(item))
+    return [{"variant": variant, "entries": entries} for variant, entries in grouped.items()]
 
 
 def _series(series: TimeSeries) -> dict[str, JsonValue]:

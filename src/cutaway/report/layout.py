@@ -17,6 +17,7 @@ from typing import Protocol
 
 from cutaway.model import PRIMARY_METRIC, Analysis
 from cutaway.probes.calls.sections import CallsViews
+from cutaway.probes.profile.sections import ProfileViews
 from cutaway.report.sections import (
     Block,
     Details,
@@ -82,7 +83,7 @@ class ProbeViews(Protocol):
         ...
 
 
-PROBE_VIEWS: tuple[ProbeViews, ...] = (CallsViews(),)
+PROBE_VIEWS: tuple[ProbeViews, ...] = (CallsViews(), ProfileViews())
 
 
 def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:

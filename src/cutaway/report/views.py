@@ -376,6 +376,7 @@ def short_probe_line(probe: str, cost: str = "") -> str:
     interposer = re.match(r"LD_PRELOAD interposer \S+ \(([^,()]*), ([^()]*)\) on (.*)", rest)
     described, _, overhead = rest.partition("; overhead ")
     overhead = overhead.replace(" and ", ", ").replace("per recorded call", "per call")
+    overhead = overhead.replace("per recorded sample", "per sample")
     overhead = "overhead not measured" if overhead == "not measured" else overhead
     if interposer is None:
         return f"{name} probe: {described}" + (f"; {overhead}" if overhead else "") + cost

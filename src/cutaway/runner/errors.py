@@ -4,3 +4,8 @@
 
 class RunnerError(Exception):
     """The experiment cannot go on (a setup or prepare hook failed). Completed runs are kept."""
+
+
+class ProbeUnavailable(RunnerError):
+    """A probe the experiment asks for cannot work here (its tool is missing or not allowed):
+    found before anything is stored or run, so the CLI exits 2 as for bad input."""

@@ -11,7 +11,9 @@ stored."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
+import shutil
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -22,10 +24,11 @@ from types import FrameType
 from cutaway import __version__, events
 from cutaway.environment import capture_end
 from cutaway.metrics.collect import MetricCollector, MetricError
-from cutaway.model import Calibration, Run, RunStatus, Spec, Variant
+from cutaway.model import TIMED, Calibration, Run, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment, Probe, ProbeError
 from cutaway.probes.registry import build_probes
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
+from cutaway.runner.errors import ProbeUnavailable
 from cutaway.runner.errors import RunnerError as RunnerError
 from cutaway.runner.executor import Executor, Measurement, ProcessExecutor, run_environment
 from cutaway.runner.hooks import HookResult, run_hook
@@ -99,12 +102,16 @@ class ExperimentRunner:
         self.experiment_id = experiment_id
         self.executor = executor
         self.listeners = tuple(listeners)
-        self.probes = tuple(probes)
+        # Probes attached to every timed run, and probes that get untimed runs of their own.
+        self.probes = tuple(probe for probe in probes if not probe.own_runs)
+        self.separate = tuple(probe for probe in probes if probe.own_runs)
         self.clock = clock
         self.done = store.completed_slots(experiment_id)
-        # Variants that have run successfully at least once: a failure of any other variant is
-        # its first run failing, which stops the experiment (a command that cannot work).
-        self.proven = {run.variant for run in store.runs(experiment_id) if run.ok}
+        # (variant, purpose) that have run successfully at least once: a failure of any other
+        # is its first run failing, which stops the experiment (a command that cannot work).
+        self.proven = {
+            (run.variant, run.purpose) for run in store.runs(experiment_id, purpose=None) if run.ok
+        }
         self.failed_runs = 0  # counted runs that did not succeed, in this invocation
         self.metrics = MetricCollector(spec.metrics)  # declared metrics ([[metrics]])
         self.set_up: list[Variant] = []  # variants whose setup ran, in order: their cleanup runs
@@ -148,6 +155,22 @@ class ExperimentRunner:
                     f"(command: {_command_text(variant)})"
                 )
 
+    def probe_warnings(self) -> None:
+        """What each probe has to say about each variant's program before the first run (a
+        binary without symbols for the profile probe), as notices."""
+        probes = (*self.probes, *self.separate)
+        if not probes:
+            return
+        for variant in self.spec.variants:
+            if isinstance(variant.command, str) or variant.shell:
+                continue  # a shell command line: its programs are not known before it runs
+            path = run_environment(variant).get("PATH", os.defpath)
+            program = shutil.which(variant.command[0], path=path)
+            for probe in probes:
+                warning = None if program is None else probe.check_program(program)
+                if warning is not None:
+                    self.emit(events.Notice(f"variant {variant.name!r}: {warning}"))
+
     def cleanup_all(self) -> None:
         with _shielded():
             for variant in reversed(self.set_up):
@@ -173,19 +196,31 @@ class ExperimentRunner:
         self.store.set_calibration(self.experiment_id, calibration)
         self.emit(events.CalibrationDone(calibration))
 
-    def attach(self, variant: Variant) -> Attachment:
+    def attach(self, variant: Variant, probes: Sequence[Probe]) -> Attachment:
         """Every probe's attachment to the variant's next run, combined in probe order."""
         env: dict[str, str] = {}
         prefix: tuple[str, ...] = ()
         base = run_environment(variant)
-        for probe in self.probes:
+        for probe in probes:
             attachment = probe.before_run({**base, **env})
             env.update(attachment.env)
             prefix += attachment.argv_prefix
         return Attachment(env, prefix)
 
-    def run_one(self, variant: Variant, round_index: int, position: int, planned: int) -> None:
-        self.emit(events.RunStarted(variant.name, round_index, position))
+    def run_one(
+        self,
+        variant: Variant,
+        round_index: int,
+        position: int,
+        planned: int,
+        purpose: str = TIMED,
+    ) -> None:
+        """One run of ``variant``: timed, with every attached probe, or (``purpose`` naming a
+        probe with runs of its own) untimed, with that probe alone."""
+        probes = self.probes
+        if purpose != TIMED:
+            probes = tuple(probe for probe in self.separate if probe.name == purpose)
+        self.emit(events.RunStarted(variant.name, round_index, position, purpose))
         prepared = self.hook(variant, "prepare")
         if prepared is not None and not prepared.ok:
             raise RunnerError(_hook_failure(variant, prepared))
@@ -195,14 +230,14 @@ class ExperimentRunner:
             collecting = self.metrics.start(variant)
         except MetricError as error:
             raise RunnerError(str(error)) from None
-        attachment = collecting.attach(self.attach(variant))
+        attachment = collecting.attach(self.attach(variant, probes))
         try:
             measured = self.executor.measure(variant, self.spec.timeout_seconds, attachment)
             if self.spec.ignore_failure:
                 measured = _failure_ignored(measured)
             measured = collecting.after_run(measured)
         finally:
-            data = [item for probe in self.probes for item in probe.after_run()]
+            data = [item for probe in probes for item in probe.after_run()]
             data += collecting.stop()
             with _shielded():
                 concluded = self.hook(variant, "conclude")
@@ -218,9 +253,10 @@ class ExperimentRunner:
             message=measured.message,
             leftover_processes=measured.leftover_processes,
             leftover_names=measured.leftover_names,
+            purpose=purpose,
         )
         self.store.add_run(self.experiment_id, run, data)
-        self.done.add((round_index, variant.name))
+        self.done.add((round_index, variant.name, purpose))
         self.runs_done += 1
         elapsed = self.clock() - self.started
         self.emit(events.RunFinished(run, self.runs_done, planned, elapsed))
@@ -230,27 +266,37 @@ class ExperimentRunner:
             self.left_behind.add(variant.name)  # said once per variant; the report counts all
             self.emit(events.Notice(_leftover_notice(variant, run, self.spec.keep_leftovers)))
         if run.ok:
-            self.proven.add(variant.name)
+            self.proven.add((variant.name, purpose))
             return
-        if variant.name not in self.proven:
+        if (variant.name, purpose) not in self.proven:
             raise RunnerError(_first_run_failure(variant, run, self.spec.ignore_failure))
         if round_index >= 0:
             self.failed_runs += 1
 
+    def purposes(self, round_index: int) -> tuple[str, ...]:
+        """What each variant runs for in a round: timed, then (counted rounds only: warmup
+        exists to warm the timed runs) once for each probe that needs runs of its own."""
+        if round_index < 0:
+            return (TIMED,)
+        return (TIMED, *(probe.name for probe in self.separate))
+
     def run_round(self, round_index: int, planned: int) -> None:
         order = round_order(len(self.spec.variants), round_index, self.spec.seed)
-        for position, index in enumerate(order):
-            variant = self.spec.variants[index]
-            if (round_index, variant.name) not in self.done:
-                self.run_one(variant, round_index, position, planned)
+        # The timed runs first, undisturbed, then each separate probe's runs in the same order.
+        for purpose in self.purposes(round_index):
+            for position, index in enumerate(order):
+                variant = self.spec.variants[index]
+                if (round_index, variant.name, purpose) not in self.done:
+                    self.run_one(variant, round_index, position, planned, purpose)
         if round_index >= 0:
             self.emit(events.RoundFinished(round_index, self.spec.rounds))
 
     def kept(self) -> tuple[int, int]:
         """(runs, complete counted rounds) stored so far, resumed ones included."""
         variants_by_round: dict[int, int] = {}
-        for round_index, _ in self.done:
-            variants_by_round[round_index] = variants_by_round.get(round_index, 0) + 1
+        for round_index, _, purpose in self.done:
+            if purpose == TIMED:  # a round is complete when every variant's timed run is stored
+                variants_by_round[round_index] = variants_by_round.get(round_index, 0) + 1
         complete = sum(
             1
             for round_index, count in variants_by_round.items()
@@ -278,8 +324,12 @@ class ExperimentRunner:
 
     def run_all(self) -> str:
         """Run every round not yet stored. Returns the reason it stopped: "done" or "budget"."""
-        per_round = len(self.spec.variants)
-        planned = (self.spec.warmup_rounds + self.spec.rounds) * per_round - len(self.done)
+        per_round = len(self.spec.variants) * (1 + len(self.separate))
+        planned = (
+            self.spec.warmup_rounds * len(self.spec.variants)
+            + self.spec.rounds * per_round
+            - len(self.done)
+        )
         for round_index in self.rounds():
             if self.over_budget():
                 self.emit(events.Notice("stopped: the time budget (max_time) is spent"))
@@ -339,6 +389,7 @@ def run_experiment(
             try:
                 runner.setup_all()
                 runner.preflight()
+                runner.probe_warnings()
                 runner.calibrate()
                 reason = runner.run_all()
                 status = "complete"
@@ -390,14 +441,14 @@ def _checked_probes(spec: Spec) -> tuple[list[Probe], list[str]]:
     except (ProbeError, OSError) as error:
         for probe in probes:
             probe.close()
-        raise RunnerError(f"probe cannot run here: {error}") from None
+        raise ProbeUnavailable(f"probe cannot run here: {error}") from None
 
 
 def _built_probes(spec: Spec) -> list[Probe]:
     try:
         return build_probes(spec.probes)
     except OSError as error:
-        raise RunnerError(f"probe cannot run here: {error}") from None
+        raise ProbeUnavailable(f"probe cannot run here: {error}") from None
 
 
 def _failure_ignored(measured: Measurement) -> Measurement:
@@ -420,6 +471,8 @@ def _first_run_failure(variant: Variant, run: Run, ignoring: bool) -> str:
     """What the user reads when a variant's first run fails: which command, how it ended
     (exit status, signal, timeout, with the tail of its stderr), and what to do about it."""
     which = "warmup run" if run.warmup else "first run"
+    if not run.timed:
+        which = f"first run under the {run.purpose} probe (untimed)"
     lines = [f"variant {variant.name!r} failed on its {which}: {_command_text(variant)}"]
     how = run.message or run.status.value
     if run.status is RunStatus.TIMEOUT:

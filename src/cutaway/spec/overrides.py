@@ -8,11 +8,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from cutaway.model import ProbeSpec, Spec
+from cutaway.model import ProbeSpec, ProfileSpec, Spec
 from cutaway.spec import fields
 from cutaway.spec.errors import SpecError
 from cutaway.spec.metrics import read_metric_options
-from cutaway.spec.probes import read_call_names, read_syscall_names
+from cutaway.spec.probes import (
+    read_call_graph,
+    read_call_names,
+    read_frequency,
+    read_syscall_names,
+)
 
 # option -> (Spec field, reader)
 _READERS: Mapping[str, tuple[str, fields.Reader[object]]] = {
@@ -64,6 +69,14 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
                 probes = dataclasses.replace(probes, syscalls=read_syscall_names(value, (option,)))
             changes["probes"] = probes
             continue
+        if option == "--profile":  # {option: value} of the --profile-* options given
+            assert isinstance(value, Mapping)
+            probes = changes.get("probes", spec.probes)
+            assert isinstance(probes, ProbeSpec)
+            changes["probes"] = dataclasses.replace(
+                probes, profile=_profile_options(probes.profile or ProfileSpec(), value)
+            )
+            continue
         if option == "--input":
             variants = tuple(
                 dataclasses.replace(v, stdin=fields.read_input(value, (option,), v.cwd))
@@ -83,3 +96,22 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
         field, reader = _READERS[option]
         changes[field] = reader(value, (option,))
     return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+
+
+def _profile_options(profile: ProfileSpec, options: Mapping[str, object]) -> ProfileSpec:
+    """The file's profile settings (or the defaults) with the --profile-* options applied."""
+    changes: dict[str, object] = {}
+    for option, value in options.items():
+        if value is None:
+            continue
+        if option == "--profile-frequency":
+            changes["frequency_hz"] = read_frequency(value, (option,))
+        elif option == "--profile-call-graph":
+            changes["call_graph"] = read_call_graph(value, (option,))
+        elif option == "--system-wide":
+            changes["system_wide"] = bool(value)
+        elif option == "--no-off-cpu":
+            changes["off_cpu"] = not value
+        elif option != "--profile":
+            raise ValueError(f"unknown profile option {option}")
+    return dataclasses.replace(profile, **changes)  # type: ignore[arg-type]

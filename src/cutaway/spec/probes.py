@@ -1,16 +1,19 @@
-"""The ``[probes]`` table of an experiment file and quick mode's ``--calls``."""
+"""The ``[probes]`` table of an experiment file and quick mode's ``--calls``, ``--syscalls``
+and ``--profile``."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
-from cutaway.model import ProbeSpec
+from cutaway.model import CALL_GRAPHS, ProbeSpec, ProfileSpec
 from cutaway.spec import fields
 from cutaway.spec.errors import KeyPath, SpecError, expected
 
 _SYSCALL = re.compile(r"[a-z_][a-z0-9_]*")
-PROBE_KEYS = ("calls", "calls_thread_cpu", "syscalls")
+PROBE_KEYS = ("calls", "calls_thread_cpu", "syscalls", "profile")
+PROFILE_KEYS = ("frequency", "system_wide", "call_graph", "off_cpu", "kernel")
+MAX_PROFILE_FREQUENCY = 100_000  # perf refuses more than kernel.perf_event_max_sample_rate
 
 
 def _catalog() -> tuple[str, ...]:
@@ -50,7 +53,52 @@ def read_probes(value: object, key_path: KeyPath = ("probes",)) -> ProbeSpec:
     syscalls: tuple[str, ...] = ()
     if "syscalls" in value:
         syscalls = read_syscall_names(value["syscalls"], (*key_path, "syscalls"))
-    return ProbeSpec(calls=calls, calls_thread_cpu=thread_cpu, syscalls=syscalls)
+    profile = read_profile(value["profile"], (*key_path, "profile")) if "profile" in value else None
+    return ProbeSpec(calls=calls, calls_thread_cpu=thread_cpu, syscalls=syscalls, profile=profile)
+
+
+def read_profile(value: object, key_path: KeyPath) -> ProfileSpec | None:
+    """``profile = true`` (the defaults), ``false`` (none), or a table of PROFILE_KEYS."""
+    if isinstance(value, bool):
+        return ProfileSpec() if value else None
+    if not isinstance(value, Mapping):
+        raise expected("true, false or a table (frequency, system_wide, ...)", value, key_path)
+    for key in value:
+        if key not in PROFILE_KEYS:
+            raise SpecError(
+                f"unknown profile setting (known: {', '.join(PROFILE_KEYS)})",
+                key_path=(*key_path, key),
+            )
+    settings: dict[str, object] = {}
+    if "frequency" in value:
+        settings["frequency_hz"] = read_frequency(value["frequency"], (*key_path, "frequency"))
+    for key in ("system_wide", "off_cpu", "kernel"):
+        if key in value:
+            settings[key] = fields.read_bool(value[key], (*key_path, key))
+    if "call_graph" in value:
+        settings["call_graph"] = read_call_graph(value["call_graph"], (*key_path, "call_graph"))
+    return ProfileSpec(**settings)  # type: ignore[arg-type]
+
+
+def read_frequency(value: object, key_path: KeyPath) -> int:
+    """Samples per second: an integer, or a string such as "999" or "999Hz"."""
+    if isinstance(value, str):
+        text = value.strip().removesuffix("Hz").removesuffix("hz").strip()
+        if not text.isascii() or not text.isdigit():
+            raise expected("a frequency in Hz, e.g. 999", value, key_path)
+        value = int(text)
+    frequency = fields.read_integer(value, key_path, 1)
+    if frequency > MAX_PROFILE_FREQUENCY:
+        raise SpecError(
+            f"{frequency} Hz is more than perf allows ({MAX_PROFILE_FREQUENCY})", key_path=key_path
+        )
+    return frequency
+
+
+def read_call_graph(value: object, key_path: KeyPath) -> str:
+    if value not in CALL_GRAPHS:
+        raise expected(f"one of {', '.join(CALL_GRAPHS)}", value, key_path)
+    return str(value)
 
 
 def read_syscall_names(value: object, key_path: KeyPath) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cutaway.model import Calibration, Run, RunData, RunStatus, Spec
+from cutaway.model import TIMED, Calibration, Run, RunData, RunStatus, Spec
 from cutaway.store.lease import Owner, owner_from_row
 from cutaway.store.listing import listing_rows
 from cutaway.store.records import (
@@ -38,7 +38,7 @@ FINISHED_STATUSES = ("complete", "incomplete")
 
 _RUN_COLUMNS = (
     "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message,"
-    " leftover_processes, leftover_names"
+    " leftover_processes, leftover_names, purpose"
 )
 
 
@@ -122,21 +122,22 @@ class Store:
 
     def add_run(self, experiment_id: int, run: Run, data: Sequence[RunData] = ()) -> None:
         """Store one run, all its measurements and what probes recorded during it, together. A
-        run already stored for the same variant and round is replaced: resuming may redo an
-        interrupted slot."""
+        run already stored for the same variant, round and purpose is replaced: resuming may
+        redo an interrupted slot."""
         measurements = [(metric, float(value)) for metric, value in run.metrics.items()]
         what = f"store run {run.variant!r} round {run.round_index} of experiment {experiment_id}"
         with self._write(what) as connection:
             self._require_variant(connection, experiment_id, run.variant)
             # Deleting cascades to the replaced run's measurements.
             connection.execute(
-                "DELETE FROM runs WHERE experiment_id = ? AND variant = ? AND round_index = ?",
-                (experiment_id, run.variant, run.round_index),
+                "DELETE FROM runs WHERE experiment_id = ? AND variant = ? AND round_index = ?"
+                " AND purpose = ?",
+                (experiment_id, run.variant, run.round_index, run.purpose),
             )
             cursor = connection.execute(
                 "INSERT INTO runs (experiment_id, variant, round_index, order_in_round, status,"
-                " exit_code, signal, started_at, message, leftover_processes, leftover_names)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " exit_code, signal, started_at, message, leftover_processes, leftover_names,"
+                " purpose) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     experiment_id,
                     run.variant,
@@ -149,6 +150,7 @@ class Store:
                     run.message,
                     run.leftover_processes,
                     json.dumps(list(run.leftover_names), ensure_ascii=False),
+                    run.purpose,
                 ),
             )
             run_id = _last_row_id(cursor)
@@ -301,37 +303,42 @@ class Store:
             )
         return found
 
-    def runs(self, experiment_id: int, include_warmup: bool = True) -> list[Run]:
-        """The experiment's runs ordered by round_index, then order_in_round."""
+    def runs(
+        self, experiment_id: int, include_warmup: bool = True, purpose: str | None = TIMED
+    ) -> list[Run]:
+        """The experiment's runs of one purpose (the timed runs by default; None: every run)
+        ordered by round_index, then order_in_round."""
         with self._read(f"read the runs of experiment {experiment_id}") as connection:
             self._require_experiment(connection, experiment_id)
             run_rows = connection.execute(
                 f"SELECT {_RUN_COLUMNS} FROM runs WHERE experiment_id = ?"
-                " AND (? OR round_index >= 0) ORDER BY round_index, order_in_round, id",
-                (experiment_id, include_warmup),
+                " AND (? OR round_index >= 0) AND (? IS NULL OR purpose = ?)"
+                " ORDER BY round_index, order_in_round, id",
+                (experiment_id, include_warmup, purpose, purpose),
             ).fetchall()
             measurement_rows = connection.execute(
                 "SELECT m.run_id, m.metric, m.value FROM measurements m"
                 " JOIN runs r ON r.id = m.run_id"
-                " WHERE r.experiment_id = ? AND (? OR r.round_index >= 0)",
-                (experiment_id, include_warmup),
+                " WHERE r.experiment_id = ? AND (? OR r.round_index >= 0)"
+                " AND (? IS NULL OR r.purpose = ?)",
+                (experiment_id, include_warmup, purpose, purpose),
             ).fetchall()
         metrics_by_run: dict[int, dict[str, float]] = {}
         for run_id, metric, value in measurement_rows:
             metrics_by_run.setdefault(run_id, {})[metric] = value
         return [_run_from_row(row, metrics_by_run.get(row[0], {})) for row in run_rows]
 
-    def completed_slots(self, experiment_id: int) -> set[tuple[int, str]]:
-        """(round_index, variant) of every stored run that was not interrupted: the slots a
-        resumed experiment need not run again."""
+    def completed_slots(self, experiment_id: int) -> set[tuple[int, str, str]]:
+        """(round_index, variant, purpose) of every stored run that was not interrupted: the
+        slots a resumed experiment need not run again."""
         with self._read(f"read the runs of experiment {experiment_id}") as connection:
             self._require_experiment(connection, experiment_id)
             rows = connection.execute(
-                "SELECT round_index, variant FROM runs"
+                "SELECT round_index, variant, purpose FROM runs"
                 " WHERE experiment_id = ? AND status != 'interrupted'",
                 (experiment_id,),
             ).fetchall()
-        return {(round_index, variant) for round_index, variant in rows}
+        return {(round_index, variant, purpose) for round_index, variant, purpose in rows}
 
     def set_probe(
         self,
@@ -362,7 +369,8 @@ class Store:
         return [ProbeInfo(str(n), str(d), _optional(o), _optional(p)) for n, d, o, p in rows]
 
     def run_data(self, experiment_id: int, kind: str) -> list[StoredRunData]:
-        """Every counted, successful run's data of one kind, in round order."""
+        """Every counted, successful run's data of one kind, in round order (from runs of any
+        purpose: a probe's data comes from the runs it attached to)."""
         with self._read(f"load {kind} data of experiment {experiment_id}") as connection:
             self._require_experiment(connection, experiment_id)
             # Order the keys first and fetch each blob by its primary key: ordering rows that
@@ -392,7 +400,7 @@ class Store:
             self._require_experiment(connection, experiment_id)
             rows = connection.execute(
                 "SELECT DISTINCT m.metric FROM measurements m JOIN runs r ON r.id = m.run_id"
-                " WHERE r.experiment_id = ? ORDER BY m.metric",
+                " WHERE r.experiment_id = ? AND r.purpose = 'timed' ORDER BY m.metric",
                 (experiment_id,),
             ).fetchall()
         return tuple(name for (name,) in rows)
@@ -403,7 +411,8 @@ class Store:
         with self._read(f"count the usable rounds of experiment {experiment_id}") as connection:
             row = connection.execute(
                 "SELECT EXISTS (SELECT 1 FROM runs WHERE experiment_id = ? AND round_index >= 0"
-                " AND status = 'ok' GROUP BY round_index HAVING COUNT(DISTINCT variant) ="
+                " AND status = 'ok' AND purpose = 'timed'"
+                " GROUP BY round_index HAVING COUNT(DISTINCT variant) ="
                 " (SELECT COUNT(*) FROM variants WHERE experiment_id = ?))",
                 (experiment_id, experiment_id),
             ).fetchone()
@@ -423,7 +432,7 @@ class Store:
                 " FROM runs r"
                 " JOIN variants v ON v.experiment_id = r.experiment_id AND v.name = r.variant"
                 " LEFT JOIN measurements m ON m.run_id = r.id AND m.metric = ?"
-                " WHERE r.experiment_id = ? AND r.round_index >= 0",
+                " WHERE r.experiment_id = ? AND r.round_index >= 0 AND r.purpose = 'timed'",
                 (metric, experiment_id),
             ).fetchall()
         import numpy as np  # here only: listing experiments must not import numpy
@@ -538,7 +547,7 @@ def _owner_columns(owner: Owner | None) -> tuple[str | None, int | None, int | N
 
 def _run_from_row(row: tuple[Any, ...], metrics: Mapping[str, float]) -> Run:
     (run_id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message,
-     leftover_processes, leftover_names) = row  # fmt: skip
+     leftover_processes, leftover_names, purpose) = row  # fmt: skip
     return Run(
         variant=variant,
         round_index=round_index,
@@ -551,6 +560,7 @@ def _run_from_row(row: tuple[Any, ...], metrics: Mapping[str, float]) -> Run:
         message=message,
         leftover_processes=int(leftover_processes),
         leftover_names=string_list(leftover_names, f"runs.leftover_names of run {run_id}"),
+        purpose=purpose,
     )
 
 

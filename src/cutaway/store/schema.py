@@ -23,6 +23,11 @@ Version history:
   ``--resume`` never takes over an experiment another process is still running.
 - 6 (2026-11-24): ``runs.leftover_processes`` and ``runs.leftover_names`` (a JSON array of
   strings): what a run left running after it ended, and those processes' names.
+- 7 (2026-11-24): ``runs.purpose``: ``'timed'`` for the runs the comparisons use (every run
+  stored before), or the name of the probe that needs runs of its own, untimed (``'profile'``:
+  a sampling profiler perturbs timing). The unique key becomes (experiment_id, variant,
+  round_index, purpose), so ``runs`` is rebuilt (SQLite cannot change a table's constraints),
+  with foreign keys off during the rebuild so that dropping the old table cascades nowhere.
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
 has been released: databases out there already ran it) and add a dated line above.
@@ -51,14 +56,21 @@ class StoreFull(StoreError):
 
 class Migration:
     """The statements that take a database from ``version - 1`` to ``version``. (A plain
-    class, not a dataclass: importing dataclasses costs `cutaway list` half its start-up.)"""
+    class, not a dataclass: importing dataclasses costs `cutaway list` half its start-up.)
 
-    __slots__ = ("date", "statements", "version")
+    ``rebuilds``: the migration rebuilds a table other tables refer to, so foreign keys must be
+    off while it runs (SQLite's "making other kinds of table schema changes" procedure), and
+    are checked before commit."""
 
-    def __init__(self, version: int, date: str, statements: tuple[str, ...]) -> None:
+    __slots__ = ("date", "rebuilds", "statements", "version")
+
+    def __init__(
+        self, version: int, date: str, statements: tuple[str, ...], rebuilds: bool = False
+    ) -> None:
         self.version = version
         self.date = date  # ISO date the migration was released, as in the version history
         self.statements = statements
+        self.rebuilds = rebuilds
 
 
 _VERSION_1 = Migration(
@@ -218,6 +230,42 @@ _VERSION_6 = Migration(
     ),
 )
 
+_VERSION_7 = Migration(
+    version=7,
+    date="2026-11-24",
+    statements=(
+        """
+        CREATE TABLE runs_v7 (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL,
+            variant TEXT NOT NULL,
+            round_index INTEGER NOT NULL,     -- warmup rounds are negative
+            order_in_round INTEGER NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('ok', 'failed', 'timeout', 'interrupted', 'error')),
+            exit_code INTEGER,
+            signal INTEGER,
+            started_at REAL NOT NULL,
+            message TEXT NOT NULL DEFAULT '',
+            leftover_processes INTEGER NOT NULL DEFAULT 0,
+            leftover_names TEXT NOT NULL DEFAULT '[]',
+            purpose TEXT NOT NULL DEFAULT 'timed',  -- 'timed', or the probe the run is for
+            UNIQUE (experiment_id, variant, round_index, purpose),
+            FOREIGN KEY (experiment_id, variant)
+                REFERENCES variants (experiment_id, name) ON DELETE CASCADE
+        )
+        """,
+        "INSERT INTO runs_v7 (id, experiment_id, variant, round_index, order_in_round, status,"
+        " exit_code, signal, started_at, message, leftover_processes, leftover_names)"
+        " SELECT id, experiment_id, variant, round_index, order_in_round, status, exit_code,"
+        " signal, started_at, message, leftover_processes, leftover_names FROM runs",
+        "DROP TABLE runs",
+        "ALTER TABLE runs_v7 RENAME TO runs",
+        "CREATE INDEX runs_in_order ON runs (experiment_id, round_index, order_in_round)",
+    ),
+    rebuilds=True,
+)
+
 # Applied in order; MIGRATIONS[i] takes a database from version i to version i + 1.
 MIGRATIONS: tuple[Migration, ...] = (
     _VERSION_1,
@@ -226,6 +274,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _VERSION_4,
     _VERSION_5,
     _VERSION_6,
+    _VERSION_7,
 )
 LATEST_VERSION: int = len(MIGRATIONS)
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -250,7 +299,21 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
 
     The version is read again under the write lock, so two processes opening a new database at
     the same time apply each migration once. ``connection`` must be in autocommit mode
-    (``isolation_level=None``) so that this function controls the transaction."""
+    (``isolation_level=None``) so that this function controls the transaction.
+
+    A migration that rebuilds a table turns foreign keys off for the transaction (the pragma
+    is a no-op inside one, so it is set before BEGIN) and checks them all before committing."""
+    rebuilding = any(m.rebuilds for m in MIGRATIONS[read_schema_version(connection) :])
+    if rebuilding:
+        connection.execute("PRAGMA foreign_keys = OFF")
+    try:
+        _migrate_in_transaction(connection, path)
+    finally:
+        if rebuilding:
+            connection.execute("PRAGMA foreign_keys = ON")
+
+
+def _migrate_in_transaction(connection: sqlite3.Connection, path: Path) -> None:
     connection.execute("BEGIN IMMEDIATE")
     try:
         version = read_schema_version(connection)
@@ -258,6 +321,10 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
         for migration in MIGRATIONS[version:]:
             for statement in migration.statements:
                 connection.execute(statement)
+        if any(m.rebuilds for m in MIGRATIONS[version:]):
+            broken = connection.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise StoreError(f"{path}: migration broke foreign keys: {broken[:5]}")
         if version < LATEST_VERSION:
             # PRAGMA takes no parameters; LATEST_VERSION is an int of ours, not user input.
             connection.execute(f"PRAGMA user_version = {LATEST_VERSION:d}")

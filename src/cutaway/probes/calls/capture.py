@@ -135,6 +135,7 @@ class CallsProbe:
     """Times the selected catalog functions in every measured run."""
 
     name = "calls"
+    own_runs = False
 
     def __init__(self, functions: Sequence[str], *, thread_cpu: bool = False) -> None:
         self.functions = check_functions(functions)
@@ -180,6 +181,9 @@ class CallsProbe:
             )
         plain = _nanoseconds_per_call(calibrator, without)
         return Overhead(max(0.0, per_call - plain) / 1e9, per_process)
+
+    def check_program(self, program: str) -> str | None:
+        return None
 
     def _clear(self) -> None:
         for path in call_files(self.directory):

@@ -74,6 +74,7 @@ class SyscallsProbe:
     """Traces the selected system calls of every measured run with strace."""
 
     name = "syscalls"
+    own_runs = False
 
     def __init__(self, names: Sequence[str]) -> None:
         self.names = check_syscall_names(names)
@@ -105,6 +106,9 @@ class SyscallsProbe:
         environment = dict(os.environ)
         per_process = process_cost(Launch(traced, environment), Launch([true], environment))
         return Overhead(measure_overhead(self.strace, self.seccomp), per_process)
+
+    def check_program(self, program: str) -> str | None:
+        return None
 
     def argv_prefix(self) -> tuple[str, ...]:
         assert self.strace is not None

@@ -1,0 +1,197 @@
+"""Stored profiles -> what the report shows: per variant and kind (on-CPU, off-CPU, later
+instructions), the mean per profiled run of each function's self and inclusive weight, and of
+each whole stack.
+
+Weights are averaged over the variant's profiled runs (a run that saw nothing of a kind counts
+as zero), so a number reads "per run", like the timed metrics. Time is reported in seconds
+(stored in nanoseconds), counts in their own unit. The root frame of a folded stack is the
+process name: it is kept in stacks, never listed as a function."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from cutaway.model import TIMED, FunctionWeight, ProfileTotal, Run, StackWeight
+from cutaway.probes.profile import records
+from cutaway.store import Store
+
+TOP_FUNCTIONS = 15  # seed 002's charts: the top 15 functions of each run, side by side
+TOP_STACKS = 5  # seed 004: trunc(@s, 5), the top five stacks
+KIND_ORDER = (records.ON_CPU, records.OFF_CPU, records.INSTRUCTIONS)
+# The scheduler's own frames at the leaf of every off-CPU stack (with perf's kernel mark).
+_SCHEDULER_FRAME = re.compile(
+    r"(?:__)?(?:schedule|preempt_schedule|io_schedule|finish_task_switch)\w*(?:_\[k\])?"
+)
+
+
+@dataclass(frozen=True)
+class ProfileAnalysis:
+    totals: tuple[ProfileTotal, ...]
+    functions: tuple[FunctionWeight, ...]
+    stacks: tuple[StackWeight, ...]
+
+
+def report_unit(unit: str) -> str:
+    return "seconds" if unit == records.NANOSECONDS else unit
+
+
+def _scale(unit: str) -> float:
+    return 1e-9 if unit == records.NANOSECONDS else 1.0
+
+
+@dataclass
+class _Merged:
+    """A variant's profiles of one kind summed over its runs."""
+
+    unit: str
+    runs: int = 0
+    events: int = 0
+    stacks: dict[str, int] | None = None
+
+
+def merge_profiles(
+    profiles: Iterable[tuple[str, records.Profile]],
+) -> dict[tuple[str, str], _Merged]:
+    """(variant, profile) pairs -> per (variant, what) the summed stacks and the run count."""
+    merged: dict[tuple[str, str], _Merged] = {}
+    for variant, profile in profiles:
+        entry = merged.setdefault((variant, profile.what), _Merged(profile.unit, stacks={}))
+        assert entry.stacks is not None
+        entry.runs += 1
+        entry.events += profile.events
+        for stack, weight in profile.stacks.items():
+            entry.stacks[stack] = entry.stacks.get(stack, 0) + weight
+    return merged
+
+
+def blocking_leaf(frames: Sequence[str]) -> str:
+    """The leaf of an off-CPU stack once the scheduler's own frames are taken off: where the
+    thread blocked (do_nanosleep, futex_wait_queue, a mutex), seed 002's cv_wait."""
+    index = len(frames) - 1
+    while index > 0 and _SCHEDULER_FRAME.match(frames[index]):
+        index -= 1
+    return frames[index]
+
+
+def function_weights(
+    stacks: dict[str, int], *, off_cpu: bool = False
+) -> tuple[dict[str, int], dict[str, int]]:
+    """(self, inclusive) weight of every function: self is the leaf's (off the CPU: the
+    leaf below the scheduler's frames), inclusive counts a stack once for each distinct
+    function on it (recursion is not counted twice)."""
+    own: dict[str, int] = defaultdict(int)
+    inclusive: dict[str, int] = defaultdict(int)
+    for stack, weight in stacks.items():
+        frames = stack.split(";")[1:]  # the root is the process name
+        if not frames:
+            continue
+        own[blocking_leaf(frames) if off_cpu else frames[-1]] += weight
+        for function in set(frames):
+            inclusive[function] += weight
+    return own, inclusive
+
+
+def analyse_profiles(
+    profiles: Iterable[tuple[str, records.Profile]],
+    variants: Sequence[str],
+    walls: dict[tuple[str, str], list[float]] | None = None,
+    *,
+    top_functions: int = TOP_FUNCTIONS,
+    top_stacks: int = TOP_STACKS,
+) -> ProfileAnalysis:
+    """The report's profile figures from (variant, profile) pairs of profiled runs;
+    ``walls`` maps (variant, purpose) to the wall times of its counted successful runs."""
+    merged = merge_profiles(profiles)
+    order = {name: index for index, name in enumerate(variants)}
+    kinds = sorted({what for _, what in merged}, key=_kind_key)
+    totals: list[ProfileTotal] = []
+    functions: list[FunctionWeight] = []
+    stacks: list[StackWeight] = []
+    for what in kinds:
+        present = sorted((v for v, w in merged if w == what), key=lambda v: order.get(v, 0))
+        weights = {}
+        for variant in present:
+            entry = merged[(variant, what)]
+            assert entry.stacks is not None
+            scale = _scale(entry.unit) / entry.runs
+            total = sum(entry.stacks.values())
+            profiled = _median((walls or {}).get((variant, "profile"), []))
+            timed = _median((walls or {}).get((variant, TIMED), []))
+            totals.append(
+                ProfileTotal(
+                    variant,
+                    what,
+                    report_unit(entry.unit),
+                    entry.runs,
+                    total * scale,
+                    entry.events / entry.runs,
+                    profiled,
+                    timed,
+                )
+            )
+            own_and_inclusive = function_weights(entry.stacks, off_cpu=what == records.OFF_CPU)
+            weights[variant] = (own_and_inclusive, total, scale)
+            ranked = sorted(entry.stacks.items(), key=lambda item: (-item[1], item[0]))
+            for stack, weight in ranked[:top_stacks]:
+                share = weight / total if total else 0.0
+                unit = report_unit(entry.unit)
+                stacks.append(StackWeight(variant, what, stack, unit, weight * scale, share))
+        # The union of each variant's top functions (by self, and by inclusive), each with
+        # every variant's value: a function absent from one variant reads as zero there.
+        chosen: dict[str, None] = {}
+        for (own, inclusive), _, _ in weights.values():
+            for table in (own, inclusive):
+                ranked_names = sorted(table, key=lambda name: (-table[name], name))
+                chosen.update(dict.fromkeys(ranked_names[:top_functions]))
+        for function in chosen:
+            for variant in present:
+                (own, inclusive), total, scale = weights[variant]
+                self_weight, inclusive_weight = own.get(function, 0), inclusive.get(function, 0)
+                functions.append(
+                    FunctionWeight(
+                        variant,
+                        what,
+                        function,
+                        report_unit(merged[(variant, what)].unit),
+                        self_weight * scale,
+                        inclusive_weight * scale,
+                        self_weight / total if total else 0.0,
+                        inclusive_weight / total if total else 0.0,
+                    )
+                )
+    return ProfileAnalysis(tuple(totals), tuple(functions), tuple(stacks))
+
+
+def _kind_key(what: str) -> tuple[int, str]:
+    return (KIND_ORDER.index(what) if what in KIND_ORDER else len(KIND_ORDER), what)
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def load_profiles(store: Store, experiment_id: int) -> list[tuple[str, records.Profile]]:
+    """Every stored profile of the experiment's counted, successful runs."""
+    return [
+        (item.variant, records.decode(item.data))
+        for item in store.run_data(experiment_id, records.KIND)
+    ]
+
+
+def profile_analysis(
+    store: Store, experiment_id: int, variants: Sequence[str]
+) -> ProfileAnalysis | None:
+    """The experiment's profile figures; None when it stored no profile."""
+    profiles = load_profiles(store, experiment_id)
+    if not profiles:
+        return None
+    walls: dict[tuple[str, str], list[float]] = defaultdict(list)
+    runs: list[Run] = store.runs(experiment_id, include_warmup=False, purpose=None)
+    for run in runs:
+        if run.ok and "wall" in run.metrics:
+            walls[(run.variant, run.purpose)].append(run.metrics["wall"])
+    return analyse_profiles(profiles, variants, walls)

@@ -1,0 +1,402 @@
+"""The ``profile`` probe: stack samples by Linux perf, on-CPU and off-CPU, in runs of its own.
+
+Each profiled run is started as ``perf record ... -- COMMAND``:
+
+- on-CPU: the ``cpu-clock`` software event at the chosen frequency (hardware counters are not
+  needed, and are missing on many virtual machines), with call graphs (frame pointers, or DWARF
+  unwinding of a copy of the user stack), user and kernel frames;
+- off-CPU: ``sched:sched_switch`` at every switch (period 1) with its call graph, which is the
+  stack where a thread blocked or was preempted, and the moment it was switched back in: from
+  ``--switch-events`` (PERF_RECORD_SWITCH IN of the profiled threads) or, system-wide, from
+  the next ``sched_switch`` whose ``next_pid`` is that thread. Each interval's length, in
+  nanoseconds, is the weight of its stack, so on-CPU (weighted by the cpu-clock period, also
+  nanoseconds) and off-CPU add up to the threads' wall time.
+
+``check`` finds what works here, one step at a time: perf missing or not allowed (exit 2,
+with the reason); kernel symbols unreadable -> user frames only; DWARF unwinding failing or
+too costly -> frame pointers; the scheduler tracepoint unavailable -> on-CPU only. What was
+used is the probe's description, stored and shown in every report."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cutaway.model import ProfileSpec, RunData
+from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
+from cutaway.probes.profile import records
+from cutaway.probes.profile.fold import Folder, FoldOptions, parse_event_line
+from cutaway.probes.profile.records import NANOSECONDS, OFF_CPU, ON_CPU, Profile
+
+PERF_PACKAGE = "linux-perf"
+SAMPLE_EVENT = "cpu-clock"
+# DWARF unwinding is dropped when it costs more than this fraction of a CPU-bound command's
+# wall time at the chosen frequency (frame pointers cost a small fraction of that).
+DWARF_COST_LIMIT = 0.10
+# A CPU-bound command that reports its own CPU time (the interrupts and unwinding of sampling
+# are charged to the sampled process): this Python, spinning about 0.3 s.
+SPIN_PROGRAM = (
+    "import time\nstart = time.process_time()\nx = 0\n"
+    "for i in range(3_000_000):\n    x += i * i\n"
+    "print(time.process_time() - start)"
+)
+# What follows the tid on an event line: "[cpu]  seconds.fraction: ..."
+_WHEN = r"\s*(?:\[\d+\]\s+)?(?P<seconds>\d+)\.(?P<fraction>\d+):\s+"
+_SWITCH_RECORD = re.compile(_WHEN + r"PERF_RECORD_SWITCH(?:_CPU_WIDE)? (?P<direction>IN|OUT)")
+# Anchored at the end: a command name (prev_comm, next_comm) may hold anything.
+_SCHED_SWITCH = re.compile(
+    _WHEN + r"sched:sched_switch: .*prev_pid=(?P<prev>-?\d+) prev_prio=\S+ "
+    r"prev_state=(?P<state>\S+) ==> next_comm=.* next_pid=(?P<next>-?\d+) next_prio=\S+$"
+)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What check() found works here, and why anything asked for is not used."""
+
+    kernel: bool
+    call_graph: str
+    off_cpu: bool
+    notes: tuple[str, ...] = ()
+
+
+def perf_path() -> str | None:
+    return shutil.which("perf")
+
+
+def _paranoid() -> int | None:
+    try:
+        return int(Path("/proc/sys/kernel/perf_event_paranoid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def kernel_symbols_readable() -> bool:
+    """Whether /proc/kallsyms shows real addresses to this process (kptr_restrict and
+    privileges allow it), which perf needs to name kernel frames."""
+    try:
+        with open("/proc/kallsyms") as symbols:
+            first = symbols.readline().split()
+    except OSError:
+        return False
+    return bool(first) and int(first[0], 16) != 0
+
+
+def _try_record(perf: str, arguments: Sequence[str], directory: Path) -> str | None:
+    """Run ``perf record ARGUMENTS -- true``; None when it works, else perf's complaint."""
+    output = directory / "check.data"
+    argv = [perf, "record", "-q", "--no-bpf-event", "-o", str(output), *arguments, "--", "true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return str(error)
+    finally:
+        output.unlink(missing_ok=True)
+    if done.returncode == 0:
+        return None
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    return " ".join(lines[:3]) or f"exit status {done.returncode}"
+
+
+def has_symbol_table(path: str) -> bool | None:
+    """Whether an ELF file has a .symtab section (None: not a 64-bit little-endian ELF file,
+    or unreadable). A stripped binary keeps only .dynsym, the symbols it exports: perf then
+    cannot name its internal functions."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(64)
+            if len(header) < 64 or header[:6] != b"\x7fELF\x02\x01":
+                return None
+            section_offset = int.from_bytes(header[0x28:0x30], "little")
+            entry_size = int.from_bytes(header[0x3A:0x3C], "little")
+            count = int.from_bytes(header[0x3C:0x3E], "little")
+            file.seek(section_offset)
+            table = file.read(entry_size * count)
+    except OSError:
+        return None
+    types = (
+        int.from_bytes(table[i + 4 : i + 8], "little") for i in range(0, len(table), entry_size)
+    )
+    return any(kind == 2 for kind in types)  # SHT_SYMTAB
+
+
+def spin_cpu_seconds(prefix: Sequence[str] = (), repeat: int = 3) -> float:
+    """The least CPU time of ``repeat`` runs of SPIN_PROGRAM, behind ``prefix`` (perf record)
+    or alone: CPU time, not wall, so that a busy machine changes it little."""
+    best = float("inf")
+    for _ in range(repeat):
+        done = subprocess.run(
+            [*prefix, sys.executable, "-c", SPIN_PROGRAM],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        best = min(best, float(done.stdout.split()[-1]))
+    return best
+
+
+class ProfileProbe:
+    """Samples the stacks of every profiled run with perf (see the module's docstring)."""
+
+    name = "profile"
+    own_runs = True
+
+    def __init__(self, spec: ProfileSpec) -> None:
+        if spec.frequency_hz <= 0:
+            raise ValueError("the profile frequency must be a positive number of Hz")
+        self.spec = spec
+        self.perf = perf_path()
+        self.directory = Path(tempfile.mkdtemp(prefix="cutaway-profile-"))
+        self.data_path = self.directory / "perf.data"
+        self.capabilities = Capabilities(spec.kernel, spec.call_graph, spec.off_cpu)
+        self.folder = Folder(FoldOptions(annotate_kernel=True, annotate_jit=True))
+
+    # -- check ---------------------------------------------------------------------------------
+
+    def check(self) -> str:
+        if self.perf is None:
+            raise ProbeError(
+                f"the profile probe needs perf, which is not on PATH "
+                f"(Debian: apt-get install {PERF_PACKAGE})"
+            )
+        base = ["-e", f"{SAMPLE_EVENT}/freq={self.spec.frequency_hz}/", "-g"]
+        problem = _try_record(self.perf, base, self.directory)
+        if problem is not None:
+            raise ProbeError(self._not_allowed(problem))
+        self.capabilities = self._find_capabilities()
+        return self.describe()
+
+    def _not_allowed(self, problem: str) -> str:
+        paranoid = _paranoid()
+        hint = ""
+        if paranoid is not None and paranoid > 1 and os.geteuid() != 0:
+            hint = (
+                f"; kernel.perf_event_paranoid is {paranoid}: run as root, or allow profiling "
+                "with `sysctl kernel.perf_event_paranoid=1` (user and kernel frames need <= 1)"
+            )
+        return f"perf cannot record here: {problem}{hint}"
+
+    def _find_capabilities(self) -> Capabilities:
+        assert self.perf is not None
+        notes = []
+        kernel = self.spec.kernel
+        if kernel and not kernel_symbols_readable():
+            kernel = False
+            notes.append("no kernel symbols (/proc/kallsyms hides addresses): user frames only")
+        if kernel and _try_record(self.perf, ["-e", f"{SAMPLE_EVENT}/freq=99/"], self.directory):
+            kernel = False
+            notes.append("kernel frames not allowed: user frames only")
+        call_graph = self.spec.call_graph
+        if call_graph == "dwarf":
+            problem = _try_record(
+                self.perf,
+                ["-e", f"{SAMPLE_EVENT}/freq=99/", "--call-graph", "dwarf"],
+                self.directory,
+            )
+            if problem is not None:
+                call_graph = "fp"
+                notes.append(f"DWARF unwinding failed ({problem}): frame pointers")
+            else:
+                cost, _ = self._sampling_cost("dwarf")
+                if cost > DWARF_COST_LIMIT:
+                    call_graph = "fp"
+                    notes.append(
+                        f"DWARF unwinding too costly ({cost:.1%} of a CPU-bound program's "
+                        f"CPU time at {self.spec.frequency_hz} Hz, limit {DWARF_COST_LIMIT:.0%}): "
+                        "frame pointers"
+                    )
+        off_cpu = self.spec.off_cpu
+        if off_cpu:
+            problem = _try_record(
+                self.perf,
+                ["-e", "sched:sched_switch", "--switch-events", "-c", "1"],
+                self.directory,
+            )
+            if problem is not None:
+                off_cpu = False
+                notes.append(f"no off-CPU time (sched:sched_switch not available: {problem})")
+        return Capabilities(kernel, call_graph, off_cpu, tuple(notes))
+
+    def describe(self) -> str:
+        capabilities = self.capabilities
+        frames = "user and kernel frames" if capabilities.kernel else "user frames only"
+        unwinding = "DWARF" if capabilities.call_graph == "dwarf" else "frame pointers"
+        scope = "the whole system (-a)" if self.spec.system_wide else "the workload's processes"
+        what = "on-CPU and off-CPU" if capabilities.off_cpu else "on-CPU only"
+        text = (
+            f"perf {SAMPLE_EVENT} at {self.spec.frequency_hz} Hz, {what}, {frames}, "
+            f"{unwinding}, {scope}; in profiled runs separate from the timed runs"
+        )
+        if capabilities.notes:
+            text += " (" + "; ".join(capabilities.notes) + ")"
+        return text
+
+    # -- overhead ------------------------------------------------------------------------------
+
+    def record_arguments(self, call_graph: str | None = None) -> list[str]:
+        """perf record's options for one profiled run (without -o and the command)."""
+        capabilities = self.capabilities
+        modifier = "" if capabilities.kernel else "u"
+        event = f"{SAMPLE_EVENT}/freq={self.spec.frequency_hz}/{modifier}"
+        arguments = ["record", "-q", "--no-bpf-event", "-e", event]
+        graph = call_graph or capabilities.call_graph
+        arguments += ["--call-graph", "dwarf" if graph == "dwarf" else "fp"]
+        if capabilities.off_cpu:
+            # -c 1: every switch (cpu-clock keeps its own frequency term).
+            arguments += ["-c", "1", "-e", "sched:sched_switch"]
+            if not self.spec.system_wide:
+                arguments.append("--switch-events")
+        if self.spec.system_wide:
+            arguments.append("-a")
+        return arguments
+
+    def _sampling_cost(self, call_graph: str | None = None, pairs: int = 5) -> tuple[float, float]:
+        """(fraction of a CPU-bound program's CPU time that sampling it adds, seconds per
+        sample): the program's own CPU time sampled at the chosen frequency against alone, the
+        median of ``pairs`` differences run back to back in alternating order; the samples
+        are its CPU time times the frequency."""
+        assert self.perf is not None
+        output = str(self.directory / "cost.data")
+        record = [self.perf, *self.record_arguments(call_graph), "-o", output, "--"]
+        differences, plains = [], []
+        try:
+            for pair in range(pairs):
+                if pair % 2:
+                    sampled, plain = spin_cpu_seconds(record, 1), spin_cpu_seconds((), 1)
+                else:
+                    plain, sampled = spin_cpu_seconds((), 1), spin_cpu_seconds(record, 1)
+                differences.append(sampled - plain)
+                plains.append(plain)
+        finally:
+            Path(output).unlink(missing_ok=True)
+        added = max(0.0, statistics.median(differences))
+        plain = statistics.median(plains)
+        return added / plain, added / max(1.0, plain * self.spec.frequency_hz)
+
+    def overhead(self) -> Overhead:
+        """Per sample: see _sampling_cost. Per process: perf record around `true` against
+        `true` alone, in alternating pairs (starting perf, writing and closing its file),
+        which each profiled run pays once; the timed runs pay nothing."""
+        assert self.perf is not None
+        _, per_sample = self._sampling_cost()
+        true = shutil.which("true") or "/bin/true"
+        output = str(self.directory / "cost.data")
+        record = [self.perf, *self.record_arguments(), "-o", output, "--", true]
+        environment = dict(os.environ)
+        try:
+            per_process = process_cost(
+                Launch(record, environment), Launch([true], environment), pairs=10
+            )
+        finally:
+            Path(output).unlink(missing_ok=True)
+        return Overhead(per_sample, per_process)
+
+    def check_program(self, program: str) -> str | None:
+        if has_symbol_table(program) is False:
+            return (
+                f"{program} has no symbol table (stripped): the profile names its own frames "
+                f"[{Path(program).name}] only; a build with symbols (or its -dbgsym package) "
+                "names its functions"
+            )
+        return None
+
+    # -- runs ----------------------------------------------------------------------------------
+
+    def before_run(self, environment: Mapping[str, str]) -> Attachment:
+        assert self.perf is not None
+        self.data_path.unlink(missing_ok=True)
+        prefix = (self.perf, *self.record_arguments(), "-o", str(self.data_path), "--")
+        return Attachment(argv_prefix=prefix)
+
+    def after_run(self) -> list[RunData]:
+        if self.perf is None or not self.data_path.is_file():
+            return []
+        arguments = [self.perf, "script", "-i", str(self.data_path), "--ns"]
+        if self.capabilities.off_cpu and not self.spec.system_wide:
+            arguments.append("--show-switch-events")
+        done = subprocess.run(arguments, capture_output=True, check=False)
+        self.data_path.unlink(missing_ok=True)
+        text = done.stdout.decode("utf-8", errors="replace")
+        profiles = read_perf_script(text, self.folder, backend=self.describe())
+        return [
+            RunData(records.KIND, profile.what, profile.events, records.encode(profile))
+            for profile in profiles
+        ]
+
+    def close(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _time(match: re.Match[str]) -> int:
+    """The event's time in nanoseconds, exactly (perf script --ns: seconds.nanoseconds)."""
+    return int(match["seconds"]) * 1_000_000_000 + int(match["fraction"].ljust(9, "0")[:9])
+
+
+def read_perf_script(text: str, folder: Folder, backend: str = "") -> list[Profile]:
+    """One profiled run's perf script output (``--ns``, ``--show-switch-events`` when
+    recorded) -> its on-CPU profile and, when it has scheduler events, its off-CPU profile."""
+    on_cpu: dict[str, int] = {}
+    off_cpu: dict[str, int] = {}
+    samples = intervals = 0
+    switched_out: dict[str, tuple[int, str]] = {}  # tid -> (when, folded stack)
+    saw_switches = False
+
+    def switched_in(tid: str, when: int) -> None:
+        nonlocal intervals
+        out = switched_out.pop(tid, None)
+        if out is not None and when >= out[0]:
+            off_cpu[out[1]] = off_cpu.get(out[1], 0) + when - out[0]
+            intervals += 1
+
+    for block in text.split("\n\n"):
+        lines = block.lstrip("\n")
+        header = None
+        # Switch records are single lines, written before the next event without a blank.
+        while lines:
+            newline = lines.find("\n")
+            line, rest = (lines, "") if newline < 0 else (lines[:newline], lines[newline + 1 :])
+            header = parse_event_line(line.rstrip())
+            record = None if header is None else _SWITCH_RECORD.match(header.after)
+            if header is not None and record is None:
+                lines = rest
+                break
+            lines = rest
+            if record is not None and header is not None:
+                saw_switches = True
+                if record["direction"] == "IN":
+                    switched_in(header.tid, _time(record))
+            header = None
+        if header is None:
+            continue
+        stack_text = lines
+        name = header.comm.replace(" ", "_")
+        switch = _SCHED_SWITCH.match(header.after)
+        if switch is not None:
+            saw_switches = True
+            when = _time(switch)
+            switched_in(switch["next"], when)
+            if switch["prev"] == "0" or switch["state"].startswith(("X", "Z", "I")):
+                continue  # the idle task; a thread that exits; an idle kernel thread
+            stack = folder.cached_stack(stack_text, name.startswith("java"))
+            folded = name if stack is None else f"{name};{stack}"
+            switched_out[switch["prev"]] = (when, folded)
+        elif header.event is not None and header.event.split("/")[0] == SAMPLE_EVENT:
+            stack = folder.cached_stack(stack_text, name.startswith("java"))
+            if stack is None:
+                continue
+            key = f"{name};{stack}"
+            on_cpu[key] = on_cpu.get(key, 0) + (header.period or 0)
+            samples += 1
+    profiles = [Profile(ON_CPU, NANOSECONDS, on_cpu, samples, backend=backend)]
+    if saw_switches:
+        profiles.append(Profile(OFF_CPU, NANOSECONDS, off_cpu, intervals, backend=backend))
+    return profiles

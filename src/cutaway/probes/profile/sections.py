@@ -1,0 +1,221 @@
+"""The profile probe's report views, as format-neutral sections (cutaway.report.sections):
+
+- what the profiled runs were and what the profiler cost in them (profiled against timed wall);
+- seed 002's side-by-side chart as a table: the top functions of every variant, each with every
+  variant's time per run and share, a function found in some variants only marked so;
+- seed 004's top five stacks of each variant, leaf first.
+
+On-CPU and off-CPU time are separate tables with the same columns: together they are the
+threads' wall time. Every function name and stack is a ``Name`` (data, never markup)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cutaway.model import Analysis, FunctionWeight, ProfileTotal, StackWeight
+from cutaway.report.sections import (
+    Align,
+    Block,
+    Cell,
+    Column,
+    Heading,
+    Line,
+    Name,
+    Quantity,
+    Row,
+    Table,
+    Tone,
+)
+from cutaway.report.units import format_percent
+
+COMPACT_FUNCTIONS = 8
+STACK_FRAMES_SHOWN = 8  # innermost frames of a stack in a human report (JSON has them all)
+WHAT_TITLES = {
+    "on-cpu": "on-CPU",
+    "off-cpu": "off-CPU (blocked or waiting, with the stack where it was switched out)",
+}
+ONLY_NOTE = "only in: the function has no samples in the other variants' profiled runs"
+
+
+class ProfileViews:
+    """The profile probe's part of a report (cutaway.report.layout.ProbeViews)."""
+
+    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
+        return []
+
+    def verdict_notes(self, analysis: Analysis) -> list[Line]:
+        return []
+
+    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
+        return []
+
+    def compact_blocks(self, analysis: Analysis) -> list[Block]:
+        """The top functions by self time, on and off the CPU, side by side."""
+        if not analysis.profile_totals:
+            return []
+        blocks = [totals_block(analysis.profile_totals)]
+        for what in _kinds(analysis):
+            blocks.append(functions_block(analysis, what, inclusive=False, limit=COMPACT_FUNCTIONS))
+        return [block for block in blocks if block]
+
+    def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
+        if not analysis.profile_totals:
+            return []
+        blocks = [totals_block(analysis.profile_totals)]
+        for what in _kinds(analysis):
+            blocks.append(functions_block(analysis, what, inclusive=False))
+            blocks.append(functions_block(analysis, what, inclusive=True))
+            blocks.append(stacks_block(analysis, what))
+        return [block for block in blocks if block]
+
+
+def _kinds(analysis: Analysis) -> list[str]:
+    return list(dict.fromkeys(total.what for total in analysis.profile_totals))
+
+
+def _title(what: str) -> str:
+    return WHAT_TITLES.get(what, what)
+
+
+def _share(share: float) -> str:
+    return format_percent(share * 100.0, signed=False)
+
+
+def totals_block(totals: Sequence[ProfileTotal]) -> Block:
+    """Per variant and kind: profiled runs, time (or count) per run, events per run, and the
+    profiler's measured cost: the profiled runs' median wall against the timed runs'."""
+    columns = (
+        Column("variant", group=True),
+        Column("profile"),
+        Column("runs", Align.RIGHT),
+        Column("per run", Align.RIGHT),
+        Column("events per run", Align.RIGHT),
+        Column("profiled / timed wall", Align.RIGHT),
+    )
+    rows = []
+    for total in totals:
+        cost: Cell = None
+        if total.profiled_wall is not None and total.timed_wall:
+            cost = format_percent((total.profiled_wall / total.timed_wall - 1.0) * 100.0)
+        rows.append(
+            Row(
+                (
+                    Name(total.variant),
+                    _title(total.what).split(" (")[0],
+                    Quantity(total.runs, "count"),
+                    Quantity(total.per_run, total.unit, fractional=True),
+                    Quantity(total.events_per_run, "count", fractional=True),
+                    cost,
+                )
+            )
+        )
+    title = Heading(
+        ("profile",),
+        (
+            ": profiled runs, separate from the timed runs; the last column is the profiler's "
+            "cost in this experiment (median wall of the profiled runs against the timed ones)",
+        ),
+    )
+    return (Table(title, columns, tuple(rows)),)
+
+
+def functions_block(
+    analysis: Analysis, what: str, *, inclusive: bool, limit: int | None = None
+) -> Block:
+    """Seed 002's chart: the union of every variant's top functions, each variant's time per
+    profiled run and share side by side, ordered by the largest value of any variant."""
+    weights = [w for w in analysis.profile_functions if w.what == what]
+    if not weights:
+        return ()
+    variants = list(dict.fromkeys(w.variant for w in weights))
+    by_function: dict[str, dict[str, FunctionWeight]] = {}
+    for weight in weights:
+        by_function.setdefault(weight.function, {})[weight.variant] = weight
+
+    def value(weight: FunctionWeight) -> float:
+        return weight.inclusive_value if inclusive else weight.self_value
+
+    functions = [
+        name for name, cells in by_function.items() if any(value(w) > 0 for w in cells.values())
+    ]
+    functions.sort(key=lambda name: (-max(value(w) for w in by_function[name].values()), name))
+    shown = functions[:limit] if limit else functions
+    columns = [Column("function")]
+    for variant in variants:
+        columns += [Column(variant, Align.RIGHT), Column("share", Align.RIGHT)]
+    several = len(variants) > 1
+    if several:
+        columns.append(Column("only in"))
+    rows = []
+    marked = False
+    for name in shown:
+        cells: list[Cell] = [Name(name)]
+        present = []
+        for variant in variants:
+            found = by_function[name].get(variant)
+            amount = 0.0 if found is None else value(found)
+            if found is not None and amount > 0:
+                weight = found
+                share = weight.inclusive_share if inclusive else weight.self_share
+                cells += [Quantity(amount, weight.unit, fractional=True), _share(share)]
+                present.append(variant)
+            else:
+                cells += [None, None]  # no samples: a gap, like seed 002's missing bar
+        if several:
+            only = len(present) < len(variants)
+            marked = marked or only
+            cells.append(Name(", ".join(present)) if only else None)
+        rows.append(Row(tuple(cells)))
+    kind = "inclusive (anywhere on the stack)" if inclusive else "self (the leaf)"
+    if what == "off-cpu" and not inclusive:
+        kind = "self (where it blocked: the leaf below the scheduler's frames)"
+    scope = f"top {len(shown)} of {len(functions)}" if len(shown) < len(functions) else "all"
+    title = Heading(
+        ("profile",),
+        (f": {_title(what)}, time per profiled run by function, {kind}, {scope}",),
+    )
+    block: Block = (Table(title, tuple(columns), tuple(rows)),)
+    if marked:
+        block += (Line((ONLY_NOTE,), Tone.DIM),)
+    return block
+
+
+def stack_text(stack: str, frames: int = STACK_FRAMES_SHOWN) -> str:
+    """A folded stack for a human, leaf first ("leaf <- caller <- ..."), its innermost
+    ``frames`` frames and how many more, the process name last."""
+    parts = stack.split(";")
+    process, calls = parts[0], parts[1:][::-1]
+    shown = calls[:frames]
+    text = " <- ".join(shown) if shown else "(no frames)"
+    if len(calls) > frames:
+        text += f" <- ... {len(calls) - frames} more"
+    return f"{text} [{process}]"
+
+
+def stacks_block(analysis: Analysis, what: str) -> Block:
+    """Seed 004's top five stacks of each variant, leaf first, with time per run and share."""
+    stacks: list[StackWeight] = [s for s in analysis.profile_stacks if s.what == what]
+    if not stacks:
+        return ()
+    columns = (
+        Column("variant", group=True),
+        Column("per run", Align.RIGHT),
+        Column("share", Align.RIGHT),
+        Column("stack, leaf first"),
+    )
+    rows = []
+    for index, stack in enumerate(stacks):
+        last = index + 1 == len(stacks) or stacks[index + 1].variant != stack.variant
+        rows.append(
+            Row(
+                (
+                    Name(stack.variant),
+                    Quantity(stack.value, stack.unit, fractional=True),
+                    _share(stack.share),
+                    Name(stack_text(stack.stack)),
+                ),
+                end_group=last,
+            )
+        )
+    title = Heading(("profile",), (f": {_title(what)}, the top stacks of each variant",))
+    return (Table(title, columns, tuple(rows)),)

@@ -115,8 +115,9 @@ def test_the_probe_measures_its_own_overhead() -> None:
         probe.close()
     # A timed call costs two clock reads and a record: more than nothing, far less than 100 µs.
     assert overhead.per_event is not None and 0 < overhead.per_event < 100e-6
-    # Each process loads the library and creates a file: more than nothing, less than a second.
-    assert overhead.per_process is not None and 0 < overhead.per_process < 1.0
+    # Each process loads the library and creates a file: less than a second. (On a loaded
+    # machine the median of the paired differences can come out at 0, where it is clamped.)
+    assert overhead.per_process is not None and 0 <= overhead.per_process < 1.0
 
 
 def test_syscalls_probe_reports_each_system_call_by_position(tmp_path: Path) -> None:

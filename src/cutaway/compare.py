@@ -82,7 +82,7 @@ def analyze(
     spec = stored.spec
     metrics = spec.all_metrics()
     tables: dict[str, MetricTable] = {
-        m.name: store.metric_table(experiment_id, m.name) for m in metrics
+        m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics
     }
     names = [v.name for v in spec.variants]
     summaries = [
@@ -110,7 +110,9 @@ def analyze(
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
     calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
     profile = (
-        profile_analysis(store, experiment_id, names) if spec.probes.profile is not None else None
+        profile_analysis(store, experiment_id, names)
+        if spec.probes.profile is not None or spec.probes.instructions
+        else None
     )
     if spec.probes.calls:
         cautions += losses_cautions(store, experiment_id)
@@ -159,7 +161,7 @@ def _probe_line(probe: ProbeInfo) -> str:
     """What measured besides wait4, and at what cost, for the report's header."""
     costs = []
     if probe.overhead_seconds is not None:
-        event = "sample" if probe.name == "profile" else "call"
+        event = {"profile": "sample", "instructions": "instruction"}.get(probe.name, "call")
         costs.append(f"{_small_seconds(probe.overhead_seconds)} per recorded {event}")
     if probe.process_overhead_seconds is not None:
         costs.append(f"{_small_seconds(probe.process_overhead_seconds)} per process")
@@ -215,8 +217,8 @@ def compare_experiments(
     for name in shared:
         rows: list[Row] = []
         for metric in a_metrics:
-            values_a = _variant_values(store, a.id, metric.name, name)
-            values_b = _variant_values(store, b.id, metric.name, name)
+            values_a = _variant_values(store, a.id, metric, name)
+            values_b = _variant_values(store, b.id, metric, name)
             estimate = unpaired_ratio(
                 values_a, values_b, confidence=a.confidence, resamples=resamples, seed=0
             )
@@ -281,9 +283,9 @@ def _tagged_summaries(
 
 
 def _variant_values(
-    store: Store, experiment_id: int, metric: str, variant: str
+    store: Store, experiment_id: int, metric: Metric, variant: str
 ) -> NDArray[np.float64]:
-    table = store.metric_table(experiment_id, metric)
+    table = store.metric_table(experiment_id, metric.name, metric.purpose)
     column = table.values[:, table.variants.index(variant)]
     values: NDArray[np.float64] = column[np.isfinite(column)]
     return values
@@ -334,7 +336,7 @@ def pairwise_comparisons(
     stored = store.experiment(experiment_id)
     spec = stored.spec
     metrics = spec.all_metrics()
-    tables = {m.name: store.metric_table(experiment_id, m.name) for m in metrics}
+    tables = {m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics}
     names = [v.name for v in spec.variants]
     comparisons: list[Comparison] = []
     for index, first in enumerate(names):

@@ -27,6 +27,9 @@ class Metric:
     unit: str
     description: str
     better: str = LOWER_IS_BETTER  # LOWER_IS_BETTER or HIGHER_IS_BETTER
+    # The runs it is measured in: "timed", or a probe with runs of its own (Run.purpose), whose
+    # runs are paired round by round like the timed ones ("instructions", counted by valgrind).
+    purpose: str = "timed"
 
 
 # The whole-process metrics, measured by wait4(2) around every run. The order is the order of
@@ -44,7 +47,17 @@ PROCESS_METRICS: tuple[Metric, ...] = (
     Metric("block_in", "count", "block input operations (ru_inblock)"),
     Metric("block_out", "count", "block output operations (ru_oublock)"),
 )
-METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType({m.name: m for m in PROCESS_METRICS})
+# The instructions probe's metric, measured in its own runs (never in the timed ones).
+INSTRUCTIONS_METRIC = Metric(
+    "instructions",
+    "count",
+    "instructions executed, every process (valgrind callgrind, in runs of its own): "
+    "deterministic, not time",
+    purpose="instructions",
+)
+METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType(
+    {m.name: m for m in (*PROCESS_METRICS, INSTRUCTIONS_METRIC)}
+)
 PRIMARY_METRIC = "wall"
 # Seed 003's slowdown was made of 0.2-2 % overheads: a default that called a 1 % change
 # "equivalent" would hide exactly what users come to find.
@@ -190,6 +203,7 @@ class ProbeSpec:
     calls_thread_cpu: bool = False
     syscalls: tuple[str, ...] = ()  # system calls timed by strace (the syscalls probe)
     profile: ProfileSpec | None = None  # stack samples by perf, in runs of their own
+    instructions: bool = False  # instructions counted by valgrind, in runs of their own
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "calls", tuple(self.calls))
@@ -201,6 +215,7 @@ class ProbeSpec:
             "calls_thread_cpu": self.calls_thread_cpu,
             "syscalls": list(self.syscalls),
             **({} if self.profile is None else {"profile": self.profile.to_dict()}),
+            **({"instructions": True} if self.instructions else {}),
         }
 
     @classmethod
@@ -214,6 +229,7 @@ class ProbeSpec:
             bool(data.get("calls_thread_cpu", False)),
             tuple(str(s) for s in syscalls),
             ProfileSpec.from_dict(profile) if isinstance(profile, Mapping) else None,
+            bool(data.get("instructions", False)),
         )
 
 
@@ -347,8 +363,10 @@ class Spec:
 
     def all_metrics(self) -> tuple[Metric, ...]:
         """Every metric each run of this experiment has: the process metrics, then the
-        declared ones in their order."""
-        return PROCESS_METRICS + tuple(m.metric() for m in self.metrics)
+        declared ones in their order; with the instructions probe, ``instructions`` (measured
+        in its own runs) after the process metrics."""
+        counted = (INSTRUCTIONS_METRIC,) if self.probes.instructions else ()
+        return PROCESS_METRICS + counted + tuple(m.metric() for m in self.metrics)
 
 
 TIMED = "timed"  # Run.purpose of the runs that are timed and compared

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from cutaway.attribution.analysis import attribution_analysis
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.metrics.series import load_series
@@ -114,6 +115,7 @@ def analyze(
         if spec.probes.profile is not None or spec.probes.instructions
         else None
     )
+    attribution = attribution_analysis(store, experiment_id, spec) if profile else None
     if spec.probes.calls:
         cautions += losses_cautions(store, experiment_id)
     return Analysis(
@@ -129,6 +131,9 @@ def analyze(
         profile_totals=profile.totals if profile else (),
         profile_functions=profile.functions if profile else (),
         profile_stacks=profile.stacks if profile else (),
+        attribution=attribution.entries if attribution else (),
+        attribution_totals=attribution.totals if attribution else (),
+        attribution_curve=attribution.curve if attribution else (),
         metrics=metrics,
         ranking=wall_ranking(wall),
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)

@@ -606,6 +606,87 @@ class StackWeight:
     share: float
 
 
+ATTRIBUTION_KINDS = ("self", "inclusive")
+
+
+@dataclass(frozen=True)
+class AttributionEntry:
+    """One function's change between the baseline and a variant in one kind of profile
+    (``what``), per run, in ``unit`` (``seconds`` from samples, ``instructions`` from
+    counting): ``kind`` ``self`` (as the leaf) or ``inclusive`` (anywhere on the stack). The
+    values are means over the rounds where both ran (``rounds``); ``delta`` is the mean of the
+    per-round differences, ``ci_low``/``ci_high`` its confidence interval (NaN with fewer than
+    two rounds); ``share`` is delta over the measured whole-process difference (None when
+    there is none to divide by)."""
+
+    variant: str
+    baseline: str
+    what: str
+    function: str
+    kind: str  # one of ATTRIBUTION_KINDS
+    unit: str
+    baseline_value: float
+    variant_value: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    rounds: int
+    share: float | None = None
+
+    @property
+    def beyond_noise(self) -> bool:
+        """Whether the interval excludes zero (never with fewer than two rounds)."""
+        return self.rounds >= 2 and (self.ci_low > 0.0 or self.ci_high < 0.0)
+
+
+@dataclass(frozen=True)
+class AttributionTotal:
+    """How the functions of one variant's attribution add up against the whole-process
+    difference. ``profile_delta`` is the difference of the profiles' totals per run (every
+    function's self change summed); ``measured_metric`` the whole-process metric it is
+    reconciled with (``instructions``, or ``cpu`` of the timed runs for on-CPU samples; None
+    when there is none), with its per-run difference and interval. ``listed`` functions (by
+    self change, largest first) sum to ``listed_delta``; ``beyond_noise`` functions changed
+    with an interval that excludes zero, ``within_noise`` changed within it."""
+
+    variant: str
+    baseline: str
+    what: str
+    unit: str
+    rounds: int
+    profile_delta: float
+    profile_ci_low: float
+    profile_ci_high: float
+    baseline_total: float
+    measured_metric: str | None
+    measured_delta: float | None
+    measured_ci_low: float | None
+    measured_ci_high: float | None
+    functions: int
+    listed: int
+    listed_delta: float
+    beyond_noise: int
+    within_noise: int
+
+    @property
+    def reference_delta(self) -> float:
+        """The whole-process difference the functions are reconciled with."""
+        return self.measured_delta if self.measured_delta is not None else self.profile_delta
+
+
+@dataclass(frozen=True)
+class AttributionPoint:
+    """The "thousand cuts" curve: after the ``functions`` largest self changes (by size), their
+    cumulative change per run, and its share of the whole-process difference."""
+
+    variant: str
+    what: str
+    unit: str
+    functions: int
+    cumulative_delta: float
+    share: float | None
+
+
 @dataclass(frozen=True)
 class Analysis:
     """Everything a report shows about one experiment (or two, for `cutaway compare`)."""
@@ -637,6 +718,11 @@ class Analysis:
     profile_totals: tuple[ProfileTotal, ...] = ()
     profile_functions: tuple[FunctionWeight, ...] = ()
     profile_stacks: tuple[StackWeight, ...] = ()
+    # Differential attribution (cutaway.attribution): each variant's change against the
+    # baseline by function, how it adds up, and the cumulative curve.
+    attribution: tuple[AttributionEntry, ...] = ()
+    attribution_totals: tuple[AttributionTotal, ...] = ()
+    attribution_curve: tuple[AttributionPoint, ...] = ()
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""

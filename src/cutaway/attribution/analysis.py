@@ -38,7 +38,7 @@ from cutaway.model import (
     Spec,
 )
 from cutaway.probes.profile import records
-from cutaway.probes.profile.analysis import function_weights, report_unit
+from cutaway.probes.profile.analysis import KIND_ORDER, function_weights, report_unit
 from cutaway.stats import describe
 from cutaway.store import Store
 
@@ -142,7 +142,7 @@ def attribute(
     entries: list[AttributionEntry] = []
     totals: list[AttributionTotal] = []
     curve: list[AttributionPoint] = []
-    kinds = list(dict.fromkeys(what for _, what in profiles))
+    kinds = sorted({what for _, what in profiles}, key=_kind_key)
     for variant in variants:
         if variant == baseline:
             continue
@@ -211,6 +211,10 @@ def attribute(
             curve += _curve(variant, what, unit, changed, reference_delta)
             entries += [e for kind in ATTRIBUTION_KINDS for e in found[kind][:kept]]
     return Attribution(tuple(entries), tuple(totals), tuple(curve))
+
+
+def _kind_key(what: str) -> tuple[int, str]:
+    return (KIND_ORDER.index(what) if what in KIND_ORDER else len(KIND_ORDER), what)
 
 
 def _curve(

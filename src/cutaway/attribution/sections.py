@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from cutaway.attribution.analysis import LISTED
 from cutaway.model import Analysis, AttributionEntry, AttributionTotal
 from cutaway.report.sections import (
     Align,
@@ -146,11 +147,19 @@ def answer_sentence(analysis: Analysis, total: AttributionTotal) -> tuple[Inline
                 Name(entry.function),
                 f" {signed_amount(entry.delta, unit)} ({_percent(entry.share)} of it)",
             ]
+    if not total.listed:
+        parts.append("; no function's weight changed")
+        return tuple(parts)
     reference = total.reference_delta
     explained = _percent(total.listed_delta / reference) if reference else "n/a"
+    listed = (
+        "the largest self change explains"
+        if total.listed == 1
+        else f"the {total.listed} largest self changes explain"
+    )
     parts.append(
-        f"; the {_plural(total.listed, 'largest self change')} explain {explained} of the "
-        f"difference; {_plural(total.beyond_noise, 'function')} changed beyond noise, "
+        f"; {listed} {explained} of the difference; "
+        f"{_plural(total.beyond_noise, 'function')} changed beyond noise, "
         f"{total.within_noise} within it"
     )
     return tuple(parts)
@@ -186,7 +195,7 @@ def functions_block(
 ) -> Block:
     """The functions by size of change (self or inclusive), each with both sides per run."""
     entries = _entries(analysis, total, kind)
-    shown = entries[: limit or total.listed]
+    shown = entries[: limit or LISTED]
     if not shown:
         return ()
     unit = _value_unit(total.unit)
@@ -196,9 +205,9 @@ def functions_block(
         Column(total.baseline, Align.RIGHT),
         Column(total.variant, Align.RIGHT),
         Column("change", Align.RIGHT),
-        Column(f"{confidence} low", Align.RIGHT),
-        Column(f"{confidence} high", Align.RIGHT),
-        Column("of the difference", Align.RIGHT),
+        Column("low", Align.RIGHT),
+        Column("high", Align.RIGHT),
+        Column("share", Align.RIGHT),
         Column("noise"),
     )
     rows = []
@@ -217,11 +226,13 @@ def functions_block(
         rows.append(Row(cells))
     what = WHAT_TITLES.get(total.what, total.what)
     where = "as the leaf" if kind == "self" else "anywhere on the stack"
+    of = f" of {total.functions}" if kind == "self" else ""
     title = Heading(
         ("attribution: ", Name(total.variant), " against ", Name(total.baseline)),
         (
             f", {what} ({total.unit}) per run by function, {kind} ({where}), the "
-            f"{len(shown)} largest changes of {total.functions}, over {total.rounds} rounds",
+            f"{len(shown)} largest changes{of}, over {total.rounds} rounds; low and high: the "
+            f"change's {confidence}; share: of the whole-process difference",
         ),
     )
     return (Table(title, columns, tuple(rows)),)

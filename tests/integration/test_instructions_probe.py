@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from cutaway import api
+
 pytestmark = pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="needs valgrind (Debian: valgrind)"
 )
@@ -76,6 +78,11 @@ def test_counted_instructions_judge_and_attribute_the_function_doing_more(
         ).fetchall()
     raw.close()
     assert purposes == [("instructions", 9), ("timed", 9)]
+    counted = api.load(db=database).values("instructions")  # read from the counted runs
+    assert {name: len(values) for name, values in counted.items()} == dict.fromkeys(
+        ("base", "same", "more"), 3
+    )
+    assert (counted["base"] == counted["same"]).all()  # deterministic
     report = run("report", "--format", "json", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     document = json.loads(report.stdout)

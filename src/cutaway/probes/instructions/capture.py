@@ -82,7 +82,7 @@ class InstructionsProbe:
             f"--separate-callers={MAX_CALLERS}",
             "--separate-recs=1",
             f"--callgrind-out-file={output}",
-            f"--log-file={self.directory / 'valgrind.log.%p'}",
+            "-q",  # valgrind's own messages only when it fails (in the run's stderr)
             "--",
         ]
 

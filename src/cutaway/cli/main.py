@@ -65,7 +65,7 @@ QUICK_ONLY = {
 
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
-REPORT_FORMATS = ("calls-csv", "csv", "json", "markdown", "terminal")
+REPORT_FORMATS = ("calls-csv", "csv", "html", "json", "markdown", "terminal")
 
 
 class UsageError(Exception):
@@ -90,6 +90,9 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export-json", metavar="PATH", help="also write the report as JSON")
     parser.add_argument("--export-csv", metavar="PATH", help="also write the report as CSV")
     parser.add_argument("--export-markdown", metavar="PATH", help="also write Markdown")
+    parser.add_argument(
+        "--export-html", metavar="PATH", help="also write a self-contained HTML page with charts"
+    )
     parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
@@ -457,9 +460,10 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
         ("json", args.export_json),
         ("csv", args.export_csv),
         ("markdown", args.export_markdown),
+        ("html", args.export_html),
     ):
         if path:
-            Path(path).write_text(FORMATS[name].render(analysis))
+            Path(path).write_text(FORMATS[name].render(analysis), encoding="utf-8")
 
 
 def cmd_run(args: argparse.Namespace) -> int:

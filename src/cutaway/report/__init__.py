@@ -4,7 +4,7 @@ Every format is registered once in FORMATS with its metadata (name, file extensi
 for), so the CLI can offer `--format NAME` and pick a format from an output file's extension
 without knowing any format. Each render function takes an Analysis and returns the whole report
 as a string; writing it anywhere is the caller's business. The report package imports nothing of
-cutaway but ``cutaway.model``."""
+cutaway but ``cutaway.model``, the probes' views, and (for figures) the pure ``cutaway.stats``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from cutaway.model import Analysis
 from cutaway.report.csv_format import render_calls_csv, render_csv, render_runs_csv
+from cutaway.report.html import render_html
 from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
 from cutaway.report.json_format import render_json
 from cutaway.report.markdown import render_markdown
@@ -60,6 +61,12 @@ FORMATS: dict[str, Format] = {
         Format(
             "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
         ),
+        Format(
+            "html",
+            "html",
+            "one self-contained page: verdicts, charts with their numbers, every table",
+            render_html,
+        ),
     )
 }
 
@@ -83,6 +90,7 @@ __all__ = [
     "format_for_filename",
     "render_calls_csv",
     "render_csv",
+    "render_html",
     "render_json",
     "render_markdown",
     "render_runs_csv",

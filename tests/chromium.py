@@ -232,13 +232,18 @@ class Chromium:
             raise ChromiumError(f"{expression!r} threw: {result['exceptionDetails']}")
         return result.get("result", {}).get("value")
 
-    def screenshot(self, page: Page, path: Path, *, full_page: bool = True) -> None:
+    def screenshot(
+        self, page: Page, path: Path, *, full_page: bool = True, max_height: int = 8000
+    ) -> None:
+        """A PNG of the viewport, or of the whole page down to ``max_height`` pixels (a page
+        of a hundred thousand pixels takes a minute to encode and nobody looks that far)."""
         params: dict[str, Any] = {"format": "png", "captureBeyondViewport": full_page}
         if full_page:
-            size = self.evaluate(
+            width, height = self.evaluate(
                 page,
                 "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]",
             )
-            params["clip"] = {"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1}
+            height = min(height, max_height)
+            params["clip"] = {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}
         data = self.send("Page.captureScreenshot", params, session=page.session_id)["data"]
         path.write_bytes(base64.b64decode(data))

@@ -18,4 +18,8 @@ HOSTILE: tuple[str, ...] = (
     "*bold* _em_ [link](javascript:alert(1)) | pipe",
     "v" * 150,  # longer than any terminal line
     "naïve 名前 \u202eevil\u202c 🙂",  # accents, wide characters, a bidi override, emoji
+    # Ends a <script> element (embedded JSON) and runs code if ever parsed as HTML.
+    "</script><img src=x onerror=\"document.title='pwned'\">",
+    # JavaScript's old line ends, a style and a comment end, and entities that must stay text.
+    "a\u2028b\u2029c </style><!-- &amp; &lt;b&gt; '\"",
 )

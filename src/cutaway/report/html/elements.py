@@ -65,8 +65,11 @@ def section(s: Section) -> str:
 
 
 def heading(s: Heading, level: int = 3) -> str:
-    detail = f'<span class="detail">{inline(s.detail)}</span>' if s.detail else ""
-    return f"<h{level}>{inline(s.parts)}{detail}</h{level}>"
+    return f"<h{level}>{inline(s.parts)}{_detail(s)}</h{level}>"
+
+
+def _detail(s: Heading) -> str:
+    return f'<span class="detail">{inline(s.detail)}</span>' if s.detail else ""
 
 
 def details(s: Details) -> str:
@@ -104,13 +107,13 @@ def table(s: Table, *, caption: bool = True) -> str:
         body.append(f"<tr{attribute}>{cells}</tr>")
     title = ""
     if caption and s.title is not None:
-        title = f"<caption>{inline(s.title.parts)}{inline(s.title.detail)}</caption>"
+        title = f'<h4 class="table-title">{inline(s.title.parts)}{_detail(s.title)}</h4>'
     note = ""
     if has_missing_interval([cell for row in s.rows for cell in row.cells]):
         note = f'<p class="line tone-dim">{text(NO_INTERVAL_NOTE)}</p>'
     kind = " primary" if s.primary else ""
     return (
-        f'<div class="table-wrap"><table class="data{kind}">{title}<thead><tr>{head}</tr>'
+        f'{title}<div class="table-wrap"><table class="data{kind}"><thead><tr>{head}</tr>'
         f"</thead><tbody>{''.join(body)}</tbody></table></div>{note}"
     )
 

@@ -129,7 +129,7 @@ def test_an_analysis_without_runs_has_no_figures_but_every_table() -> None:
 
 
 def test_html_is_a_registered_format() -> None:
-    assert FORMATS["html"].render is render_html
+    assert FORMATS["html"].render is render_html  # the lazy wrapper in cutaway.report
     fmt = format_for_filename("report.HTML")
     assert fmt is not None and fmt.name == "html"
 
@@ -139,3 +139,15 @@ def test_vendored_chart_library_keeps_its_licence_and_can_be_inlined() -> None:
     assert "Apache ECharts" in asset("vendor/echarts/NOTICE")
     source = asset("vendor/echarts/echarts.common.min.js")
     assert not re.search(r"</script|<!--", source, re.IGNORECASE)
+
+
+def test_the_totals_figure_says_system_calls_when_only_strace_timed() -> None:
+    from cutaway.probes.calls.analysis import syscall_label
+    from cutaway.probes.calls.figures import SYSCALL_SUFFIX, totals_figure
+
+    assert syscall_label("") == SYSCALL_SUFFIX
+    only_syscalls = generated_analysis(functions=("fsync (syscall)", "openat (syscall)"))
+    mixed = generated_analysis()
+    for analysis, words in ((only_syscalls, "in system calls"), (mixed, "in functions and")):
+        figure = totals_figure(analysis)
+        assert figure is not None and words in "".join(map(str, figure.title.detail))

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from cutaway.model import Analysis
 from cutaway.report.csv_format import render_calls_csv, render_csv, render_runs_csv
-from cutaway.report.html import render_html
 from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
 from cutaway.report.json_format import render_json
 from cutaway.report.markdown import render_markdown
@@ -29,6 +28,14 @@ class Format:
     extension: str  # without the dot
     description: str
     render: Callable[[Analysis], str]
+
+
+def render_html(analysis: Analysis) -> str:
+    """The HTML report (cutaway.report.html), imported when asked for: the page's assets and
+    its figures' statistics are no cost to the other formats."""
+    from cutaway.report.html import render_html as render
+
+    return render(analysis)
 
 
 def _render_plain_terminal(analysis: Analysis) -> str:

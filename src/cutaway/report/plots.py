@@ -43,19 +43,22 @@ Values = npt.NDArray[np.float64]
 
 
 def primary_figures(analysis: Analysis) -> list[Figure]:
-    return metric_figures(analysis, PRIMARY_METRIC, percentiles=True)
+    return metric_figures(analysis, PRIMARY_METRIC, run_table(analysis), percentiles=True)
 
 
 def other_metric_figures(analysis: Analysis) -> list[Figure]:
-    return [f for name in changed_metrics(analysis) for f in metric_figures(analysis, name)]
+    table = run_table(analysis)
+    return [f for name in changed_metrics(analysis) for f in metric_figures(analysis, name, table)]
 
 
-def metric_figures(analysis: Analysis, name: str, *, percentiles: bool = False) -> list[Figure]:
-    values = run_values(analysis, name)
+def metric_figures(
+    analysis: Analysis, name: str, table: RunTable, *, percentiles: bool = False
+) -> list[Figure]:
+    values = table.values(name)
     if not values:
         return []
     figures = [distribution_figure(analysis, name, values)]
-    rounds = rounds_figure(analysis, name)
+    rounds = rounds_figure(analysis, name, table)
     if rounds is not None:
         figures.append(rounds)
     if percentiles:
@@ -63,21 +66,52 @@ def metric_figures(analysis: Analysis, name: str, *, percentiles: bool = False) 
     return figures
 
 
-def run_values(analysis: Analysis, metric: str) -> dict[str, Values]:
-    """Each variant's values of ``metric`` over its successful counted runs, in round order."""
-    found: dict[str, list[float]] = {}
-    for run in analysis.runs:
-        value = run.metrics.get(metric)
-        if run.ok and value is not None and math.isfinite(value):
-            found.setdefault(run.variant, []).append(float(value))
-    order = table_variants(analysis, found)
-    return {v: np.asarray(found[v], dtype=np.float64) for v in order if v in found}
+_LAST_TABLE: list[tuple[Analysis, RunTable]] = []
 
 
-def axis_scale(values: Sequence[float], unit: str) -> tuple[float, str]:
+def run_table(analysis: Analysis) -> RunTable:
+    """The RunTable of ``analysis``, kept for the next view of the same report."""
+    if not (_LAST_TABLE and _LAST_TABLE[0][0] is analysis):
+        _LAST_TABLE[:] = [(analysis, RunTable(analysis))]
+    return _LAST_TABLE[0][1]
+
+
+class RunTable:
+    """Every successful counted run's finite values, by metric, variant and round, read from
+    the analysis once for all the figures of a report."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self._by_metric: dict[str, dict[str, dict[int, float]]] = {}
+        for run in analysis.runs:
+            if not run.ok:
+                continue
+            for metric, value in run.metrics.items():
+                if math.isfinite(value):
+                    by_variant = self._by_metric.setdefault(metric, {})
+                    by_variant.setdefault(run.variant, {})[run.round_index] = float(value)
+        self._order = table_variants(analysis, {v for m in self._by_metric.values() for v in m})
+
+    def by_round(self, metric: str, variant: str) -> dict[int, float]:
+        return self._by_metric.get(metric, {}).get(variant, {})
+
+    def values(self, metric: str) -> dict[str, Values]:
+        """Each variant's values of ``metric``, in round order, variants in report order."""
+        found = self._by_metric.get(metric, {})
+        return {
+            variant: np.fromiter((found[variant][r] for r in sorted(found[variant])), np.float64)
+            for variant in self._order
+            if found.get(variant)
+        }
+
+
+def axis_scale(values: Sequence[float] | Values, unit: str) -> tuple[float, str]:
     """One divisor and symbol for a chart's value axis: (1e-3, "ms") for seconds in the
     milliseconds; counts have no symbol, the user's own units are shown as given."""
-    scale = column_scale(values, unit or None)
+    magnitudes = np.abs(np.asarray(values, dtype=np.float64))
+    magnitudes = magnitudes[np.isfinite(magnitudes) & (magnitudes > 0)]
+    # The scale depends only on the smallest and largest magnitudes.
+    extremes = [float(magnitudes.min()), float(magnitudes.max())] if magnitudes.size else []
+    scale = column_scale(extremes, unit or None)
     if scale is not None:
         return scale
     return 1.0, "" if unit == "count" else unit
@@ -103,7 +137,7 @@ def distribution_figure(analysis: Analysis, name: str, values: Mapping[str, Valu
     ``median`` and ``interval`` (the mean's confidence interval)."""
     confidence = analysis.experiments[0].confidence if analysis.experiments else 0.95
     metric = metric_of(analysis, name)
-    divisor, symbol = axis_scale([v for vs in values.values() for v in vs], metric.unit)
+    divisor, symbol = axis_scale(np.concatenate(list(values.values())), metric.unit)
     summaries = {s.variant: s for s in analysis.summaries if s.metric == name}
     variants: list[JsonValue] = []
     for index, (variant, own) in enumerate(values.items()):
@@ -171,21 +205,17 @@ def _distribution_table(values: Mapping[str, Values], unit: str) -> Table:
     return Table(None, columns, tuple(rows))
 
 
-def round_ratios(analysis: Analysis, name: str, comparison: Comparison) -> tuple[list[int], Values]:
+def round_ratios(table: RunTable, name: str, comparison: Comparison) -> tuple[list[int], Values]:
     """The rounds (counted from 1) in which both the variant and its baseline succeeded with a
     positive baseline, and the variant / baseline ratio of ``name`` in each."""
-    by_round: dict[str, dict[int, float]] = {comparison.baseline: {}, comparison.variant: {}}
-    for run in analysis.runs:
-        value = run.metrics.get(name)
-        if run.ok and run.variant in by_round and value is not None and math.isfinite(value):
-            by_round[run.variant][run.round_index] = float(value)
-    base, other = by_round[comparison.baseline], by_round[comparison.variant]
+    base = table.by_round(name, comparison.baseline)
+    other = table.by_round(name, comparison.variant)
     rounds = sorted(r for r in set(base) & set(other) if base[r] > 0)
     ratios = np.asarray([other[r] / base[r] for r in rounds], dtype=np.float64)
     return [r + 1 for r in rounds], ratios
 
 
-def rounds_figure(analysis: Analysis, name: str) -> Figure | None:
+def rounds_figure(analysis: Analysis, name: str, table: RunTable) -> Figure | None:
     """Data: margin (%); log (some round's ratio beyond [0.5, 2]: drawn as ratios on a log
     axis); series per variant: name, rounds, changes (% per round), estimate (%), interval
     ([%, %]), verdict."""
@@ -198,7 +228,7 @@ def rounds_figure(analysis: Analysis, name: str) -> Figure | None:
     every: dict[int, dict[str, float]] = {}
     wide = False
     for comparison in comparisons:
-        rounds, ratios = round_ratios(analysis, name, comparison)
+        rounds, ratios = round_ratios(table, name, comparison)
         if not rounds:
             continue
         wide = wide or bool((ratios < 0.5).any() or (ratios > 2).any())
@@ -297,7 +327,7 @@ def _percent(ratio: float) -> JsonValue:
 def percentiles_figure(analysis: Analysis, name: str, values: Mapping[str, Values]) -> Figure:
     """Data: unit, log (a logarithmic value axis), series: name, percentiles, values."""
     metric = metric_of(analysis, name)
-    divisor, symbol = axis_scale([v for vs in values.values() for v in vs], metric.unit)
+    divisor, symbol = axis_scale(np.concatenate(list(values.values())), metric.unit)
     series: list[JsonValue] = []
     for variant, own in values.items():
         percentiles, points = percentile_curve(own, PERCENTILE_GRID)

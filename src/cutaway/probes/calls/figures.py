@@ -21,6 +21,9 @@ from cutaway.report.figures import Figure, JsonValue
 from cutaway.report.plots import axis_scale
 from cutaway.report.sections import Align, Column, Heading, Line, Name, Quantity, Row, Table, Tone
 
+# How analysis.syscall_label names a system call (kept apart: that module reads the store).
+SYSCALL_SUFFIX = " (syscall)"
+
 
 def calls_figures(analysis: Analysis) -> list[Figure]:
     figures = [
@@ -146,11 +149,9 @@ def totals_figure(analysis: Analysis) -> Figure | None:
         if summary.functions_called <= len(summary.rows)
         else (f"the top {len(summary.rows)} of {summary.functions_called} functions")
     )
-    what = (
-        "system calls and functions"
-        if any(p.startswith("syscalls:") for p in analysis.probes)
-        else "functions"
-    )
+    syscalls = [row.function.endswith(SYSCALL_SUFFIX) for row in summary.rows]
+    what = "functions and system calls" if any(syscalls) else "functions"
+    what = "system calls" if all(syscalls) else what
     title = Heading(
         ("where the time went",),
         (

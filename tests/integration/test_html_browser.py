@@ -209,5 +209,7 @@ def test_cli_writes_html_for_run_report_and_compare(tmp_path: Path) -> None:
         for name in ("run", "compare"):
             opened = chromium.open(tmp_path / f"{name}.html")
             drawn = chromium.evaluate(opened, "cutaway.drawAll()")
-            assert drawn["failed"] == 0
+            assert drawn["failed"] == 0 and (drawn["figures"] > 0) == (name == "run")
             assert opened.console_errors == [] and opened.exceptions == []
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            chromium.screenshot(opened, ARTIFACTS / f"cli-{name}.png")

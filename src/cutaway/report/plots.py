@@ -38,7 +38,9 @@ from cutaway.report.views import changed_metrics, metric_of, table_variants
 from cutaway.stats.descriptive import density, describe, percentile_curve
 
 STRIP_LIMIT = 1000  # more runs than this per variant: a violin, not every point
-DETAIL_ROUNDS_LIMIT = 1000  # every round's ratio in a table up to this many rounds
+# Every round's ratio in a table up to this many rounds: past it, a thousand-row table per
+# metric slows the page more than anyone reads it (the JSON export has every run).
+DETAIL_ROUNDS_LIMIT = 300
 Values = npt.NDArray[np.float64]
 
 
@@ -281,21 +283,31 @@ def rounds_figure(analysis: Analysis, name: str, table: RunTable) -> Figure | No
             "outlying rounds show here)",
         ),
     )
-    notes = (
+    notes = [
         Line(
             (
                 "the band is the equivalence margin; the dashed line of each variant its "
                 "estimate (the geometric mean of the per-round ratios)",
             ),
             Tone.DIM,
-        ),
-    )
+        )
+    ]
+    if len(every) > DETAIL_ROUNDS_LIMIT:
+        notes.append(
+            Line(
+                (
+                    f"{len(every):,} rounds: too many for a table here; every run's values are "
+                    "in the JSON export (cutaway export ID)",
+                ),
+                Tone.DIM,
+            )
+        )
     return Figure(
         "rounds",
         title,
         {"metric": visible(name), "margin": _round(margin * 100), "log": wide, "series": series},
         Table(None, columns, tuple(rows)),
-        notes,
+        tuple(notes),
         _every_round_table(every, [str(s["name"]) for s in series if isinstance(s, dict)], metric),
     )
 

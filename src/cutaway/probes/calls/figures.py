@@ -144,19 +144,17 @@ def totals_figure(analysis: Analysis) -> Figure | None:
         "only": only,
     }
     (table, *rest) = overview_block(summary)
-    scope = (
-        "every function"
-        if summary.functions_called <= len(summary.rows)
-        else (f"the top {len(summary.rows)} of {summary.functions_called} functions")
-    )
     syscalls = [row.function.endswith(SYSCALL_SUFFIX) for row in summary.rows]
     what = "functions and system calls" if any(syscalls) else "functions"
     what = "system calls" if all(syscalls) else what
+    scope = f"all {len(summary.rows)}"
+    if summary.functions_called > len(summary.rows):
+        scope = f"the top {len(summary.rows)} of {summary.functions_called}"
     title = Heading(
         ("where the time went",),
         (
-            f": total time in {what} per variant, {scope}, the largest first; a function "
-            "only one variant called is marked",
+            f": total time in {what} per variant, {scope}, the largest first; one that only "
+            "one variant called is marked",
         ),
     )
     notes = tuple(s for s in rest if isinstance(s, Line))

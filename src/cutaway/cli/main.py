@@ -586,7 +586,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         text = FORMATS[args.format].render(analyze(store, experiment_id))
     if args.output:
-        Path(args.output).write_text(text)
+        Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     return EXIT_OK

@@ -29,7 +29,7 @@ from cutaway.model import Analysis
 from cutaway.report.figures import Figure, JsonValue, build_figures
 from cutaway.report.html import elements
 from cutaway.report.layout import build_report
-from cutaway.report.sections import Block, Heading, Report, Table, VerdictCell
+from cutaway.report.sections import Block, Heading, Name, Report, Table, VerdictCell
 
 ECHARTS_VERSION = "6.1.0"
 ECHARTS_FILE = "vendor/echarts/echarts.common.min.js"
@@ -160,6 +160,11 @@ def _header_block(block: Block, *, first: bool) -> str:
     return f'<header class="experiment">{"".join(out)}</header>'
 
 
+def _plain(heading: Heading) -> str:
+    """A heading as plain text (for an attribute), names as they are."""
+    return "".join(p.text if isinstance(p, Name) else p for p in (*heading.parts, *heading.detail))
+
+
 def _figure(index: int, figure: Figure) -> str:
     table = ""
     if figure.table is not None:
@@ -175,6 +180,6 @@ def _figure(index: int, figure: Figure) -> str:
     return (
         f'<figure class="figure kind-{figure.kind}" data-figure="{index}">'
         f"<figcaption>{elements.heading(figure.title, level=3)}</figcaption>"
-        '<div class="chart" role="img"></div>'
+        f'<div class="chart" role="img" aria-label="{elements.text(_plain(figure.title))}"></div>'
         f'<div class="numbers">{notes}{table}{detail}</div></figure>'
     )

@@ -21,6 +21,10 @@ HOSTILE: tuple[str, ...] = (
     "v" * 150,  # longer than any terminal line
     "naïve 名前 \u202eevil\u202c 🙂",  # accents, wide characters, a bidi override, emoji
     "\x1b[2J\x1b]0;pwned\x07\x9b1m :warning: [bold red]x[/]",  # clear, title, 8-bit CSI, emoji code
+    # Ends a <script> element (embedded JSON) and runs code if ever parsed as HTML.
+    "</script><img src=x onerror=\"document.title='pwned'\">",
+    # JavaScript's old line ends, a style and a comment end, and entities that must stay text.
+    "a\u2028b\u2029c </style><!-- &amp; &lt;b&gt; '\"",
 )
 
 # Bytes a terminal acts on: C0 and C1 controls but the newline, DEL, and the bidirectional

@@ -74,11 +74,16 @@ QUICK_ONLY = {
 }
 
 # Each --export-* option and the report format it writes.
-EXPORT_OPTIONS = {"--export-json": "json", "--export-csv": "csv", "--export-markdown": "markdown"}
+EXPORT_OPTIONS = {
+    "--export-json": "json",
+    "--export-csv": "csv",
+    "--export-markdown": "markdown",
+    "--export-html": "html",
+}
 
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
-REPORT_FORMATS = ("calls-csv", "csv", "json", "markdown", "terminal")
+REPORT_FORMATS = ("calls-csv", "csv", "html", "json", "markdown", "terminal")
 
 
 class UsageError(Exception):
@@ -99,6 +104,9 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export-json", metavar="PATH", help="also write the report as JSON")
     parser.add_argument("--export-csv", metavar="PATH", help="also write the report as CSV")
     parser.add_argument("--export-markdown", metavar="PATH", help="also write Markdown")
+    parser.add_argument(
+        "--export-html", metavar="PATH", help="also write a self-contained HTML page with charts"
+    )
     parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),

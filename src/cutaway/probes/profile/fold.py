@@ -10,12 +10,13 @@ event type seen is folded; each sample weighs its period when perf printed one (
 nanoseconds of CPU), else 1; lines are sorted.
 
 Speed: :func:`fold_perf_script` hands the whole text to the C folder (native/cw_fold.c), which
-folds exactly as :func:`fold_lines` does, when it is built. In Python, the text is split at blank lines into events (one C-level split), and each event's stack
-(its lines after the header) is looked up whole in a dictionary before any line is parsed, so a
-stack seen before (a hot loop yields few distinct ones) costs one hash. Each distinct stack line
-is also folded once. Input with what the fast path does not handle (comment lines inside,
-whitespace-only lines, a header perf would not write) is folded by :func:`fold_lines`, the
-line-by-line state machine, which is the reference both are tested against."""
+folds exactly as :func:`fold_lines` does, when it is built. In Python, the text is split at
+blank lines into events (one C-level split), and each event's stack (its lines after the header)
+is looked up whole in a dictionary before any line is parsed, so a stack seen before (a hot loop
+yields few distinct ones) costs one hash. Each distinct stack line is also folded once. Input
+with what the fast path does not handle (comment lines inside, whitespace-only lines, a header
+perf would not write) is folded by :func:`fold_lines`, the line-by-line state machine, which is
+the reference both are tested against."""
 
 from __future__ import annotations
 

@@ -41,10 +41,10 @@ def _run(argv: list[str], data: bytes | None) -> str | None:
     return done.stdout.decode("utf-8")
 
 
-def fold_text_natively(text: str, options: FoldOptions = FoldOptions()) -> str | None:
+def fold_text_natively(text: str, options: FoldOptions | None = None) -> str | None:
     """``text`` folded by cw_fold, or None when it cannot be (not built, or text that is not
     valid UTF-8 once encoded: a lone surrogate)."""
-    argv = _argv(options)
+    argv = _argv(options or FoldOptions())
     if argv is None:
         return None
     try:
@@ -54,11 +54,11 @@ def fold_text_natively(text: str, options: FoldOptions = FoldOptions()) -> str |
     return _run(argv, data)
 
 
-def fold_file_natively(path: Path, options: FoldOptions = FoldOptions()) -> str | None:
+def fold_file_natively(path: Path, options: FoldOptions | None = None) -> str | None:
     """The perf script output in ``path`` folded by cw_fold, read as
     ``bytes.decode("utf-8", errors="replace")`` reads it; None when cw_fold is not built or
     fails."""
-    argv = _argv(options)
+    argv = _argv(options or FoldOptions())
     if argv is None:
         return None
     return _run([*argv, str(path)], None)

@@ -63,7 +63,7 @@ def test_no_hostile_name_runs_as_script(tmp_path: Path) -> None:
             subtitle=name,
             unit="seconds",
             names=(name, name),
-        ),  # fmt: skip
+        ),
     }
     for file_name, document in documents.items():
         page = tmp_path / file_name

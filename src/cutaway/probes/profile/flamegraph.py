@@ -2,10 +2,11 @@
 opens offline in any browser (click a frame to zoom into it, Search or Ctrl+F to highlight
 frames by a regular expression, hover for the frame's time per run and share).
 
-- :func:`render_flamegraph`: one variant. Each kind of profile is a tower of its own above the
-  root (on-CPU, off-CPU: side by side they are the threads' wall time), then the process name,
-  then the frames, root first. Widths are per profiled run (the variant's summed weight divided
-  by its profiled runs), in the report's unit (seconds for time).
+- :func:`render_flamegraph`: one variant, user frames red, kernel frames (``_[k]``) orange,
+  inlined and JIT frames aqua, off-CPU frames blue. Each kind of profile is a tower of its own
+  above the root (on-CPU, off-CPU: side by side they are the threads' wall time), then the
+  process name, then the frames, root first. Widths are per profiled run (the variant's summed
+  weight divided by its profiled runs), in the report's unit (seconds for time).
 - :func:`render_flamegraph_diff`: the baseline against a variant, drawn on the **union** of both
   profiles: a frame's width is the mean of its baseline and variant weight per run, so a path
   that vanished (only in the baseline) is drawn as well as one that appeared (only in the
@@ -285,9 +286,9 @@ function colour(node) {
   var r = hash(node.name);
   if (node.depth < 2) return "rgb(200,200,200)";
   if (tower(node) === "off-CPU") return rgb(80 + 60 * r, 130 + 60 * r, 230);
-  if (/_\[k\]$/.test(node.name)) return rgb(220 + 30 * r, 120 + 50 * r, 40);
+  if (/_\[k\]$/.test(node.name)) return rgb(235 + 20 * r, 150 + 45 * r, 40);  // kernel: orange
   if (/_\[[ij]\]$/.test(node.name)) return rgb(60 + 50 * r, 190 + 50 * r, 190 + 50 * r);
-  return rgb(205 + 50 * r, 80 + 130 * r, 55);
+  return rgb(200 + 55 * r, 50 + 80 * r, 50 + 30 * r);  // user: red
 }
 function label(name, width) {
   var fit = Math.floor((width - 6) / 6.6);

@@ -73,6 +73,8 @@ QUICK_ONLY = {
     "step_size": "--parameter-step-size",
 }
 
+# Export formats that draw a profile: one variant, or a variant against the baseline.
+FLAME_GRAPHS = ("flamegraph", "flamegraph-diff")
 # Each --export-* option and the report format it writes.
 EXPORT_OPTIONS = {
     "--export-json": "json",
@@ -371,8 +373,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
     export.add_argument(
         "--format",
-        choices=sorted([*REPORT_FORMATS, "runs-csv", "series-csv", "folded", "speedscope"]),
+        choices=sorted(
+            [*REPORT_FORMATS, "runs-csv", "series-csv", "folded", "speedscope", *FLAME_GRAPHS]
+        ),
         default="json",
+    )
+    export.add_argument(
+        "--variant",
+        help="the variant of a flame graph (default: the baseline), or the one a differential "
+        "flame graph compares with the baseline",
     )
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     _add_db_option(export)
@@ -726,6 +735,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if args.output is not None:
         check_outputs(args, [("-o/--output", args.output)])
+    if args.variant is not None and args.format not in FLAME_GRAPHS:
+        raise UsageError(f"--variant is for --format {' or '.join(FLAME_GRAPHS)}")
     store = Store(args.db, create=False)  # reading never creates a store
     experiment_id = store.resolve(args.experiment)
     if args.format == "runs-csv":
@@ -739,6 +750,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
         try:
             text = export_profiles(store, experiment_id, args.format)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    elif args.format in FLAME_GRAPHS:
+        from cutaway.probes.profile.flamegraph import export_flamegraph, export_flamegraph_diff
+
+        render = export_flamegraph if args.format == "flamegraph" else export_flamegraph_diff
+        try:
+            text = render(store, experiment_id, args.variant)
         except ValueError as error:
             raise UsageError(str(error)) from None
     else:

@@ -9,7 +9,9 @@ for an in-place or editable build):
 - native/cw_calls.c into the LD_PRELOAD library libcwcalls.so, where
   cutaway.probes.calls_format.library_path() looks for it;
 - native/cw_calls_calibrate.c into cw_calls_calibrate, which the calls probe runs to measure
-  its own overhead per timed call."""
+  its own overhead per timed call;
+- native/cw_fold.c into cw_fold, the stack folder of `perf script` output, where
+  cutaway.probes.profile.native_fold.folder_path() looks for it."""
 
 from __future__ import annotations
 
@@ -33,7 +35,9 @@ LIBRARY_HEADERS = ["native/cw_calls_format.h"]
 LIBRARY_FLAGS = [*FLAGS, "-fPIC", "-fvisibility=hidden"]
 CALIBRATOR = "cw_calls_calibrate"  # must match CALIBRATOR_NAME in src/cutaway/probes/calls_format.py
 CALIBRATOR_SOURCES = ["native/cw_calls_calibrate.c"]
-NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, CALIBRATOR)
+FOLDER = "cw_fold"  # must match FOLDER_NAME in src/cutaway/probes/profile/native_fold.py
+FOLDER_SOURCES = ["native/cw_fold.c"]
+NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, CALIBRATOR, FOLDER)
 
 
 class BinaryDistribution(Distribution):
@@ -52,6 +56,7 @@ class BuildExtWithForkServer(build_ext):
         self._compile_executable(compiler, self._built_path(EXECUTABLE))
         self._compile_library(compiler, self._built_path(LIBRARY))
         self._compile_calibrator(compiler, self._built_path(CALIBRATOR))
+        self._compile_folder(compiler, self._built_path(FOLDER))
         if self.inplace:
             # As setuptools does for extensions: build in build_lib, then copy into the source
             # package (editable installs and `setup.py build_ext --inplace` import from there).
@@ -99,6 +104,11 @@ class BuildExtWithForkServer(build_ext):
         os.makedirs(os.path.dirname(output), exist_ok=True)
         compiler.link_executable(objects, CALIBRATOR, os.path.dirname(output))
 
+    def _compile_folder(self, compiler: Any, output: str) -> None:
+        objects = compiler.compile(FOLDER_SOURCES, output_dir=self.build_temp, extra_preargs=FLAGS)
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        compiler.link_executable(objects, FOLDER, os.path.dirname(output))
+
     def _compile_library(self, compiler: Any, output: str) -> None:
         objects = compiler.compile(
             LIBRARY_SOURCES,
@@ -136,7 +146,7 @@ class BuildExtWithForkServer(build_ext):
 
     def get_source_files(self) -> list[str]:
         """Lets sdist ship the C sources without a MANIFEST.in."""
-        native = [*SOURCES, *HEADERS, *LIBRARY_SOURCES, *LIBRARY_HEADERS]
+        native = [*SOURCES, *HEADERS, *LIBRARY_SOURCES, *LIBRARY_HEADERS, *FOLDER_SOURCES]
         return [*super().get_source_files(), *native]
 
     def _built_path(self, name: str) -> str:

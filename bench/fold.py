@@ -1,4 +1,5 @@
-"""Folding speed: cutaway's folder of ``perf script`` output against ``inferno-collapse-perf``
+"""Folding speed: cutaway's folders of ``perf script`` output (the C one, native/cw_fold.c, and
+the Python one, its reference) against ``inferno-collapse-perf``
 (single thread, ``-n 1``, and its default threads) and Brendan Gregg's ``stackcollapse-perf.pl``
 when it is on PATH, on the same input, in one run; and whether the outputs are identical.
 
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cutaway.probes.profile.fold import fold_perf_script
+from cutaway.probes.profile.native_fold import fold_file_natively, folder_path
 
 
 def record_input(seconds: float, directory: Path) -> Path:
@@ -52,7 +54,15 @@ def external(argv: list[str]) -> Callable[[Path], str]:
 
 def ours(path: Path) -> str:
     # Reading and decoding the file is part of the work, as it is for the others.
-    return fold_perf_script(path.read_bytes().decode("utf-8", errors="replace"))
+    return fold_perf_script(path.read_bytes().decode("utf-8", errors="replace"), native=False)
+
+
+def ours_native(path: Path) -> str:
+    # Through the Python API, as the probe and the exports call it: cw_fold reads the file.
+    folded = fold_file_natively(path)
+    if folded is None:
+        raise RuntimeError("cw_fold failed")
+    return folded
 
 
 def main() -> int:
@@ -61,7 +71,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    folders: dict[str, Callable[[Path], str]] = {"cutaway (Python)": ours}
+    folders: dict[str, Callable[[Path], str]] = {}
+    if folder_path() is not None:
+        folders["cutaway (C, cw_fold)"] = ours_native
+    else:
+        print("cw_fold not built (pip install .)", file=sys.stderr)
+    folders["cutaway (Python)"] = ours
     inferno = shutil.which("inferno-collapse-perf")
     if inferno:
         folders["inferno-collapse-perf -n 1"] = external([inferno, "-n", "1"])
@@ -77,6 +92,8 @@ def main() -> int:
         path = args.input or record_input(args.seconds, Path(directory))
         size = path.stat().st_size
         events = path.read_text(errors="replace").count("\n\n")
+        with open("/proc/loadavg") as loadavg:
+            load_before = " ".join(loadavg.read().split()[:3])
         best = {name: float("inf") for name in folders}
         outputs: dict[str, str] = {}
         for _ in range(args.repeat):
@@ -84,6 +101,8 @@ def main() -> int:
                 start = time.perf_counter()
                 outputs[name] = fold(path)
                 best[name] = min(best[name], time.perf_counter() - start)
+    with open("/proc/loadavg") as loadavg:
+        print(f"load average before/after: {load_before} / {' '.join(loadavg.read().split()[:3])}")
     print(f"input: {size / 1e6:.1f} MB of perf script output, about {events} samples\n")
     print(f"| folder | best of {args.repeat} | MB/s | output identical to inferno's |")
     print("|---|---:|---:|---|")

@@ -20,14 +20,19 @@ HOSTILE: tuple[str, ...] = (
     "*bold* _em_ [link](javascript:alert(1)) | pipe",
     "v" * 150,  # longer than any terminal line
     "naïve 名前 \u202eevil\u202c 🙂",  # accents, wide characters, a bidi override, emoji
-    "\x1b[2J\x1b]0;pwned\x07\x9b1m :warning: [bold red]x[/]",  # clear, title, 8-bit CSI, emoji code
+    # Ends a <script> element (embedded JSON) and runs code if ever parsed as HTML.
+    "</script><img src=x onerror=\"document.title='pwned'\">",
+    # JavaScript's old line ends, a style and a comment end, and entities that must stay text.
+    "a\u2028b\u2029c </style><!-- &amp; &lt;b&gt; '\"",
+    # Last (tests name it as HOSTILE[-1]): clear the screen, retitle, 8-bit CSI, an emoji code.
+    "\x1b[2J\x1b]0;pwned\x07\x9b1m :warning: [bold red]x[/]",
 )
 
 # Bytes a terminal acts on: C0 and C1 controls but the newline, DEL, and the bidirectional
 # overrides and isolates. None of them may reach a terminal from user or program text.
 TERMINAL_CONTROLS = "".join(
     chr(c) for c in (*range(0x00, 0x0A), *range(0x0B, 0x20), *range(0x7F, 0xA0))
-) + "".join(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+) + "".join(chr(c) for c in (*range(0x2028, 0x202F), *range(0x2066, 0x206A)))
 
 
 def raw_controls(text: str) -> list[str]:

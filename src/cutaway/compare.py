@@ -31,6 +31,7 @@ from cutaway.model import (
 )
 from cutaway.probes.calls.analysis import (
     call_comparisons,
+    call_percentile_curves,
     call_summaries,
     load_calls,
     losses_cautions,
@@ -127,6 +128,7 @@ def analyze(
         run_counts={name: dict(counter) for name, counter in counts.items()},
         calls=tuple(call_summaries(calls, spec)),
         call_comparisons=tuple(call_comparisons(calls, spec, resamples)),
+        call_percentiles=tuple(call_percentile_curves(calls, spec)),
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
         profile_totals=profile.totals if profile else (),
         profile_functions=profile.functions if profile else (),

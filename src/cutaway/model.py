@@ -509,6 +509,30 @@ class CallSummary:
     p99: float
 
 
+# Where a percentile curve is read: every whole percent, then the tail in finer steps, where
+# latency distributions keep their news (p99.9, p99.99).
+PERCENTILE_GRID: tuple[float, ...] = (
+    *(float(p) for p in range(100)),
+    *(99.0 + p / 10 for p in range(1, 10)),
+    *(99.9 + p / 100 for p in range(1, 10)),
+    100.0,
+)
+
+
+@dataclass(frozen=True)
+class CallPercentiles:
+    """The percentile curve of one function's per-call latency in one variant, at one call
+    position (as CallSummary): ``seconds[i]`` is the ``percentiles[i]`` percentile, over every
+    call of every counted run. The curve has at most len(PERCENTILE_GRID) points, however many
+    calls there were, so a report can draw it at any size of experiment."""
+
+    variant: str
+    function: str
+    position: str
+    percentiles: tuple[float, ...]
+    seconds: tuple[float, ...]
+
+
 @dataclass(frozen=True)
 class TimeSeries:
     """One declared metric sampled during one counted, successful run (``series = true``):
@@ -718,6 +742,9 @@ class Analysis:
     profile_totals: tuple[ProfileTotal, ...] = ()
     profile_functions: tuple[FunctionWeight, ...] = ()
     profile_stacks: tuple[StackWeight, ...] = ()
+    # The calls probe's per-call latency as percentile curves, per variant, function and
+    # position (the HTML report draws them; the summaries above hold the same calls).
+    call_percentiles: tuple[CallPercentiles, ...] = ()
     # Differential attribution (cutaway.attribution): each variant's change against the
     # baseline by function, how it adds up, and the cumulative curve.
     attribution: tuple[AttributionEntry, ...] = ()

@@ -341,6 +341,7 @@ def test_registry_has_every_format_with_its_extension() -> None:
         "csv": "csv",
         "calls-csv": "csv",
         "markdown": "md",
+        "html": "html",
     }
     assert all(fmt.name == name and fmt.description for name, fmt in FORMATS.items())
     fmt = format_for_filename("results/Report.MD")

@@ -73,12 +73,19 @@ QUICK_ONLY = {
     "step_size": "--parameter-step-size",
 }
 
+# Export formats that draw a profile: one variant, or a variant against the baseline.
+FLAME_GRAPHS = ("flamegraph", "flamegraph-diff")
 # Each --export-* option and the report format it writes.
-EXPORT_OPTIONS = {"--export-json": "json", "--export-csv": "csv", "--export-markdown": "markdown"}
+EXPORT_OPTIONS = {
+    "--export-json": "json",
+    "--export-csv": "csv",
+    "--export-markdown": "markdown",
+    "--export-html": "html",
+}
 
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
-REPORT_FORMATS = ("calls-csv", "csv", "json", "markdown", "terminal")
+REPORT_FORMATS = ("calls-csv", "csv", "html", "json", "markdown", "terminal")
 
 
 class UsageError(Exception):
@@ -99,6 +106,9 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export-json", metavar="PATH", help="also write the report as JSON")
     parser.add_argument("--export-csv", metavar="PATH", help="also write the report as CSV")
     parser.add_argument("--export-markdown", metavar="PATH", help="also write Markdown")
+    parser.add_argument(
+        "--export-html", metavar="PATH", help="also write a self-contained HTML page with charts"
+    )
     parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
@@ -372,8 +382,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
     export.add_argument(
         "--format",
-        choices=sorted([*REPORT_FORMATS, "runs-csv", "series-csv", "folded", "speedscope"]),
+        choices=sorted(
+            [*REPORT_FORMATS, "runs-csv", "series-csv", "folded", "speedscope", *FLAME_GRAPHS]
+        ),
         default="json",
+    )
+    export.add_argument(
+        "--variant",
+        help="the variant of a flame graph (default: the baseline), or the one a differential "
+        "flame graph compares with the baseline",
     )
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     _add_db_option(export)
@@ -728,6 +745,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if args.output is not None:
         check_outputs(args, [("-o/--output", args.output)])
+    if args.variant is not None and args.format not in FLAME_GRAPHS:
+        raise UsageError(f"--variant is for --format {' or '.join(FLAME_GRAPHS)}")
     store = Store(args.db, create=False)  # reading never creates a store
     experiment_id = store.resolve(args.experiment)
     if args.format == "runs-csv":
@@ -741,6 +760,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
         try:
             text = export_profiles(store, experiment_id, args.format)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    elif args.format in FLAME_GRAPHS:
+        from cutaway.probes.profile.flamegraph import export_flamegraph, export_flamegraph_diff
+
+        render = export_flamegraph if args.format == "flamegraph" else export_flamegraph_diff
+        try:
+            text = render(store, experiment_id, args.variant)
         except ValueError as error:
             raise UsageError(str(error)) from None
     else:

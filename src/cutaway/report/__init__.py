@@ -4,7 +4,8 @@ Every format is registered once in FORMATS with its metadata (name, file extensi
 for), so the CLI can offer `--format NAME` and pick a format from an output file's extension
 without knowing any format. Each render function takes an Analysis and returns the whole report
 as a string; writing it anywhere is the caller's business. The report package imports nothing of
-cutaway but ``cutaway.model``, ``cutaway.visible`` and each probe's report sections."""
+cutaway but ``cutaway.model``, ``cutaway.visible``, the probes' views, and (for figures) the pure
+``cutaway.stats``."""
 
 from __future__ import annotations
 
@@ -28,6 +29,14 @@ class Format:
     extension: str  # without the dot
     description: str
     render: Callable[[Analysis], str]
+
+
+def render_html(analysis: Analysis) -> str:
+    """The HTML report (cutaway.report.html), imported when asked for: the page's assets and
+    its figures' statistics are no cost to the other formats."""
+    from cutaway.report.html import render_html as render
+
+    return render(analysis)
 
 
 def _render_plain_terminal(analysis: Analysis) -> str:
@@ -60,6 +69,12 @@ FORMATS: dict[str, Format] = {
         Format(
             "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
         ),
+        Format(
+            "html",
+            "html",
+            "one self-contained page: verdicts, charts with their numbers, every table",
+            render_html,
+        ),
     )
 }
 
@@ -83,6 +98,7 @@ __all__ = [
     "format_for_filename",
     "render_calls_csv",
     "render_csv",
+    "render_html",
     "render_json",
     "render_markdown",
     "render_runs_csv",

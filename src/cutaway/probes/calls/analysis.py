@@ -17,6 +17,8 @@ import numpy.typing as npt
 
 from cutaway.model import (
     CALL_POSITIONS,
+    PERCENTILE_GRID,
+    CallPercentiles,
     CallSummary,
     Caution,
     Comparison,
@@ -26,6 +28,7 @@ from cutaway.probes.calls.blob import CallsBlobError
 from cutaway.probes.calls.capture import KIND, LOSSES_KIND, decode_calls
 from cutaway.probes.syscalls.capture import KIND as SYSCALLS_KIND
 from cutaway.stats import describe, paired_ratio
+from cutaway.stats.descriptive import percentile_curve
 from cutaway.store import Store, StoreError
 from cutaway.verdicts import Row, judge
 
@@ -75,17 +78,7 @@ def call_summaries(
 ) -> list[CallSummary]:
     """One summary per variant, function and position (and "all"), in spec and catalog order."""
     summaries = []
-    functions = timed_functions(spec)
-    order = {name: i for i, name in enumerate(v.name for v in spec.variants)}
-    positions = {p: i for i, p in enumerate((*CALL_POSITIONS, "all"))}
-    for variant, function, position in sorted(
-        loaded,
-        key=lambda k: (
-            functions.index(k[1]) if k[1] in functions else 99,
-            order.get(k[0], 99),
-            positions[k[2]],
-        ),
-    ):
+    for variant, function, position in call_summaries_order(loaded, spec):
         rounds = list(loaded[(variant, function, position)].values())
         values = rounds[0] if len(rounds) == 1 else np.concatenate(rounds)
         # The median and p99 from one partial sort of the (maybe ten million) durations.
@@ -97,6 +90,38 @@ def call_summaries(
             )
         )
     return summaries
+
+
+def call_percentile_curves(
+    loaded: dict[tuple[str, str, str], dict[int, Durations]], spec: Spec
+) -> list[CallPercentiles]:
+    """The percentile curve of every (variant, function, position) that call_summaries
+    describes, in the same order: at most len(PERCENTILE_GRID) points each."""
+    curves = []
+    for summary in call_summaries_order(loaded, spec):
+        rounds = list(loaded[summary].values())
+        values = rounds[0] if len(rounds) == 1 else np.concatenate(rounds)
+        percentiles, seconds = percentile_curve(values, PERCENTILE_GRID)
+        curves.append(CallPercentiles(*summary, percentiles, seconds))
+    return curves
+
+
+def call_summaries_order(
+    loaded: dict[tuple[str, str, str], dict[int, Durations]], spec: Spec
+) -> list[tuple[str, str, str]]:
+    """(variant, function, position) in spec and catalog order: functions as the spec lists
+    them, then variants, then positions (first, second, later, all)."""
+    functions = timed_functions(spec)
+    order = {name: i for i, name in enumerate(v.name for v in spec.variants)}
+    positions = {p: i for i, p in enumerate((*CALL_POSITIONS, "all"))}
+    return sorted(
+        loaded,
+        key=lambda k: (
+            functions.index(k[1]) if k[1] in functions else 99,
+            order.get(k[0], 99),
+            positions[k[2]],
+        ),
+    )
 
 
 def losses_cautions(store: Store, experiment_id: int) -> list[Caution]:

@@ -1,0 +1,53 @@
+"""Figures: report sections drawn as charts, each with its numbers as a table.
+
+A ``Figure`` is format-neutral like every other section (report/sections.py): a title, the
+data its chart draws (JSON-ready, user text kept as plain strings), the ``kind`` of chart that
+draws it, and a ``Table`` of the same numbers, which any format can show as it shows any table.
+The HTML report draws each kind with a renderer of its own (report/html/charts/KIND.js); a
+format without charts can draw the table alone.
+
+A view that adds figures is one function ``Analysis -> list[Figure]`` registered in
+FIGURE_VIEWS, in the order the report shows them; a new kind of chart is one more renderer.
+Flame graphs, a phase waterfall, load percentile curves and history trends are each meant to
+be one such module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cutaway.model import Analysis
+from cutaway.report.sections import Heading, Line, Table
+
+JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One chart and its numbers. ``kind`` names the renderer ("distribution", "rounds",
+    "percentiles", "bars"); ``data`` is what it draws, in the shape that renderer documents;
+    ``table`` holds the numbers the chart shows (or the ones worth reading off it), and
+    ``notes`` what to know to read it."""
+
+    kind: str
+    title: Heading
+    data: dict[str, JsonValue]
+    table: Table | None = None
+    notes: tuple[Line, ...] = ()
+    detail: Table | None = None  # more numbers, folded away (every round's ratio, say)
+
+
+FigureView = Callable[[Analysis], list[Figure]]
+
+
+def figure_views() -> tuple[FigureView, ...]:
+    """Every view that adds figures, in the order of the report: the primary metric's
+    distribution, rounds and percentiles, the probes' figures, then the other metrics'."""
+    from cutaway.probes.calls.figures import calls_figures
+    from cutaway.report.plots import other_metric_figures, primary_figures
+
+    return (primary_figures, calls_figures, other_metric_figures)
+
+
+def build_figures(analysis: Analysis) -> list[Figure]:
+    return [figure for view in figure_views() for figure in view(analysis)]

@@ -1,0 +1,134 @@
+"""Any format-neutral section (report/sections.py) as HTML, drawn the same generic way for
+every view, as the other formats draw them.
+
+Every piece of text goes through ``text()``: control characters become visible escapes (as in
+the terminal), then ``&``, ``<``, ``>`` and both quotes become character references, so that no
+name can open an element, close one, or leave an attribute. Nothing from the data is ever
+written unescaped; class names come only from cutaway's own enums."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from cutaway.report.cell_text import (
+    NO_INTERVAL_NOTE,
+    column_texts,
+    has_missing_interval,
+)
+from cutaway.report.sections import (
+    Align,
+    Block,
+    Change,
+    Details,
+    Facts,
+    Heading,
+    Inline,
+    Interval,
+    Line,
+    Name,
+    Quantity,
+    Section,
+    Table,
+    VerdictCell,
+)
+from cutaway.visible import visible
+
+
+def text(value: str) -> str:
+    """User or cutaway text as HTML text or an attribute's value: shown, never interpreted."""
+    return html.escape(visible(value), quote=True)
+
+
+def inline(parts: Sequence[Inline]) -> str:
+    return "".join(
+        f'<code class="name">{text(p.text)}</code>' if isinstance(p, Name) else text(p)
+        for p in parts
+    )
+
+
+def block(sections: Block) -> str:
+    return "\n".join(section(s) for s in sections)
+
+
+def section(s: Section) -> str:
+    if isinstance(s, Heading):
+        return heading(s)
+    if isinstance(s, Line):
+        return f'<p class="line tone-{s.tone.value}">{inline(s.parts)}</p>'
+    if isinstance(s, Facts):
+        items = "".join(f"<li>{inline(item)}</li>" for item in s.items)
+        return f'<ul class="facts tone-{s.tone.value}">{items}</ul>'
+    if isinstance(s, Table):
+        return table(s)
+    return details(s)
+
+
+def heading(s: Heading, level: int = 3) -> str:
+    return f"<h{level}>{inline(s.parts)}{_detail(s)}</h{level}>"
+
+
+def _detail(s: Heading) -> str:
+    return f'<span class="detail">{inline(s.detail)}</span>' if s.detail else ""
+
+
+def details(s: Details) -> str:
+    rows = "".join(f"<tr><th>{text(k)}</th><td>{text(v)}</td></tr>" for k, v in s.pairs)
+    return (
+        f'<details class="record"><summary>{text(s.title)}</summary>'
+        f'<table class="pairs">{rows}</table></details>'
+    )
+
+
+def table(s: Table, *, caption: bool = True) -> str:
+    """A table with one unit per column under its name, as every human format writes it;
+    verdicts carry their verdict as a class (coloured by the style sheet)."""
+    count = len(s.columns)
+    texts_units = [
+        column_texts([row.cells[i] for row in s.rows], with_settle=True) for i in range(count)
+    ]
+    head = "".join(
+        f'<th class="{_align(c.align)}">{text(c.name)}'
+        + (f'<span class="unit">{text(unit)}</span>' if unit else "")
+        + "</th>"
+        for c, (_, unit) in zip(s.columns, texts_units, strict=True)
+    )
+    body = []
+    for index, row in enumerate(s.rows):
+        classes = [c for c, on in (("strong", row.strong), ("end-group", row.end_group)) if on]
+        verdict = next((c for c in row.cells if isinstance(c, VerdictCell)), None)
+        if verdict is not None:
+            classes.append(f"row-{verdict.verdict.value}")
+        cells = "".join(
+            _cell(cell, texts_units[i][0][index], s.columns[i].align)
+            for i, cell in enumerate(row.cells)
+        )
+        attribute = f' class="{" ".join(classes)}"' if classes else ""
+        body.append(f"<tr{attribute}>{cells}</tr>")
+    title = ""
+    if caption and s.title is not None:
+        title = f'<h4 class="table-title">{inline(s.title.parts)}{_detail(s.title)}</h4>'
+    note = ""
+    if has_missing_interval([cell for row in s.rows for cell in row.cells]):
+        note = f'<p class="line tone-dim">{text(NO_INTERVAL_NOTE)}</p>'
+    kind = " primary" if s.primary else ""
+    return (
+        f'{title}<div class="table-wrap"><table class="data{kind}"><thead><tr>{head}</tr>'
+        f"</thead><tbody>{''.join(body)}</tbody></table></div>{note}"
+    )
+
+
+def _align(align: Align) -> str:
+    return "num" if align is Align.RIGHT else "txt"
+
+
+def _cell(cell: object, cell_text: str, align: Align) -> str:
+    css = _align(align)
+    if isinstance(cell, Name):
+        return f'<td class="{css}"><code class="name">{text(cell.text)}</code></td>'
+    if isinstance(cell, VerdictCell):
+        value = cell.verdict.value
+        return f'<td class="{css}"><span class="verdict v-{value}">{text(cell_text)}</span></td>'
+    if isinstance(cell, Change | Interval | Quantity):
+        return f'<td class="{css}">{text(cell_text)}</td>'
+    return f'<td class="{css}">{text(cell_text)}</td>'

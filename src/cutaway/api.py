@@ -50,8 +50,10 @@ class ExperimentData:
         return self.experiment.spec
 
     def paired(self, metric: str) -> tuple[NDArray[np.int64], tuple[str, ...], NDArray[np.float64]]:
-        """(round indices, variant names, values[round, variant]); NaN where not measured ok."""
-        table = self.store.metric_table(self.experiment.id, metric)
+        """(round indices, variant names, values[round, variant]); NaN where not measured ok.
+        A probe's own metric (``instructions``) is read from that probe's runs."""
+        purpose = next((m.purpose for m in self.spec.all_metrics() if m.name == metric), "timed")
+        table = self.store.metric_table(self.experiment.id, metric, purpose)
         return table.rounds, table.variants, table.values
 
     def values(self, metric: str) -> dict[str, NDArray[np.float64]]:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from cutaway.attribution.analysis import attribution_analysis
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.metrics.series import load_series
@@ -83,7 +84,7 @@ def analyze(
     spec = stored.spec
     metrics = spec.all_metrics()
     tables: dict[str, MetricTable] = {
-        m.name: store.metric_table(experiment_id, m.name) for m in metrics
+        m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics
     }
     names = [v.name for v in spec.variants]
     summaries = [
@@ -111,8 +112,11 @@ def analyze(
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
     calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
     profile = (
-        profile_analysis(store, experiment_id, names) if spec.probes.profile is not None else None
+        profile_analysis(store, experiment_id, names)
+        if spec.probes.profile is not None or spec.probes.instructions
+        else None
     )
+    attribution = attribution_analysis(store, experiment_id, spec) if profile else None
     if spec.probes.calls:
         cautions += losses_cautions(store, experiment_id)
     return Analysis(
@@ -129,6 +133,9 @@ def analyze(
         profile_totals=profile.totals if profile else (),
         profile_functions=profile.functions if profile else (),
         profile_stacks=profile.stacks if profile else (),
+        attribution=attribution.entries if attribution else (),
+        attribution_totals=attribution.totals if attribution else (),
+        attribution_curve=attribution.curve if attribution else (),
         metrics=metrics,
         ranking=wall_ranking(wall),
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)
@@ -161,7 +168,7 @@ def _probe_line(probe: ProbeInfo) -> str:
     """What measured besides wait4, and at what cost, for the report's header."""
     costs = []
     if probe.overhead_seconds is not None:
-        event = "sample" if probe.name == "profile" else "call"
+        event = {"profile": "sample", "instructions": "instruction"}.get(probe.name, "call")
         costs.append(f"{_small_seconds(probe.overhead_seconds)} per recorded {event}")
     if probe.process_overhead_seconds is not None:
         costs.append(f"{_small_seconds(probe.process_overhead_seconds)} per process")
@@ -217,8 +224,8 @@ def compare_experiments(
     for name in shared:
         rows: list[Row] = []
         for metric in a_metrics:
-            values_a = _variant_values(store, a.id, metric.name, name)
-            values_b = _variant_values(store, b.id, metric.name, name)
+            values_a = _variant_values(store, a.id, metric, name)
+            values_b = _variant_values(store, b.id, metric, name)
             estimate = unpaired_ratio(
                 values_a, values_b, confidence=a.confidence, resamples=resamples, seed=0
             )
@@ -283,9 +290,9 @@ def _tagged_summaries(
 
 
 def _variant_values(
-    store: Store, experiment_id: int, metric: str, variant: str
+    store: Store, experiment_id: int, metric: Metric, variant: str
 ) -> NDArray[np.float64]:
-    table = store.metric_table(experiment_id, metric)
+    table = store.metric_table(experiment_id, metric.name, metric.purpose)
     column = table.values[:, table.variants.index(variant)]
     values: NDArray[np.float64] = column[np.isfinite(column)]
     return values
@@ -336,7 +343,7 @@ def pairwise_comparisons(
     stored = store.experiment(experiment_id)
     spec = stored.spec
     metrics = spec.all_metrics()
-    tables = {m.name: store.metric_table(experiment_id, m.name) for m in metrics}
+    tables = {m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics}
     names = [v.name for v in spec.variants]
     comparisons: list[Comparison] = []
     for index, first in enumerate(names):

@@ -27,6 +27,9 @@ class Metric:
     unit: str
     description: str
     better: str = LOWER_IS_BETTER  # LOWER_IS_BETTER or HIGHER_IS_BETTER
+    # The runs it is measured in: "timed", or a probe with runs of its own (Run.purpose), whose
+    # runs are paired round by round like the timed ones ("instructions", counted by valgrind).
+    purpose: str = "timed"
 
 
 # The whole-process metrics, measured by wait4(2) around every run. The order is the order of
@@ -44,7 +47,17 @@ PROCESS_METRICS: tuple[Metric, ...] = (
     Metric("block_in", "count", "block input operations (ru_inblock)"),
     Metric("block_out", "count", "block output operations (ru_oublock)"),
 )
-METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType({m.name: m for m in PROCESS_METRICS})
+# The instructions probe's metric, measured in its own runs (never in the timed ones).
+INSTRUCTIONS_METRIC = Metric(
+    "instructions",
+    "count",
+    "instructions executed, every process (valgrind callgrind, in runs of its own): "
+    "deterministic, not time",
+    purpose="instructions",
+)
+METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType(
+    {m.name: m for m in (*PROCESS_METRICS, INSTRUCTIONS_METRIC)}
+)
 PRIMARY_METRIC = "wall"
 # Seed 003's slowdown was made of 0.2-2 % overheads: a default that called a 1 % change
 # "equivalent" would hide exactly what users come to find.
@@ -190,6 +203,7 @@ class ProbeSpec:
     calls_thread_cpu: bool = False
     syscalls: tuple[str, ...] = ()  # system calls timed by strace (the syscalls probe)
     profile: ProfileSpec | None = None  # stack samples by perf, in runs of their own
+    instructions: bool = False  # instructions counted by valgrind, in runs of their own
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "calls", tuple(self.calls))
@@ -201,6 +215,7 @@ class ProbeSpec:
             "calls_thread_cpu": self.calls_thread_cpu,
             "syscalls": list(self.syscalls),
             **({} if self.profile is None else {"profile": self.profile.to_dict()}),
+            **({"instructions": True} if self.instructions else {}),
         }
 
     @classmethod
@@ -214,6 +229,7 @@ class ProbeSpec:
             bool(data.get("calls_thread_cpu", False)),
             tuple(str(s) for s in syscalls),
             ProfileSpec.from_dict(profile) if isinstance(profile, Mapping) else None,
+            bool(data.get("instructions", False)),
         )
 
 
@@ -347,8 +363,10 @@ class Spec:
 
     def all_metrics(self) -> tuple[Metric, ...]:
         """Every metric each run of this experiment has: the process metrics, then the
-        declared ones in their order."""
-        return PROCESS_METRICS + tuple(m.metric() for m in self.metrics)
+        declared ones in their order; with the instructions probe, ``instructions`` (measured
+        in its own runs) after the process metrics."""
+        counted = (INSTRUCTIONS_METRIC,) if self.probes.instructions else ()
+        return PROCESS_METRICS + counted + tuple(m.metric() for m in self.metrics)
 
 
 TIMED = "timed"  # Run.purpose of the runs that are timed and compared
@@ -612,6 +630,87 @@ class StackWeight:
     share: float
 
 
+ATTRIBUTION_KINDS = ("self", "inclusive")
+
+
+@dataclass(frozen=True)
+class AttributionEntry:
+    """One function's change between the baseline and a variant in one kind of profile
+    (``what``), per run, in ``unit`` (``seconds`` from samples, ``instructions`` from
+    counting): ``kind`` ``self`` (as the leaf) or ``inclusive`` (anywhere on the stack). The
+    values are means over the rounds where both ran (``rounds``); ``delta`` is the mean of the
+    per-round differences, ``ci_low``/``ci_high`` its confidence interval (NaN with fewer than
+    two rounds); ``share`` is delta over the measured whole-process difference (None when
+    there is none to divide by)."""
+
+    variant: str
+    baseline: str
+    what: str
+    function: str
+    kind: str  # one of ATTRIBUTION_KINDS
+    unit: str
+    baseline_value: float
+    variant_value: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    rounds: int
+    share: float | None = None
+
+    @property
+    def beyond_noise(self) -> bool:
+        """Whether the interval excludes zero (never with fewer than two rounds)."""
+        return self.rounds >= 2 and (self.ci_low > 0.0 or self.ci_high < 0.0)
+
+
+@dataclass(frozen=True)
+class AttributionTotal:
+    """How the functions of one variant's attribution add up against the whole-process
+    difference. ``profile_delta`` is the difference of the profiles' totals per run (every
+    function's self change summed); ``measured_metric`` the whole-process metric it is
+    reconciled with (``instructions``, or ``cpu`` of the timed runs for on-CPU samples; None
+    when there is none), with its per-run difference and interval. ``listed`` functions (by
+    self change, largest first) sum to ``listed_delta``; ``beyond_noise`` functions changed
+    with an interval that excludes zero, ``within_noise`` changed within it."""
+
+    variant: str
+    baseline: str
+    what: str
+    unit: str
+    rounds: int
+    profile_delta: float
+    profile_ci_low: float
+    profile_ci_high: float
+    baseline_total: float
+    measured_metric: str | None
+    measured_delta: float | None
+    measured_ci_low: float | None
+    measured_ci_high: float | None
+    functions: int
+    listed: int
+    listed_delta: float
+    beyond_noise: int
+    within_noise: int
+
+    @property
+    def reference_delta(self) -> float:
+        """The whole-process difference the functions are reconciled with."""
+        return self.measured_delta if self.measured_delta is not None else self.profile_delta
+
+
+@dataclass(frozen=True)
+class AttributionPoint:
+    """The "thousand cuts" curve: after the ``functions`` largest self changes (by size), their
+    cumulative change per run, and its share of the whole-process difference."""
+
+    variant: str
+    what: str
+    unit: str
+    functions: int
+    cumulative_delta: float
+    share: float | None
+
+
 @dataclass(frozen=True)
 class Analysis:
     """Everything a report shows about one experiment (or two, for `cutaway compare`)."""
@@ -646,6 +745,11 @@ class Analysis:
     # The calls probe's per-call latency as percentile curves, per variant, function and
     # position (the HTML report draws them; the summaries above hold the same calls).
     call_percentiles: tuple[CallPercentiles, ...] = ()
+    # Differential attribution (cutaway.attribution): each variant's change against the
+    # baseline by function, how it adds up, and the cumulative curve.
+    attribution: tuple[AttributionEntry, ...] = ()
+    attribution_totals: tuple[AttributionTotal, ...] = ()
+    attribution_curve: tuple[AttributionPoint, ...] = ()
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""

@@ -14,6 +14,7 @@ import pytest
 from hostile import HOSTILE
 from markdown_it import MarkdownIt
 
+from cutaway.attribution.analysis import Attribution, attribute, per_round_profiles
 from cutaway.model import Analysis, CallSummary, Caution, Comparison, Metric, Summary, Verdict
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import ProfileAnalysis, analyse_profiles
@@ -46,6 +47,7 @@ def _hostile_analysis() -> Analysis:
     )
     runs = tuple(replace(run, variant=HOSTILE[i]) for i, run in enumerate(_runs()))
     profile = _hostile_profile()
+    attribution = _hostile_attribution()
     return Analysis(
         experiments=(_experiment(1, HOSTILE[1], HOSTILE, 10, label=HOSTILE[0]),),
         summaries=tuple(summaries),
@@ -63,7 +65,25 @@ def _hostile_analysis() -> Analysis:
         profile_totals=profile.totals,
         profile_functions=profile.functions,
         profile_stacks=profile.stacks,
+        attribution=attribution.entries,
+        attribution_totals=attribution.totals,
+        attribution_curve=attribution.curve,
     )
+
+
+def _hostile_attribution() -> Attribution:
+    """Attribution between two hostile variants whose every function is a hostile name, each
+    made slower by a different amount, in time and in counted instructions, over 3 rounds."""
+    items = []
+    for round_index in range(3):
+        for index, variant in enumerate(HOSTILE[:2]):
+            stacks = {
+                f"p;main;{name}": 1_000_000 * (i + 1) * (1 + index * (i % 3)) + round_index
+                for i, name in enumerate(HOSTILE)
+            }
+            for what, unit in ((records.ON_CPU, records.NANOSECONDS), ("instructions",) * 2):
+                items.append((variant, round_index, records.Profile(what, unit, stacks)))
+    return attribute(per_round_profiles(items), HOSTILE[:2], HOSTILE[0])
 
 
 def _hostile_profile() -> ProfileAnalysis:
@@ -128,3 +148,6 @@ def test_json_keeps_every_name_exactly() -> None:
     functions = {e["function"] for v in document["top_functions"] for e in v["entries"]}
     assert HOSTILE[1] in functions and "v" * 150 in functions and "main" in functions
     assert {v["variant"] for v in document["top_stacks"]} == set(HOSTILE[:2])
+    attributed = {e["function"] for e in document["attribution"]}
+    assert {HOSTILE[1], HOSTILE[2], HOSTILE[11], "v" * 150} <= attributed
+    assert {e["variant"] for e in document["attribution"]} == {HOSTILE[1]}

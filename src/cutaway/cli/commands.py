@@ -330,6 +330,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="--profile samples on-CPU stacks only (no scheduler tracepoint)",
     )
+    # -- the instructions probe (cutaway.probes.instructions; [probes] instructions)
+    run.add_argument(
+        "--instructions",
+        action="store_true",
+        default=None,
+        help="also count instructions with valgrind (callgrind), whole process and per "
+        "function, in runs of each variant separate from the timed runs: the metric "
+        "`instructions`, deterministic but not time (the instructions probe)",
+    )
     # -- declared metrics (cutaway.spec.metrics; docs/experiment-file.md, [[metrics]])
     run.add_argument(
         "--metric",
@@ -466,6 +475,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--syscalls": args.syscalls,
             "--no-probes": args.no_probes or None,
             "--profile": _profile_options(args),
+            "--instructions": args.instructions,
             "--metric": args.metric or None,
             "--metric-regex": args.metric_regex or None,
             "--ignore-failure": args.ignore_failure or None,

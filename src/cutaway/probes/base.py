@@ -110,4 +110,11 @@ class Probe(Protocol):
     def after_run(self) -> list[RunData]:
         """What the run that just ended left, ready to store with it."""
 
+    def run_metrics(self) -> Mapping[str, float]:
+        """Whole-run metrics the probe measured in the run that just ended (called after
+        ``after_run``), stored with the run's other metrics: the instructions probe's count.
+        Empty for a probe that measures none. A probe with runs of its own declares its
+        metrics with ``Metric.purpose`` set to its name (cutaway.model), so the analysis reads
+        them from its runs, round by round, like the timed runs' metrics."""
+
     def close(self) -> None: ...

@@ -28,6 +28,10 @@ def build_probes(spec: ProbeSpec) -> list[Probe]:
 
         profile = spec.profile
         makers.append(lambda: ProfileProbe(profile))
+    if spec.instructions:
+        from cutaway.probes.instructions.capture import InstructionsProbe
+
+        makers.append(InstructionsProbe)
     probes: list[Probe] = []
     try:
         for make in makers:

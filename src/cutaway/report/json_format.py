@@ -11,6 +11,10 @@ Version history:
         of each metric in round order (as hyperfine's ``times``).
     4 (2026-11-24): the profile probe: ``profile_totals``, ``top_functions`` and ``top_stacks``
         (always present, empty lists without profiled runs); weights carry their ``unit``.
+    5 (2026-11-24): differential attribution and the instructions probe: ``attribution``,
+        ``attribution_totals`` and ``attribution_curve`` (always present, empty lists
+        without profiles of two variants); the metric ``instructions`` (unit ``count``) in
+        ``summaries`` and ``comparisons`` when instructions were counted.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from typing import Any
 
 from cutaway.model import (
     Analysis,
+    AttributionEntry,
+    AttributionPoint,
+    AttributionTotal,
     Calibration,
     CallSummary,
     Caution,
@@ -38,7 +45,7 @@ from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -212,6 +219,66 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "profile_totals": [_profile_total(total) for total in analysis.profile_totals],
         "top_functions": _per_variant(analysis.profile_functions, _function_weight),
         "top_stacks": _per_variant(analysis.profile_stacks, _stack_weight),
+        "attribution": [_attribution(entry) for entry in analysis.attribution],
+        "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
+        "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
+    }
+
+
+def _optional_number(value: float | None) -> float | None:
+    return None if value is None else _number(value)
+
+
+def _attribution(entry: AttributionEntry) -> dict[str, JsonValue]:
+    return {
+        "variant": entry.variant,
+        "baseline": entry.baseline,
+        "profile": entry.what,
+        "function": entry.function,
+        "kind": entry.kind,
+        "unit": entry.unit,
+        "baseline_value": _number(entry.baseline_value),
+        "variant_value": _number(entry.variant_value),
+        "delta": _number(entry.delta),
+        "ci_low": _number(entry.ci_low),
+        "ci_high": _number(entry.ci_high),
+        "rounds": int(entry.rounds),
+        "share": _optional_number(entry.share),
+        "beyond_noise": entry.beyond_noise,
+    }
+
+
+def _attribution_total(total: AttributionTotal) -> dict[str, JsonValue]:
+    return {
+        "variant": total.variant,
+        "baseline": total.baseline,
+        "profile": total.what,
+        "unit": total.unit,
+        "rounds": int(total.rounds),
+        "profile_delta": _number(total.profile_delta),
+        "profile_ci_low": _number(total.profile_ci_low),
+        "profile_ci_high": _number(total.profile_ci_high),
+        "baseline_total": _number(total.baseline_total),
+        "measured_metric": total.measured_metric,
+        "measured_delta": _optional_number(total.measured_delta),
+        "measured_ci_low": _optional_number(total.measured_ci_low),
+        "measured_ci_high": _optional_number(total.measured_ci_high),
+        "functions": int(total.functions),
+        "listed": int(total.listed),
+        "listed_delta": _number(total.listed_delta),
+        "beyond_noise": int(total.beyond_noise),
+        "within_noise": int(total.within_noise),
+    }
+
+
+def _attribution_point(point: AttributionPoint) -> dict[str, JsonValue]:
+    return {
+        "variant": point.variant,
+        "profile": point.what,
+        "unit": point.unit,
+        "functions": int(point.functions),
+        "cumulative_delta": _number(point.cumulative_delta),
+        "share": _optional_number(point.share),
     }
 
 

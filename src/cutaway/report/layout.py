@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
+from cutaway.attribution.sections import AttributionViews
 from cutaway.model import PRIMARY_METRIC, Analysis
 from cutaway.probes.calls.sections import CallsViews
 from cutaway.probes.profile.sections import ProfileViews
@@ -83,7 +84,7 @@ class ProbeViews(Protocol):
         ...
 
 
-PROBE_VIEWS: tuple[ProbeViews, ...] = (CallsViews(), ProfileViews())
+PROBE_VIEWS: tuple[ProbeViews, ...] = (CallsViews(), AttributionViews(), ProfileViews())
 
 
 def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:

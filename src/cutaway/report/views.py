@@ -406,17 +406,29 @@ def compact_header_block(info: ExperimentInfo, analysis: Analysis) -> Block:
     return tuple(block)
 
 
+def _compact_metric(analysis: Analysis, name: str) -> bool:
+    """wall, and a metric a probe measures in runs of its own (``instructions``): the user
+    turned that probe on to read its verdict, so the compact table shows it too."""
+    return name == PRIMARY_METRIC or metric_of(analysis, name).purpose != "timed"
+
+
 def wall_verdict_rows(analysis: Analysis) -> list[tuple[str, Row]]:
-    """(variant, row) of every comparison of wall, for the compact verdict table."""
+    """(variant, row) of every comparison of wall (and of a probe's own metric, such as
+    ``instructions``), for the compact verdict table."""
     name_baseline = not one_baseline(analysis.comparisons)
-    metric = metric_of(analysis, PRIMARY_METRIC)
     return [
         (
             c.variant,
-            comparison_row(c, Name(c.metric), metric, name_baseline=name_baseline, strong=True),
+            comparison_row(
+                c,
+                Name(c.metric),
+                metric_of(analysis, c.metric),
+                name_baseline=name_baseline,
+                strong=c.metric == PRIMARY_METRIC,
+            ),
         )
         for c in analysis.comparisons
-        if c.metric == PRIMARY_METRIC
+        if _compact_metric(analysis, c.metric)
     ]
 
 
@@ -435,7 +447,7 @@ def inconclusive_line(analysis: Analysis) -> Line | None:
         (
             c
             for c in analysis.comparisons
-            if c.metric != PRIMARY_METRIC and c.verdict is Verdict.INCONCLUSIVE
+            if not _compact_metric(analysis, c.metric) and c.verdict is Verdict.INCONCLUSIVE
         ),
         key=lambda c: metric_sort_key(c.metric),
     )

@@ -238,6 +238,9 @@ class ExperimentRunner:
             measured = collecting.after_run(measured)
         finally:
             data = [item for probe in probes for item in probe.after_run()]
+            measured_by_probes = {
+                name: value for probe in probes for name, value in probe.run_metrics().items()
+            }
             data += collecting.stop()
             with _shielded():
                 concluded = self.hook(variant, "conclude")
@@ -248,7 +251,7 @@ class ExperimentRunner:
             status=measured.status,
             exit_code=measured.exit_code,
             signal=measured.signal,
-            metrics=measured.metrics,
+            metrics={**measured.metrics, **measured_by_probes},
             started_at=started_at,
             message=measured.message,
             leftover_processes=measured.leftover_processes,

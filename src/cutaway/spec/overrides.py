@@ -77,6 +77,12 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
                 probes, profile=_profile_options(probes.profile or ProfileSpec(), value)
             )
             continue
+        if option == "--instructions":
+            if value:
+                probes = changes.get("probes", spec.probes)
+                assert isinstance(probes, ProbeSpec)
+                changes["probes"] = dataclasses.replace(probes, instructions=True)
+            continue
         if option == "--input":
             variants = tuple(
                 dataclasses.replace(v, stdin=fields.read_input(value, (option,), v.cwd))

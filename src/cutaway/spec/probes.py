@@ -1,5 +1,5 @@
-"""The ``[probes]`` table of an experiment file and quick mode's ``--calls``, ``--syscalls``
-and ``--profile``."""
+"""The ``[probes]`` table of an experiment file and quick mode's ``--calls``, ``--syscalls``,
+``--profile`` and ``--instructions``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from cutaway.spec import fields
 from cutaway.spec.errors import KeyPath, SpecError, expected
 
 _SYSCALL = re.compile(r"[a-z_][a-z0-9_]*")
-PROBE_KEYS = ("calls", "calls_thread_cpu", "syscalls", "profile")
+PROBE_KEYS = ("calls", "calls_thread_cpu", "syscalls", "profile", "instructions")
 PROFILE_KEYS = ("frequency", "system_wide", "call_graph", "off_cpu", "kernel")
 MAX_PROFILE_FREQUENCY = 100_000  # perf refuses more than kernel.perf_event_max_sample_rate
 
@@ -54,7 +54,16 @@ def read_probes(value: object, key_path: KeyPath = ("probes",)) -> ProbeSpec:
     if "syscalls" in value:
         syscalls = read_syscall_names(value["syscalls"], (*key_path, "syscalls"))
     profile = read_profile(value["profile"], (*key_path, "profile")) if "profile" in value else None
-    return ProbeSpec(calls=calls, calls_thread_cpu=thread_cpu, syscalls=syscalls, profile=profile)
+    instructions = False
+    if "instructions" in value:
+        instructions = fields.read_bool(value["instructions"], (*key_path, "instructions"))
+    return ProbeSpec(
+        calls=calls,
+        calls_thread_cpu=thread_cpu,
+        syscalls=syscalls,
+        profile=profile,
+        instructions=instructions,
+    )
 
 
 def read_profile(value: object, key_path: KeyPath) -> ProfileSpec | None:

@@ -418,8 +418,9 @@ class Store:
             ).fetchone()
         return bool(row[0])
 
-    def metric_table(self, experiment_id: int, metric: str) -> MetricTable:
-        """One metric as a counted-rounds x variants matrix (see :class:`MetricTable`)."""
+    def metric_table(self, experiment_id: int, metric: str, purpose: str = TIMED) -> MetricTable:
+        """One metric as a counted-rounds x variants matrix (see :class:`MetricTable`), read
+        from the runs of one purpose: the timed runs, or a probe's own (``Metric.purpose``)."""
         with self._read(f"read {metric!r} of experiment {experiment_id}") as connection:
             self._require_experiment(connection, experiment_id)
             variant_rows = connection.execute(
@@ -432,8 +433,8 @@ class Store:
                 " FROM runs r"
                 " JOIN variants v ON v.experiment_id = r.experiment_id AND v.name = r.variant"
                 " LEFT JOIN measurements m ON m.run_id = r.id AND m.metric = ?"
-                " WHERE r.experiment_id = ? AND r.round_index >= 0 AND r.purpose = 'timed'",
-                (metric, experiment_id),
+                " WHERE r.experiment_id = ? AND r.round_index >= 0 AND r.purpose = ?",
+                (metric, experiment_id, purpose),
             ).fetchall()
         import numpy as np  # here only: listing experiments must not import numpy
 

@@ -119,7 +119,8 @@ def analyse_profiles(
             assert entry.stacks is not None
             scale = _scale(entry.unit) / entry.runs
             total = sum(entry.stacks.values())
-            profiled = _median((walls or {}).get((variant, "profile"), []))
+            purpose = "instructions" if what == records.INSTRUCTIONS else "profile"
+            profiled = _median((walls or {}).get((variant, purpose), []))
             timed = _median((walls or {}).get((variant, TIMED), []))
             totals.append(
                 ProfileTotal(

@@ -77,6 +77,10 @@ def _title(what: str) -> str:
     return WHAT_TITLES.get(what, what)
 
 
+def _measure(unit: str) -> str:
+    return "time" if unit == "seconds" else unit
+
+
 def _share(share: float) -> str:
     return format_percent(share * 100.0, signed=False)
 
@@ -172,7 +176,7 @@ def functions_block(
     scope = f"top {len(shown)} of {len(functions)}" if len(shown) < len(functions) else "all"
     title = Heading(
         ("profile",),
-        (f": {_title(what)}, time per profiled run by function, {kind}, {scope}",),
+        (f": {_title(what)}, {_measure(weights[0].unit)} per run by function, {kind}, {scope}",),
     )
     block: Block = (Table(title, tuple(columns), tuple(rows)),)
     if marked:

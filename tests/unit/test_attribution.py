@@ -1,0 +1,87 @@
+"""Differential attribution on profiles built here: the function made slower is named first
+with the right sign and an interval that excludes zero, noise stays within noise, the self
+changes add up to the whole difference, and the curve climbs to it."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cutaway.attribution.analysis import Measured, attribute, per_round_profiles
+from cutaway.probes.profile import records
+
+ROUNDS = 8
+
+
+def _profiles(
+    extra_in_slow: int, noise: int, seed: int = 1
+) -> list[tuple[str, int, records.Profile]]:
+    """Eight functions of equal weight under main; in "slow", f3 weighs ``extra_in_slow`` more.
+    Every weight moves by up to ``noise`` per run, as samples do."""
+    rng = random.Random(seed)
+    items = []
+    for round_index in range(ROUNDS):
+        for variant in ("base", "slow"):
+            stacks = {}
+            for index in range(8):
+                weight = 1_000_000 + rng.randint(-noise, noise)
+                if variant == "slow" and index == 3:
+                    weight += extra_in_slow
+                stacks[f"prog;main;f{index}"] = weight
+            profile = records.Profile(records.ON_CPU, records.NANOSECONDS, stacks)
+            items.append((variant, round_index, profile))
+    return items
+
+
+def test_the_function_made_slower_comes_first_beyond_noise() -> None:
+    result = attribute(per_round_profiles(_profiles(100_000, 5_000)), ["base", "slow"], "base")
+    own = [e for e in result.entries if e.kind == "self"]
+    assert own[0].function == "f3"
+    assert own[0].delta == pytest.approx(100_000e-9, rel=0.05)  # seconds per run
+    assert own[0].ci_low > 0 and own[0].beyond_noise
+    assert sum(e.beyond_noise for e in own[1:]) <= 1  # noise: one in twenty may cross
+    (total,) = result.totals
+    assert total.unit == "seconds" and total.rounds == ROUNDS
+    # Self changes partition the total: all of them add up to the profiles' difference.
+    assert sum(e.delta for e in own) == pytest.approx(total.profile_delta)
+    assert total.within_noise + total.beyond_noise == len([e for e in own if e.delta])
+    assert result.curve[-1].cumulative_delta == pytest.approx(total.profile_delta)
+    inclusive = {e.function: e for e in result.entries if e.kind == "inclusive"}
+    assert inclusive["main"].delta == pytest.approx(total.profile_delta)
+
+
+def test_counted_profiles_give_exact_changes_reconciled_with_the_metric() -> None:
+    items = [
+        (v, r, records.Profile("instructions", "instructions", dict(p.stacks)))
+        for v, r, p in _profiles(10_000, 0)
+    ]
+    totals = {v: sum(p.stacks.values()) for v, _, p in items}
+    measured = Measured(
+        "instructions", {v: dict.fromkeys(range(ROUNDS), float(t)) for v, t in totals.items()}
+    )
+    result = attribute(
+        per_round_profiles(items), ["base", "slow"], "base", measured={"instructions": measured}
+    )
+    first = result.entries[0]
+    assert (first.function, first.kind, first.unit) == ("f3", "self", "instructions")
+    assert first.delta == first.ci_low == first.ci_high == 10_000
+    assert first.share == 1.0
+    (total,) = result.totals
+    assert total.measured_metric == "instructions" and total.measured_delta == 10_000
+    assert total.beyond_noise == 1 and total.within_noise == 0
+
+
+def test_an_a_a_comparison_finds_nothing_beyond_noise() -> None:
+    items = [(v, r, p) for v, r, p in _profiles(0, 20_000, seed=7)]
+    result = attribute(per_round_profiles(items), ["base", "slow"], "base")
+    (total,) = result.totals
+    # At 95 % about one function in twenty crosses by chance: of eight, rarely more than one.
+    assert total.beyond_noise <= 1
+
+
+def test_one_round_has_no_interval_and_nothing_beyond_noise() -> None:
+    items = [item for item in _profiles(100_000, 0) if item[1] == 0]
+    result = attribute(per_round_profiles(items), ["base", "slow"], "base")
+    assert result.entries[0].function == "f3"
+    assert not result.entries[0].beyond_noise

@@ -1,0 +1,57 @@
+"""The instructions probe's setting (experiment file and quick mode), its metric among the
+experiment's metrics, and a probe's own metric read from its own runs, round by round."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cutaway.model import INSTRUCTIONS_METRIC, ProbeSpec, Run, RunStatus, Spec, Variant
+from cutaway.spec import SpecError, parse_spec
+from cutaway.spec.overrides import apply_overrides
+from cutaway.store import Store
+
+HEAD = 'name = "p"\ncommand = "true"\n[probes]\n'
+
+
+def test_instructions_true_turns_the_probe_and_its_metric_on() -> None:
+    spec = parse_spec(HEAD + "instructions = true\n")
+    assert spec.probes.instructions
+    assert INSTRUCTIONS_METRIC in spec.all_metrics()
+    assert ProbeSpec.from_dict(spec.probes.to_dict()) == spec.probes  # stored and read back
+    off = parse_spec(HEAD + "instructions = false\n")
+    assert not off.probes.instructions and INSTRUCTIONS_METRIC not in off.all_metrics()
+    assert apply_overrides(off, {"--instructions": True}).probes.instructions
+
+
+def test_a_bad_value_names_the_key_and_line() -> None:
+    with pytest.raises(SpecError, match=r"probes\.instructions") as caught:
+        parse_spec(HEAD + 'instructions = "yes"\n')
+    assert "line 4" in str(caught.value)
+
+
+def _run(variant: str, round_index: int, purpose: str, value: float) -> Run:
+    metrics = {"wall": 1.0, **({"instructions": value} if purpose != "timed" else {})}
+    return Run(variant, round_index, 0, RunStatus.OK, 0, None, metrics, 0.0, purpose=purpose)
+
+
+def test_a_probe_metric_is_read_from_the_probe_runs_by_round(tmp_path: Path) -> None:
+    spec = Spec(
+        name="p",
+        variants=(Variant("a", ("true",)), Variant("b", ("true",))),
+        baseline="a",
+        probes=ProbeSpec(instructions=True),
+    )
+    with Store(tmp_path / "db.sqlite") as store:
+        experiment = store.create_experiment(spec, {}, None, "t")
+        for round_index in range(2):
+            for index, variant in enumerate(("a", "b")):
+                store.add_run(experiment, _run(variant, round_index, "timed", 0))
+                value = 1000.0 + 10 * index + round_index
+                store.add_run(experiment, _run(variant, round_index, "instructions", value))
+        table = store.metric_table(experiment, "instructions", "instructions")
+        assert table.values.tolist() == [[1000.0, 1010.0], [1001.0, 1011.0]]
+        timed = store.metric_table(experiment, "instructions")  # not in the timed runs
+        assert np.isnan(timed.values).all()

@@ -145,6 +145,23 @@ def test_a_short_run_gives_a_verdict_and_a_profile_and_leaves_nothing_running(
     assert "profile: on-CPU, time per profiled run by function, self" in stdout
     assert "profile: off-CPU" in stdout
     assert "squid_cpu" in stdout  # squid's own CPU time, compared like wall
+    # The system-wide profile saw the daemons, not only ab: by-process finds them in the export.
+    folded = subprocess.run(
+        [*CUTAWAY, "export", "--db", str(root / "db"), "--format", "folded"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    by_process = subprocess.run(
+        [str(EXAMPLE / "by-process"), "--runs", "2", "--baseline", "few"],
+        input=folded,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = {line.split()[0] for line in by_process.splitlines() if line.strip()}
+    assert {"squid", "nginx", "ab"} <= rows, by_process
+    assert re.search(r"^ +few +blocklist +change$", by_process, re.MULTILINE), by_process
 
 
 def test_an_interrupted_run_stops_every_daemon_it_started(root: Path) -> None:

@@ -195,5 +195,8 @@ def format_column(cells: Sequence[tuple[float, bool]], unit: str | None) -> tupl
     if scale is not None:
         return [format_scaled(value, scale) for value, _ in cells], scale[1]
     if unit == "count":
-        return [format_count(value, fractional=fractional) for value, fractional in cells], ""
+        # A decimal only where one of the column's statistics has a fraction: a median of
+        # counts that are all the same (instructions) reads "42,123,169", not "42,123,169.0".
+        fractions = any(f and math.isfinite(v) and not v.is_integer() for v, f in cells)
+        return [format_count(value, fractional=fractions) for value, _ in cells], ""
     return [format_value(value, None) for value, _ in cells], unit or ""

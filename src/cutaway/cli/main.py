@@ -2,7 +2,8 @@
 reference and calls the library; everything it prints comes from cutaway.report.
 
 Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
-failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file);
+failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file,
+a damaged store);
 130 interrupted (completed runs are saved). docs/cli.md describes every option, the exit
 statuses and the environment variables."""
 
@@ -553,7 +554,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from cutaway.store import Store
 
     store = Store(args.db, create=False)  # reading never creates a store
-    rows = store.list_experiments()
+    rows = store.list_experiments(on_damaged=_skipped)
     if not rows:
         print(f"no experiments in {args.db}")
     for row in rows:
@@ -563,6 +564,11 @@ def cmd_list(args: argparse.Namespace) -> int:
             f"{row.name}{label}"
         )
     return EXIT_OK
+
+
+def _skipped(error: Exception) -> None:
+    """A damaged experiment that `list` leaves out: the others are still worth listing."""
+    print(f"cutaway: warning: left out of the list: {error}", file=sys.stderr)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -650,9 +656,10 @@ def _exit_status(error: Exception) -> int | None:
     from cutaway.runner.errors import RunnerError
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
-    from cutaway.store import StoreError
+    from cutaway.store import DamagedStoreError, StoreError
 
-    if isinstance(error, (SpecError, UsageError)):
+    # A damaged store is bad input, as a bad experiment file is: nothing can be measured from it.
+    if isinstance(error, (SpecError, UsageError, DamagedStoreError)):
         return EXIT_USAGE
     if isinstance(error, (RunnerError, StoreError, ForkServerError)):
         return EXIT_ERROR

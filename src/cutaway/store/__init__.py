@@ -1,5 +1,6 @@
 """The SQLite store: experiments, their runs and measurements, and loaders for analysis."""
 
+from cutaway.store.checks import DamagedStoreError
 from cutaway.store.db import Store
 from cutaway.store.records import (
     ExperimentRow,
@@ -13,6 +14,7 @@ from cutaway.store.schema import BUSY_TIMEOUT_SECONDS, LATEST_VERSION, StoreErro
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
     "LATEST_VERSION",
+    "DamagedStoreError",
     "ExperimentRow",
     "MetricTable",
     "ProbeInfo",

@@ -1,5 +1,5 @@
 """What the store hands out: stored experiments, listings, per-metric tables, probe data; and
-the JSON helpers for the columns that hold mappings. Value objects only, no database access."""
+the JSON helper for the columns that hold mappings. Value objects only, no database access."""
 
 from __future__ import annotations
 
@@ -95,10 +95,3 @@ def plain_mapping(value: object) -> dict[str, object]:
     if isinstance(value, Mapping):
         return dict(value)
     raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
-
-
-def loads(text: str) -> dict[str, Any]:
-    value = json.loads(text)
-    if not isinstance(value, dict):
-        raise StoreError(f"stored JSON is not an object: {text[:80]!r}")
-    return value

@@ -67,6 +67,10 @@ class CallsBlobError(ValueError):
     """A stored blob that is not a calls blob this cutaway can read."""
 
 
+class NewerCallsBlobError(CallsBlobError):
+    """A calls blob of a version this cutaway does not know: written by a later one."""
+
+
 @dataclass(frozen=True)
 class ProcessCalls:
     """One process's calls of one function, in the order they started: what the probes hand
@@ -166,7 +170,7 @@ def decode(data: bytes) -> Calls:
     preamble = np.frombuffer(data, _PREAMBLE, count=1)[0]
     version = int(preamble["version"])
     if version != VERSION:
-        raise CallsBlobError(
+        raise NewerCallsBlobError(
             f"calls blob version {version}, this cutaway reads versions 1 and {VERSION}: "
             "upgrade cutaway to analyse this experiment"
         )

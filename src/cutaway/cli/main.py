@@ -14,9 +14,11 @@ import difflib
 import os
 import shlex
 import shutil
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
@@ -493,7 +495,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             label=args.label,
             resume_id=resume_id,
         )
-    emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
+    try:
+        emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
+    except KeyboardInterrupt:  # every run is stored already: say where, as at the end
+        where = stored_line(outcome.experiment_id, args.db).removeprefix("cutaway: ")
+        print(f"cutaway: interrupted during the report; {where}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if not args.quiet:
         print(stored_line(outcome.experiment_id, args.db), file=sys.stderr)
     if outcome.reason == "interrupted":
@@ -634,9 +641,21 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
+def _stop_signals_interrupt() -> None:
+    """SIGTERM and SIGHUP (a closed terminal) stop any command as Ctrl-C does: exit status 130
+    and a message, not death by signal (the runner installs its own handlers while it runs)."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    for stop_signal in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop_signal, interrupt)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_arguments(argv)
     try:
+        _stop_signals_interrupt()
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:
         print("cutaway: interrupted", file=sys.stderr)

@@ -16,7 +16,8 @@ import shlex
 import shutil
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -641,22 +642,28 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
-def _stop_signals_interrupt() -> None:
+@contextmanager
+def _stop_signals_interrupt() -> Iterator[None]:
     """SIGTERM and SIGHUP (a closed terminal) stop any command as Ctrl-C does: exit status 130
     and a message, not death by signal (the runner installs its own handlers while it runs)."""
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    for stop_signal in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(stop_signal, interrupt)
+    stop_signals = (signal.SIGTERM, signal.SIGHUP)
+    previous = {stop_signal: signal.signal(stop_signal, interrupt) for stop_signal in stop_signals}
+    try:
+        yield
+    finally:
+        for stop_signal, handler in previous.items():
+            signal.signal(stop_signal, handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_arguments(argv)
     try:
-        _stop_signals_interrupt()
-        return COMMANDS[args.command](args)
+        with _stop_signals_interrupt():
+            return COMMANDS[args.command](args)
     except KeyboardInterrupt:
         print("cutaway: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -112,7 +112,7 @@ def read_experiment(spec_json: object, names: list[str], environment_json: objec
         return
     spec = stored.spec
     assert [variant.name for variant in spec.variants] == names
-    assert spec.baseline in names and spec.rounds >= 1 and 0 < spec.confidence < 1
+    assert spec.baseline in names and spec.rounds >= 0 and 0 < spec.confidence < 1
     assert {metric.name for metric in spec.all_metrics()}
     json.dumps(spec.to_dict(), default=dict)  # storable again, as resuming does
 

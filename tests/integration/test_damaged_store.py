@@ -120,7 +120,7 @@ DAMAGES = {
     "spec_json negative count": (
         "UPDATE experiments SET spec_json = json_set(spec_json, '$.rounds', -3)",
         "experiments.spec_json",
-        "rounds: -3 is below 1",
+        "rounds: -3 is below 0",
     ),
     "spec_json baseline no variant has": (
         "UPDATE experiments SET spec_json = json_set(spec_json, '$.baseline', 'zz')",

@@ -2,8 +2,9 @@
 
 The JSON is what ``Spec.to_dict()`` wrote. Keys missing from it take the Spec's defaults (a
 store written before a setting existed lacks it), keys this cutaway does not know are ignored
-(a later cutaway may add one); every value present must have the type and range the experiment
-file's loader allows, and the baseline must be one of the variants. Anything else raises
+(a later cutaway may add one); every value present must have a type and range that the
+analysis and the runner can use (the library may build specs the file's loader would refuse,
+such as a time budget of 0), and the baseline must be one of the variants. Anything else raises
 :class:`SpecJsonError` naming the key (``variants[1].hooks.setup``)."""
 
 from __future__ import annotations
@@ -92,11 +93,11 @@ def _flag(value: object, key: str) -> bool:
     return value
 
 
-def _integer_from(minimum: int) -> Callable[[object, str], int]:
+def _integer(minimum: int | None = None) -> Callable[[object, str], int]:
     def read(value: object, key: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise SpecJsonError(key, f"{describe(value)} is not an integer")
-        if value < minimum:
+        if minimum is not None and value < minimum:
             raise SpecJsonError(key, f"{value} is below {minimum}")
         return value
 
@@ -112,30 +113,22 @@ def _number(value: object, key: str) -> float:
     return number
 
 
-def _positive(value: object, key: str) -> float:
+def _not_negative(value: object, key: str) -> float:
     number = _number(value, key)
-    if number <= 0:
-        raise SpecJsonError(key, f"{number} is not above 0")
+    if number < 0:
+        raise SpecJsonError(key, f"{number} is below 0")
     return number
 
 
-def _optional_positive(value: object, key: str) -> float | None:
-    return None if value is None else _positive(value, key)
+def _optional_not_negative(value: object, key: str) -> float | None:
+    return None if value is None else _not_negative(value, key)
 
 
-def _fraction(low_inclusive: bool) -> Callable[[object, str], float]:
-    def read(value: object, key: str) -> float:
-        number = _number(value, key)
-        if not (0 <= number < 1 if low_inclusive else 0 < number < 1):
-            bound = "[0, 1)" if low_inclusive else "(0, 1)"
-            raise SpecJsonError(key, f"{number} is not a fraction in {bound}")
-        return number
-
-    return read
-
-
-def _optional_open_fraction(value: object, key: str) -> float | None:
-    return None if value is None else _fraction(False)(value, key)
+def _confidence(value: object, key: str) -> float:
+    number = _number(value, key)
+    if not 0 < number < 1:
+        raise SpecJsonError(key, f"{number} is not a confidence level between 0 and 1")
+    return number
 
 
 def _one_of(allowed: tuple[str, ...]) -> Callable[[object, str], str]:
@@ -211,7 +204,7 @@ def _probes(value: object, key: str) -> ProbeSpec:
 
 
 def _optional_port(value: object, key: str) -> int | None:
-    return None if value is None else _integer_from(0)(value, key)
+    return None if value is None else _integer(0)(value, key)
 
 
 def _optional_stat(value: object, key: str) -> str | None:
@@ -229,7 +222,7 @@ def _metric(value: object, key: str) -> MetricSpec:
         description=metric.optional("description", _text, ""),
         port=metric.optional("port", _optional_port, None),
         stat=metric.optional("stat", _optional_stat, None),
-        interval_seconds=metric.optional("interval_seconds", _optional_positive, None),
+        interval_seconds=metric.optional("interval_seconds", _optional_not_negative, None),
         stream=metric.optional("stream", _one_of(OUTPUT_STREAMS), "stdout"),
         series=metric.optional("series", _flag, False),
         **{name: metric.optional(name, _optional_text, None) for name in texts},
@@ -253,19 +246,19 @@ def spec_from_json(data: Mapping[str, object], source_text: str | None) -> Spec:
         name=spec.required("name", _text),
         variants=variants,
         baseline=baseline,
-        rounds=spec.optional("rounds", _integer_from(1), 10),
-        warmup_rounds=spec.optional("warmup_rounds", _integer_from(0), 1),
-        timeout_seconds=spec.optional("timeout_seconds", _optional_positive, None),
-        margin=spec.optional("margin", _fraction(True), DEFAULT_MARGIN),
-        confidence=spec.optional("confidence", _fraction(False), 0.95),
-        until_width=spec.optional("until_width", _optional_open_fraction, None),
-        max_time_seconds=spec.optional("max_time_seconds", _optional_positive, None),
-        seed=spec.optional("seed", _integer_from(0), 0),
+        rounds=spec.optional("rounds", _integer(0), 10),
+        warmup_rounds=spec.optional("warmup_rounds", _integer(0), 1),
+        timeout_seconds=spec.optional("timeout_seconds", _optional_not_negative, None),
+        margin=spec.optional("margin", _not_negative, DEFAULT_MARGIN),
+        confidence=spec.optional("confidence", _confidence, 0.95),
+        until_width=spec.optional("until_width", _optional_not_negative, None),
+        max_time_seconds=spec.optional("max_time_seconds", _optional_not_negative, None),
+        seed=spec.optional("seed", _integer(), 0),
         probes=spec.optional("probes", _probes, ProbeSpec()),
         metrics=spec.optional("metrics", _metrics, ()),
         ignore_failure=spec.optional("ignore_failure", _flag, False),
         hook_timeout_seconds=spec.optional(
-            "hook_timeout_seconds", _positive, DEFAULT_HOOK_TIMEOUT_SECONDS
+            "hook_timeout_seconds", _not_negative, DEFAULT_HOOK_TIMEOUT_SECONDS
         ),
         source_path=spec.optional("source_path", _optional_text, None),
         source_text=source_text,

@@ -4,13 +4,17 @@ hooks it started are stopped, every cleanup whose setup began runs, and nothing 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,9 +22,9 @@ import pytest
 CUTAWAY = [sys.executable, "-m", "cutaway"]
 
 
-def sleeper(tmp_path: Path) -> str:
+def sleeper(tmp_path: Path, seconds: int = 97) -> str:
     """A sleep command line unique to this test, so pgrep finds only its own processes."""
-    return f"sleep 97.{abs(hash(str(tmp_path))) % 10**6:06d}"
+    return f"sleep {seconds}.{abs(hash(str(tmp_path))) % 10**6:06d}"
 
 
 def leftovers(command: str) -> str:
@@ -80,23 +84,6 @@ def status_of_latest(cwd: Path) -> str:
     return status
 
 
-@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-def test_a_stop_during_setup_stops_the_hook_and_still_cleans_up(
-    tmp_path: Path, stop_signal: int
-) -> None:
-    hung = sleeper(tmp_path)
-    path = experiment(tmp_path, setup=f"touch setup-started; {hung}")
-    process = start(path, tmp_path)
-    wait_for(tmp_path / "setup-started")
-    process.send_signal(stop_signal)
-    _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130, stderr
-    # Variant a's setup had begun, so its cleanup runs; b's setup never started.
-    assert (tmp_path / "cleanups").read_text().split() == ["cleanup-a"]
-    assert leftovers(hung) == ""
-    assert status_of_latest(tmp_path) == "incomplete"
-
-
 def test_a_hook_that_hangs_is_stopped_at_its_time_limit(tmp_path: Path) -> None:
     hung = sleeper(tmp_path)
     path = experiment(tmp_path, setup="true", prepare=hung, extra='hook_timeout = "1s"')
@@ -128,13 +115,147 @@ def test_a_second_interrupt_stops_a_prepare_hook_that_the_first_waited_for(
     assert leftovers(hung) == ""
 
 
-def test_a_closed_terminal_mid_rounds_keeps_runs_and_cleans_up(tmp_path: Path) -> None:
-    path = experiment(tmp_path, setup="true", prepare="touch running")
-    process = start(path, tmp_path)
-    wait_for(tmp_path / "running")
-    time.sleep(0.5)
-    process.send_signal(signal.SIGHUP)
-    _, stderr = process.communicate(timeout=30)
+# -- every stop signal in every phase ------------------------------------------------------------
+# The issue's list: INT, TERM, HUP and a second INT, each during setup, a hook, a round and the
+# report. Each case checks that every cleanup whose setup began ran (in reverse order), that
+# nothing was left running, that the store passes SQLite's integrity check, and that the
+# experiment resumes to its full count (or, stopped in its report, is stored complete).
+
+PHASES = ("setup", "hook", "round", "report")
+STOPS = {
+    "INT": (signal.SIGINT,),
+    "TERM": (signal.SIGTERM,),
+    "HUP": (signal.SIGHUP,),
+    "INT-INT": (signal.SIGINT, signal.SIGINT),
+}
+ROUNDS = 3
+
+
+def phased_experiment(tmp_path: Path) -> Path:
+    """Each phase is slow only while its marker file exists, so the test can stop cutaway in
+    it, then remove the marker and resume at full speed."""
+    hung, prepare, measured = (sleeper(tmp_path, s) for s in (97, 3, 5))
+    path = tmp_path / "experiment.toml"
+    path.write_text(
+        textwrap.dedent(f"""\
+        name = "phases"
+        rounds = {ROUNDS}
+        warmup_rounds = 0
+        [[variants]]
+        name = "a"
+        command = "sh -c 'touch measuring; [ ! -e slow-round ] || {measured}'"
+        setup = "echo setup-a >> hooks; touch setup-started; [ ! -e slow-setup ] || {hung}"
+        prepare = "touch prepare-started; [ ! -e slow-hook ] || {prepare}"
+        cleanup = "echo cleanup-a >> hooks"
+        [[variants]]
+        name = "b"
+        command = "true"
+        setup = "echo setup-b >> hooks"
+        cleanup = "echo cleanup-b >> hooks"
+        """)
+    )
+    return path
+
+
+def small_pipe() -> tuple[int, int]:
+    """A pipe of one page: a report larger than that blocks cutaway in its write until the
+    test reads, so a signal can be sent while it reports."""
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    return read_end, write_end
+
+
+def stored_status(db: Path) -> str | None:
+    if not db.exists():
+        return None
+    with contextlib.closing(sqlite3.connect(db, timeout=30)) as connection:
+        try:
+            row = connection.execute("SELECT status FROM experiments").fetchone()
+        except sqlite3.OperationalError:  # not yet made
+            return None
+    return None if row is None else str(row[0])
+
+
+def wait_until(condition: Callable[[], bool], what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} never happened")
+        time.sleep(0.05)
+
+
+def hooks_balanced(tmp_path: Path) -> list[str]:
+    """The hooks that ran, after checking that every setup that began was cleaned up, the
+    cleanups in reverse order."""
+    ran = (tmp_path / "hooks").read_text().split()
+    for attempt in " ".join(ran).split("setup-a")[1:]:  # one attempt per run of cutaway
+        words = ["setup-a", *attempt.split()]
+        setups = [w.removeprefix("setup-") for w in words if w.startswith("setup-")]
+        cleanups = [w.removeprefix("cleanup-") for w in words if w.startswith("cleanup-")]
+        assert cleanups == setups[::-1], ran
+    return ran
+
+
+@pytest.mark.parametrize("stop", STOPS)
+@pytest.mark.parametrize("phase", PHASES)
+def test_a_stop_in_any_phase_cleans_up_keeps_the_store_intact_and_resumes(
+    tmp_path: Path, phase: str, stop: str
+) -> None:
+    path = phased_experiment(tmp_path)
+    db = tmp_path / ".cutaway" / "cutaway.db"
+    if phase != "report":
+        (tmp_path / f"slow-{phase}").touch()
+    read_end, write_end = small_pipe()
+    process = subprocess.Popen(
+        [*CUTAWAY, "run", str(path), "--all-metrics"],
+        cwd=tmp_path,
+        text=True,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    os.close(write_end)
+    try:
+        if phase == "report":
+            wait_until(lambda: stored_status(db) == "complete", "the end of the rounds")
+            time.sleep(1.0)  # the report fills the pipe and waits
+            assert process.poll() is None, "the report should be blocked on its pipe"
+        else:
+            marker = {"setup": "setup-started", "hook": "prepare-started", "round": "measuring"}
+            wait_for(tmp_path / marker[phase])
+            time.sleep(0.2)
+        for number, stop_signal in enumerate(STOPS[stop]):
+            if number:
+                time.sleep(0.5)
+            process.send_signal(stop_signal)
+        with os.fdopen(read_end, "rb") as report:
+            report.read()  # unblock a report that was waiting for the pipe
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
     assert process.returncode == 130, stderr
-    assert sorted((tmp_path / "cleanups").read_text().split()) == ["cleanup-a", "cleanup-b"]
-    assert status_of_latest(tmp_path) == "incomplete"  # never left "running"
+    assert "Traceback" not in stderr, stderr
+    hooks = hooks_balanced(tmp_path)
+    assert hooks[0] == "setup-a" and ("setup-b" in hooks) is (phase != "setup")
+    for seconds in (97, 3, 5):
+        assert leftovers(sleeper(tmp_path, seconds)) == ""
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    for marker in tmp_path.glob("slow-*"):
+        marker.unlink()
+    resume = subprocess.run(
+        [*CUTAWAY, "run", "--resume", "1", "-q"], cwd=tmp_path, capture_output=True, text=True
+    )
+    if phase == "report":  # stopped after every run was stored: nothing to resume
+        assert "interrupted during the report; stored as #1" in stderr, stderr
+        assert stored_status(db) == "complete"
+        assert resume.returncode == 2 and "nothing to resume" in resume.stderr, resume.stderr
+    else:
+        assert resume.returncode == 0, resume.stderr
+        assert stored_status(db) == "complete"
+        hooks_balanced(tmp_path)
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        (ok_runs,) = connection.execute("SELECT COUNT(*) FROM runs WHERE status = 'ok'").fetchone()
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    assert ok_runs == 2 * ROUNDS

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from cutaway.compare import analyze
-from cutaway.metrics.process import ProcessNotFound, find_process
+from cutaway.metrics.process import ProcessNotFound, find_process, pid_from_file
 from cutaway.metrics.series import render_series_csv
 from cutaway.model import RunStatus, Spec
 from cutaway.report.json_format import report_document
@@ -179,6 +179,36 @@ def test_a_command_that_prints_no_number_fails_the_run_naming_the_metric(tmp_pat
         run_experiment(words, store, environment={})
     (stored,) = store.runs(store.resolve("latest"))
     assert stored.status is RunStatus.FAILED and "words" not in stored.metrics
+
+
+@pytest.mark.parametrize("printed", ["nan", "inf"])
+def test_a_command_that_prints_no_finite_number_fails_the_run(printed: str, tmp_path: Path) -> None:
+    """Found by tests/fuzz: "nan" was taken as a value, which the store cannot hold (a NaN is
+    NULL to SQLite), and the experiment ended in a store error."""
+    words = spec(
+        f"""
+        command = "true"
+        [[metrics]]
+        name = "words"
+        source = "command"
+        command = "echo {printed}"
+        """
+    )
+    store = Store(tmp_path / "cutaway.db")
+    expected = f"metric 'words': `echo {printed}` printed '{printed}', not a finite number"
+    with pytest.raises(RunnerError, match=expected):
+        run_experiment(words, store, environment={})
+    (stored,) = store.runs(store.resolve("latest"))
+    assert stored.status is RunStatus.FAILED and "words" not in stored.metrics
+
+
+@pytest.mark.parametrize("text", ["²", "١٢"])
+def test_a_pid_file_of_other_digits_names_no_process(text: str, tmp_path: Path) -> None:
+    """Found by tests/fuzz: str.isdigit() accepts "²", which int() refuses (ValueError)."""
+    path = tmp_path / "server.pid"
+    path.write_text(text)
+    with pytest.raises(ProcessNotFound, match="not a process id"):
+        pid_from_file(str(path))
 
 
 def test_a_directory_size_after_each_run_and_its_series(tmp_path: Path) -> None:

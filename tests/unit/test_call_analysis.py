@@ -35,7 +35,18 @@ def store_with_data(tmp_path: Path, rounds: list[list[RunData]]) -> tuple[Store,
 
 
 def store_with(tmp_path: Path, blobs: list[bytes]) -> tuple[Store, int]:
-    return store_with_data(tmp_path, [[RunData("calls", "getpwnam", 0, b)] for b in blobs])
+    """Each blob stored as the probes store it, with the number of calls it holds (0 for one
+    this cutaway cannot read)."""
+    return store_with_data(
+        tmp_path, [[RunData("calls", "getpwnam", calls_in(b), b)] for b in blobs]
+    )
+
+
+def calls_in(blob: bytes) -> int:
+    try:
+        return len(calls_blob.decode(blob))
+    except calls_blob.CallsBlobError:
+        return 0
 
 
 def test_positions_and_summaries_from_blobs_of_both_versions_equal_numpy(tmp_path: Path) -> None:
@@ -74,7 +85,7 @@ def test_a_blob_from_a_newer_cutaway_stops_the_analysis_in_words(tmp_path: Path)
     blob = calls_blob.encode([ProcessCalls(0, np.ones(1), np.ones(1), np.ones(1), np.ones(1))])
     newer = blob[:8] + (calls_blob.VERSION + 1).to_bytes(4, "little") + blob[12:]
     store, experiment_id = store_with(tmp_path, [newer])
-    with pytest.raises(StoreError, match=r"'a' round 0 \(calls of getpwnam\).*upgrade cutaway"):
+    with pytest.raises(StoreError, match=r"'a' round 0, calls of getpwnam: .*upgrade cutaway"):
         analyze(store, experiment_id, resamples=100)
 
 

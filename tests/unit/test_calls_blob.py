@@ -140,6 +140,34 @@ def test_blobs_this_cutaway_cannot_read_are_refused_in_words() -> None:
         decode(b"\0" * 33)
 
 
+def with_header(blob: bytes, change: dict[str, object]) -> bytes:
+    """``blob`` with its JSON header's columns changed (``{name: description}``), the header
+    kept at its length so that the stored columns stay where their offsets say."""
+    length = int.from_bytes(blob[12:16], "little")
+    header = json.loads(blob[16 : 16 + length])
+    header["columns"].update(change)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    assert len(text) <= length
+    return blob[:16] + text.ljust(length) + blob[16 + length :]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"group_process": None},  # found by tests/fuzz: AttributeError
+        {"duration_ns": {"dtype": "<u4", "counting": True}},  # KeyError after decoding
+        {"error": {"dtype": "|u1", "constant": 300}},  # OverflowError
+        {"error": {"dtype": "|u1", "constant": "0"}},
+    ],
+    ids=["null column", "counting durations", "constant overflow", "text constant"],
+)
+def test_a_damaged_column_description_is_refused_in_words(change: dict[str, object]) -> None:
+    blob = with_header(encode(vector_parts()), change)
+    with pytest.raises(CallsBlobError, match="damaged calls blob"):
+        calls = decode(blob)
+        calls.process  # noqa: B018  (what the analysis reads)
+
+
 def test_the_probe_makes_one_blob_per_function_from_interleaved_records() -> None:
     from cutaway.probes.calls.capture import _per_function
     from cutaway.probes.calls.records import CallRecords, function_id

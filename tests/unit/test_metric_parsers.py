@@ -98,3 +98,29 @@ def test_bad_patterns_and_outputs() -> None:
         read_pattern(pattern, "nothing here")
     with pytest.raises(ParseError, match="not a number"):
         read_pattern(pattern, "rps=fast")
+
+
+# Found by tests/fuzz/test_fuzz_imports.py: each was a traceback, or a figure that is no number.
+
+
+def test_a_damaged_redis_summary_line_is_left_out_not_a_traceback() -> None:
+    output = fixture("redis-benchmark.txt").replace("0.024     0.095", "0.024     .0.095", 1)
+    assert ".0.095" in output
+    values = PARSERS["redis-benchmark"].parse(output)
+    assert "set.p50_latency_ms" not in values  # that summary line is damaged: no guess
+    assert values["get.p50_latency_ms"] == 0.103  # the others still read
+    with pytest.raises(ParseError, match=r"printed no set\.p50_latency_ms"):
+        PARSERS["redis-benchmark"].read("set.p50_latency_ms", output)
+
+
+def test_a_figure_too_large_for_a_float_is_refused() -> None:
+    output = fixture("ab-200-c4.txt").replace("669.02", "9" * 400, 1)
+    with pytest.raises(ParseError, match="requests_per_second as inf, not a finite number"):
+        PARSERS["ab"].read("requests_per_second", output)
+
+
+@pytest.mark.parametrize("printed", ["nan", "inf", "-inf", "9" * 400])
+def test_a_pattern_that_matches_no_finite_number_is_refused(printed: str) -> None:
+    pattern = compile_pattern(r"rps=(?P<value>\S+)")
+    with pytest.raises(ParseError, match="not a finite number"):
+        read_pattern(pattern, f"rps={printed}")

@@ -37,6 +37,15 @@ def test_unknown_lines_and_other_calls_are_ignored() -> None:
     assert parse_trace(text, ["openat"]) == {}
 
 
+def test_lines_whose_duration_is_damaged_are_ignored() -> None:
+    """Found by tests/fuzz/test_fuzz_imports.py: these were ValueError and OverflowError."""
+    good = "close(3)                                = 0 <0.000005>"
+    damaged = [f"close(4) = 0 <{seconds}>" for seconds in ("1.2.3", ".", "9" * 400, "")]
+    parsed = parse_trace("\n".join([*damaged, good]), ["close"])
+    assert parsed["close"]["duration_ns"].tolist() == [5000]
+    assert parsed["close"]["call_index"].tolist() == [1]
+
+
 def test_syscall_names_are_checked() -> None:
     assert check_syscall_names(["fsync", "openat", "fsync"]) == ("fsync", "openat")
     with pytest.raises(ValueError):

@@ -4,7 +4,8 @@ stored-experiment reference and calls the library; everything it prints comes fr
 cutaway.report.
 
 Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
-failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file);
+failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file, a
+damaged store);
 130 interrupted (completed runs are saved). A reader that closes standard output or error
 changes none of these (cli/streams.py). docs/cli.md describes every option, the exit statuses
 and the environment variables.
@@ -20,9 +21,12 @@ import difflib
 import os
 import shlex
 import shutil
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
@@ -649,6 +653,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
+    except KeyboardInterrupt:  # every run is stored already: say where, as at the end
+        where = stored_line(outcome.experiment_id, args.db).removeprefix("cutaway: ")
+        print(visible(f"cutaway: interrupted during the report; {where}"), file=sys.stderr)
+        return EXIT_INTERRUPTED
     except OutputWriteError as error:
         again = f"cutaway export {outcome.experiment_id}{db_option(args.db)}"
         raise OutputWriteError(
@@ -730,10 +738,15 @@ def cmd_list(args: argparse.Namespace) -> int:
         store = Store(args.db, create=False)  # reading never creates a store
         rows = [
             (r.id, r.name, r.status, r.created_at, r.label, r.n_variants, r.n_runs)
-            for r in store.list_experiments()
+            for r in store.list_experiments(on_damaged=_skipped)
         ]
     print_listing(rows, args.db)
     return EXIT_OK
+
+
+def _skipped(error: Exception) -> None:
+    """A damaged experiment that `list` leaves out: the others are still worth listing."""
+    print(visible(f"cutaway: warning: left out of the list: {error}"), file=sys.stderr)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -819,13 +832,31 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
+@contextmanager
+def _stop_signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a closed terminal) stop any command as Ctrl-C does: exit status 130
+    and a message, not death by signal (the runner installs its own handlers while it runs)."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    stop_signals = (signal.SIGTERM, signal.SIGHUP)
+    previous = {stop_signal: signal.signal(stop_signal, interrupt) for stop_signal in stop_signals}
+    try:
+        yield
+    finally:
+        for stop_signal, handler in previous.items():
+            signal.signal(stop_signal, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Its reader may close standard output or error at any time: the command
-    carries on as if nobody watched (cli/streams.py)."""
+    carries on as if nobody watched (cli/streams.py). SIGTERM and SIGHUP stop it as Ctrl-C does."""
     with pipe_safe_streams():
         args = parse_arguments(argv)
         try:
-            return COMMANDS[args.command](args)
+            with _stop_signals_interrupt():
+                return COMMANDS[args.command](args)
         except KeyboardInterrupt:
             print("cutaway: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
@@ -849,9 +880,12 @@ def _exit_status(error: Exception) -> int | None:
     from cutaway.runner.errors import ProbeUnavailable, RunnerError
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
-    from cutaway.store import StoreError
+    from cutaway.store import DamagedStoreError, StoreError
 
-    if isinstance(error, (SpecError, UsageError, OutputPathError, ProbeUnavailable)):
+    # A damaged store is bad input, as a bad experiment file is: nothing can be measured from it.
+    if isinstance(
+        error, (SpecError, UsageError, OutputPathError, ProbeUnavailable, DamagedStoreError)
+    ):
         return EXIT_USAGE
     if isinstance(error, (RunnerError, StoreError, ForkServerError, OutputWriteError)):
         return EXIT_ERROR

@@ -11,6 +11,7 @@ redis-benchmark*)."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -108,7 +109,10 @@ class Parser:
         values = self.parse(output)
         if field not in values:
             raise ParseError(f"{self.name} printed no {field} ({_missing_hint(self.name, field)})")
-        return values[field]
+        value = values[field]
+        if not math.isfinite(value):  # 400 digits are "inf": a damaged output, not a figure
+            raise ParseError(f"{self.name} printed {field} as {value}, not a finite number")
+        return value
 
 
 def normal_field(parser: Parser, name: str) -> str:
@@ -233,11 +237,11 @@ def parse_redis_benchmark(output: str) -> dict[str, float]:
         elif (match := _REDIS_RPS.match(line)) is not None and test:
             values[f"{test}.requests_per_second"] = float(match.group(1))
         elif _REDIS_SUMMARY_HEADER.match(line) and test and index + 1 < len(lines):
-            numbers = lines[index + 1].split()
+            numbers = _numbers(lines[index + 1].split())
             stats = ("avg", "min", "p50", "p95", "p99", "max")
-            if len(numbers) == len(stats):
+            if numbers is not None and len(numbers) == len(stats):
                 for stat, number in zip(stats, numbers, strict=True):
-                    values[f"{test}.{stat}_latency_ms"] = float(number)
+                    values[f"{test}.{stat}_latency_ms"] = number
         elif (match := _REDIS_QUIET.match(line)) is not None and ": rps=" not in line:
             key = _test_key(match.group(1))
             values[f"{key}.requests_per_second"] = float(match.group(2))
@@ -246,6 +250,14 @@ def parse_redis_benchmark(output: str) -> dict[str, float]:
     if not values:
         raise ParseError("no redis-benchmark results in the output")
     return values
+
+
+def _numbers(words: list[str]) -> list[float] | None:
+    """Every word as a number, None when one is not (a summary line that is damaged)."""
+    try:
+        return [float(word) for word in words]
+    except ValueError:
+        return None
 
 
 def _redis_csv(lines: list[str]) -> dict[str, float]:
@@ -306,6 +318,9 @@ def read_pattern(pattern: re.Pattern[str], output: str) -> float:
     if text is None:
         raise ParseError(f"the group value of {pattern.pattern!r} matched nothing")
     try:
-        return float(text.strip())
+        value = float(text.strip())
     except ValueError:
         raise ParseError(f"{pattern.pattern!r} matched {text!r}, which is not a number") from None
+    if not math.isfinite(value):  # "nan", "inf", or more digits than a float holds
+        raise ParseError(f"{pattern.pattern!r} matched {text!r}, which is not a finite number")
+    return value

@@ -45,7 +45,8 @@ def pid_from_file(path: str) -> int:
         raise ProcessNotFound(f"pid file {path} does not exist") from None
     except OSError as error:
         raise ProcessNotFound(f"cannot read pid file {path}: {error.strerror}") from None
-    if not text.isdigit() or int(text) <= 0:
+    # isascii: str.isdigit() accepts "²", which int() refuses.
+    if not (text.isascii() and text.isdigit()) or int(text) <= 0:
         raise ProcessNotFound(f"pid file {path} holds {text!r}, not a process id")
     pid = int(text)
     if not alive(pid):

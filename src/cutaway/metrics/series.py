@@ -14,7 +14,7 @@ import struct
 
 from cutaway.metrics.sampler import Series
 from cutaway.model import TimeSeries
-from cutaway.store import Store
+from cutaway.store import DamagedStoreError, Store
 
 SERIES_KIND = "series"
 SERIES_CSV_COLUMNS = ("experiment", "variant", "round", "metric", "unit", "t_seconds", "value")
@@ -37,7 +37,20 @@ def load_series(store: Store, experiment_id: int) -> list[TimeSeries]:
     units = {m.name: m.unit for m in store.experiment(experiment_id).spec.all_metrics()}
     found = []
     for item in store.run_data(experiment_id, SERIES_KIND):
-        times, values = decode_series(item.data)
+        where = f"{item.variant!r} round {item.round_index}, series of {item.key}"
+        try:
+            times, values = decode_series(item.data)
+        except ValueError as error:
+            raise DamagedStoreError(
+                store.path, experiment_id, "run_data.data", f"{where}: {error}"
+            ) from None
+        if len(times) != item.count:
+            raise DamagedStoreError(
+                store.path,
+                experiment_id,
+                "run_data.count",
+                f"{where}: {item.count} samples, but the blob holds {len(times)}",
+            )
         unit = units.get(item.key, "")
         found.append(TimeSeries(item.variant, item.round_index, item.key, unit, times, values))
     return found

@@ -6,6 +6,7 @@ a zero."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -91,11 +92,14 @@ def read_command(spec: MetricSpec, variant: Variant) -> float:
     if done.returncode != 0:
         detail = _tail(done.stderr.decode(errors="replace") or printed)
         raise MetricFailure(f"`{code}` exited with status {done.returncode}: {detail}")
+    shown = repr(_tail(printed)) if printed else "nothing"
     try:
-        return float(printed)
+        value = float(printed)
     except ValueError:
-        shown = repr(_tail(printed)) if printed else "nothing"
         raise MetricFailure(f"`{code}` printed {shown}, not a number") from None
+    if not math.isfinite(value):  # "nan" and "inf" parse, but are no figure to compare
+        raise MetricFailure(f"`{code}` printed {shown}, not a finite number")
+    return value
 
 
 # -- file ----------------------------------------------------------------------------------------

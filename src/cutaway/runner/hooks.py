@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -146,9 +147,31 @@ def _interrupted(
         "(interrupt again to stop it)"
     )
     try:
-        process.wait()
+        reap(process)
     except BaseException:
         stop_group(process)
+
+
+def reap(process: subprocess.Popen[bytes], timeout_seconds: float | None = None) -> int:
+    """Wait for a hook's shell after an interrupt, without Popen.wait: an interrupt that lands
+    inside Popen.wait can leave its internal lock held (https://bugs.python.org/issue29988,
+    a signal between a lock's acquire and the ``with`` that releases it), and any later
+    Popen.wait then blocks for ever. Raises subprocess.TimeoutExpired after
+    ``timeout_seconds``."""
+    deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
+    while process.returncode is None:
+        try:
+            pid, status = os.waitpid(process.pid, 0 if deadline is None else os.WNOHANG)
+        except ChildProcessError:  # reaped already (by Popen, just before the interrupt)
+            process.returncode = process.returncode if process.returncode is not None else -1
+            break
+        if pid:
+            process.returncode = os.waitstatus_to_exitcode(status)
+        elif deadline is not None and time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(process.args, timeout_seconds or 0.0)
+        else:
+            time.sleep(0.01)
+    return process.returncode
 
 
 def stop_group(process: subprocess.Popen[bytes]) -> None:
@@ -159,7 +182,7 @@ def stop_group(process: subprocess.Popen[bytes]) -> None:
         except ProcessLookupError:
             break
         try:
-            process.wait(GRACE_SECONDS)
+            reap(process, GRACE_SECONDS)
             # The shell is gone; what it left in its group goes too.
             os.killpg(process.pid, signal.SIGKILL)
             break
@@ -167,4 +190,4 @@ def stop_group(process: subprocess.Popen[bytes]) -> None:
             continue
         except ProcessLookupError:
             break
-    process.wait()
+    reap(process)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing, which costs start-up time
 if TYPE_CHECKING:
+    from cutaway.store.checks import DamagedStoreError
     from cutaway.store.db import Store
     from cutaway.store.records import (
         ExperimentRow,
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
     "LATEST_VERSION",
+    "DamagedStoreError",
     "ExperimentRow",
     "MetricTable",
     "ProbeInfo",
@@ -38,6 +40,7 @@ _EXPORTS = {
     "ExperimentRow": "records",
     "MetricTable": "records",
     "ProbeInfo": "records",
+    "DamagedStoreError": "checks",
     "Store": "db",
     "StoreError": "schema",
     "StoreFull": "schema",

@@ -12,12 +12,12 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-from cutaway.model import TIMED, Calibration, Run, RunData, RunStatus, Spec
+from cutaway.model import TIMED, Calibration, Run, RunData, Spec
+from cutaway.store.checks import Columns, DamagedStoreError
 from cutaway.store.lease import Owner, owner_from_row
 from cutaway.store.listing import listing_rows
 from cutaway.store.records import (
@@ -27,13 +27,22 @@ from cutaway.store.records import (
     StoredExperiment,
     StoredRunData,
     dumps,
-    loads,
-    string_list,
 )
 from cutaway.store.reserve import SpaceReserve
+from cutaway.store.rows import (
+    EXPERIMENT_STATUSES,
+    check_cells,
+    listing_row,
+    measurements,
+    probe_info,
+    run_data_item,
+    run_data_key,
+    run_from_row,
+    stored_experiment,
+    variant_names,
+)
 from cutaway.store.schema import StoreError, StoreFull, open_database
 
-EXPERIMENT_STATUSES = ("running", "complete", "incomplete")
 FINISHED_STATUSES = ("complete", "incomplete")
 
 _RUN_COLUMNS = (
@@ -238,7 +247,10 @@ class Store:
             ).fetchone()
             if row is None:
                 raise self._unknown(experiment_id)
-            status, holder, heartbeat_at = row[0], owner_from_row(*row[1:4]), row[4]
+            status, holder = row[0], owner_from_row(*row[1:4])
+            heartbeat_at = self._columns(experiment_id).optional_real(
+                "experiments.heartbeat_at", row[4]
+            )
             if status == "complete":
                 raise StoreError(f"experiment #{experiment_id} is complete: nothing to resume")
             now = time.time()
@@ -258,44 +270,47 @@ class Store:
     # -- reads --------------------------------------------------------------------------------
 
     def experiment(self, experiment_id: int) -> StoredExperiment:
+        """One stored experiment, every value checked (DamagedStoreError otherwise)."""
         with self._read(f"read experiment {experiment_id}") as connection:
             row = connection.execute(
                 "SELECT e.id, e.name, e.status, e.created_at, e.finished_at, e.label,"
                 " e.spec_json, e.spec_text, e.environment_json, e.environment_end_json,"
-                " e.cutaway_version, c.command, c.n, c.median_wall_seconds, c.min_wall_seconds"
-                " FROM experiments e LEFT JOIN calibrations c ON c.experiment_id = e.id"
-                " WHERE e.id = ?",
+                " e.cutaway_version, c.experiment_id, c.command, c.n, c.median_wall_seconds,"
+                " c.min_wall_seconds FROM experiments e"
+                " LEFT JOIN calibrations c ON c.experiment_id = e.id WHERE e.id = ?",
                 (experiment_id,),
             ).fetchone()
+            variant_rows = connection.execute(
+                "SELECT position, name FROM variants WHERE experiment_id = ? ORDER BY position",
+                (experiment_id,),
+            ).fetchall()
         if row is None:
             raise self._unknown(experiment_id)
-        calibration = None if row[11] is None else Calibration(*row[11:15])
-        return StoredExperiment(
-            id=row[0],
-            name=row[1],
-            status=row[2],
-            created_at=row[3],
-            finished_at=row[4],
-            label=row[5],
-            spec=Spec.from_dict(loads(row[6]), source_text=row[7]),
-            environment=loads(row[8]),
-            environment_end=None if row[9] is None else loads(row[9]),
-            cutaway_version=row[10],
-            calibration=calibration,
-        )
+        return stored_experiment(row, variant_rows, self._columns(experiment_id))
 
-    def list_experiments(self) -> list[ExperimentRow]:
-        """Every stored experiment, newest first."""
+    def list_experiments(
+        self, on_damaged: Callable[[DamagedStoreError], None] | None = None
+    ) -> list[ExperimentRow]:
+        """Every stored experiment, newest first. A row that is damaged raises
+        DamagedStoreError, or with ``on_damaged`` is handed to it and left out."""
         with self._read("list experiments") as connection:
             rows = listing_rows(connection)
-        return [ExperimentRow(*row) for row in rows]
+        listed = []
+        for row in rows:
+            try:
+                listed.append(listing_row(row, self._columns(row[0])))
+            except DamagedStoreError as error:
+                if on_damaged is None:
+                    raise
+                on_damaged(error)
+        return listed
 
     def resolve(self, ref: str | None) -> int:
         """The id of the experiment ``ref`` names: None or "latest" (the newest),
         "latest-incomplete" (the newest that stopped before its end and that no live process
         is running), an id, or a name (the newest experiment of that name)."""
         with self._read(f"find experiment {ref!r}") as connection:
-            found = _find(connection, ref)
+            found = _find(connection, ref, self._path)
         if found is None:
             asked = "latest" if ref is None else ref
             raise StoreError(
@@ -323,10 +338,9 @@ class Store:
                 " AND (? IS NULL OR r.purpose = ?)",
                 (experiment_id, include_warmup, purpose, purpose),
             ).fetchall()
-        metrics_by_run: dict[int, dict[str, float]] = {}
-        for run_id, metric, value in measurement_rows:
-            metrics_by_run.setdefault(run_id, {})[metric] = value
-        return [_run_from_row(row, metrics_by_run.get(row[0], {})) for row in run_rows]
+        columns = self._columns(experiment_id)
+        metrics_by_run = measurements(measurement_rows, columns)
+        return [run_from_row(row, metrics_by_run.get(row[0], {}), columns) for row in run_rows]
 
     def completed_slots(self, experiment_id: int) -> set[tuple[int, str, str]]:
         """(round_index, variant, purpose) of every stored run that was not interrupted: the
@@ -338,7 +352,15 @@ class Store:
                 " WHERE experiment_id = ? AND status != 'interrupted'",
                 (experiment_id,),
             ).fetchall()
-        return {(round_index, variant, purpose) for round_index, variant, purpose in rows}
+        columns = self._columns(experiment_id)
+        return {
+            (
+                columns.integer("runs.round_index", round_index),
+                columns.text("runs.variant", name),
+                columns.text("runs.purpose", purpose),
+            )
+            for round_index, name, purpose in rows
+        }
 
     def set_probe(
         self,
@@ -366,7 +388,7 @@ class Store:
                 " FROM probes WHERE experiment_id = ? ORDER BY name",
                 (experiment_id,),
             ).fetchall()
-        return [ProbeInfo(str(n), str(d), _optional(o), _optional(p)) for n, d, o, p in rows]
+        return [probe_info(row, self._columns(experiment_id)) for row in rows]
 
     def run_data(self, experiment_id: int, kind: str) -> list[StoredRunData]:
         """Every counted, successful run's data of one kind, in round order (from runs of any
@@ -383,15 +405,15 @@ class Store:
                 " ORDER BY r.round_index, r.order_in_round, d.key",
                 (experiment_id, kind),
             ).fetchall()
+            columns = self._columns(experiment_id)
             found = []
-            for run_id, variant, round_index, key, count in keys:
+            for row in keys:
+                checked = run_data_key(row, columns)
                 (data,) = connection.execute(
                     "SELECT data FROM run_data WHERE run_id = ? AND kind = ? AND key = ?",
-                    (run_id, kind, key),
+                    (row[0], kind, row[3]),
                 ).fetchone()
-                found.append(
-                    StoredRunData(str(variant), int(round_index), str(key), int(count), bytes(data))
-                )
+                found.append(run_data_item(checked, data, columns, row[0]))
         return found
 
     def metric_names(self, experiment_id: int) -> tuple[str, ...]:
@@ -424,7 +446,7 @@ class Store:
         with self._read(f"read {metric!r} of experiment {experiment_id}") as connection:
             self._require_experiment(connection, experiment_id)
             variant_rows = connection.execute(
-                "SELECT name FROM variants WHERE experiment_id = ? ORDER BY position",
+                "SELECT position, name FROM variants WHERE experiment_id = ? ORDER BY position",
                 (experiment_id,),
             ).fetchall()
             # One row per counted run: (round, column, value or NULL when not usable).
@@ -438,9 +460,15 @@ class Store:
             ).fetchall()
         import numpy as np  # here only: listing experiments must not import numpy
 
-        variants = tuple(name for (name,) in variant_rows)
-        # numpy turns the NULLs (None) into NaN.
-        matrix = np.array(cells, dtype=np.float64).reshape(-1, 3)
+        columns = self._columns(experiment_id)
+        variants = variant_names(variant_rows, columns)
+        try:  # numpy turns the NULLs (None) into NaN
+            matrix = np.array(cells, dtype=np.float64).reshape(-1, 3)
+        except (TypeError, ValueError):
+            matrix = None
+        if matrix is None or not np.array_equal(matrix[:, :2], np.trunc(matrix[:, :2])):
+            check_cells(cells, metric, columns)  # raises, naming the damaged cell
+            raise AssertionError("a damaged cell was not found")  # pragma: no cover
         rounds, row_of_cell = np.unique(matrix[:, 0].astype(np.int64), return_inverse=True)
         values = np.full((len(rounds), len(variants)), np.nan, dtype=np.float64)
         values[row_of_cell.reshape(-1), matrix[:, 1].astype(np.intp)] = matrix[:, 2]
@@ -489,6 +517,10 @@ class Store:
         if str(self._path) != ":memory:":
             self._reserve.take()
 
+    def _columns(self, experiment_id: int | None) -> Columns:
+        """The checks of values read for ``experiment_id`` (see checks.py)."""
+        return Columns(self._path, experiment_id)
+
     def _unknown(self, experiment_id: int) -> StoreError:
         return StoreError(
             f"no experiment {experiment_id} in {self._path}; `cutaway list` shows the stored ones"
@@ -513,7 +545,7 @@ class Store:
             raise StoreError(f"experiment {experiment_id} has no variant {variant!r}")
 
 
-def _find(connection: sqlite3.Connection, ref: str | None) -> int | None:
+def _find(connection: sqlite3.Connection, ref: str | None, path: Path) -> int | None:
     if ref is None or ref == "latest":
         row = connection.execute("SELECT MAX(id) FROM experiments").fetchone()
     elif ref == "latest-incomplete":
@@ -524,7 +556,10 @@ def _find(connection: sqlite3.Connection, ref: str | None) -> int | None:
             " WHERE status IN ('running', 'incomplete') ORDER BY id DESC"
         ):
             holder = owner_from_row(host, pid, started)
-            if holder is None or not holder.alive(heartbeat_at, now):
+            heartbeat = Columns(path, found_id).optional_real(
+                "experiments.heartbeat_at", heartbeat_at
+            )
+            if holder is None or not holder.alive(heartbeat, now):
                 return int(found_id)
         return None
     else:
@@ -546,25 +581,6 @@ def _owner_columns(owner: Owner | None) -> tuple[str | None, int | None, int | N
     return (owner.host, owner.pid, owner.started)
 
 
-def _run_from_row(row: tuple[Any, ...], metrics: Mapping[str, float]) -> Run:
-    (run_id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message,
-     leftover_processes, leftover_names, purpose) = row  # fmt: skip
-    return Run(
-        variant=variant,
-        round_index=round_index,
-        order_in_round=order_in_round,
-        status=RunStatus(status),
-        exit_code=exit_code,
-        signal=signal,
-        metrics=metrics,
-        started_at=started_at,
-        message=message,
-        leftover_processes=int(leftover_processes),
-        leftover_names=string_list(leftover_names, f"runs.leftover_names of run {run_id}"),
-        purpose=purpose,
-    )
-
-
 def _check_status(status: str, allowed: tuple[str, ...]) -> None:
     if status not in allowed:
         raise ValueError(f"experiment status {status!r} is not one of {', '.join(allowed)}")
@@ -575,8 +591,3 @@ def _last_row_id(cursor: sqlite3.Cursor) -> int:
     if row_id is None:  # cannot happen after a successful INSERT; satisfies the type checker
         raise StoreError("SQLite returned no row id for an insert")
     return row_id
-
-
-def _optional(value: Any) -> float | None:
-    """A nullable REAL column as a float or None."""
-    return None if value is None else float(value)

@@ -1,5 +1,5 @@
 """What the store hands out: stored experiments, listings, per-metric tables, probe data; and
-the JSON helpers for the columns that hold mappings. Value objects only, no database access."""
+the JSON helper for the columns that hold mappings. Value objects only, no database access."""
 
 from __future__ import annotations
 
@@ -95,22 +95,3 @@ def plain_mapping(value: object) -> dict[str, object]:
     if isinstance(value, Mapping):
         return dict(value)
     raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
-
-
-def loads(text: str) -> dict[str, Any]:
-    value = json.loads(text)
-    if not isinstance(value, dict):
-        raise StoreError(f"stored JSON is not an object: {text[:80]!r}")
-    return value
-
-
-def string_list(text: str, what: str) -> tuple[str, ...]:
-    """A column holding a JSON array of strings, read back; StoreError naming ``what`` when
-    it holds anything else."""
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        value = None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise StoreError(f"{what} is not a JSON array of strings: {str(text)[:80]!r}")
-    return tuple(value)

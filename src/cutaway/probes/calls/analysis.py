@@ -24,12 +24,12 @@ from cutaway.model import (
     Comparison,
     Spec,
 )
-from cutaway.probes.calls.blob import CallsBlobError
+from cutaway.probes.calls.blob import CallsBlobError, NewerCallsBlobError
 from cutaway.probes.calls.capture import KIND, LOSSES_KIND, decode_calls
 from cutaway.probes.syscalls.capture import KIND as SYSCALLS_KIND
 from cutaway.stats import describe, paired_ratio
 from cutaway.stats.descriptive import percentile_curve
-from cutaway.store import Store, StoreError
+from cutaway.store import DamagedStoreError, Store, StoreError
 from cutaway.verdicts import Row, judge
 
 Durations = npt.NDArray[np.float64]
@@ -58,11 +58,22 @@ def load_calls(
     loaded: dict[tuple[str, str, str], dict[int, Durations]] = defaultdict(dict)
     for kind, label in ((KIND, str), (SYSCALLS_KIND, syscall_label)):
         for item in store.run_data(experiment_id, kind):
+            where = f"{item.variant!r} round {item.round_index}, {kind} of {item.key}"
             try:
                 calls = decode_calls(item.data)
-            except CallsBlobError as error:
-                where = f"{item.variant!r} round {item.round_index} ({kind} of {item.key})"
+            except NewerCallsBlobError as error:  # not damaged: this cutaway is too old
                 raise StoreError(f"cannot read the calls of {where}: {error}") from None
+            except CallsBlobError as error:
+                raise DamagedStoreError(
+                    store.path, experiment_id, "run_data.data", f"{where}: {error}"
+                ) from None
+            if len(calls) != item.count:
+                raise DamagedStoreError(
+                    store.path,
+                    experiment_id,
+                    "run_data.count",
+                    f"{where}: {item.count} calls, but the blob holds {len(calls)}",
+                )
             # One pass: the stored integers (of any width) straight to float seconds.
             seconds = np.divide(calls.duration_ns, 1e9, dtype=np.float64)
             function = label(item.key)
@@ -131,10 +142,18 @@ def losses_cautions(store: Store, experiment_id: int) -> list[Caution]:
     programs, and static binaries have no libc calls to interpose."""
     truncated = dropped = unseen = 0
     for item in store.run_data(experiment_id, LOSSES_KIND):
-        losses = json.loads(item.data)
-        truncated += int(losses.get("truncated_bytes", 0))
-        dropped += int(losses.get("dropped", 0))
-        unseen += int(losses.get("processes", 0)) == 0
+        losses = _losses(item.data)
+        if losses is None:
+            raise DamagedStoreError(
+                store.path,
+                experiment_id,
+                "run_data.data",
+                f"{item.variant!r} round {item.round_index}, the calls probe's losses: "
+                f"{item.data[:60]!r} is not a JSON object of counts",
+            )
+        truncated += losses.get("truncated_bytes", 0)
+        dropped += losses.get("dropped", 0)
+        unseen += losses.get("processes", 0) == 0
     cautions = []
     if truncated or dropped:
         message = (
@@ -151,6 +170,22 @@ def losses_cautions(store: Store, experiment_id: int) -> list[Caution]:
         )
         cautions.append(Caution("calls-unseen", message))
     return cautions
+
+
+def _losses(data: bytes) -> dict[str, int] | None:
+    """The calls probe's losses of one run (capture.py writes them), None if damaged."""
+    try:
+        losses = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(losses, dict):
+        return None
+    counts = {key: losses.get(key, 0) for key in ("truncated_bytes", "dropped", "processes")}
+    valid = all(
+        isinstance(count, int) and not isinstance(count, bool) and count >= 0
+        for count in counts.values()
+    )
+    return counts if valid else None
 
 
 def _paired_means(

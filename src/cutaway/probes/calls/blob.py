@@ -57,6 +57,9 @@ FIELDS = ("process", "call_index", "duration_ns", "thread_cpu_ns", "error")
 COLUMNS = ("group_process", "group_calls", "call_index", "duration_ns", "thread_cpu_ns", "error")
 _PREAMBLE = np.dtype([("magic", "S8"), ("version", "<u4"), ("header_bytes", "<u4")])
 _ALIGNMENT = 8
+# More calls than a blob can describe: call indexes are 32-bit, and a damaged header must not
+# make a reader allocate without bound.
+MAX_CALLS = 2**32 - 1
 # Narrowest first. No uint64: numpy turns arithmetic mixing it with int64 into float64.
 _INTEGER_TYPES = tuple(np.dtype(name) for name in ("<u1", "<i1", "<u2", "<i2", "<u4", "<i4", "<i8"))
 
@@ -65,6 +68,10 @@ IntArray = npt.NDArray[np.integer[Any]]
 
 class CallsBlobError(ValueError):
     """A stored blob that is not a calls blob this cutaway can read."""
+
+
+class NewerCallsBlobError(CallsBlobError):
+    """A calls blob of a version this cutaway does not know: written by a later one."""
 
 
 @dataclass(frozen=True)
@@ -166,7 +173,7 @@ def decode(data: bytes) -> Calls:
     preamble = np.frombuffer(data, _PREAMBLE, count=1)[0]
     version = int(preamble["version"])
     if version != VERSION:
-        raise CallsBlobError(
+        raise NewerCallsBlobError(
             f"calls blob version {version}, this cutaway reads versions 1 and {VERSION}: "
             "upgrade cutaway to analyse this experiment"
         )
@@ -174,16 +181,18 @@ def decode(data: bytes) -> Calls:
     try:
         header = json.loads(data[_PREAMBLE.itemsize : end])
         n, groups, specs = int(header["calls"]), int(header["groups"]), header["columns"]
-        if n < 0 or groups < 0:
+        if not 0 <= n <= MAX_CALLS or not 0 <= groups <= n:
             raise ValueError(f"{n} calls in {groups} groups")
         found = {
-            name: _column(data, specs[name], groups if name.startswith("group_") else n)
+            name: _column(data, specs[name], groups if name.startswith("group_") else n, name)
             for name in COLUMNS
-            if not specs[name].get("counting")
+            if name != "call_index" or not _counting(specs[name])
         }
+        if found["group_calls"].size and int(found["group_calls"].min()) < 0:
+            raise ValueError("a group of fewer than no calls")
         if int(found["group_calls"].sum()) != n:
             raise ValueError(f"the groups do not add up to {n} calls")
-    except (ValueError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as error:
         raise CallsBlobError(f"damaged calls blob: {error}") from None
     return Calls(
         group_process=found["group_process"],
@@ -217,12 +226,24 @@ def _decode_version_1(data: bytes) -> Calls:
     )
 
 
-def _column(data: bytes, spec: dict[str, Any], length: int) -> IntArray:
+def _counting(spec: object) -> bool:
+    return isinstance(spec, dict) and spec.get("counting") is True
+
+
+def _column(data: bytes, spec: object, length: int, name: str) -> IntArray:
+    """A column as the header describes it; ValueError when the description is damaged."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("dtype"), str):
+        raise ValueError(f"column {name} described as {spec!r}")
     dtype = np.dtype(spec["dtype"])
     if dtype not in _INTEGER_TYPES:
         raise ValueError(f"column type {spec['dtype']!r}")
     if "constant" in spec:
-        return np.broadcast_to(np.array(spec["constant"], dtype=dtype), (length,))
+        constant = spec["constant"]
+        if isinstance(constant, bool) or not isinstance(constant, int):
+            raise ValueError(f"column {name} constant {constant!r}")
+        if name.startswith("group_"):  # encode() always stores the groups
+            raise ValueError(f"group column {name} given as a constant")
+        return np.broadcast_to(np.array(constant, dtype=dtype), (length,))
     offset = int(spec["offset"])
     if offset < 0 or offset + length * dtype.itemsize > len(data):
         raise ValueError(f"a column at {offset} runs past the blob's {len(data)} bytes")

@@ -31,10 +31,13 @@ from cutaway.probes.calls.capture import CALL_DTYPE
 KIND = "syscalls"
 # name(args) = result [ERRNO (text)] <seconds>; strace -T puts the duration last.
 _LINE = re.compile(
-    r"^(?P<name>\w+)\(.*\)\s+=\s+(?P<result>\S+)(?:\s+(?P<errno>E[A-Z0-9]+))?.*<(?P<sec>[\d.]+)>$",
+    r"^(?P<name>\w+)\(.*\)\s+=\s+(?P<result>\S+)(?:\s+(?P<errno>E[A-Z0-9]+))?"
+    r".*<(?P<sec>[0-9]+(?:\.[0-9]+)?)>$",
     re.MULTILINE,
 )
 _ERRNO = {name: number for number, name in errno.errorcode.items()}
+# Longer than any call lasts (146 years): a line that says so is damaged, not a duration.
+MAX_CALL_SECONDS = 2**62 / 1e9
 _SYSCALL_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 
 
@@ -55,8 +58,11 @@ def parse_trace(text: str, names: Sequence[str]) -> dict[str, np.ndarray]:
         calls = found.get(match["name"])
         if calls is None:
             continue
+        seconds = float(match["sec"])
+        if seconds > MAX_CALL_SECONDS:
+            continue
         error = _ERRNO.get(match["errno"] or "", 0)
-        calls.append((round(float(match["sec"]) * 1e9), error))
+        calls.append((round(seconds * 1e9), error))
     parsed = {}
     for name, calls in found.items():
         if not calls:

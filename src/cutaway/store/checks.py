@@ -1,0 +1,140 @@
+"""What is read from the store is checked where rows become value objects.
+
+SQLite keeps any type in any column (a hand edit can put ``'fast'`` in a REAL column) and a
+JSON column holds whatever was written into it. A store edited by hand or damaged must give one
+clear message naming the experiment, the table and column and the problem, never a traceback
+from deep in the analysis: every reader of the store goes through these checks, and each
+failure is a :class:`DamagedStoreError`."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cutaway.store.schema import StoreError
+
+
+class DamagedStoreError(StoreError):
+    """A stored value that cannot be what cutaway wrote there: the store was edited or damaged.
+    Nothing is changed; the message names the experiment, the column and the problem."""
+
+    def __init__(self, path: Path, experiment_id: int | None, column: str, problem: str) -> None:
+        self.path = path
+        self.experiment_id = experiment_id
+        self.column = column  # "table.column"
+        self.problem = problem
+        which = "" if experiment_id is None else f"experiment #{experiment_id} in "
+        super().__init__(
+            f"{which}{path} is damaged: {column}: {problem} "
+            "(the store was edited by hand or corrupted; cutaway changed nothing)"
+        )
+
+
+def describe(value: object) -> str:
+    """A stored value as the message shows it, its type and at most 60 characters of it."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes):
+        return f"a blob of {len(value)} bytes"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    kinds = {bool: "boolean", int: "integer", float: "number", str: "text"}
+    kind = {list: "array", dict: "object", **kinds}.get(type(value))
+    return f"{kind} {text}" if kind else f"{type(value).__name__} {text}"
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns of one experiment's rows: each method returns the value typed, or raises
+    DamagedStoreError naming ``table.column`` (and ``where``, the row, when given)."""
+
+    path: Path
+    experiment_id: int | None
+
+    def damaged(self, column: str, problem: str, where: str = "") -> DamagedStoreError:
+        return DamagedStoreError(
+            self.path, self.experiment_id, column, f"{where}: {problem}" if where else problem
+        )
+
+    def integer(
+        self, column: str, value: object, *, minimum: int | None = None, where: str = ""
+    ) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.damaged(column, f"{describe(value)} is not an integer", where)
+        if minimum is not None and value < minimum:
+            raise self.damaged(column, f"{value} is below {minimum}", where)
+        return value
+
+    def optional_integer(self, column: str, value: object, where: str = "") -> int | None:
+        return None if value is None else self.integer(column, value, where=where)
+
+    def real(
+        self, column: str, value: object, *, minimum: float | None = None, where: str = ""
+    ) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            raise self.damaged(column, f"{describe(value)} is not a number", where)
+        if minimum is not None and value < minimum:
+            raise self.damaged(column, f"{value} is below {minimum}", where)
+        return float(value)
+
+    def optional_real(self, column: str, value: object, where: str = "") -> float | None:
+        return None if value is None else self.real(column, value, where=where)
+
+    def text(self, column: str, value: object, where: str = "") -> str:
+        if not isinstance(value, str):
+            raise self.damaged(column, f"{describe(value)} is not text", where)
+        return value
+
+    def optional_text(self, column: str, value: object, where: str = "") -> str | None:
+        return None if value is None else self.text(column, value, where=where)
+
+    def choice(self, column: str, value: object, allowed: Sequence[str], where: str = "") -> str:
+        if not isinstance(value, str) or value not in allowed:
+            raise self.damaged(
+                column, f"{describe(value)} is not one of {', '.join(allowed)}", where
+            )
+        return value
+
+    def blob(self, column: str, value: object, where: str = "") -> bytes:
+        if not isinstance(value, bytes):
+            raise self.damaged(column, f"{describe(value)} is not a blob", where)
+        return value
+
+    def json_strings(self, column: str, value: object, where: str = "") -> tuple[str, ...]:
+        """A JSON column that must hold an array of strings."""
+        text = self.text(column, value, where)
+        try:
+            found = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            raise self.damaged(column, f"not JSON ({error})", where) from None
+        if not isinstance(found, list) or not all(isinstance(item, str) for item in found):
+            raise self.damaged(column, "not a JSON array of strings", where)
+        return tuple(found)
+
+    def json_object(self, column: str, value: object, where: str = "") -> dict[str, Any]:
+        """A JSON column that must hold an object."""
+        text = self.text(column, value, where)
+        try:
+            found = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            raise self.damaged(column, f"not JSON ({error})", where) from None
+        if not isinstance(found, dict):
+            raise self.damaged(column, f"JSON {_json_kind(found)}, not an object", where)
+        return found
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return "number"

@@ -1,0 +1,167 @@
+"""Rows of the store to value objects, every value checked (see checks.py): a damaged row
+raises DamagedStoreError naming the experiment, ``table.column`` and the problem."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cutaway.model import Calibration, Run, RunStatus
+from cutaway.store.checks import Columns
+from cutaway.store.records import ExperimentRow, ProbeInfo, StoredExperiment, StoredRunData
+from cutaway.store.stored_spec import SpecJsonError, spec_from_json
+
+EXPERIMENT_STATUSES = ("running", "complete", "incomplete")
+RUN_STATUSES = tuple(status.value for status in RunStatus)
+
+
+def stored_experiment(
+    row: Sequence[Any], variant_rows: Sequence[Sequence[Any]], columns: Columns
+) -> StoredExperiment:
+    """An experiment's row (joined with its calibration, NULLs when it has none) and its
+    variants' (position, name) rows, in position order."""
+    (id_, name, status, created_at, finished_at, label, spec_json, spec_text) = row[:8]
+    environment_json, environment_end_json, cutaway_version = row[8:11]
+    data = columns.json_object("experiments.spec_json", spec_json)
+    try:
+        spec = spec_from_json(data, columns.optional_text("experiments.spec_text", spec_text))
+    except SpecJsonError as error:
+        raise columns.damaged("experiments.spec_json", str(error)) from None
+    stored_names = list(variant_names(variant_rows, columns))
+    spec_names = [variant.name for variant in spec.variants]
+    if stored_names != spec_names:
+        raise columns.damaged(
+            "variants.name",
+            f"the variants table names {stored_names}, but experiments.spec_json names "
+            f"{spec_names}",
+        )
+    end = columns.optional_text("experiments.environment_end_json", environment_end_json)
+    return StoredExperiment(
+        id=id_,
+        name=columns.text("experiments.name", name),
+        status=columns.choice("experiments.status", status, EXPERIMENT_STATUSES),
+        created_at=columns.real("experiments.created_at", created_at),
+        finished_at=columns.optional_real("experiments.finished_at", finished_at),
+        label=columns.optional_text("experiments.label", label),
+        spec=spec,
+        environment=columns.json_object("experiments.environment_json", environment_json),
+        environment_end=None
+        if end is None
+        else columns.json_object("experiments.environment_end_json", end),
+        cutaway_version=columns.text("experiments.cutaway_version", cutaway_version),
+        calibration=None if row[11] is None else calibration(row[12:16], columns),
+    )
+
+
+def calibration(row: Sequence[Any], columns: Columns) -> Calibration:
+    command, n, median_wall_seconds, min_wall_seconds = row
+    return Calibration(
+        command=columns.text("calibrations.command", command),
+        n=columns.integer("calibrations.n", n, minimum=1),
+        median_wall_seconds=columns.real(
+            "calibrations.median_wall_seconds", median_wall_seconds, minimum=0
+        ),
+        min_wall_seconds=columns.real("calibrations.min_wall_seconds", min_wall_seconds, minimum=0),
+    )
+
+
+def listing_row(row: Sequence[Any], columns: Columns) -> ExperimentRow:
+    id_, name, status, created_at, label, n_variants, n_runs = row
+    return ExperimentRow(
+        id=id_,
+        name=columns.text("experiments.name", name),
+        status=columns.choice("experiments.status", status, EXPERIMENT_STATUSES),
+        created_at=columns.real("experiments.created_at", created_at),
+        label=columns.optional_text("experiments.label", label),
+        n_variants=n_variants,
+        n_runs=n_runs,
+    )
+
+
+def run_from_row(row: Sequence[Any], metrics: Mapping[str, float], columns: Columns) -> Run:
+    """A row of _RUN_COLUMNS (id first) and its measurements, checked by measurements()."""
+    run_id, variant, round_index, order_in_round, status, exit_code, signal = row[:7]
+    started_at, message, leftover_processes, leftover_names, purpose = row[7:12]
+    where = f"run #{run_id}"
+    return Run(
+        variant=columns.text("runs.variant", variant, where),
+        round_index=columns.integer("runs.round_index", round_index, where=where),
+        order_in_round=columns.integer(
+            "runs.order_in_round", order_in_round, minimum=0, where=where
+        ),
+        status=RunStatus(columns.choice("runs.status", status, RUN_STATUSES, where)),
+        exit_code=columns.optional_integer("runs.exit_code", exit_code, where),
+        signal=columns.optional_integer("runs.signal", signal, where),
+        metrics=metrics,
+        started_at=columns.real("runs.started_at", started_at, where=where),
+        message=columns.text("runs.message", message, where),
+        leftover_processes=columns.integer(
+            "runs.leftover_processes", leftover_processes, minimum=0, where=where
+        ),
+        leftover_names=columns.json_strings("runs.leftover_names", leftover_names, where),
+        purpose=columns.text("runs.purpose", purpose, where),
+    )
+
+
+def measurements(rows: Sequence[Sequence[Any]], columns: Columns) -> dict[int, dict[str, float]]:
+    """(run_id, metric, value) rows -> run_id -> metric -> value."""
+    by_run: dict[int, dict[str, float]] = {}
+    for run_id, metric, value in rows:
+        where = f"run #{run_id}"
+        name = columns.text("measurements.metric", metric, where)
+        by_run.setdefault(run_id, {})[name] = columns.real(
+            "measurements.value", value, where=f"{where}, {name}"
+        )
+    return by_run
+
+
+def probe_info(row: Sequence[Any], columns: Columns) -> ProbeInfo:
+    name, description, overhead, process_overhead = row
+    where = f"probe {name!r}"
+    return ProbeInfo(
+        columns.text("probes.name", name),
+        columns.text("probes.description", description, where),
+        columns.optional_real("probes.overhead_seconds", overhead, where),
+        columns.optional_real("probes.process_overhead_seconds", process_overhead, where),
+    )
+
+
+def run_data_key(row: Sequence[Any], columns: Columns) -> tuple[str, int, str, int]:
+    """(variant, round_index, key, count) of a run_data row joined with its run."""
+    run_id, variant, round_index, key, count = row
+    where = f"run #{run_id}"
+    return (
+        columns.text("runs.variant", variant, where),
+        columns.integer("runs.round_index", round_index, where=where),
+        columns.text("run_data.key", key, where),
+        columns.integer("run_data.count", count, minimum=0, where=f"{where}, {key!r}"),
+    )
+
+
+def run_data_item(
+    key: tuple[str, int, str, int], data: object, columns: Columns, run_id: object
+) -> StoredRunData:
+    variant, round_index, name, count = key
+    blob = columns.blob("run_data.data", data, f"run #{run_id}, {name!r}")
+    return StoredRunData(variant, round_index, name, count, blob)
+
+
+def variant_names(rows: Sequence[Sequence[Any]], columns: Columns) -> tuple[str, ...]:
+    """The (position, name) rows of an experiment's variants, in position order: positions
+    0, 1, 2 ... as written."""
+    names = []
+    for index, (position, name) in enumerate(rows):
+        if columns.integer("variants.position", position) != index:
+            raise columns.damaged("variants.position", f"{position} where {index} belongs")
+        names.append(columns.text("variants.name", name, f"position {index}"))
+    return tuple(names)
+
+
+def check_cells(cells: Sequence[Sequence[Any]], metric: str, columns: Columns) -> None:
+    """The (round_index, position, value) cells of a metric table: raise for the first that is
+    damaged (the fast path found one)."""
+    for round_index, position, value in cells:
+        columns.integer("runs.round_index", round_index)
+        columns.integer("variants.position", position)
+        if value is not None:
+            columns.real("measurements.value", value, where=f"{metric} in round {round_index}")

@@ -1,0 +1,34 @@
+"""Every field of a Spec comes back from the store as it went in: the checked reader of
+stored specs (store/stored_spec.py) must know each field the model has, or an experiment
+resumed or reported later silently loses a setting (keep_leftovers, a probe)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from cutaway.model import ProbeSpec, ProfileSpec, Spec, Variant
+from cutaway.store import Store
+
+
+def test_a_spec_with_every_setting_comes_back_whole(tmp_path: Path) -> None:
+    spec = Spec(
+        name="all",
+        variants=(Variant("a", ("true",)), Variant("b", ("true",))),
+        baseline="a",
+        probes=ProbeSpec(
+            calls=("getpwnam",),
+            calls_thread_cpu=True,
+            syscalls=("openat",),
+            profile=ProfileSpec(frequency_hz=99, system_wide=True, call_graph="dwarf"),
+            instructions=True,
+        ),
+        ignore_failure=True,
+        keep_leftovers=True,
+    )
+    with Store(tmp_path / "s.db") as store:
+        experiment_id = store.create_experiment(spec, {}, None, "t")
+        stored = store.experiment(experiment_id).spec
+    for field in dataclasses.fields(Spec):
+        if field.name != "source_text":
+            assert getattr(stored, field.name) == getattr(spec, field.name), field.name

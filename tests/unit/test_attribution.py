@@ -5,11 +5,19 @@ changes add up to the whole difference, and the curve climbs to it."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
-from cutaway.attribution.analysis import Measured, attribute, per_round_profiles
+from cutaway.attribution.analysis import (
+    Measured,
+    attribute,
+    attribution_analysis,
+    per_round_profiles,
+)
+from cutaway.model import Spec
 from cutaway.probes.profile import records
+from cutaway.store import Store
 
 ROUNDS = 8
 
@@ -85,3 +93,46 @@ def test_one_round_has_no_interval_and_nothing_beyond_noise() -> None:
     result = attribute(per_round_profiles(items), ["base", "slow"], "base")
     assert result.entries[0].function == "f3"
     assert not result.entries[0].beyond_noise
+
+
+def _store_with_profiles(path: Path, *, system_wide: bool) -> tuple[Store, int, Spec]:
+    from cutaway.model import ProbeSpec, ProfileSpec, Run, RunData, RunStatus, Variant
+
+    spec = Spec(
+        name="s",
+        variants=(Variant("a", ("true",)), Variant("b", ("true",))),
+        baseline="a",
+        probes=ProbeSpec(profile=ProfileSpec(system_wide=system_wide)),
+    )
+    store = Store(path)
+    experiment = store.create_experiment(spec, {}, None, "t")
+    for round_index in range(4):
+        for variant, slow in (("a", 0), ("b", 2_000_000)):
+            timed = Run(variant, round_index, 0, RunStatus.OK, 0, None, {"cpu": 0.01}, 0.0)
+            store.add_run(experiment, timed)
+            profile = records.Profile(
+                records.ON_CPU,
+                records.NANOSECONDS,
+                {"cmd;main;work": 10_000_000 + slow + round_index, "other;idle": 5_000_000},
+            )
+            profiled = Run(
+                variant, round_index, 1, RunStatus.OK, 0, None, {}, 0.0, purpose="profile"
+            )
+            data = RunData(records.KIND, records.ON_CPU, 1, records.encode(profile))
+            store.add_run(experiment, profiled, [data])
+    return store, experiment, spec
+
+
+@pytest.mark.parametrize("system_wide", [False, True])
+def test_a_system_wide_profile_is_not_reconciled_with_the_commands_cpu(
+    tmp_path: Path, system_wide: bool
+) -> None:
+    """`cpu` counts the measured command's processes only; a system-wide profile samples every
+    process, so the squid case study's "explains 1233 %" compared unlike things."""
+    store, experiment, spec = _store_with_profiles(tmp_path / "s.db", system_wide=system_wide)
+    with store:
+        found = attribution_analysis(store, experiment, spec)
+    assert found is not None
+    (total,) = [t for t in found.totals if t.what == records.ON_CPU]
+    assert total.measured_metric == (None if system_wide else "cpu")
+    assert total.profile_delta == pytest.approx(0.002)

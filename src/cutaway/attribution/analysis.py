@@ -279,10 +279,14 @@ def attribution_analysis(
         return None
     profiles = per_round_profiles(items)
     kinds = {what for _, what in profiles}
+    # A system-wide profile samples every process on the machine, while `cpu` counts only the
+    # measured command's: the two cannot be reconciled, so such a profile is reconciled with
+    # its own total (as off-CPU time always is).
+    system_wide = spec.probes.profile is not None and spec.probes.profile.system_wide
     measured = {
         what: _measured(store, experiment_id, metric, purpose)
         for what, (metric, purpose) in MEASURED.items()
-        if what in kinds
+        if what in kinds and not (system_wide and what == records.ON_CPU)
     }
     names = [variant.name for variant in spec.variants]
     return attribute(

@@ -49,11 +49,29 @@ def read_listing(path: str | os.PathLike[str]) -> list[ListingRow] | None:
     try:
         if read_schema_version(connection) != LATEST_VERSION:
             return None
-        return listing_rows(connection)
+        rows = listing_rows(connection)
+        # A row SQLite let through with a wrong type (a hand-edited store): Store reads it,
+        # names the experiment and the column, and lists the others.
+        return rows if all(_well_typed(row) for row in rows) else None
     except sqlite3.Error:
         return None
     finally:
         connection.close()
+
+
+_STATUSES = ("running", "complete", "incomplete")  # store/rows.py EXPERIMENT_STATUSES
+
+
+def _well_typed(row: ListingRow) -> bool:
+    _, name, status, created_at, label, _, _ = row
+    return (
+        isinstance(name, str)
+        and status in _STATUSES
+        and isinstance(created_at, int | float)
+        and not isinstance(created_at, bool)
+        and created_at == created_at  # not NaN
+        and (label is None or isinstance(label, str))
+    )
 
 
 def _file_uri(path: str) -> str:

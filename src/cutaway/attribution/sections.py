@@ -14,7 +14,6 @@ Every function, variant and metric name is a ``Name`` (data, never markup)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from cutaway.attribution.analysis import LISTED
 from cutaway.model import Analysis, AttributionEntry, AttributionTotal
@@ -30,9 +29,16 @@ from cutaway.report.sections import (
     Quantity,
     Row,
     Table,
+    TablesOnly,
     Tone,
 )
-from cutaway.report.units import format_confidence, format_count, format_percent, format_seconds
+from cutaway.report.units import (
+    format_confidence,
+    format_count,
+    format_percent,
+    format_quantity,
+    format_seconds,
+)
 
 COMPACT_FUNCTIONS = 8
 WHAT_TITLES = {"on-cpu": "on-CPU time", "off-cpu": "off-CPU time", "instructions": "instructions"}
@@ -74,21 +80,8 @@ def _percent(share: float | None) -> str:
     return format_percent(share * 100.0, signed=False)
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-class AttributionViews:
+class AttributionViews(TablesOnly):
     """The attribution's part of a report (cutaway.report.layout.ProbeViews)."""
-
-    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
-        return []
-
-    def verdict_notes(self, analysis: Analysis) -> list[Line]:
-        return []
-
-    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
-        return []
 
     def compact_blocks(self, analysis: Analysis) -> list[Block]:
         blocks = [answer_block(analysis)]
@@ -159,7 +152,7 @@ def answer_sentence(analysis: Analysis, total: AttributionTotal) -> tuple[Inline
     )
     parts.append(
         f"; {listed} {explained} of the difference; "
-        f"{_plural(total.beyond_noise, 'function')} changed beyond noise, "
+        f"{format_quantity(total.beyond_noise, 'function')} changed beyond noise, "
         f"{total.within_noise} within it"
     )
     return tuple(parts)

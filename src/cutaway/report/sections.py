@@ -12,10 +12,11 @@ no format ever interprets it as markup."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cutaway.model import LOWER_IS_BETTER, Verdict
+from cutaway.model import LOWER_IS_BETTER, Analysis, Verdict
 
 
 class Align(StrEnum):
@@ -155,3 +156,17 @@ class Report:
     header: tuple[Block, ...]
     body: tuple[Block, ...]
     conclusion: Block = ()
+
+
+class TablesOnly:
+    """A probe's report part that adds tables only: no rows to the leading verdict table or
+    the medians table (cutaway.report.layout.ProbeViews); subclasses give the tables."""
+
+    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
+        return []
+
+    def verdict_notes(self, analysis: Analysis) -> list[Line]:
+        return []
+
+    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
+        return []

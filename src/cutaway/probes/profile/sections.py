@@ -24,6 +24,7 @@ from cutaway.report.sections import (
     Quantity,
     Row,
     Table,
+    TablesOnly,
     Tone,
 )
 from cutaway.report.units import format_percent
@@ -37,17 +38,8 @@ WHAT_TITLES = {
 ONLY_NOTE = "only in: the function has no samples in the other variants' profiled runs"
 
 
-class ProfileViews:
+class ProfileViews(TablesOnly):
     """The profile probe's part of a report (cutaway.report.layout.ProbeViews)."""
-
-    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
-        return []
-
-    def verdict_notes(self, analysis: Analysis) -> list[Line]:
-        return []
-
-    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
-        return []
 
     def compact_blocks(self, analysis: Analysis) -> list[Block]:
         """The top functions by self time, on and off the CPU, side by side."""

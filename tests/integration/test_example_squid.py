@@ -142,7 +142,7 @@ def test_a_short_run_gives_a_verdict_and_a_profile_and_leaves_nothing_running(
     assert any(VERDICT.match(line) for line in lines), stdout
     assert re.search(r"^median +few +blocklist$", stdout, re.MULTILINE), stdout
     assert "the whole system (-a)" in stdout
-    assert "profile: on-CPU, time per profiled run by function, self" in stdout
+    assert "profile: on-CPU, time per run by function, self" in stdout
     assert "profile: off-CPU" in stdout
     assert "squid_cpu" in stdout  # squid's own CPU time, compared like wall
     # The system-wide profile saw the daemons, not only ab: by-process finds them in the export.

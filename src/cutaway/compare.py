@@ -169,7 +169,10 @@ def _probe_line(probe: ProbeInfo) -> str:
     costs = []
     if probe.overhead_seconds is not None:
         event = {"profile": "sample", "instructions": "instruction"}.get(probe.name, "call")
-        costs.append(f"{_small_seconds(probe.overhead_seconds)} per recorded {event}")
+        # A cost measured as the median of paired differences is clamped at 0: "0 ns" would
+        # read as free, when it only means below what the noise let us see.
+        cost = _small_seconds(probe.overhead_seconds) if probe.overhead_seconds > 0 else None
+        costs.append(f"{cost or 'too little to measure'} per recorded {event}")
     if probe.process_overhead_seconds is not None:
         costs.append(f"{_small_seconds(probe.process_overhead_seconds)} per process")
     cost = f"overhead {' and '.join(costs)}" if costs else "overhead not measured"

@@ -88,3 +88,12 @@ def test_a_probe_line_gives_each_cost_in_a_readable_unit() -> None:
     strace = ProbeInfo("syscalls", "strace", 3.6069e-5, 4.24e-3)
     assert _probe_line(strace).endswith("36.1 µs per recorded call and 4.24 ms per process")
     assert _probe_line(ProbeInfo("x", "y", None)).endswith("; overhead not measured")
+
+
+def test_a_probe_cost_measured_as_zero_is_not_called_free() -> None:
+    """The per-event cost is a median of paired differences clamped at 0; "0 ns per sample"
+    would read as free when it means below the noise."""
+    line = _probe_line(ProbeInfo("profile", "perf", 0.0, 0.49))
+    assert "0 ns" not in line
+    assert "too little to measure per recorded sample and 490 ms per process" in line
+    assert "69 ns per recorded call" in _probe_line(ProbeInfo("calls", "x", 69e-9, None))

@@ -5,8 +5,8 @@ Each graph is the interactive SVG document of probes/profile/flamegraph.py, show
 ``<iframe sandbox="allow-scripts allow-modals" srcdoc="...">``:
 
 - the document is an attribute's value with ``&``, ``<``, ``>`` and both quotes as character
-  references, so nothing in it can leave the attribute or become markup of the page; inside, its names are escaped again for XML, and its
-  script writes them with ``textContent`` only;
+  references, so nothing in it can leave the attribute or become markup of the page; inside,
+  its names are escaped again for XML, and its script writes them with ``textContent`` only;
 - the sandbox gives it an opaque origin of its own: its script cannot reach the report, its
   Ctrl+F and styles stay inside its frame, and several graphs do not share ids or listeners;
 - an ``about:srcdoc`` frame keeps the page's Content-Security-Policy, so its script runs only

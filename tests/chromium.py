@@ -56,6 +56,7 @@ class Page:
     """What one page did: console errors, uncaught exceptions, every URL it requested."""
 
     session_id: str
+    target_id: str = ""
     console_errors: list[str] = field(default_factory=list)
     exceptions: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
@@ -206,7 +207,7 @@ class Chromium:
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
             "sessionId"
         ]
-        page = Page(session)
+        page = Page(session, target)
         self._pages[session] = page
         for domain in ("Runtime", "Page", "Log", "Network"):
             self.send(f"{domain}.enable", session=session)
@@ -219,6 +220,23 @@ class Chromium:
         self.send("Page.navigate", {"url": url}, session=session)
         self.wait_event("Page.loadEventFired", session)
         return page
+
+    def frames(self, page: Page) -> list[Page]:
+        """The page's out-of-process frames (a sandboxed iframe is one), each attached as a
+        Page of its own to evaluate in. Errors they logged before this call are not seen."""
+        targets = self.send("Target.getTargets")["targetInfos"]
+        frames = []
+        for target in targets:
+            if target.get("type") == "iframe" and target.get("parentId") == page.target_id:
+                session = self.send(
+                    "Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}
+                )["sessionId"]
+                frame = Page(session, target["targetId"])
+                self._pages[session] = frame
+                for domain in ("Runtime", "Log"):
+                    self.send(f"{domain}.enable", session=session)
+                frames.append(frame)
+        return frames
 
     def evaluate(self, page: Page, expression: str, *, timeout: float = 60) -> Any:
         """The value of a JavaScript expression (a promise is awaited)."""

@@ -37,6 +37,7 @@ from cutaway.probes.calls.analysis import (
     losses_cautions,
 )
 from cutaway.probes.profile.analysis import profile_analysis
+from cutaway.probes.profile.flamegraph import flame_profiles
 from cutaway.stats import (
     describe,
     paired_ratio,
@@ -133,6 +134,7 @@ def analyze(
         profile_totals=profile.totals if profile else (),
         profile_functions=profile.functions if profile else (),
         profile_stacks=profile.stacks if profile else (),
+        flame_profiles=flame_profiles(store, experiment_id, names) if profile else (),
         attribution=attribution.entries if attribution else (),
         attribution_totals=attribution.totals if attribution else (),
         attribution_curve=attribution.curve if attribution else (),

@@ -630,6 +630,18 @@ class StackWeight:
     share: float
 
 
+@dataclass(frozen=True)
+class FlameProfile:
+    """Every stack of one variant's profiles, for its flame graph: folded stacks (each kind a
+    tower of its own, ``on-CPU;process;...;leaf``) with their mean weight per profiled run in
+    ``unit``, and the profiled runs of each kind drawn."""
+
+    variant: str
+    unit: str
+    runs: tuple[tuple[str, int], ...]
+    stacks: tuple[tuple[str, float], ...]
+
+
 ATTRIBUTION_KINDS = ("self", "inclusive")
 
 
@@ -742,6 +754,8 @@ class Analysis:
     profile_totals: tuple[ProfileTotal, ...] = ()
     profile_functions: tuple[FunctionWeight, ...] = ()
     profile_stacks: tuple[StackWeight, ...] = ()
+    # Every stack of each profiled variant, for the HTML report's flame graphs.
+    flame_profiles: tuple[FlameProfile, ...] = ()
     # The calls probe's per-call latency as percentile curves, per variant, function and
     # position (the HTML report draws them; the summaries above hold the same calls).
     call_percentiles: tuple[CallPercentiles, ...] = ()

@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from analyses import generated_analysis
 from chromium import Chromium, Page, chromium_path
 from hostile import HOSTILE
 
+from cutaway.model import FlameProfile
 from cutaway.report import render_html
 from cutaway.visible import visible
 
@@ -213,3 +215,74 @@ def test_cli_writes_html_for_run_report_and_compare(tmp_path: Path) -> None:
             assert opened.console_errors == [] and opened.exceptions == []
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             chromium.screenshot(opened, ARTIFACTS / f"cli-{name}.png")
+
+
+def _flame_profile(variant: str, names: tuple[str, ...], scale: float) -> FlameProfile:
+    """A profile whose frames are ``names`` (";" ends a frame in a folded stack, so the
+    profile probe writes it as ":"), with on-CPU and off-CPU towers."""
+    stacks = [
+        (f"on-CPU;proc;main;{name.replace(';', ':')}", 0.001 * scale * (index + 1))
+        for index, name in enumerate(names)
+    ]
+    stacks += [("on-CPU;proc;main;work", 0.01 * scale), ("off-CPU;proc;read_[k]", 0.004)]
+    return FlameProfile(variant, "seconds", (("on-CPU", 3), ("off-CPU", 3)), tuple(sorted(stacks)))
+
+
+# Inside a flame graph's frame: frames drawn, and every frame's full name (its tooltip).
+FLAME_FRAME = """
+({
+  frames: document.querySelectorAll('.cw-frame rect').length,
+  tips: Array.from(document.querySelectorAll('.cw-frame title')).map(function (t) {
+    return t.textContent; }).join('\\n'),
+  scripts: document.querySelectorAll('script').length,
+  injected: document.querySelectorAll('img, iframe, object, embed, foreignObject').length,
+  handlers: Array.from(document.querySelectorAll('*')).filter(function (e) {
+    return Array.from(e.attributes).some(function (a) { return /^on/i.test(a.name); });
+  }).length,
+  title: document.title
+})
+"""
+
+
+def test_flame_graphs_with_hostile_frame_names_are_drawn_as_text(browser: Chromium) -> None:
+    analysis = replace(
+        generated_analysis(("base", "fast"), 4),
+        flame_profiles=(
+            _flame_profile("base", HOSTILE, 1.0),
+            _flame_profile("fast", HOSTILE[:6], 2.0),
+        ),
+    )
+    page_html = render_html(analysis)
+    page, drawn = _open(browser, page_html, "flamegraphs", screenshot=False)
+    assert drawn["failed"] == 0
+    summaries = browser.evaluate(
+        page,
+        "Array.from(document.querySelectorAll('details.flamegraph')).map(function (d) {"
+        " var open = d.open; d.open = true; return [open, d.querySelector('summary')"
+        ".textContent]; })",
+    )
+    assert summaries == [[False, "base"], [False, "fast"], [False, "fast against base"]]
+    browser.evaluate(
+        page,
+        "document.getElementById('flamegraphs').scrollIntoView();"
+        "new Promise(function (r) { setTimeout(r, 500); })",
+    )
+    browser.screenshot(page, ARTIFACTS / "flamegraphs.png")
+    found = browser.evaluate(page, SMUGGLED)
+    assert found["title"] == "nscd: lookup latency by call position · cutaway"
+    assert found["elements"] == 3 and found["handlers"] == 0  # the three frames, nothing else
+    frames = browser.frames(page)
+    assert len(frames) == 3
+    for index, frame in enumerate(frames):
+        inside = browser.evaluate(frame, FLAME_FRAME)
+        assert inside["frames"] > 5 and inside["scripts"] == 1, inside
+        assert inside["injected"] == 0 and inside["handlers"] == 0
+        names = HOSTILE if index != 1 else HOSTILE[:6]
+        for name in names:
+            assert visible(name.replace(";", ":")) in inside["tips"]
+        assert frame.console_errors == [] and frame.exceptions == []
+    _assert_clean(page, "flamegraphs")
+
+
+def test_a_page_without_profiles_has_no_flame_graphs() -> None:
+    assert 'id="flamegraphs"' not in render_html(generated_analysis(("base", "fast"), 4))

@@ -31,6 +31,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from cutaway.model import FlameProfile
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import KIND_ORDER, merge_profiles, report_unit
 from cutaway.store import Store
@@ -389,6 +390,21 @@ def variant_stacks(
         for stack, weight in entry.stacks.items():
             stacks[f"{tower};{stack}"] = weight * scale
     return stacks, report_unit(unit), runs
+
+
+def flame_profiles(
+    store: Store, experiment_id: int, variants: Sequence[str]
+) -> tuple[FlameProfile, ...]:
+    """Every stack of each profiled variant (in ``variants``' order), for the HTML report."""
+    from cutaway.probes.profile.analysis import load_profiles
+
+    profiles = load_profiles(store, experiment_id)
+    profiled = set(variant for variant, _ in profiles)
+    out = []
+    for name in (v for v in variants if v in profiled):
+        stacks, unit, runs = variant_stacks(profiles, name)
+        out.append(FlameProfile(name, unit, tuple(runs.items()), tuple(sorted(stacks.items()))))
+    return tuple(out)
 
 
 def _runs_text(runs: Mapping[str, int]) -> str:

@@ -27,7 +27,8 @@ from importlib import resources
 
 from cutaway.model import Analysis
 from cutaway.report.figures import Figure, JsonValue, build_figures
-from cutaway.report.html import elements
+from cutaway.report.html import elements, flamegraphs
+from cutaway.report.html.flamegraphs import FlameGraph, flame_graphs
 from cutaway.report.layout import build_report
 from cutaway.report.sections import Block, Heading, Name, Report, Table, VerdictCell
 
@@ -78,6 +79,7 @@ def render_html(analysis: Analysis) -> str:
     """The whole page, ending with a newline. The same Analysis always gives the same text."""
     report = build_report(analysis, all_metrics=True)
     figures = build_figures(analysis)
+    flames = flame_graphs(analysis)
     data = script_json({"figures": [_figure_data(f) for f in figures]})
     scripts = [
         _script(asset(ECHARTS_FILE), ECHARTS_FILE),
@@ -85,16 +87,18 @@ def render_html(analysis: Analysis) -> str:
         *(_script(asset(f"assets/charts/{kind}.js"), kind) for kind in _kinds(figures)),
         "cutaway.start();",
     ]
+    # The flame graphs' frames keep this policy (about:srcdoc): their scripts are listed too.
+    hashes = [*scripts, *(g.script for g in flames)]
     policy = "; ".join(
         (
             "default-src 'none'",
-            "script-src " + " ".join(f"'sha256-{_sha256(s)}'" for s in scripts),
+            "script-src " + " ".join(f"'sha256-{_sha256(s)}'" for s in hashes),
             "style-src 'unsafe-inline'",
             "img-src data:",
         )
     )
     title = analysis.experiments[0].name if analysis.experiments else "cutaway report"
-    body = _body(report, figures)
+    body = _body(report, figures, flames)
     script_elements = "\n".join(f"<script>{s}</script>" for s in scripts)
     return (
         "<!DOCTYPE html>\n"
@@ -127,7 +131,7 @@ def _figure_data(figure: Figure) -> JsonValue:
     return {"kind": figure.kind, "data": figure.data}
 
 
-def _body(report: Report, figures: list[Figure]) -> str:
+def _body(report: Report, figures: list[Figure], flames: list[FlameGraph]) -> str:
     parts = ['<main class="report">']
     for index, block in enumerate(report.header):
         parts.append(_header_block(block, first=index == 0))
@@ -140,6 +144,8 @@ def _body(report: Report, figures: list[Figure]) -> str:
     if figures:
         drawn = "".join(_figure(index, f) for index, f in enumerate(figures))
         parts.append(f'<section class="figures" id="figures"><h2>Figures</h2>{drawn}</section>')
+    if flames:
+        parts.append(flamegraphs.section(flames))
     if rest:
         tables = "".join(f'<div class="block">{elements.block(b)}</div>' for b in rest)
         parts.append(f'<section class="detail" id="detail"><h2>Every table</h2>{tables}</section>')

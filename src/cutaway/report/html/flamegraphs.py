@@ -1,0 +1,108 @@
+"""The HTML report's flame graphs: one per profiled variant, and a differential one of each
+other variant against the baseline, each folded away in a <details> so the page stays light.
+
+Each graph is the interactive SVG document of probes/profile/flamegraph.py, shown in an
+``<iframe sandbox="allow-scripts allow-modals" srcdoc="...">``:
+
+- the document is an attribute's value with ``&``, ``<``, ``>`` and both quotes as character
+  references, so nothing in it can leave the attribute or become markup of the page; inside,
+  its names are escaped again for XML, and its script writes them with ``textContent`` only;
+- the sandbox gives it an opaque origin of its own: its script cannot reach the report, its
+  Ctrl+F and styles stay inside its frame, and several graphs do not share ids or listeners;
+- an ``about:srcdoc`` frame keeps the page's Content-Security-Policy, so its script runs only
+  because the page lists its hash (``script``); and it needs no ``frame-src`` (nothing is
+  fetched), which a ``data:`` URL would."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from cutaway.model import Analysis, FlameProfile
+from cutaway.probes.profile.flamegraph import render_flamegraph, render_flamegraph_diff
+from cutaway.report.html import elements
+
+_SCRIPT = re.compile(r"<script type=\"text/ecmascript\"><!\[CDATA\[(.*?)\]\]></script>", re.S)
+_FRAME_STYLE = "html,body{margin:0;background:#f8f8f8}svg{display:block;width:100%;height:auto}"
+
+
+@dataclass(frozen=True)
+class FlameGraph:
+    title: str
+    document: str  # an HTML document holding the SVG, for srcdoc
+    script: str  # the text of its one script, whose hash the page's policy must list
+    height: int  # of the SVG, for the frame's aspect ratio
+
+
+def flame_graphs(analysis: Analysis) -> list[FlameGraph]:
+    """Each profiled variant's graph, then each other variant's against the baseline."""
+    if not analysis.flame_profiles or not analysis.experiments:
+        return []
+    experiment = analysis.experiments[0]
+    by_name = {p.variant: p for p in analysis.flame_profiles}
+    graphs = [
+        _graph(
+            f"{p.variant}",
+            render_flamegraph(
+                dict(p.stacks),
+                title=f"{experiment.name}: {p.variant}",
+                subtitle=f"widths per profiled run ({_runs(p)})",
+                unit=p.unit,
+            ),
+        )
+        for p in analysis.flame_profiles
+    ]
+    baseline = by_name.get(experiment.baseline)
+    if baseline is not None:
+        for p in analysis.flame_profiles:
+            if p is baseline or p.unit != baseline.unit:
+                continue
+            document = render_flamegraph_diff(
+                dict(baseline.stacks),
+                dict(p.stacks),
+                title=f"{experiment.name}: {p.variant} against {baseline.variant}",
+                subtitle=(
+                    f"per profiled run: {baseline.variant} ({_runs(baseline)}), "
+                    f"{p.variant} ({_runs(p)})"
+                ),
+                unit=p.unit,
+                names=(baseline.variant, p.variant),
+            )
+            graphs.append(_graph(f"{p.variant} against {baseline.variant}", document))
+    return graphs
+
+
+def _runs(profile: FlameProfile) -> str:
+    return ", ".join(f"{what}: {count} profiled runs" for what, count in profile.runs)
+
+
+def _graph(title: str, svg: str) -> FlameGraph:
+    found = _SCRIPT.search(svg)
+    if found is None:
+        raise ValueError("a flame graph without its script")
+    height = int(re.search(r'height="(\d+)"', svg).group(1))  # type: ignore[union-attr]
+    body = svg.split("\n", 1)[1] if svg.startswith("<?xml") else svg
+    document = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        f"<style>{_FRAME_STYLE}</style></head><body>{body}</body></html>"
+    )
+    return FlameGraph(title, document, found.group(1), height)
+
+
+def section(graphs: list[FlameGraph]) -> str:
+    """The "Flame graphs" section, each graph folded away."""
+    items = "".join(
+        f'<details class="flamegraph"><summary>{elements.text(g.title)}</summary>'
+        f'<iframe class="flamegraph" sandbox="allow-scripts allow-modals" '
+        f'style="aspect-ratio: 1200 / {g.height}" title="{elements.text(g.title)}" '
+        f'srcdoc="{html.escape(g.document, quote=True)}"></iframe></details>'
+        for g in graphs
+    )
+    return (
+        '<section class="flamegraphs" id="flamegraphs"><h2>Flame graphs</h2>'
+        '<p class="line tone-dim">Each variant\'s profile, then each variant against the '
+        "baseline (red grew, blue shrank). Open one to draw it; click a frame to zoom, "
+        "hover for its time per run.</p>"
+        f"{items}</section>"
+    )

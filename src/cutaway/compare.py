@@ -112,7 +112,12 @@ def analyze(
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
     calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
     profile = (
-        profile_analysis(store, experiment_id, names)
+        profile_analysis(
+            store,
+            experiment_id,
+            names,
+            spec.probes.profile.phases if spec.probes.profile is not None else (),
+        )
         if spec.probes.profile is not None or spec.probes.instructions
         else None
     )
@@ -133,6 +138,7 @@ def analyze(
         profile_totals=profile.totals if profile else (),
         profile_functions=profile.functions if profile else (),
         profile_stacks=profile.stacks if profile else (),
+        profile_phases=profile.phases if profile else (),
         attribution=attribution.entries if attribution else (),
         attribution_totals=attribution.totals if attribution else (),
         attribution_curve=attribution.curve if attribution else (),

@@ -113,7 +113,12 @@ def analyze(
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
     calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
     profile = (
-        profile_analysis(store, experiment_id, names)
+        profile_analysis(
+            store,
+            experiment_id,
+            names,
+            spec.probes.profile.phases if spec.probes.profile is not None else (),
+        )
         if spec.probes.profile is not None or spec.probes.instructions
         else None
     )
@@ -135,6 +140,7 @@ def analyze(
         profile_functions=profile.functions if profile else (),
         profile_stacks=profile.stacks if profile else (),
         flame_profiles=flame_profiles(store, experiment_id, names) if profile else (),
+        profile_phases=profile.phases if profile else (),
         attribution=attribution.entries if attribution else (),
         attribution_totals=attribution.totals if attribution else (),
         attribution_curve=attribution.curve if attribution else (),

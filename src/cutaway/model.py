@@ -159,6 +159,19 @@ DEFAULT_PROFILE_FREQUENCY = 999
 
 
 @dataclass(frozen=True)
+class PhaseRule:
+    """A named phase of the profiled program, found from samples alone: a sample belongs to
+    the phase when ``frames`` (a Python regular expression, searched) matches a frame of its
+    stack. The experiment file's order decides between rules matching the same frame."""
+
+    name: str
+    frames: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "frames": self.frames}
+
+
+@dataclass(frozen=True)
 class ProfileSpec:
     """The ``profile`` probe: stack samples by perf at ``frequency_hz`` of the workload's
     processes (or the whole system), user and kernel frames, unwound with frame pointers or
@@ -170,6 +183,10 @@ class ProfileSpec:
     call_graph: str = "fp"  # one of CALL_GRAPHS
     off_cpu: bool = True
     kernel: bool = True  # kernel frames too, where this machine allows it
+    phases: tuple[PhaseRule, ...] = ()  # frame patterns -> named phases, in file order
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "phases", tuple(self.phases))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -178,6 +195,7 @@ class ProfileSpec:
             "call_graph": self.call_graph,
             "off_cpu": self.off_cpu,
             "kernel": self.kernel,
+            "phases": [rule.to_dict() for rule in self.phases],
         }
 
     @classmethod
@@ -190,6 +208,11 @@ class ProfileSpec:
             call_graph=str(data.get("call_graph", "fp")),
             off_cpu=bool(data.get("off_cpu", True)),
             kernel=bool(data.get("kernel", True)),
+            phases=tuple(
+                PhaseRule(str(rule["name"]), str(rule["frames"]))
+                for rule in data.get("phases") or ()  # type: ignore[attr-defined]
+                if isinstance(rule, Mapping)
+            ),
         )
 
 
@@ -618,6 +641,19 @@ class FunctionWeight:
 
 
 @dataclass(frozen=True)
+class PhaseWeight:
+    """One named phase (or "other") in one variant's profiles of one kind: its mean weight per
+    profiled run, in ``unit``, and its share of the variant's total of that kind."""
+
+    variant: str
+    what: str
+    phase: str
+    unit: str
+    per_run: float
+    share: float
+
+
+@dataclass(frozen=True)
 class StackWeight:
     """One whole stack (``root;...;leaf``, the root being the process name) in one variant's
     profiles of one kind: its mean weight per profiled run and its share of the total."""
@@ -756,6 +792,8 @@ class Analysis:
     profile_stacks: tuple[StackWeight, ...] = ()
     # Every stack of each profiled variant, for the HTML report's flame graphs.
     flame_profiles: tuple[FlameProfile, ...] = ()
+    # The profile probe's phases (``phases`` rules): each phase's weight per run by variant.
+    profile_phases: tuple[PhaseWeight, ...] = ()
     # The calls probe's per-call latency as percentile curves, per variant, function and
     # position (the HTML report draws them; the summaries above hold the same calls).
     call_percentiles: tuple[CallPercentiles, ...] = ()

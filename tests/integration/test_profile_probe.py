@@ -3,6 +3,7 @@ separate from the timed runs in the store, and the clear refusals before anythin
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -116,3 +117,31 @@ def test_a_binary_without_symbols_is_named_before_the_first_run(tmp_path: Path) 
     assert result.returncode == 0, result.stderr
     warning = result.stderr.index("has no symbol table (stripped)")
     assert warning < result.stderr.index("harness overhead")  # before the first run
+
+
+def test_phase_rules_give_a_dissection_table_from_samples_alone(tmp_path: Path) -> None:
+    binary = compile_program(tmp_path)
+    experiment = tmp_path / "phases.toml"
+    experiment.write_text(
+        'name = "phases"\nrounds = 2\nwarmup_rounds = 0\nbaseline = "small"\n'
+        f'[[variants]]\nname = "small"\ncommand = "{binary} 1000000"\n'
+        f'[[variants]]\nname = "big"\ncommand = "{binary} 2000000"\n'
+        '[probes.profile]\nphases = [\n  { name = "heavy", frames = "^heavy_work$" },\n'
+        '  { name = "light", frames = "^light_work$" },\n]\n'
+    )
+    result = run("run", str(experiment), "--export-json", "out.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "phases from samples" in result.stdout and "big vs small" in result.stdout
+    document = json.loads((tmp_path / "out.json").read_text())
+    phases = {(p["variant"], p["kind"], p["phase"]): p for p in document["profile_phases"]}
+    for variant in ("small", "big"):
+        heavy, light = phases[(variant, "on-cpu", "heavy")], phases[(variant, "on-cpu", "light")]
+        assert heavy["unit"] == "seconds" and heavy["per_run"] > 2 * light["per_run"] > 0
+        shares = [p["share"] for (v, k, _), p in phases.items() if (v, k) == (variant, "on-cpu")]
+        assert abs(sum(shares) - 1.0) < 1e-9
+        asleep = phases[(variant, "off-cpu", "other")]["per_run"]
+        assert asleep >= 0.025  # the 30 ms usleep: no rule names it
+    assert (
+        phases[("big", "on-cpu", "heavy")]["per_run"]
+        > phases[("small", "on-cpu", "heavy")]["per_run"]
+    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from cutaway.model import ProbeSpec, ProfileSpec, Spec, Variant
+from cutaway.model import PhaseRule, ProbeSpec, ProfileSpec, Spec, Variant
 from cutaway.store import Store
 
 
@@ -20,7 +20,12 @@ def test_a_spec_with_every_setting_comes_back_whole(tmp_path: Path) -> None:
             calls=("getpwnam",),
             calls_thread_cpu=True,
             syscalls=("openat",),
-            profile=ProfileSpec(frequency_hz=99, system_wide=True, call_graph="dwarf"),
+            profile=ProfileSpec(
+                frequency_hz=99,
+                system_wide=True,
+                call_graph="dwarf",
+                phases=(PhaseRule("parse", "^parse"), PhaseRule("regex", "re_search|regexec")),
+            ),
             instructions=True,
         ),
         ignore_failure=True,

@@ -15,6 +15,9 @@ Version history:
         ``attribution_totals`` and ``attribution_curve`` (always present, empty lists
         without profiles of two variants); the metric ``instructions`` (unit ``count``) in
         ``summaries`` and ``comparisons`` when instructions were counted.
+    6 (2026-11-24): ``profile_phases``: the profile probe's ``phases`` rules, each phase's
+        weight per run and share by variant and kind (always present, an empty list without
+        rules).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     FunctionWeight,
+    PhaseWeight,
     ProfileTotal,
     Run,
     StackWeight,
@@ -45,7 +49,7 @@ from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -219,6 +223,7 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "profile_totals": [_profile_total(total) for total in analysis.profile_totals],
         "top_functions": _per_variant(analysis.profile_functions, _function_weight),
         "top_stacks": _per_variant(analysis.profile_stacks, _stack_weight),
+        "profile_phases": [_phase_weight(phase) for phase in analysis.profile_phases],
         "attribution": [_attribution(entry) for entry in analysis.attribution],
         "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
         "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
@@ -306,6 +311,17 @@ def _function_weight(weight: FunctionWeight) -> dict[str, JsonValue]:
         "inclusive": _number(weight.inclusive_value),
         "self_share": _number(weight.self_share),
         "inclusive_share": _number(weight.inclusive_share),
+    }
+
+
+def _phase_weight(weight: PhaseWeight) -> dict[str, JsonValue]:
+    return {
+        "variant": weight.variant,
+        "kind": weight.what,
+        "phase": weight.phase,
+        "unit": weight.unit,
+        "per_run": _number(weight.per_run),
+        "share": _number(weight.share),
     }
 
 

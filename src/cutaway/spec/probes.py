@@ -6,13 +6,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from cutaway.model import CALL_GRAPHS, ProbeSpec, ProfileSpec
+from cutaway.model import CALL_GRAPHS, PhaseRule, ProbeSpec, ProfileSpec
 from cutaway.spec import fields
 from cutaway.spec.errors import KeyPath, SpecError, expected
 
 _SYSCALL = re.compile(r"[a-z_][a-z0-9_]*")
 PROBE_KEYS = ("calls", "calls_thread_cpu", "syscalls", "profile", "instructions")
-PROFILE_KEYS = ("frequency", "system_wide", "call_graph", "off_cpu", "kernel")
+PROFILE_KEYS = ("frequency", "system_wide", "call_graph", "off_cpu", "kernel", "phases")
+PHASE_KEYS = ("name", "frames")
+OTHER_PHASE = "other"  # the phase of a sample no rule matches
 MAX_PROFILE_FREQUENCY = 100_000  # perf refuses more than kernel.perf_event_max_sample_rate
 
 
@@ -86,7 +88,45 @@ def read_profile(value: object, key_path: KeyPath) -> ProfileSpec | None:
             settings[key] = fields.read_bool(value[key], (*key_path, key))
     if "call_graph" in value:
         settings["call_graph"] = read_call_graph(value["call_graph"], (*key_path, "call_graph"))
+    if "phases" in value:
+        settings["phases"] = read_phases(value["phases"], (*key_path, "phases"))
     return ProfileSpec(**settings)  # type: ignore[arg-type]
+
+
+def read_phases(value: object, key_path: KeyPath) -> tuple[PhaseRule, ...]:
+    """A list of ``{ name = "...", frames = "REGEX" }`` tables, in the order they match."""
+    if not isinstance(value, list | tuple):
+        raise expected('a list of tables { name = "...", frames = "regex" }', value, key_path)
+    rules: list[PhaseRule] = []
+    for index, item in enumerate(value):
+        at = (*key_path, index)
+        if not isinstance(item, Mapping):
+            raise expected('a table { name = "...", frames = "regex" }', item, at)
+        for key in item:
+            if key not in PHASE_KEYS:
+                raise SpecError(
+                    f"unknown phase setting (known: {', '.join(PHASE_KEYS)})", key_path=(*at, key)
+                )
+        for key in PHASE_KEYS:
+            if key not in item:
+                raise SpecError(f"a phase needs {key!r}", key_path=at)
+            if not isinstance(item[key], str) or not item[key].strip():
+                raise expected("a non-empty string", item[key], (*at, key))
+        name, frames = item["name"].strip(), item["frames"]
+        if name == OTHER_PHASE:
+            raise SpecError(
+                f"{OTHER_PHASE!r} is the phase of unmatched samples", key_path=(*at, "name")
+            )
+        if any(rule.name == name for rule in rules):
+            raise SpecError(f"phase {name!r} is named twice", key_path=(*at, "name"))
+        try:
+            re.compile(frames)
+        except re.error as error:
+            raise SpecError(
+                f"not a regular expression: {error}", key_path=(*at, "frames")
+            ) from None
+        rules.append(PhaseRule(name, frames))
+    return tuple(rules)
 
 
 def read_frequency(value: object, key_path: KeyPath) -> int:

@@ -10,6 +10,7 @@ such as a time budget of 0), and the baseline must be one of the variants. Anyth
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -25,6 +26,7 @@ from cutaway.model import (
     PROCESS_STATS,
     Hooks,
     MetricSpec,
+    PhaseRule,
     ProbeSpec,
     ProfileSpec,
     Spec,
@@ -207,7 +209,26 @@ def _profile(value: object, key: str) -> ProfileSpec | None:
         call_graph=profile.optional("call_graph", _one_of(CALL_GRAPHS), "fp"),
         off_cpu=profile.optional("off_cpu", _flag, True),
         kernel=profile.optional("kernel", _flag, True),
+        phases=profile.optional("phases", _phases, ()),
     )
+
+
+def _phases(value: object, key: str) -> tuple[PhaseRule, ...]:
+    if not isinstance(value, list):
+        raise SpecJsonError(key, f"{describe(value)} is not an array")
+    rules: list[PhaseRule] = []
+    for index, item in enumerate(value):
+        rule = _Object(item, f"{key}[{index}]")
+        name = rule.required("name", _text)
+        frames = rule.required("frames", _text)
+        try:
+            re.compile(frames)
+        except re.error as error:
+            raise SpecJsonError(rule.at("frames"), f"not a regular expression: {error}") from None
+        if any(earlier.name == name for earlier in rules):
+            raise SpecJsonError(rule.at("name"), f"{name!r} names two phases")
+        rules.append(PhaseRule(name, frames))
+    return tuple(rules)
 
 
 def _probes(value: object, key: str) -> ProbeSpec:

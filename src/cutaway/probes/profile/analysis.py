@@ -12,10 +12,18 @@ from __future__ import annotations
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cutaway.model import TIMED, FunctionWeight, ProfileTotal, Run, StackWeight
+from cutaway.model import (
+    TIMED,
+    FunctionWeight,
+    PhaseRule,
+    PhaseWeight,
+    ProfileTotal,
+    Run,
+    StackWeight,
+)
 from cutaway.probes.profile import records
 from cutaway.store import Store
 
@@ -33,6 +41,7 @@ class ProfileAnalysis:
     totals: tuple[ProfileTotal, ...]
     functions: tuple[FunctionWeight, ...]
     stacks: tuple[StackWeight, ...]
+    phases: tuple[PhaseWeight, ...] = ()
 
 
 def report_unit(unit: str) -> str:
@@ -95,6 +104,33 @@ def function_weights(
     return own, inclusive
 
 
+OTHER_PHASE = "other"  # the phase of a sample no rule matches (spec.probes.OTHER_PHASE)
+
+
+def phase_weights(stacks: Mapping[str, int], rules: Sequence[PhaseRule]) -> dict[str, int]:
+    """Each phase's weight, every rule's phase and "other" present: a stack goes to the rule
+    matching its innermost frame that any rule matches (searching from the leaf toward the
+    root, so a nested phase wins over the one around it), the first such rule in file order
+    when several match that frame; to "other" when none matches. The root (the process name)
+    is not a frame."""
+    patterns = [(rule.name, re.compile(rule.frames)) for rule in rules]
+    found: dict[str, str | None] = {}  # frame -> its phase, each frame tested once
+
+    def phase_of_frame(frame: str) -> str | None:
+        if frame not in found:
+            found[frame] = next((name for name, rx in patterns if rx.search(frame)), None)
+        return found[frame]
+
+    weights = dict.fromkeys([*(rule.name for rule in rules), OTHER_PHASE], 0)
+    for stack, weight in stacks.items():
+        frames = stack.split(";")[1:]
+        phase = next(
+            (p for p in map(phase_of_frame, reversed(frames)) if p is not None), OTHER_PHASE
+        )
+        weights[phase] += weight
+    return weights
+
+
 def analyse_profiles(
     profiles: Iterable[tuple[str, records.Profile]],
     variants: Sequence[str],
@@ -102,6 +138,7 @@ def analyse_profiles(
     *,
     top_functions: int = TOP_FUNCTIONS,
     top_stacks: int = TOP_STACKS,
+    phases: Sequence[PhaseRule] = (),
 ) -> ProfileAnalysis:
     """The report's profile figures from (variant, profile) pairs of profiled runs;
     ``walls`` maps (variant, purpose) to the wall times of its counted successful runs."""
@@ -111,6 +148,7 @@ def analyse_profiles(
     totals: list[ProfileTotal] = []
     functions: list[FunctionWeight] = []
     stacks: list[StackWeight] = []
+    phase_table: list[PhaseWeight] = []
     for what in kinds:
         present = sorted((v for v, w in merged if w == what), key=lambda v: order.get(v, 0))
         weights = {}
@@ -136,6 +174,13 @@ def analyse_profiles(
             )
             own_and_inclusive = function_weights(entry.stacks, off_cpu=what == records.OFF_CPU)
             weights[variant] = (own_and_inclusive, total, scale)
+            if phases:
+                unit = report_unit(entry.unit)
+                for phase, weight in phase_weights(entry.stacks, phases).items():
+                    share = weight / total if total else 0.0
+                    phase_table.append(
+                        PhaseWeight(variant, what, phase, unit, weight * scale, share)
+                    )
             ranked = sorted(entry.stacks.items(), key=lambda item: (-item[1], item[0]))
             for stack, weight in ranked[:top_stacks]:
                 share = weight / total if total else 0.0
@@ -164,7 +209,7 @@ def analyse_profiles(
                         inclusive_weight / total if total else 0.0,
                     )
                 )
-    return ProfileAnalysis(tuple(totals), tuple(functions), tuple(stacks))
+    return ProfileAnalysis(tuple(totals), tuple(functions), tuple(stacks), tuple(phase_table))
 
 
 def _kind_key(what: str) -> tuple[int, str]:
@@ -184,7 +229,7 @@ def load_profiles(store: Store, experiment_id: int) -> list[tuple[str, records.P
 
 
 def profile_analysis(
-    store: Store, experiment_id: int, variants: Sequence[str]
+    store: Store, experiment_id: int, variants: Sequence[str], phases: Sequence[PhaseRule] = ()
 ) -> ProfileAnalysis | None:
     """The experiment's profile figures; None when it stored no profile."""
     profiles = load_profiles(store, experiment_id)
@@ -195,4 +240,4 @@ def profile_analysis(
     for run in runs:
         if run.ok and "wall" in run.metrics:
             walls[(run.variant, run.purpose)].append(run.metrics["wall"])
-    return analyse_profiles(profiles, variants, walls)
+    return analyse_profiles(profiles, variants, walls, phases=phases)

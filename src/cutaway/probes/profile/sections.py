@@ -3,16 +3,19 @@
 - what the profiled runs were and what the profiler cost in them (profiled against timed wall);
 - seed 002's side-by-side chart as a table: the top functions of every variant, each with every
   variant's time per run and share, a function found in some variants only marked so;
-- seed 004's top five stacks of each variant, leaf first.
+- seed 004's top five stacks of each variant, leaf first;
+- with ``phases`` rules, a dissection table from samples alone (seed 001's table without its
+  instrumentation): each phase's time per run by variant, side by side, and the change.
 
 On-CPU and off-CPU time are separate tables with the same columns: together they are the
 threads' wall time. Every function name and stack is a ``Name`` (data, never markup)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from cutaway.model import Analysis, FunctionWeight, ProfileTotal, StackWeight
+from cutaway.model import Analysis, FunctionWeight, PhaseWeight, ProfileTotal, StackWeight
 from cutaway.report.sections import (
     Align,
     Block,
@@ -27,7 +30,7 @@ from cutaway.report.sections import (
     TablesOnly,
     Tone,
 )
-from cutaway.report.units import format_percent
+from cutaway.report.units import format_count, format_percent, format_seconds
 
 COMPACT_FUNCTIONS = 8
 STACK_FRAMES_SHOWN = 8  # innermost frames of a stack in a human report (JSON has them all)
@@ -46,6 +49,7 @@ class ProfileViews(TablesOnly):
         if not analysis.profile_totals:
             return []
         blocks = [totals_block(analysis.profile_totals)]
+        blocks += [phases_block(analysis, what) for what in _kinds(analysis)]
         for what in _kinds(analysis):
             blocks.append(functions_block(analysis, what, inclusive=False, limit=COMPACT_FUNCTIONS))
         return [block for block in blocks if block]
@@ -54,6 +58,7 @@ class ProfileViews(TablesOnly):
         if not analysis.profile_totals:
             return []
         blocks = [totals_block(analysis.profile_totals)]
+        blocks += [phases_block(analysis, what) for what in _kinds(analysis)]
         for what in _kinds(analysis):
             blocks.append(functions_block(analysis, what, inclusive=False))
             blocks.append(functions_block(analysis, what, inclusive=True))
@@ -215,3 +220,68 @@ def stacks_block(analysis: Analysis, what: str) -> Block:
         )
     title = Heading(("profile",), (f": {_title(what)}, the top stacks of each variant",))
     return (Table(title, columns, tuple(rows)),)
+
+
+def _signed(value: float, unit: str) -> str:
+    """ "+1.23 ms", "-60,000 instructions"."""
+    sign = "+" if value > 0 else "-" if value < 0 else ""
+    if unit == "seconds":
+        return sign + format_seconds(abs(value))
+    return f"{sign}{format_count(abs(value))} {unit}"
+
+
+def _change(value: float, baseline: float, unit: str) -> str:
+    """A phase's change against the baseline per run, and relative to the baseline's."""
+    text = _signed(value - baseline, unit)
+    if baseline > 0 and math.isfinite(value):
+        text += f" ({format_percent((value / baseline - 1.0) * 100.0)})"
+    return text
+
+
+def phases_block(analysis: Analysis, what: str) -> Block:
+    """The ``phases`` rules' dissection table: one row per phase (file order, then "other"),
+    each variant's time per profiled run and share side by side, then each other variant's
+    change against the baseline."""
+    weights: list[PhaseWeight] = [p for p in analysis.profile_phases if p.what == what]
+    if not weights:
+        return ()
+    variants = list(dict.fromkeys(w.variant for w in weights))
+    baseline = analysis.experiments[0].baseline if analysis.experiments else variants[0]
+    if baseline not in variants:
+        baseline = variants[0]
+    cells_of: dict[str, dict[str, PhaseWeight]] = {}
+    for weight in weights:
+        cells_of.setdefault(weight.phase, {})[weight.variant] = weight
+    columns = [Column("phase")]
+    for variant in variants:
+        columns += [Column(variant, Align.RIGHT), Column("share", Align.RIGHT)]
+    others = [variant for variant in variants if variant != baseline]
+    columns += [Column(f"{variant} vs {baseline}", Align.RIGHT) for variant in others]
+    rows = []
+    for phase, by_variant in cells_of.items():
+        cells: list[Cell] = [Name(phase)]
+        for variant in variants:
+            found = by_variant.get(variant)
+            cells += (
+                [None, None]
+                if found is None
+                else [Quantity(found.per_run, found.unit, fractional=True), _share(found.share)]
+            )
+        base = by_variant.get(baseline)
+        for variant in others:
+            found = by_variant.get(variant)
+            cells.append(
+                None
+                if found is None or base is None
+                else _change(found.per_run, base.per_run, found.unit)
+            )
+        rows.append(Row(tuple(cells)))
+    title = Heading(
+        ("phases from samples",),
+        (
+            f": {_title(what)}, {_measure(weights[0].unit)} per run by phase (each sample goes "
+            "to the innermost frame a rule matches, the first such rule in the file; "
+            '"other" when none does)',
+        ),
+    )
+    return (Table(title, tuple(columns), tuple(rows)),)

@@ -36,7 +36,7 @@ from cutaway.probes.calls.analysis import (
     load_calls,
     losses_cautions,
 )
-from cutaway.probes.profile.analysis import profile_analysis
+from cutaway.probes.profile.analysis import load_round_profiles, profile_analysis
 from cutaway.probes.profile.flamegraph import flame_profiles
 from cutaway.stats import (
     describe,
@@ -112,17 +112,18 @@ def analyze(
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
     calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
-    profile = (
-        profile_analysis(
-            store,
-            experiment_id,
-            names,
-            spec.probes.profile.phases if spec.probes.profile is not None else (),
-        )
-        if spec.probes.profile is not None or spec.probes.instructions
-        else None
+    profiled = spec.probes.profile is not None or spec.probes.instructions
+    stored_profiles = load_round_profiles(store, experiment_id) if profiled else []
+    profile = profile_analysis(
+        store,
+        experiment_id,
+        names,
+        stored_profiles,
+        spec.probes.profile.phases if spec.probes.profile is not None else (),
     )
-    attribution = attribution_analysis(store, experiment_id, spec) if profile else None
+    attribution = (
+        attribution_analysis(store, experiment_id, spec, stored_profiles) if profile else None
+    )
     if spec.probes.calls:
         cautions += losses_cautions(store, experiment_id)
     return Analysis(
@@ -139,7 +140,7 @@ def analyze(
         profile_totals=profile.totals if profile else (),
         profile_functions=profile.functions if profile else (),
         profile_stacks=profile.stacks if profile else (),
-        flame_profiles=flame_profiles(store, experiment_id, names) if profile else (),
+        flame_profiles=flame_profiles(stored_profiles, names) if profile else (),
         profile_phases=profile.phases if profile else (),
         attribution=attribution.entries if attribution else (),
         attribution_totals=attribution.totals if attribution else (),

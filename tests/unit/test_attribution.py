@@ -17,6 +17,7 @@ from cutaway.attribution.analysis import (
 )
 from cutaway.model import Spec
 from cutaway.probes.profile import records
+from cutaway.probes.profile.analysis import load_round_profiles
 from cutaway.store import Store
 
 ROUNDS = 8
@@ -131,7 +132,9 @@ def test_a_system_wide_profile_is_not_reconciled_with_the_commands_cpu(
     process, so the squid case study's "explains 1233 %" compared unlike things."""
     store, experiment, spec = _store_with_profiles(tmp_path / "s.db", system_wide=system_wide)
     with store:
-        found = attribution_analysis(store, experiment, spec)
+        found = attribution_analysis(
+            store, experiment, spec, load_round_profiles(store, experiment)
+        )
     assert found is not None
     (total,) = [t for t in found.totals if t.what == records.ON_CPU]
     assert total.measured_metric == (None if system_wide else "cpu")

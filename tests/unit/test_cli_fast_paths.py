@@ -194,12 +194,3 @@ def test_the_script_answers_as_the_module(db: Path) -> None:
         )
         assert result.returncode == 0
         assert result.stdout == parser_output(argv)[1]
-
-
-def test_the_fast_listing_knows_every_experiment_status() -> None:
-    """store/listing.py spells the statuses out (it must not import the checked readers): a
-    status added to one and not the other would send every listing down the slow path, or
-    let a damaged one through."""
-    from cutaway.store import listing, rows
-
-    assert listing._STATUSES == rows.EXPERIMENT_STATUSES

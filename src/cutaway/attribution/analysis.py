@@ -266,15 +266,18 @@ def _measured(store: Store, experiment_id: int, metric: str, purpose: str) -> Me
 
 
 def attribution_analysis(
-    store: Store, experiment_id: int, spec: Spec, *, listed: int = LISTED
+    store: Store,
+    experiment_id: int,
+    spec: Spec,
+    items: Sequence[tuple[str, int, records.Profile]],
+    *,
+    listed: int = LISTED,
 ) -> Attribution | None:
-    """The experiment's attribution; None when it stored no profile or has one variant."""
+    """The experiment's attribution from its stored profiles (``items``: variant, round,
+    profile, as profile.analysis.load_round_profiles reads them); None when there are none or
+    the experiment has one variant."""
     if len(spec.variants) < 2:
         return None
-    items = [
-        (item.variant, item.round_index, records.decode(item.data))
-        for item in store.run_data(experiment_id, records.KIND)
-    ]
     if not items:
         return None
     profiles = per_round_profiles(items)

@@ -30,7 +30,6 @@ from cutaway.store.records import (
 )
 from cutaway.store.reserve import SpaceReserve
 from cutaway.store.rows import (
-    EXPERIMENT_STATUSES,
     check_cells,
     listing_row,
     measurements,
@@ -41,7 +40,7 @@ from cutaway.store.rows import (
     stored_experiment,
     variant_names,
 )
-from cutaway.store.schema import StoreError, StoreFull, open_database
+from cutaway.store.schema import EXPERIMENT_STATUSES, StoreError, StoreFull, open_database
 
 FINISHED_STATUSES = ("complete", "incomplete")
 

@@ -12,7 +12,12 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from cutaway.store.schema import BUSY_TIMEOUT_SECONDS, LATEST_VERSION, read_schema_version
+from cutaway.store.schema import (
+    BUSY_TIMEOUT_SECONDS,
+    EXPERIMENT_STATUSES,
+    LATEST_VERSION,
+    read_schema_version,
+)
 
 # (id, name, status, created_at, label, variants, runs), newest first; n_runs counts every
 # stored run, warmup and failed ones included.
@@ -59,14 +64,11 @@ def read_listing(path: str | os.PathLike[str]) -> list[ListingRow] | None:
         connection.close()
 
 
-_STATUSES = ("running", "complete", "incomplete")  # store/rows.py EXPERIMENT_STATUSES
-
-
 def _well_typed(row: ListingRow) -> bool:
     _, name, status, created_at, label, _, _ = row
     return (
         isinstance(name, str)
-        and status in _STATUSES
+        and status in EXPERIMENT_STATUSES
         and isinstance(created_at, int | float)
         and not isinstance(created_at, bool)
         and created_at == created_at  # not NaN

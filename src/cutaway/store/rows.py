@@ -9,9 +9,9 @@ from typing import Any
 from cutaway.model import Calibration, Run, RunStatus
 from cutaway.store.checks import Columns
 from cutaway.store.records import ExperimentRow, ProbeInfo, StoredExperiment, StoredRunData
+from cutaway.store.schema import EXPERIMENT_STATUSES
 from cutaway.store.stored_spec import SpecJsonError, spec_from_json
 
-EXPERIMENT_STATUSES = ("running", "complete", "incomplete")
 RUN_STATUSES = tuple(status.value for status in RunStatus)
 
 

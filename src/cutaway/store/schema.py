@@ -46,6 +46,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+# The statuses an experiment row may hold (the checked readers, store/rows.py, and the fast
+# listing, store/listing.py, both read them from here).
+EXPERIMENT_STATUSES = ("running", "complete", "incomplete")
+
+
 class StoreError(Exception):
     """The store cannot do what was asked; the message says why, in words for the user."""
 

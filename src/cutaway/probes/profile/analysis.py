@@ -27,6 +27,9 @@ from cutaway.model import (
 from cutaway.probes.profile import records
 from cutaway.store import Store
 
+# (variant, round index, profile) of one profiled run.
+RoundProfile = tuple[str, int, records.Profile]
+
 TOP_FUNCTIONS = 15  # seed 002's charts: the top 15 functions of each run, side by side
 TOP_STACKS = 5  # seed 004: trunc(@s, 5), the top five stacks
 KIND_ORDER = (records.ON_CPU, records.OFF_CPU, records.INSTRUCTIONS)
@@ -220,19 +223,31 @@ def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def load_profiles(store: Store, experiment_id: int) -> list[tuple[str, records.Profile]]:
-    """Every stored profile of the experiment's counted, successful runs."""
+def load_round_profiles(store: Store, experiment_id: int) -> list[RoundProfile]:
+    """Every stored profile of the experiment's counted, successful runs, with its variant and
+    round: read and decoded once per analysis, then shared by the profile figures, the flame
+    graphs and the attribution."""
     return [
-        (item.variant, records.decode(item.data))
+        (item.variant, item.round_index, records.decode(item.data))
         for item in store.run_data(experiment_id, records.KIND)
     ]
 
 
+def load_profiles(store: Store, experiment_id: int) -> list[tuple[str, records.Profile]]:
+    """Every stored profile of the experiment's counted, successful runs, with its variant."""
+    return [(variant, profile) for variant, _, profile in load_round_profiles(store, experiment_id)]
+
+
 def profile_analysis(
-    store: Store, experiment_id: int, variants: Sequence[str], phases: Sequence[PhaseRule] = ()
+    store: Store,
+    experiment_id: int,
+    variants: Sequence[str],
+    stored: Sequence[RoundProfile],
+    phases: Sequence[PhaseRule] = (),
 ) -> ProfileAnalysis | None:
-    """The experiment's profile figures; None when it stored no profile."""
-    profiles = load_profiles(store, experiment_id)
+    """The experiment's profile figures from its ``stored`` profiles (load_round_profiles);
+    None when it stored none."""
+    profiles = [(variant, profile) for variant, _, profile in stored]
     if not profiles:
         return None
     walls: dict[tuple[str, str], list[float]] = defaultdict(list)

@@ -393,12 +393,11 @@ def variant_stacks(
 
 
 def flame_profiles(
-    store: Store, experiment_id: int, variants: Sequence[str]
+    stored: Sequence[tuple[str, int, records.Profile]], variants: Sequence[str]
 ) -> tuple[FlameProfile, ...]:
-    """Every stack of each profiled variant (in ``variants``' order), for the HTML report."""
-    from cutaway.probes.profile.analysis import load_profiles
-
-    profiles = load_profiles(store, experiment_id)
+    """Every stack of each profiled variant (in ``variants``' order), for the HTML report,
+    from the experiment's stored profiles (analysis.load_round_profiles)."""
+    profiles = [(variant, profile) for variant, _, profile in stored]
     profiled = set(variant for variant, _ in profiles)
     out = []
     for name in (v for v in variants if v in profiled):

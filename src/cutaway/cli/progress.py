@@ -1,18 +1,26 @@
 """The terminal's view of a running experiment: a progress bar with the time left (on a
-terminal only) and notices on stderr. It only listens to runner events."""
+terminal only) and notices on stderr. It only listens to runner events.
+
+The bar is drawn by hand, not by rich.progress: it is redrawn only when a run finishes, between
+two runs, never during one. A refreshing display (rich's redraws ten times a second from a
+thread of its own) would wake cutaway, take the GIL and make the terminal draw while the
+measured command runs; and rich.console alone costs tens of milliseconds of start-up before the
+first run (docs/performance.md)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
-from typing import TYPE_CHECKING, TextIO
-
-from rich.console import Console
+from typing import TextIO
 
 from cutaway import events
 from cutaway.visible import visible
 
-if TYPE_CHECKING:  # rich.progress is imported only when a bar is drawn
-    from rich.progress import Progress, TaskID
+WIDTH_FALLBACK = 80  # a terminal that reports 0 columns (CI pseudo-terminals) gets 80
+_CLEAR_LINE = "\r\x1b[2K"
+_BOLD, _DONE, _TODO, _RESET = "\x1b[1m", "\x1b[38;5;197m", "\x1b[38;5;237m", "\x1b[0m"
+_BAR_MIN, _BAR_MAX = 10, 40
 
 
 class TerminalProgress:
@@ -29,54 +37,72 @@ class TerminalProgress:
     ) -> None:
         """``bar``: draw the progress bar (None: on a terminal only; True: even elsewhere, as
         hyperfine's --style full). ``lines``: print notices (False: --quiet, --style none); what
-        an error kept and how to resume are printed all the same. ``db_option``: `` --db PATH``
-        in the resume command, when the store is not the default one."""
+        an error kept and how to resume are printed all the same. ``color``: None colours the
+        bar on a terminal without NO_COLOR. ``db_option``: `` --db PATH`` in the resume
+        command, when the store is not the default one."""
         self.stream = stream or sys.stderr
         self.db_option = db_option
         self.enabled = self.stream.isatty() if bar is None else bar
         self.lines = lines
-        self.console = Console(
-            file=self.stream,
-            highlight=False,
-            emoji=False,  # a name holding ":warning:" prints as itself
-            soft_wrap=True,
-            force_terminal=True if bar else None,
-            no_color=None if color is None else not color,
-        )
-        self.progress: Progress | None = None
-        self.task: TaskID | None = None
+        if color is None:
+            color = self.stream.isatty() and not os.environ.get("NO_COLOR")
+        self.color = color
+        self.total: int | None = None  # runs the bar counts to, once the experiment started
+        self.done = 0
+        self.elapsed = 0.0
+        self.drawn = False
 
     def __enter__(self) -> TerminalProgress:
-        if self.enabled:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-
-            self.progress = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("runs"),
-                TimeRemainingColumn(),
-                console=self.console,
-                transient=True,
-            )
-            self.progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+        self._erase()  # transient: the report follows where the bar was
 
     def say(self, message: str) -> None:
         """One line per message, whatever a name or a command's stderr in it holds: control
-        characters and newlines shown escaped, markup and emoji codes printed as themselves."""
+        characters and newlines shown escaped."""
         if self.lines:
-            self.console.print(visible(message), markup=False, emoji=False)
+            self._print(visible(message))
+
+    def _print(self, line: str) -> None:
+        """A line above the bar: the bar is erased, the line printed, the bar drawn again."""
+        redraw = self.drawn
+        self._erase()
+        self._write(line + "\n")
+        if redraw:
+            self._draw()
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)  # a closed stderr is handled by cli/streams.py
+        self.stream.flush()
+
+    def _erase(self) -> None:
+        if self.drawn:
+            self._write(_CLEAR_LINE)
+            self.drawn = False
+
+    def _draw(self) -> None:
+        if not self.enabled or self.total is None:
+            return
+        total = max(self.total, self.done, 1)
+        columns = shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK
+        counts = f"{self.done}/{total} runs"
+        left = self._time_left(total)
+        width = max(_BAR_MIN, min(_BAR_MAX, columns - len(counts) - len(left) - 14))
+        filled = width * self.done // total
+        if self.color:
+            bar = f"{_DONE}{'━' * filled}{_TODO}{'━' * (width - filled)}{_RESET}"
+            text = f"{_BOLD}measuring{_RESET} {bar} {counts} {left}"
+        else:
+            text = f"measuring {'━' * filled}{' ' * (width - filled)} {counts} {left}"
+        self._write(_CLEAR_LINE + text)
+        self.drawn = True
+
+    def _time_left(self, total: int) -> str:
+        if self.done == 0:
+            return "-:--:--"
+        seconds = round(self.elapsed / self.done * (total - self.done))
+        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
     def __call__(self, event: events.Event) -> None:
         if isinstance(event, events.ExperimentStarted):
@@ -86,21 +112,18 @@ class TerminalProgress:
                 f"{len(event.variants)} variants x {event.planned_rounds} rounds "
                 f"(+{event.warmup_rounds} warmup)"
             )
-            if self.progress is not None:
-                total = len(event.variants) * (event.planned_rounds + event.warmup_rounds)
-                self.task = self.progress.add_task("measuring", total=total - event.resumed_runs)
+            total = len(event.variants) * (event.planned_rounds + event.warmup_rounds)
+            self.total = total - event.resumed_runs
+            self._draw()
         elif isinstance(event, events.RunFinished):
-            if self.progress is not None and self.task is not None:
-                self.progress.update(
-                    self.task,
-                    completed=event.runs_done,
-                    total=max(event.runs_planned, event.runs_done),
-                )
+            self.done, self.elapsed = event.runs_done, event.seconds_elapsed
+            self.total = max(event.runs_planned, event.runs_done)
             if not event.run.ok:
                 self.say(
                     f"cutaway: run of {event.run.variant!r} in round "
                     f"{event.run.round_index}: {event.run.status.value}: {event.run.message}"
                 )
+            self._draw()
         elif isinstance(event, events.CalibrationDone):
             c = event.calibration
             self.say(
@@ -126,4 +149,4 @@ class TerminalProgress:
         if event.status == "running":
             message += " (its status could not be stored: it still reads running)"
         if self.lines or event.reason == "error":
-            self.console.print(visible(message), markup=False, emoji=False)
+            self._print(visible(message))

@@ -1,0 +1,82 @@
+"""The progress bar drawn by hand (cli/progress.py): where it is drawn, what it says, that lines
+go above it, that it is gone at the end, and that nothing draws during a run."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+from cutaway import events
+from cutaway.cli.progress import TerminalProgress
+from cutaway.model import Run, RunStatus
+
+CLEAR = "\r\x1b[2K"
+
+
+def _started(warmup: int = 1, resumed: int = 0) -> events.ExperimentStarted:
+    return events.ExperimentStarted(7, "demo", ("a", "b"), 3, warmup, resumed)
+
+
+def _finished(done: int, planned: int = 8, status: RunStatus = RunStatus.OK) -> events.RunFinished:
+    run = Run("a", 0, 0, status, 0 if status is RunStatus.OK else 1, None, {}, 0.0, "boom")
+    return events.RunFinished(run, done, planned, 2.0 * done)
+
+
+def test_the_bar_counts_runs_and_estimates_the_time_left() -> None:
+    stream = io.StringIO()
+    with TerminalProgress(stream, bar=True, color=False) as progress:
+        progress(_started())
+        assert stream.getvalue().endswith("0/8 runs -:--:--")
+        progress(_finished(2))
+        # 2 runs in 4 s: 6 more take 12 s.
+        assert stream.getvalue().endswith("2/8 runs 0:00:12")
+        assert "measuring ━" in stream.getvalue()
+    assert stream.getvalue().endswith(CLEAR)  # removed, the report follows where it was
+
+
+def test_a_resumed_experiment_counts_only_the_runs_left() -> None:
+    stream = io.StringIO()
+    with TerminalProgress(stream, bar=True, color=False) as progress:
+        progress(_started(warmup=0, resumed=2))
+    assert "0/4 runs" in stream.getvalue()
+
+
+def test_lines_print_above_the_bar_which_is_drawn_again() -> None:
+    stream = io.StringIO()
+    with TerminalProgress(stream, bar=True, color=False) as progress:
+        progress(_started())
+        progress(_finished(1, status=RunStatus.FAILED))
+        text = stream.getvalue()
+    failed = text.index("cutaway: run of 'a' in round 0: failed: boom\n")
+    assert text[:failed].endswith(CLEAR)  # the bar was erased first: the line starts clean
+    assert "1/8 runs" in text[failed:]
+
+
+def test_colour_is_only_on_request() -> None:
+    plain, coloured = io.StringIO(), io.StringIO()
+    for stream, color in ((plain, False), (coloured, True)):
+        with TerminalProgress(stream, bar=True, color=color) as progress:
+            progress(_started())
+    assert "\x1b[1m" not in plain.getvalue()
+    assert "\x1b[1mmeasuring" in coloured.getvalue()
+
+
+def test_no_bar_off_a_terminal_unless_asked() -> None:
+    stream = io.StringIO()  # not a terminal
+    with TerminalProgress(stream) as progress:
+        progress(_started())
+        progress(_finished(1))
+    assert "runs" not in stream.getvalue().replace("x 3 rounds", "")
+    assert CLEAR not in stream.getvalue()
+
+
+def test_nothing_draws_between_events() -> None:
+    """No thread, no timer: the bar changes only when the runner reports, between runs."""
+    before = threading.active_count()
+    stream = io.StringIO()
+    with TerminalProgress(stream, bar=True, color=False) as progress:
+        progress(_started())
+        assert threading.active_count() == before
+        drawn = stream.getvalue()
+        threading.Event().wait(0.25)  # a refreshing display would redraw meanwhile
+        assert stream.getvalue() == drawn

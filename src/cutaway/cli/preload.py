@@ -21,7 +21,7 @@ from cutaway.model import Spec
 
 # What `cutaway run` imports after the runs: cutaway.compare brings numpy and the statistics,
 # cutaway.report rich and the report views.
-ANALYSIS_MODULES = ("cutaway.compare", "cutaway.report")
+ANALYSIS_MODULES = ("cutaway.compare", "cutaway.report", "numpy.random")
 # While the thread imports, the main thread gets the GIL back within this many seconds (the
 # default, 5 ms, would delay it by several ms after each run it waits for).
 _SWITCH_INTERVAL_SECONDS = 0.0005

@@ -16,7 +16,6 @@ the round's timed runs (stored with ``Run.purpose`` set to the probe's name)."""
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +86,8 @@ def process_cost(attached: Launch, plain: Launch, *, pairs: int = PROCESS_COST_P
             attached_ns = wall(attached)
             plain_ns = wall(plain)
         differences.append(attached_ns - plain_ns)
+    import statistics  # only where a probe measures itself: it imports fractions, decimal, random
+
     return max(0.0, statistics.median(differences) / 1e9)
 
 

@@ -112,6 +112,11 @@ def test_runs_of_unsymbolized_frames_are_drawn_as_one() -> None:
     assert fold_unsymbolized(["bash", "[bash]", "[bash]", "[libc.so.6]", "[bash]"]) == [
         "bash", "[bash]", "[libc.so.6]", "[bash]",
     ]  # fmt: skip
+    assert fold_unsymbolized(["memfd", "[unknown] ", "[unknown] ", "f_[k]"]) == [
+        "memfd",
+        "[unknown] ",
+        "f_[k]",
+    ]
     assert fold_unsymbolized(["[unknown]_[k]", "[unknown]_[k]", "f_[k]"]) == [
         "[unknown]_[k]",
         "f_[k]",

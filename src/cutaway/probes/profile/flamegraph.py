@@ -52,8 +52,10 @@ class _Node:
 
 def is_unsymbolized(frame: str) -> bool:
     """A frame perf could not name: ``[unknown]``, or ``[file]`` (the file known, not the
-    function), the kernel's mark aside. Folding writes no other frame in brackets."""
-    name = frame.removesuffix("_[k]")
+    function), the kernel's mark and surrounding spaces aside (perf writes ``[unknown] `` for
+    a mapping whose name has a space, such as a deleted memfd). Folding writes no other frame
+    in brackets."""
+    name = frame.removesuffix("_[k]").strip()
     return len(name) > 2 and name[0] == "[" and name[-1] == "]" and "[" not in name[1:-1]
 
 

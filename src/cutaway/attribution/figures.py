@@ -107,7 +107,7 @@ def _curve_table(curves: list[tuple[str, list[AttributionPoint]]], unit: str) ->
             rows.append(
                 Row(
                     (
-                        Name(label),
+                        Name(label) if index == 0 else None,
                         Quantity(point.functions, "count"),
                         quantity(point.cumulative_delta, unit),
                         share_percent(point.share),

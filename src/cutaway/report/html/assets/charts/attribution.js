@@ -45,11 +45,12 @@
                     name: 'functions counted, largest change first (log scale)',
                     nameLocation: 'middle', nameGap: 28};
     option.grid.top = 56;
-    /* 0 and 100 % always in view: how far the curve is from the whole difference shows. */
-    option.yAxis = {type: 'value',
-                    min: function (range) { return Math.min(0, Math.floor(range.min / 10) * 10); },
-                    max: function (range) { return Math.max(100, Math.ceil(range.max / 10) * 10); },
-                    name: data.what + ': share of the difference (%)',
+    /* 0 and 100 % always in view (how far the curve is from the whole difference shows),
+     * through an invisible series, so that the axis still picks round ticks. */
+    series.push({type: 'scatter', data: [[1, 0], [1, 100]], symbolSize: 0, silent: true,
+                 tooltip: {show: false}, z: -1});
+    option.legend.data = data.series.map(function (s) { return s.name; });
+    option.yAxis = {type: 'value', name: data.what + ': share of the difference (%)',
                     nameTextStyle: {align: 'left'}};
     option.series = series;
     chart.setOption(option);

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ import pytest
 from analyses import generated_analysis
 from chromium import Chromium, Page, chromium_path
 from hostile import HOSTILE
+from test_profile_probe import compile_program
 
 from cutaway.model import FlameProfile
 from cutaway.report import render_html
@@ -290,3 +292,59 @@ def test_flame_graphs_with_hostile_frame_names_are_drawn_as_text(browser: Chromi
 
 def test_a_page_without_profiles_has_no_flame_graphs() -> None:
     assert 'id="flamegraphs"' not in render_html(generated_analysis(("base", "fast"), 4))
+
+
+@pytest.mark.skipif(shutil.which("perf") is None, reason="needs perf (linux-perf)")
+def test_a_profiled_run_exports_a_page_with_its_profile_charts_and_flame_graphs(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    """`cutaway run --profile --export-html` on a real program under real perf: the page
+    draws the attribution curve and every flame graph, with frames, and logs no error."""
+    binary = compile_program(tmp_path)
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "cutaway", "run", "-c", f"{binary} 300000", "-n", "small",
+            "-c", f"{binary} 900000", "-n", "big", "--rounds", "3", "--warmup", "0",
+            "--profile", "--db", str(tmp_path / "db"), "--export-html", "run.html", "-q",
+        ],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "CUTAWAY_DB"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    page_html = (tmp_path / "run.html").read_text(encoding="utf-8")
+    page, drawn = _open(browser, page_html, "profiled-run")
+    assert drawn["failed"] == 0 and drawn["drawn"] == drawn["figures"] > 0
+    kinds = browser.evaluate(
+        page,
+        "JSON.parse(document.getElementById('cutaway-data').textContent).figures"
+        ".map(function (f) { return f.kind; })",
+    )
+    assert "attribution" in kinds
+    inked = browser.evaluate(page, INKED_PIXELS)
+    assert min(inked) > 500, dict(zip(kinds, inked, strict=True))
+    summaries = browser.evaluate(
+        page,
+        "Array.from(document.querySelectorAll('details.flamegraph')).map(function (d) {"
+        " d.open = true; return d.querySelector('summary').textContent; })",
+    )
+    assert summaries == ["small", "big", "big against small"]
+    browser.evaluate(
+        page,
+        "document.getElementById('flamegraphs').scrollIntoView();"
+        "new Promise(function (r) { setTimeout(r, 500); })",
+    )
+    browser.screenshot(page, ARTIFACTS / "profiled-run-flamegraphs.png")
+    frames = browser.frames(page)
+    assert len(frames) == 3
+    for frame in frames:
+        inside = browser.evaluate(frame, FLAME_FRAME)
+        assert inside["frames"] > 5 and inside["scripts"] == 1, inside
+        assert "heavy_work" in inside["tips"]  # the program's own function, drawn
+        width = browser.evaluate(
+            frame,
+            "Math.max.apply(null, Array.from(document.querySelectorAll('.cw-frame rect'))"
+            ".map(function (r) { return Number(r.getAttribute('width')); }))",
+        )
+        assert width > 1000  # the root spans the graph: it has weight
+        assert frame.console_errors == [] and frame.exceptions == []
+    _assert_clean(page, "profiled-run")

@@ -195,11 +195,10 @@ def functions_block(
     confidence = _confidence(analysis)
     columns = (
         Column("function"),
-        Column(total.baseline, Align.RIGHT),
-        Column(total.variant, Align.RIGHT),
-        Column("change", Align.RIGHT),
-        Column("low", Align.RIGHT),
-        Column("high", Align.RIGHT),
+        *(
+            Column(name, Align.RIGHT, scale="change")
+            for name in (total.baseline, total.variant, "change", "low", "high")
+        ),
         Column("share", Align.RIGHT),
         Column("noise"),
     )

@@ -1,7 +1,8 @@
 """Analyses with every field a report draws, built from generated runs, for the HTML report's
 tests and benchmark: N variants x R rounds of runs with every process metric, the comparisons a
-report would judge, the calls probe's summaries and percentile curves, a probe line, cautions
-and an environment. Values are random but seeded: the same arguments give the same Analysis."""
+report would judge, the calls probe's summaries and percentile curves, an attribution of
+on-CPU profiles (its curve), a probe line, cautions and an environment. Values are random but
+seeded: the same arguments give the same Analysis."""
 
 from __future__ import annotations
 

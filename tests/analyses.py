@@ -1,7 +1,8 @@
 """Analyses with every field a report draws, built from generated runs, for the HTML report's
 tests and benchmark: N variants x R rounds of runs with every process metric, the comparisons a
-report would judge, the calls probe's summaries and percentile curves, a probe line, cautions
-and an environment. Values are random but seeded: the same arguments give the same Analysis."""
+report would judge, the calls probe's summaries and percentile curves, an attribution of
+on-CPU profiles (its curve), a probe line, cautions and an environment. Values are random but
+seeded: the same arguments give the same Analysis."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from cutaway.attribution.analysis import Attribution, attribute, per_round_profiles
 from cutaway.model import (
     PERCENTILE_GRID,
     PROCESS_METRICS,
@@ -25,6 +27,7 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
+from cutaway.probes.profile import records
 from cutaway.stats import describe, paired_ratio
 from cutaway.stats.descriptive import percentile_curve
 
@@ -84,6 +87,7 @@ def generated_analysis(
                            estimate.ci_low, estimate.ci_high, 0.001, verdict, "geometric-mean")
             )  # fmt: skip
     calls, curves, call_comparisons = _calls(rng, variants, functions, rounds * calls_per_run)
+    attribution = _attribution(rng, variants, functions, min(rounds, 10))
     info = ExperimentInfo(
         id=1,
         name=name,
@@ -111,7 +115,28 @@ def generated_analysis(
         metrics=all_metrics,
         runs=tuple(runs),
         call_percentiles=tuple(curves),
+        attribution=attribution.entries,
+        attribution_totals=attribution.totals,
+        attribution_curve=attribution.curve,
     )
+
+
+def _attribution(
+    rng: np.random.Generator, variants: Sequence[str], functions: Sequence[str], rounds: int
+) -> Attribution:
+    """On-CPU profiles of every variant: ``functions`` and 60 small "cuts" under main, the
+    first function twice as heavy in every variant but the first, every cut a little heavier."""
+    items = []
+    names = [*functions, *(f"cut_{index}" for index in range(60))]
+    for round_index in range(rounds):
+        for v_index, variant in enumerate(variants):
+            stacks = {}
+            for f_index, function in enumerate(names):
+                weight = 1e6 * (1 + (f_index == 0) * v_index) * (1 + 0.02 * v_index * (f_index > 2))
+                stacks[f"prog;main;{function}"] = int(rng.normal(weight, 1e4))
+            profile = records.Profile(records.ON_CPU, records.NANOSECONDS, stacks)
+            items.append((variant, round_index, profile))
+    return attribute(per_round_profiles(items), list(variants), variants[0])
 
 
 def _calls(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,10 +23,14 @@ from cutaway.environment import differences
 from cutaway.metrics.series import load_series
 from cutaway.model import (
     Analysis,
+    CallPercentiles,
+    CallSummary,
     Caution,
     Comparison,
     ExperimentInfo,
+    FlameProfile,
     Metric,
+    Run,
     Spec,
     Summary,
 )
@@ -266,6 +271,31 @@ def compare_experiments(
         },
         metrics=a_metrics,
         pairwise=_tagged_pairs(first.pairwise, tag_a) + _tagged_pairs(second.pairwise, tag_b),
+        # What the figures draw: each shared variant's runs, calls and profiles, its tag in
+        # its name, as in the summaries. The attribution pairs runs by round: it has no
+        # meaning across two sessions, and is left out.
+        runs=_tagged(first.runs, tag_a, shared) + _tagged(second.runs, tag_b, shared),
+        calls=_tagged(first.calls, tag_a, shared) + _tagged(second.calls, tag_b, shared),
+        call_percentiles=(
+            _tagged(first.call_percentiles, tag_a, shared)
+            + _tagged(second.call_percentiles, tag_b, shared)
+        ),
+        flame_profiles=(
+            _tagged(first.flame_profiles, tag_a, shared)
+            + _tagged(second.flame_profiles, tag_b, shared)
+        ),
+    )
+
+
+_Item = TypeVar("_Item", Run, CallSummary, CallPercentiles, FlameProfile)
+
+
+def _tagged(items: Sequence[_Item], tag: str, shared: Sequence[str]) -> tuple[_Item, ...]:
+    """The items of the shared variants, each variant named ``variant (tag)``."""
+    return tuple(
+        dataclasses.replace(item, variant=f"{item.variant} ({tag})")
+        for item in items
+        if item.variant in shared
     )
 
 

@@ -7,8 +7,10 @@ person to look at. These tests need the `chromium` package (scripts/test install
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +22,7 @@ import pytest
 from analyses import generated_analysis
 from chromium import Chromium, Page, chromium_path
 from hostile import HOSTILE
+from test_profile_probe import compile_program
 
 from cutaway.model import FlameProfile
 from cutaway.report import render_html
@@ -96,7 +99,11 @@ def _assert_clean(page: Page, path_name: str) -> None:
 @pytest.mark.parametrize(
     ("name", "kwargs", "kinds"),
     [
-        ("three-variants-calls", {}, {"distribution", "rounds", "percentiles", "bars"}),
+        (
+            "three-variants-calls",
+            {},
+            {"distribution", "rounds", "percentiles", "bars", "attribution"},
+        ),
         ("one-variant", {"variants": ("only",), "functions": ()}, {"distribution", "percentiles"}),
         ("violins", {"variants": ("a", "b"), "rounds": 1200, "functions": ()}, None),
     ],
@@ -211,10 +218,34 @@ def test_cli_writes_html_for_run_report_and_compare(tmp_path: Path) -> None:
         for name in ("run", "compare"):
             opened = chromium.open(tmp_path / f"{name}.html")
             drawn = chromium.evaluate(opened, "cutaway.drawAll()")
-            assert drawn["failed"] == 0 and (drawn["figures"] > 0) == (name == "run")
+            assert drawn["failed"] == 0 and drawn["drawn"] == drawn["figures"] > 0
+            inked = chromium.evaluate(opened, INKED_PIXELS)
+            assert min(inked) > 500, inked
+            kinds = chromium.evaluate(
+                opened,
+                "JSON.parse(document.getElementById('cutaway-data').textContent).figures"
+                ".map(function (f) { return f.kind; })",
+            )
+            # The same figures for two stored experiments as for one: distributions, rounds
+            # (both sessions against the first's median), the CDF, the calls' curves and bars.
+            assert {"distribution", "rounds", "percentiles", "bars"} <= set(kinds), kinds
             assert opened.console_errors == [] and opened.exceptions == []
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             chromium.screenshot(opened, ARTIFACTS / f"cli-{name}.png")
+    # Each variant of the compared page in both experiments, its experiment in its name.
+    document = json.loads(
+        re.search(r'id="cutaway-data">(.*?)</script>', compared, re.DOTALL).group(1)  # type: ignore[union-attr]
+    )
+    distribution = next(f for f in document["figures"] if f["kind"] == "distribution")
+    assert [v["name"] for v in distribution["data"]["variants"]] == [
+        "getent passwd root (#1)",
+        "getent passwd root (#2)",
+        "getent passwd root nobody (#1)",
+        "getent passwd root nobody (#2)",
+    ]
+    assert all(len(v["points"]) == 4 for v in distribution["data"]["variants"])
+    rounds = next(f for f in document["figures"] if f["kind"] == "rounds")
+    assert [s["estimate"] for s in rounds["data"]["series"]][::2] == [0.0, 0.0]
 
 
 def _flame_profile(variant: str, names: tuple[str, ...], scale: float) -> FlameProfile:
@@ -286,3 +317,77 @@ def test_flame_graphs_with_hostile_frame_names_are_drawn_as_text(browser: Chromi
 
 def test_a_page_without_profiles_has_no_flame_graphs() -> None:
     assert 'id="flamegraphs"' not in render_html(generated_analysis(("base", "fast"), 4))
+
+
+@pytest.mark.skipif(shutil.which("perf") is None, reason="needs perf (linux-perf)")
+def test_a_profiled_run_exports_a_page_with_its_profile_charts_and_flame_graphs(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    """`cutaway run --profile --export-html` on a real program under real perf: the page
+    draws the attribution curve and every flame graph, with frames, and logs no error; so
+    does `cutaway compare --export-html` of two such experiments."""
+    binary = compile_program(tmp_path)
+
+    def cutaway(*args: str) -> None:
+        result = subprocess.run(
+            [sys.executable, "-m", "cutaway", *args, "--db", str(tmp_path / "db")],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300,
+            env={k: v for k, v in os.environ.items() if k != "CUTAWAY_DB"},
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+
+    commands = ("-c", f"{binary} 300000", "-n", "small", "-c", f"{binary} 900000", "-n", "big")
+    quick = ("--rounds", "3", "--warmup", "0", "--profile", "-q")
+    cutaway("run", *commands, *quick, "--export-html", "run.html")
+    cutaway("run", *commands, *quick)
+    cutaway("compare", "1", "2", "--export-html", "compare.html")
+    _assert_profile_page(browser, tmp_path / "run.html", "profiled-run", ["small", "big"], 1)
+    variants = ["small (#1)", "big (#1)", "small (#2)", "big (#2)"]
+    _assert_profile_page(browser, tmp_path / "compare.html", "profiled-compare", variants, 2)
+
+
+def _assert_profile_page(
+    browser: Chromium, path: Path, name: str, variants: list[str], experiments: int
+) -> None:
+    page_html = path.read_text(encoding="utf-8")
+    page, drawn = _open(browser, page_html, name)
+    assert drawn["failed"] == 0 and drawn["drawn"] == drawn["figures"] > 0
+    kinds = browser.evaluate(
+        page,
+        "JSON.parse(document.getElementById('cutaway-data').textContent).figures"
+        ".map(function (f) { return f.kind; })",
+    )
+    # The attribution pairs runs by round: within one experiment only.
+    assert ("attribution" in kinds) == (experiments == 1)
+    inked = browser.evaluate(page, INKED_PIXELS)
+    assert min(inked) > 500, dict(zip(kinds, inked, strict=True))
+    summaries = browser.evaluate(
+        page,
+        "Array.from(document.querySelectorAll('details.flamegraph')).map(function (d) {"
+        " d.open = true; return d.querySelector('summary').textContent; })",
+    )
+    if experiments == 1:
+        differential = [f"{variants[1]} against {variants[0]}"]
+    else:  # each variant of the second experiment against itself in the first
+        differential = [f"{v} (#2) against {v} (#1)" for v in ("small", "big")]
+    assert summaries == [*variants, *differential]
+    browser.evaluate(
+        page,
+        "document.getElementById('flamegraphs').scrollIntoView();"
+        "new Promise(function (r) { setTimeout(r, 500); })",
+    )
+    browser.screenshot(page, ARTIFACTS / f"{name}-flamegraphs.png")
+    frames = browser.frames(page)
+    assert len(frames) == len(summaries)
+    for frame in frames:
+        inside = browser.evaluate(frame, FLAME_FRAME)
+        assert inside["frames"] > 5 and inside["scripts"] == 1, inside
+        assert "heavy_work" in inside["tips"]  # the program's own function, drawn
+        width = browser.evaluate(
+            frame,
+            "Math.max.apply(null, Array.from(document.querySelectorAll('.cw-frame rect'))"
+            ".map(function (r) { return Number(r.getAttribute('width')); }))",
+        )
+        assert width > 1000  # the root spans the graph: it has weight
+        assert frame.console_errors == [] and frame.exceptions == []
+    _assert_clean(page, name)

@@ -15,6 +15,7 @@ from cutaway.model import Run, RunData, RunStatus, Spec, Variant
 from cutaway.probes.profile import records
 from cutaway.probes.profile.flamegraph import (
     _SCRIPT,
+    fold_unsymbolized,
     render_flamegraph,
     render_flamegraph_diff,
     variant_stacks,
@@ -101,6 +102,54 @@ def test_the_differential_graph_keeps_what_vanished_and_what_appeared() -> None:
         "all;p;main;old": (2.0, 0.0),  # vanished: drawn, though the variant has none
     }
     assert "only in baseline" in document and "only in variant" in document  # the legend
+
+
+def test_runs_of_unsymbolized_frames_are_drawn_as_one() -> None:
+    assert fold_unsymbolized(
+        ["squid", "[unknown]", "[unknown]", "[unknown]", "regexec", "[unknown]", "[unknown]"]
+    ) == ["squid", "[unknown]", "regexec", "[unknown]"]
+    # A file without the function's name is as unnamed; a run of two different ones is not one.
+    assert fold_unsymbolized(["bash", "[bash]", "[bash]", "[libc.so.6]", "[bash]"]) == [
+        "bash", "[bash]", "[libc.so.6]", "[bash]",
+    ]  # fmt: skip
+    assert fold_unsymbolized(["memfd", "[unknown] ", "[unknown] ", "f_[k]"]) == [
+        "memfd",
+        "[unknown] ",
+        "f_[k]",
+    ]
+    assert fold_unsymbolized(["[unknown]_[k]", "[unknown]_[k]", "f_[k]"]) == [
+        "[unknown]_[k]",
+        "f_[k]",
+    ]
+    # Named frames repeat when a function recurses: each call is a frame of its own.
+    assert fold_unsymbolized(["main", "walk", "walk", "walk"]) == ["main", "walk", "walk", "walk"]
+    assert fold_unsymbolized(["[]", "[]", "f[a]", "f[a]", "[a[b]]", "[a[b]]"]) == [
+        "[]", "[]", "f[a]", "f[a]", "[a[b]]", "[a[b]]",
+    ]  # fmt: skip
+
+
+def test_a_deep_unknown_stack_is_drawn_shallow_and_merges_with_its_siblings() -> None:
+    """The squid case: stacks that differ only in how many [unknown] frames perf walked
+    through are one path in the graph, and the graph is as tall as its named frames."""
+    stacks = {
+        "on-CPU;squid" + ";[unknown]" * 120 + ";regexec": 2.0,
+        "on-CPU;squid" + ";[unknown]" * 37 + ";regexec": 1.0,
+        "on-CPU;squid;main": 0.5,
+    }
+    for document in (
+        render_flamegraph(stacks, title="t", subtitle="s", unit="seconds"),
+        render_flamegraph_diff(
+            stacks, stacks, title="t", subtitle="s", unit="seconds", names=("a", "b")
+        ),
+    ):
+        data = _data(document)
+        assert data["depth"] == 5  # all; on-CPU; squid; [unknown]; regexec
+        drawn = _tree(data, diff=data["diff"] is not None)
+        unknown = drawn["all;on-CPU;squid;[unknown];regexec"]
+        assert unknown == 3.0 or unknown == (3.0, 3.0)
+        assert int(_parse(document).attrib["height"]) < 300
+    # The stored stacks are not changed: only the drawing folds.
+    assert ";[unknown]" * 120 in next(iter(stacks))
 
 
 def _profile(what: str, stacks: dict[str, int]) -> records.Profile:

@@ -102,6 +102,28 @@ def test_the_calls_figures_set_first_calls_against_later_ones_and_mark_lone_func
     assert bars["totals"][row][:2] == [None, None]
 
 
+def test_the_attribution_curve_is_a_figure_with_its_points_as_a_table() -> None:
+    analysis = generated_analysis()
+    page = render_html(analysis)
+    (curve,) = [f for f in _data(page)["figures"] if f["kind"] == "attribution"]  # type: ignore[attr-defined]
+    data = curve["data"]
+    assert data["what"] == "on-CPU time" and data["unit"] == "ms"
+    assert [s["name"] for s in data["series"]] == ["nscd vs files", "nscd-invalidated vs files"]
+    for series in data["series"]:
+        name = series["name"]
+        points = [p for p in analysis.attribution_curve if f"{p.variant} vs files" == name]
+        assert series["functions"] == [p.functions for p in points]
+        assert series["functions"][-1] == 63  # every function changed; the last point is all
+        # Every self change summed is the whole difference (the profile's own total here).
+        assert series["shares"][-1] == pytest.approx(100)
+        assert series["shares"][0] > 30  # the first function doubled: the one big cause
+    (figure,) = [
+        f for f in re.findall(r"<figure .*?</figure>", page, re.DOTALL) if "kind-attribution" in f
+    ]
+    assert "largest changes" in figure and "of the difference" in figure
+    assert '<td class="num">63</td>' in figure and "100 %" in figure
+
+
 def test_many_runs_become_a_violin_and_the_file_stays_small() -> None:
     analysis = generated_analysis(("a", "b"), 1500, functions=())
     page = render_html(analysis)
@@ -122,7 +144,9 @@ def test_same_analysis_same_page() -> None:
 
 
 def test_an_analysis_without_runs_has_no_figures_but_every_table() -> None:
-    analysis = replace(generated_analysis(), runs=(), call_percentiles=(), calls=())
+    analysis = replace(
+        generated_analysis(), runs=(), call_percentiles=(), calls=(), attribution_curve=()
+    )
     page = render_html(analysis)
     assert _data(page) == {"figures": []}
     assert 'id="figures"' not in page and 'id="detail"' in page

@@ -46,12 +46,12 @@ NOISE_MARK = "within noise"
 NOT_TIME = "instruction counts are not time: a cache miss or a wait costs no more instructions"
 
 
-def _value_unit(unit: str) -> str:
+def value_unit(unit: str) -> str:
     """Instructions are counts: shown with thousands separators, the unit in the title."""
     return "seconds" if unit == "seconds" else "count"
 
 
-def _quantity(value: float, unit: str) -> Quantity:
+def quantity(value: float, unit: str) -> Quantity:
     return Quantity(value, unit, fractional=unit == "seconds")
 
 
@@ -73,7 +73,7 @@ def _interval(low: float | None, high: float | None, unit: str) -> str:
     return f"[{signed_amount(low, unit)}, {signed_amount(high, unit)}]"
 
 
-def _percent(share: float | None) -> str:
+def share_percent(share: float | None) -> str:
     """A share of the difference: "100 %", "-3.20 %" (a change against the difference)."""
     if share is None or not math.isfinite(share):
         return "n/a"
@@ -138,13 +138,13 @@ def answer_sentence(analysis: Analysis, total: AttributionTotal) -> tuple[Inline
                 parts.append(", ")
             parts += [
                 Name(entry.function),
-                f" {signed_amount(entry.delta, unit)} ({_percent(entry.share)} of it)",
+                f" {signed_amount(entry.delta, unit)} ({share_percent(entry.share)} of it)",
             ]
     if not total.listed:
         parts.append("; no function's weight changed")
         return tuple(parts)
     reference = total.reference_delta
-    explained = _percent(total.listed_delta / reference) if reference else "n/a"
+    explained = share_percent(total.listed_delta / reference) if reference else "n/a"
     listed = (
         "the largest self change explains"
         if total.listed == 1
@@ -191,15 +191,14 @@ def functions_block(
     shown = entries[: limit or LISTED]
     if not shown:
         return ()
-    unit = _value_unit(total.unit)
+    unit = value_unit(total.unit)
     confidence = _confidence(analysis)
     columns = (
         Column("function"),
-        Column(total.baseline, Align.RIGHT),
-        Column(total.variant, Align.RIGHT),
-        Column("change", Align.RIGHT),
-        Column("low", Align.RIGHT),
-        Column("high", Align.RIGHT),
+        *(
+            Column(name, Align.RIGHT, scale="change")
+            for name in (total.baseline, total.variant, "change", "low", "high")
+        ),
         Column("share", Align.RIGHT),
         Column("noise"),
     )
@@ -208,12 +207,12 @@ def functions_block(
         finite = math.isfinite(entry.ci_low) and math.isfinite(entry.ci_high)
         cells: tuple[Cell, ...] = (
             Name(entry.function),
-            _quantity(entry.baseline_value, unit),
-            _quantity(entry.variant_value, unit),
-            _quantity(entry.delta, unit),
-            _quantity(entry.ci_low, unit) if finite else None,
-            _quantity(entry.ci_high, unit) if finite else None,
-            _percent(entry.share),
+            quantity(entry.baseline_value, unit),
+            quantity(entry.variant_value, unit),
+            quantity(entry.delta, unit),
+            quantity(entry.ci_low, unit) if finite else None,
+            quantity(entry.ci_high, unit) if finite else None,
+            share_percent(entry.share),
             None if entry.beyond_noise else NOISE_MARK,
         )
         rows.append(Row(cells))
@@ -238,7 +237,7 @@ def curve_block(analysis: Analysis, total: AttributionTotal) -> Block:
     ]
     if len(points) < 2:
         return ()
-    unit = _value_unit(total.unit)
+    unit = value_unit(total.unit)
     columns = (
         Column("largest changes", Align.RIGHT),
         Column("cumulative change", Align.RIGHT),
@@ -248,8 +247,8 @@ def curve_block(analysis: Analysis, total: AttributionTotal) -> Block:
         Row(
             (
                 Quantity(point.functions, "count"),
-                _quantity(point.cumulative_delta, unit),
-                _percent(point.share),
+                quantity(point.cumulative_delta, unit),
+                share_percent(point.share),
             )
         )
         for point in points

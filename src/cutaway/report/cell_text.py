@@ -14,6 +14,7 @@ from cutaway.report.sections import (
     Interval,
     Name,
     Quantity,
+    Table,
     VerdictCell,
 )
 from cutaway.report.units import format_change, format_column, format_percent
@@ -129,21 +130,44 @@ def _quantity_alone(cell: Quantity) -> str:
     return f"{texts[0]} {symbol}".rstrip()
 
 
-def column_texts(cells: Sequence[Cell], *, with_settle: bool = False) -> tuple[list[str], str]:
+def column_texts(
+    cells: Sequence[Cell], *, with_settle: bool = False, scale_with: Sequence[float] = ()
+) -> tuple[list[str], str]:
     """A column's cells as text, and the unit its header names: the quantities of a column in
-    one unit are numbers in one scale ("1.34", "0.677" and "ms"). A column mixing units keeps
-    the unit in every cell."""
+    one unit are numbers in one scale ("1.34", "0.677" and "ms"), chosen from their values
+    and ``scale_with`` (those of the columns that share its scale). A column mixing units
+    keeps the unit in every cell."""
     texts = [cell_text(cell, with_settle=with_settle) for cell in cells]
     indexes = [i for i, cell in enumerate(cells) if isinstance(cell, Quantity)]
     quantities = [cell for cell in cells if isinstance(cell, Quantity)]
     if len({q.unit for q in quantities}) != 1:
         return texts, ""
     numbers, symbol = format_column(
-        [(q.value, q.fractional) for q in quantities], quantities[0].unit
+        [(q.value, q.fractional) for q in quantities], quantities[0].unit, scale_with
     )
     for index, text in zip(indexes, numbers, strict=True):
         texts[index] = text
     return texts, symbol
+
+
+def table_texts(table: Table, *, with_settle: bool = False) -> list[tuple[list[str], str]]:
+    """Each column's texts and unit (column_texts), the columns that name the same ``scale``
+    in one unit chosen from all their values."""
+    columns = [[row.cells[i] for row in table.rows] for i in range(len(table.columns))]
+    shared: dict[str, list[float]] = {}
+    for column, cells in zip(table.columns, columns, strict=True):
+        if column.scale is not None:
+            shared.setdefault(column.scale, []).extend(
+                cell.value for cell in cells if isinstance(cell, Quantity)
+            )
+    return [
+        column_texts(
+            cells,
+            with_settle=with_settle,
+            scale_with=shared.get(column.scale, []) if column.scale is not None else (),
+        )
+        for column, cells in zip(table.columns, columns, strict=True)
+    ]
 
 
 def has_missing_interval(cells: Sequence[Cell]) -> bool:

@@ -25,9 +25,9 @@ JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "Jso
 @dataclass(frozen=True)
 class Figure:
     """One chart and its numbers. ``kind`` names the renderer ("distribution", "rounds",
-    "percentiles", "bars"); ``data`` is what it draws, in the shape that renderer documents;
-    ``table`` holds the numbers the chart shows (or the ones worth reading off it), and
-    ``notes`` what to know to read it."""
+    "percentiles", "bars", "attribution"); ``data`` is what it draws, in the shape that
+    renderer documents; ``table`` holds the numbers the chart shows (or the ones worth
+    reading off it), and ``notes`` what to know to read it."""
 
     kind: str
     title: Heading
@@ -43,10 +43,11 @@ FigureView = Callable[[Analysis], list[Figure]]
 def figure_views() -> tuple[FigureView, ...]:
     """Every view that adds figures, in the order of the report: the primary metric's
     distribution, rounds and percentiles, the probes' figures, then the other metrics'."""
+    from cutaway.attribution.figures import attribution_figures
     from cutaway.probes.calls.figures import calls_figures
     from cutaway.report.plots import other_metric_figures, primary_figures
 
-    return (primary_figures, calls_figures, other_metric_figures)
+    return (primary_figures, calls_figures, attribution_figures, other_metric_figures)
 
 
 def build_figures(analysis: Analysis) -> list[Figure]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cutaway.model import Analysis, Verdict
-from cutaway.report.cell_text import NO_INTERVAL_NOTE, column_texts, has_missing_interval
+from cutaway.report.cell_text import NO_INTERVAL_NOTE, has_missing_interval, table_texts
 from cutaway.report.layout import build_report
 from cutaway.report.markdown_text import code, escape, table
 from cutaway.report.sections import (
@@ -106,9 +106,7 @@ def _section(section: Section) -> list[str]:
 
 def _table(section: Table) -> list[str]:
     columns = range(len(section.columns))
-    texts_units = [
-        column_texts([row.cells[i] for row in section.rows], with_settle=True) for i in columns
-    ]
+    texts_units = table_texts(section, with_settle=True)
     texts = [t for t, _ in texts_units]
     rows = [
         [_cell(row.cells[i], texts[i][index]) for i in columns]

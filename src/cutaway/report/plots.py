@@ -7,7 +7,10 @@
 - the percentile curve (CDF) of each variant's runs.
 
 The primary metric (wall) has all three; the other metrics that changed (views.changed_metrics)
-the first two. ``cutaway compare`` keeps no runs: it has no figures."""
+the first two. ``cutaway compare`` has the runs of both experiments, each variant tagged with
+its experiment ("nscd (#3)"); its two sessions have no rounds in common, so instead of paired
+ratios it draws each round's value against the first session's median, both sessions in
+round order (``sessions_figure``)."""
 
 from __future__ import annotations
 
@@ -60,7 +63,8 @@ def metric_figures(
     if not values:
         return []
     figures = [distribution_figure(analysis, name, values)]
-    rounds = rounds_figure(analysis, name, table)
+    two_sessions = len(analysis.experiments) > 1  # cutaway compare: nothing paired by round
+    rounds = (sessions_figure if two_sessions else rounds_figure)(analysis, name, table)
     if rounds is not None:
         figures.append(rounds)
     if percentiles:
@@ -309,6 +313,104 @@ def rounds_figure(analysis: Analysis, name: str, table: RunTable) -> Figure | No
         Table(None, columns, tuple(rows)),
         tuple(notes),
         _every_round_table(every, [str(s["name"]) for s in series if isinstance(s, dict)], metric),
+    )
+
+
+def sessions_figure(analysis: Analysis, name: str, table: RunTable) -> Figure | None:
+    """``cutaway compare``: for each variant compared, each round's value in both sessions as
+    a change against the first session's median, in round order, so that drift within a
+    session and the shift between them both show; the second session's dashed line is the
+    comparison's estimate, the first's is 0. Same data as ``rounds_figure``."""
+    comparisons = [c for c in analysis.comparisons if c.metric == name]
+    if not comparisons or not analysis.runs:
+        return None
+    metric = metric_of(analysis, name)
+    series: list[JsonValue] = []
+    rows: list[Row] = []
+    wide = False
+    for comparison in comparisons:
+        first = table.by_round(name, comparison.baseline)
+        reference = float(np.median(list(first.values()))) if first else 0.0
+        if reference <= 0:
+            continue
+        for session, estimated in ((comparison.baseline, None), (comparison.variant, comparison)):
+            by_round = table.by_round(name, session)
+            if not by_round:
+                continue
+            rounds = sorted(by_round)
+            ratios = np.asarray([by_round[r] / reference for r in rounds], dtype=np.float64)
+            wide = wide or bool((ratios < 0.5).any() or (ratios > 2).any())
+            series.append(
+                {
+                    "name": visible(session),
+                    "rounds": [r + 1 for r in rounds],
+                    "changes": [_round((r - 1) * 100) for r in ratios],
+                    "estimate": _percent(estimated.ratio) if estimated else 0.0,
+                    "interval": [_percent(estimated.ci_low), _percent(estimated.ci_high)]
+                    if estimated
+                    else None,
+                    "verdict": estimated.verdict.value if estimated else None,
+                }
+            )
+            half = len(ratios) // 2
+            early, late = (ratios[:half], ratios[half:]) if half else (ratios, ratios)
+            rows.append(
+                Row(
+                    (
+                        Name(session),
+                        Quantity(len(rounds), "count"),
+                        Change(estimated.ratio, metric.unit, metric.better) if estimated else None,
+                        Interval(estimated.ci_low, estimated.ci_high) if estimated else None,
+                        Change(float(np.median(early)), metric.unit, metric.better),
+                        Change(float(np.median(late)), metric.unit, metric.better),
+                        Change(float(ratios.min()), metric.unit, metric.better),
+                        Change(float(ratios.max()), metric.unit, metric.better),
+                    ),
+                    end_group=estimated is not None,
+                )
+            )
+    if not series:
+        return None
+    margin = analysis.experiments[0].margin if analysis.experiments else 0.0
+    columns = (
+        Column("variant (experiment)"),
+        Column("rounds", Align.RIGHT),
+        Column("estimate", Align.RIGHT),
+        Column("interval", Align.RIGHT),
+        Column("median 1st half", Align.RIGHT),
+        Column("median 2nd half", Align.RIGHT),
+        Column("lowest", Align.RIGHT),
+        Column("highest", Align.RIGHT),
+    )
+    title = Heading(
+        (Name(name),),
+        (
+            ": each round of both experiments against the first one's median, in round order "
+            "(drift within a session and the shift between them show here)",
+        ),
+    )
+    notes = (
+        Line(
+            (
+                "the two experiments ran apart: rounds are not paired, and round N of one has "
+                "nothing to do with round N of the other; the band is the equivalence margin, "
+                "the dashed line of the second experiment its estimate (unpaired)",
+            ),
+            Tone.DIM,
+        ),
+    )
+    return Figure(
+        "rounds",
+        title,
+        {
+            "metric": visible(name),
+            "margin": _round(margin * 100),
+            "log": wide,
+            "reference": "the first experiment's median",
+            "series": series,
+        },
+        Table(None, columns, tuple(rows)),
+        notes,
     )
 
 

@@ -93,6 +93,9 @@ class Column:
     name: str
     align: Align = Align.LEFT
     group: bool = False  # repeats over consecutive rows: a narrow format may print it once
+    # Columns of one table with the same ``scale`` share one unit (the variants' columns of one
+    # quantity), so that a row never reads "3.17 ms" beside "4,338 µs".
+    scale: str | None = None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from cutaway.model import Verdict
-from cutaway.report.cell_text import column_texts
+from cutaway.report.cell_text import table_texts
 from cutaway.report.sections import Align, Row, Table, VerdictCell
 from cutaway.visible import visible
 
@@ -32,8 +32,7 @@ VERDICT_STYLES: Mapping[Verdict, str] = {
 def draw_table(table: Table, width: int) -> list[Text]:
     """The table's lines: header, units (when a column has one), rule, rows."""
     texts, units = [], []
-    for index in range(len(table.columns)):
-        column, unit = column_texts([row.cells[index] for row in table.rows])
+    for column, unit in table_texts(table):
         texts.append([visible(text) for text in column])
         units.append(visible(unit))
     lines = _lines(table, texts, units, grouped=False)

@@ -187,11 +187,14 @@ def format_scaled(value: float, scale: tuple[float, str]) -> str:
     return f"{'-' if value < 0 else ''}{int(whole):,}{dot}{decimals}"
 
 
-def format_column(cells: Sequence[tuple[float, bool]], unit: str | None) -> tuple[list[str], str]:
-    """A column of (value, fractional) as numbers in one unit chosen from its values, and that
-    unit's symbol for the column's header: (["1.34", "0.677"], "ms"), never "677 µs" under
-    "1.34 ms". Counts have no symbol; the user's own units are given as they are."""
-    scale = column_scale([value for value, _ in cells], unit)
+def format_column(
+    cells: Sequence[tuple[float, bool]], unit: str | None, scale_with: Sequence[float] = ()
+) -> tuple[list[str], str]:
+    """A column of (value, fractional) as numbers in one unit chosen from its values (and
+    ``scale_with``: those of other columns that must read in the same unit), and that unit's
+    symbol for the column's header: (["1.34", "0.677"], "ms"), never "677 µs" under "1.34 ms".
+    Counts have no symbol; the user's own units are given as they are."""
+    scale = column_scale([*(value for value, _ in cells), *scale_with], unit)
     if scale is not None:
         return [format_scaled(value, scale) for value, _ in cells], scale[1]
     if unit == "count":

@@ -50,14 +50,39 @@ class _Node:
     children: dict[str, _Node] = field(default_factory=dict)
 
 
+def is_unsymbolized(frame: str) -> bool:
+    """A frame perf could not name: ``[unknown]``, or ``[file]`` (the file known, not the
+    function), the kernel's mark and surrounding spaces aside (perf writes ``[unknown] `` for
+    a mapping whose name has a space, such as a deleted memfd). Folding writes no other frame
+    in brackets."""
+    name = frame.removesuffix("_[k]").strip()
+    return len(name) > 2 and name[0] == "[" and name[-1] == "]" and "[" not in name[1:-1]
+
+
+def fold_unsymbolized(frames: Sequence[str]) -> list[str]:
+    """``frames`` with each run of the same unsymbolized frame drawn as one: ``[unknown];
+    [unknown];[unknown]`` becomes ``[unknown]``. Without a symbol, how many such frames a
+    stack holds says nothing (mostly a frame-pointer walk through code built without frame
+    pointers, where the count is the walk's accident), while drawing each one makes a graph
+    thousands of pixels tall and splits stacks that differ only in that count. Only the
+    graphs fold; the stored stacks and the folded export keep every frame."""
+    out: list[str] = []
+    for frame in frames:
+        if out and frame == out[-1] and is_unsymbolized(frame):
+            continue
+        out.append(frame)
+    return out
+
+
 def _tree(sides: Sequence[Mapping[str, float]]) -> _Node:
-    """The stacks of each side as one tree of frames with every side's inclusive weight."""
+    """The stacks of each side as one tree of frames with every side's inclusive weight,
+    runs of unsymbolized frames drawn as one (fold_unsymbolized)."""
     root = _Node([0.0] * len(sides))
     for side, stacks in enumerate(sides):
         for stack, weight in stacks.items():
             node = root
             node.values[side] += weight
-            for frame in stack.split(";"):
+            for frame in fold_unsymbolized(stack.split(";")):
                 child = node.children.get(frame)
                 if child is None:
                     child = node.children[frame] = _Node([0.0] * len(sides))

@@ -143,7 +143,7 @@ def functions_block(
     shown = functions[:limit] if limit else functions
     columns = [Column("function")]
     for variant in variants:
-        columns += [Column(variant, Align.RIGHT), Column("share", Align.RIGHT)]
+        columns += [Column(variant, Align.RIGHT, scale="weight"), Column("share", Align.RIGHT)]
     several = len(variants) > 1
     if several:
         columns.append(Column("only in"))
@@ -254,7 +254,7 @@ def phases_block(analysis: Analysis, what: str) -> Block:
         cells_of.setdefault(weight.phase, {})[weight.variant] = weight
     columns = [Column("phase")]
     for variant in variants:
-        columns += [Column(variant, Align.RIGHT), Column("share", Align.RIGHT)]
+        columns += [Column(variant, Align.RIGHT, scale="weight"), Column("share", Align.RIGHT)]
     others = [variant for variant in variants if variant != baseline]
     columns += [Column(f"{variant} vs {baseline}", Align.RIGHT) for variant in others]
     rows = []

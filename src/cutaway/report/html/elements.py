@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from cutaway.report.cell_text import (
     NO_INTERVAL_NOTE,
-    column_texts,
     has_missing_interval,
+    table_texts,
 )
 from cutaway.report.sections import (
     Align,
@@ -83,10 +83,7 @@ def details(s: Details) -> str:
 def table(s: Table, *, caption: bool = True) -> str:
     """A table with one unit per column under its name, as every human format writes it;
     verdicts carry their verdict as a class (coloured by the style sheet)."""
-    count = len(s.columns)
-    texts_units = [
-        column_texts([row.cells[i] for row in s.rows], with_settle=True) for i in range(count)
-    ]
+    texts_units = table_texts(s, with_settle=True)
     head = "".join(
         f'<th class="{_align(c.align)}">{text(c.name)}'
         + (f'<span class="unit">{text(unit)}</span>' if unit else "")

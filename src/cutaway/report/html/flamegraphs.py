@@ -1,5 +1,7 @@
 """The HTML report's flame graphs: one per profiled variant, and a differential one of each
-other variant against the baseline, each folded away in a <details> so the page stays light.
+other variant against the baseline (for ``cutaway compare``, of each variant of the second
+experiment against the same variant of the first), each folded away in a <details> so the
+page stays light.
 
 Each graph is the interactive SVG document of probes/profile/flamegraph.py, shown in an
 ``<iframe sandbox="allow-scripts allow-modals" srcdoc="...">``:
@@ -19,7 +21,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from cutaway.model import Analysis, FlameProfile
+from cutaway.model import PRIMARY_METRIC, Analysis, FlameProfile
 from cutaway.probes.profile.flamegraph import render_flamegraph, render_flamegraph_diff
 from cutaway.report.html import elements
 
@@ -53,24 +55,38 @@ def flame_graphs(analysis: Analysis) -> list[FlameGraph]:
         )
         for p in analysis.flame_profiles
     ]
-    baseline = by_name.get(experiment.baseline)
-    if baseline is not None:
-        for p in analysis.flame_profiles:
-            if p is baseline or p.unit != baseline.unit:
-                continue
-            document = render_flamegraph_diff(
-                dict(baseline.stacks),
-                dict(p.stacks),
-                title=f"{experiment.name}: {p.variant} against {baseline.variant}",
-                subtitle=(
-                    f"per profiled run: {baseline.variant} ({_runs(baseline)}), "
-                    f"{p.variant} ({_runs(p)})"
-                ),
-                unit=p.unit,
-                names=(baseline.variant, p.variant),
-            )
-            graphs.append(_graph(f"{p.variant} against {baseline.variant}", document))
+    for baseline, p in _pairs(analysis, by_name):
+        if p.unit != baseline.unit:
+            continue
+        document = render_flamegraph_diff(
+            dict(baseline.stacks),
+            dict(p.stacks),
+            title=f"{experiment.name}: {p.variant} against {baseline.variant}",
+            subtitle=(
+                f"per profiled run: {baseline.variant} ({_runs(baseline)}), "
+                f"{p.variant} ({_runs(p)})"
+            ),
+            unit=p.unit,
+            names=(baseline.variant, p.variant),
+        )
+        graphs.append(_graph(f"{p.variant} against {baseline.variant}", document))
     return graphs
+
+
+def _pairs(
+    analysis: Analysis, by_name: dict[str, FlameProfile]
+) -> list[tuple[FlameProfile, FlameProfile]]:
+    """(reference, other) for each differential graph: each variant against the experiment's
+    baseline; for ``cutaway compare``, each variant of the second experiment against the same
+    variant of the first (the pairs its comparisons of wall time compare)."""
+    if len(analysis.experiments) > 1:
+        names = [
+            (c.baseline, c.variant) for c in analysis.comparisons if c.metric == PRIMARY_METRIC
+        ]
+    else:
+        baseline = analysis.experiments[0].baseline
+        names = [(baseline, p.variant) for p in analysis.flame_profiles if p.variant != baseline]
+    return [(by_name[a], by_name[b]) for a, b in names if a in by_name and b in by_name]
 
 
 def _runs(profile: FlameProfile) -> str:
@@ -102,7 +118,8 @@ def section(graphs: list[FlameGraph]) -> str:
     return (
         '<section class="flamegraphs" id="flamegraphs"><h2>Flame graphs</h2>'
         '<p class="line tone-dim">Each variant\'s profile, then each variant against the '
-        "baseline (red grew, blue shrank). Open one to draw it; click a frame to zoom, "
+        "baseline, or, comparing two experiments, against the same variant of the first "
+        "(red grew, blue shrank). Open one to draw it; click a frame to zoom, "
         "hover for its time per run.</p>"
         f"{items}</section>"
     )

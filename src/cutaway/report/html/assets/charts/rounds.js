@@ -2,8 +2,9 @@
  * round order, the equivalence margin as a band and each variant's estimate as a dashed line.
  * Changes beyond -50 % or +100 % in some round (`log`) are drawn as ratios on a logarithmic
  * axis, where a 10x slower round does not flatten every other one.
- * data: {metric, margin (%), log, series: [{name, rounds: [], changes: [%], estimate (%),
- *        interval: [%, %], verdict}]} */
+ * data: {metric, margin (%), log, reference?, series: [{name, rounds: [], changes: [%],
+ *        estimate (%), interval: [%, %], verdict}]}; `reference` (cutaway compare: "the first
+ *        experiment's median") names what the changes are against, when not the baseline. */
 (function (cutaway) {
   'use strict';
   cutaway.draw.rounds = function (element, data) {
@@ -48,10 +49,13 @@
     option.xAxis = {type: 'value', name: 'round', nameLocation: 'middle', nameGap: 28,
                     min: 1, max: longest ? 'dataMax' : 1, minInterval: 1};
     option.grid.top = 56;
+    /* `reference`: what the changes are against, when it is not each round's baseline run. */
     option.yAxis = data.log
-      ? {type: 'log', logBase: 2, name: data.metric + ': variant / baseline, log scale',
-         axisLabel: {formatter: function (v) { return '\u00d7' + cutaway.number(v); }}}
-      : {type: 'value', scale: true, name: 'change of ' + data.metric + ' (%)'};
+      ? {type: 'log', logBase: 2, axisLabel: {formatter: function (v) { return '\u00d7' + cutaway.number(v); }},
+         name: data.metric + ': ' + (data.reference ? 'value / ' + data.reference : 'variant / baseline') +
+               ', log scale'}
+      : {type: 'value', scale: true,
+         name: 'change of ' + data.metric + (data.reference ? ' against ' + data.reference : '') + ' (%)'};
     option.yAxis.nameTextStyle = {align: 'left'};
     option.dataZoom = [{type: 'inside', xAxisIndex: 0}];
     if (longest > 100) {

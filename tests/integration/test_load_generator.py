@@ -4,11 +4,8 @@ read back through read_summary, and the flags checked."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,77 +19,17 @@ from cutaway.probes.load.generator import (
     run_generator,
 )
 from cutaway.probes.load.hdr import Histogram, merge_intervals, read_interval_log
+from tests.load_servers import free_port, memcached_server, nginx_executable, nginx_server
 
 pytestmark = pytest.mark.skipif(generator_path() is None, reason="cw_load not built")
-
-NGINX_CONFIG = """
-{user}
-worker_processes 1;
-daemon off;
-pid {root}/nginx.pid;
-error_log {root}/error.log;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {root}/tmp; proxy_temp_path {root}/tmp; fastcgi_temp_path {root}/tmp;
-  uwsgi_temp_path {root}/tmp; scgi_temp_path {root}/tmp;
-  server {{
-    listen 127.0.0.1:{port};
-    root {root}/html;
-    location ~ \\.shtml$ {{ ssi on; }}
-  }}
-}}
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for_port(port: int, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.02)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {seconds} s")
 
 
 @pytest.fixture
 def nginx(tmp_path: Path) -> Iterator[str]:
-    if shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists():
+    if nginx_executable() is None:
         pytest.skip("nginx not installed")
-    root = tmp_path / "nginx"
-    (root / "html").mkdir(parents=True)
-    (root / "tmp").mkdir()
-    (root / "html" / "index.html").write_text("<html>hello</html>\n")
-    (root / "html" / "big.html").write_text("x" * 200_000)
-    (root / "html" / "chunked.shtml").write_text('a<!--# echo var="date_local" -->' + "b" * 9000)
-    port = free_port()
-    config = root / "nginx.conf"
-    # As root, nginx's workers would run as nobody, who cannot read the test's private files.
-    user = "user root;" if os.geteuid() == 0 else ""
-    config.write_text(NGINX_CONFIG.format(root=root, port=port, user=user))
-    executable = shutil.which("nginx") or "/usr/sbin/nginx"
-    server = subprocess.Popen(
-        [executable, "-c", str(config), "-p", str(root), "-e", str(root / "error.log")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    with nginx_server(tmp_path / "nginx") as (target, _):
+        yield target
 
 
 def test_closed_loop_keep_alive_against_nginx(nginx: str) -> None:
@@ -273,27 +210,10 @@ def test_the_generators_encoding_is_hdrhistograms_byte_for_byte(nginx: str) -> N
 
 @pytest.fixture
 def memcached() -> Iterator[str]:
-    executable = shutil.which("memcached") or "/usr/bin/memcached"
-    if not Path(executable).exists():
+    if shutil.which("memcached") is None:
         pytest.skip("memcached not installed")
-    port = free_port()
-    args = [executable, "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", "16", "-t", "1"]
-    if os.geteuid() == 0:
-        args += ["-u", "root"]
-    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port)
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
-            client.sendall(b"set cutaway-key 0 0 1000\r\n" + b"v" * 1000 + b"\r\n")
-            assert client.recv(100) == b"STORED\r\n"
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    with memcached_server({"cutaway-key": b"v" * 1000}) as target:
+        yield target
 
 
 @pytest.mark.parametrize("new_connection", [False, True])

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -23,109 +23,22 @@ from cutaway.probes.load.generator import (
     read_summary,
     run_generator,
 )
+from tests.load_servers import misbehaving_server
 
 pytestmark = pytest.mark.skipif(generator_path() is None, reason="cw_load not built")
 
 StartServer = Callable[..., str]  # mode, stall_at, stall_for -> "127.0.0.1:PORT"
 
-# One selector loop, one thread: a stall stalls every connection, as a stopped server would.
-SERVER = r"""
-import selectors, socket, struct, sys, time
-mode = sys.argv[1]
-stall_at, stall_for = float(sys.argv[2]), float(sys.argv[3])
-listener = socket.socket()
-listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-listener.bind(("127.0.0.1", 0))
-listener.listen(512)
-listener.setblocking(False)
-print(listener.getsockname()[1], flush=True)
-selector = selectors.DefaultSelector()
-selector.register(listener, selectors.EVENT_READ)
-OK = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
-first_request = None
-stalled = False
-buffers = {}
-while True:
-    for key, _ in selector.select(timeout=0.5):
-        if key.fileobj is listener:
-            try:
-                client, _ = listener.accept()
-            except BlockingIOError:
-                continue
-            if mode == "reset":
-                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                client.close()
-                continue
-            client.setblocking(False)
-            buffers[client] = b""
-            selector.register(client, selectors.EVENT_READ)
-            continue
-        client = key.fileobj
-        try:
-            data = client.recv(65536)
-        except ConnectionError:
-            data = b""
-        if not data:
-            selector.unregister(client)
-            buffers.pop(client, None)
-            client.close()
-            continue
-        buffers[client] += data
-        while b"\r\n\r\n" in buffers[client]:
-            _, _, buffers[client] = buffers[client].partition(b"\r\n\r\n")
-            now = time.monotonic()
-            if first_request is None:
-                first_request = now
-            if mode == "silent":
-                continue
-            if mode == "stall" and not stalled and now - first_request >= stall_at:
-                stalled = True
-                time.sleep(stall_for)
-            if mode == "garbage":
-                client.sendall(b"SSH-2.0-OpenSSH_9.2\r\n\r\n")
-            elif mode == "truncated":
-                client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
-                client.close()
-            elif mode == "close-idle":
-                client.sendall(OK)  # no Connection: close, and closes anyway, as an idle timeout
-                client.shutdown(socket.SHUT_RDWR)
-            else:
-                client.sendall(OK)
-        if client.fileno() < 0 or mode in ("truncated", "close-idle"):
-            try:
-                selector.unregister(client)
-            except (KeyError, ValueError):
-                pass
-            buffers.pop(client, None)
-            client.close()
-"""
-
-
-def start_server(
-    mode: str, stall_at: float = 0.0, stall_for: float = 0.0
-) -> tuple[str, subprocess.Popen[bytes]]:
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, mode, str(stall_at), str(stall_for)],
-        stdout=subprocess.PIPE,
-    )
-    assert server.stdout is not None
-    port = int(server.stdout.readline())
-    return f"127.0.0.1:{port}", server
-
 
 @pytest.fixture
 def server_of_mode() -> Iterator[StartServer]:
-    started: list[subprocess.Popen[bytes]] = []
+    with ExitStack() as stack:
 
-    def start(mode: str, stall_at: float = 0.0, stall_for: float = 0.0) -> str:
-        target, server = start_server(mode, stall_at, stall_for)
-        started.append(server)
-        return target
+        def start(mode: str, stall_at: float = 0.0, stall_for: float = 0.0) -> str:
+            target, _ = stack.enter_context(misbehaving_server(mode, stall_at, stall_for))
+            return target
 
-    yield start
-    for server in started:
-        server.kill()
-        server.wait()
+        yield start
 
 
 def test_resets_are_counted_and_nothing_measured_is_a_clear_error(

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from cutaway.probes.load.generator import read_summary
-from tests.integration.test_load_generator import nginx  # noqa: F401  (a fixture)
-from tests.integration.test_load_generator_faults import (
-    StartServer,
-    server_of_mode,  # noqa: F401
+from tests.load_servers import (
+    memcached_server,
+    misbehaving_server,
+    nginx_executable,
+    nginx_server,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +37,14 @@ def sanitized(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         check=True,
     )
     yield str(binary)
+
+
+@pytest.fixture(scope="module")
+def nginx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if nginx_executable() is None:
+        pytest.skip("nginx not installed")
+    with nginx_server(tmp_path_factory.mktemp("nginx")) as (target, _):
+        yield target
 
 
 def run(binary: str, *flags: str) -> subprocess.CompletedProcess[bytes]:
@@ -61,7 +70,7 @@ def test_modes_against_nginx_are_clean(
     sanitized: str,
     nginx: str,
     flags: list[str],
-    tmp_path: Path,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     log = tmp_path / "intervals.hlog"
     done = run(sanitized, "--target", nginx, "--interval-log", str(log), *flags)
@@ -71,12 +80,30 @@ def test_modes_against_nginx_are_clean(
 
 
 @pytest.mark.parametrize("mode", ["reset", "garbage", "truncated", "silent", "close-idle"])
-def test_misbehaving_servers_are_clean(
-    sanitized: str,
-    server_of_mode: StartServer,
-    mode: str,  # noqa: F811
-) -> None:
-    target = server_of_mode(mode)
-    done = run(sanitized, "--target", target, "--duration", "0.5", "--timeout", "0.2")
+def test_misbehaving_servers_are_clean(sanitized: str, mode: str) -> None:
+    with misbehaving_server(mode) as (target, _):
+        done = run(sanitized, "--target", target, "--duration", "0.5", "--timeout", "0.2")
     assert done.returncode in (0, 1)
     read_summary(done.stdout.decode())
+
+
+@pytest.mark.parametrize("new_connection", [False, True])
+def test_memcached_is_clean(sanitized: str, new_connection: bool) -> None:
+    if shutil.which("memcached") is None:
+        pytest.skip("memcached not installed")
+    with memcached_server({"k": b"v" * 3000}) as target:
+        flags = ["--new-connection"] if new_connection else []
+        done = run(
+            sanitized,
+            "--target",
+            target,
+            "--protocol",
+            "memcached",
+            "--path",
+            "k",
+            "--requests",
+            "300",
+            *flags,
+        )
+    assert done.returncode == 0
+    assert read_summary(done.stdout.decode()).requests == 300

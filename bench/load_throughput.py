@@ -51,9 +51,7 @@ def run_cw_load(target: str, connections: int, seconds: float) -> tuple[float, f
 
 
 def run_wrk(target: str, connections: int, seconds: float) -> tuple[float, float]:
-    output, cpu = timed(
-        ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", f"http://{target}/"]
-    )
+    output, cpu = timed(["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", f"http://{target}/"])
     rate = float(re.search(r"Requests/sec:\s+([0-9.]+)", output).group(1))  # type: ignore[union-attr]
     requests = int(re.search(r"(\d+) requests in", output).group(1))  # type: ignore[union-attr]
     return rate, cpu / max(requests, 1)

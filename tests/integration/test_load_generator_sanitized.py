@@ -63,6 +63,7 @@ def run(binary: str, *flags: str) -> subprocess.CompletedProcess[bytes]:
         ["--connections", "4", "--duration", "0.5"],
         ["--connections", "4", "--threads", "2", "--requests", "500", "--path", "/big.html"],
         ["--connections", "3", "--rate", "300", "--duration", "1.2", "--warmup", "0.1"],
+        ["--connections", "4", "--threads", "2", "--rate", "400", "--duration", "1.1"],
         ["--connections", "3", "--new-connection", "--requests", "200"],
         ["--connections", "2", "--requests", "100", "--path", "/chunked.shtml"],
         ["--connections", "2", "--requests", "20", "--path", "/missing"],

@@ -336,7 +336,7 @@ def paired_family(
             rows.append(
                 Row(metric.name, reference, other, int(pairs.sum()), estimate, metric.better)
             )
-    return judge(rows, spec.margin, spec.confidence)
+    return judge(rows, spec.margin, spec.confidence, primary=spec.primary_metric)
 
 
 # --- all pairs (cutaway run/report/compare --all-pairs) ---------------------------------------

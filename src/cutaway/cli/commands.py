@@ -76,6 +76,18 @@ QUICK_ONLY = {
     "parameters": "--parameter-scan/--parameter-list",
     "step_size": "--parameter-step-size",
 }
+# Quick mode's load options: only with --url.
+LOAD_ONLY = {
+    "protocol": "--protocol",
+    "connections": "--connections",
+    "rate": "--rate",
+    "duration": "--duration",
+    "requests": "--requests",
+    "load_warmup": "--load-warmup",
+    "request_timeout": "--request-timeout",
+    "new_connection": "--new-connection",
+    "no_server_metrics": "--no-server-metrics",
+}
 
 # Export formats that draw a profile: one variant, or a variant against the baseline.
 FLAME_GRAPHS = ("flamegraph", "flamegraph-diff")
@@ -174,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = _subparser(commands, "run", "run an experiment file, or quick mode with -c")
     run.add_argument("file", nargs="?", help="experiment file (TOML)")
+    _add_load_options(run)
     run.add_argument(
         "-c",
         "--cmd",
@@ -438,7 +451,17 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
 
     if args.file and args.cmd:
         raise UsageError("give an experiment file or -c commands, not both")
-    if not args.file and not args.cmd:
+    if args.url and (args.file or args.cmd):
+        raise UsageError("give --url servers, an experiment file or -c commands, not two")
+    load_given = [
+        option for dest, option in LOAD_ONLY.items() if getattr(args, dest) not in (None, False, [])
+    ]
+    if load_given and not args.url:
+        raise UsageError(
+            f"{', '.join(load_given)} only apply to --url servers; an experiment file says the "
+            "same in its [load] section (docs/experiment-file.md)"
+        )
+    if not args.file and not args.cmd and not args.url:
         raise UsageError("nothing to run: give an experiment file or -c 'COMMAND' (twice or more)")
     if args.file and not os.path.exists(args.file) and looks_like_command(args.file):
         raise UsageError(command_hint([args.file]))
@@ -454,6 +477,8 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
                 "same with its own keys (docs/experiment-file.md)"
             )
         spec = load_spec(args.file, max_variants=args.max_variants)
+    elif args.url:
+        spec = _quick_load_spec(args)
     else:
         spec = quick_spec(
             args.cmd,
@@ -487,6 +512,58 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--input": args.input,
             "--output": "inherit" if args.show_output else args.output,
         },
+    )
+
+
+def _quick_load_spec(args: argparse.Namespace) -> Spec:
+    """Quick mode against servers: ``-n old --url URL -n new --url URL --rate 2000``."""
+    from cutaway.spec.load import quick_load, quick_load_spec
+
+    settings = quick_load(
+        args.url,
+        protocol=args.protocol,
+        connections=args.connections,
+        rate=args.rate,
+        duration=args.duration,
+        requests=args.requests,
+        warmup=args.load_warmup,
+        timeout=args.request_timeout,
+        new_connection=args.new_connection,
+        server_metrics=not args.no_server_metrics,
+    )
+    return quick_load_spec(
+        args.url,
+        args.name,
+        settings,
+        hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
+        max_variants=args.max_variants,
+    )
+
+
+def _add_load_options(run: argparse.ArgumentParser) -> None:
+    load = run.add_argument_group("load (quick mode against servers, instead of -c)")
+    load.add_argument(
+        "--url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a server to load: http://HOST:PORT/PATH or HOST:PORT (repeat; the first is the "
+        "baseline)",
+    )
+    load.add_argument("--protocol", help="http (default) or memcached")
+    load.add_argument("--connections", type=int, help="connections (default 10)")
+    load.add_argument("--rate", type=float, help="open loop: requests per second")
+    load.add_argument("--duration", help="each load phase's length, e.g. 5s (default 5s)")
+    load.add_argument("--requests", type=int, help="each load phase's requests, instead")
+    load.add_argument("--load-warmup", help="load before each phase, not counted (default 1s)")
+    load.add_argument("--request-timeout", help="a request's time limit (default 2s)")
+    load.add_argument(
+        "--new-connection", action="store_true", help="a new connection for every request"
+    )
+    load.add_argument(
+        "--no-server-metrics",
+        action="store_true",
+        help="do not sample the server's processes (found by the port it listens on)",
     )
 
 

@@ -18,6 +18,7 @@ from cutaway.model import (
     LOAD_PROTOCOLS,
     LoadSpec,
     LoadTarget,
+    Spec,
     Variant,
 )
 from cutaway.spec import fields
@@ -218,3 +219,35 @@ def read_target_option(url: str) -> str:
     except ValueError as error:
         raise SpecError(f"{describe(url)}: {error}", key="--url") from None
     return url
+
+
+def quick_load_spec(
+    urls: Sequence[str],
+    names: Sequence[str],
+    settings: LoadSpec,
+    *,
+    hooks: Mapping[str, Sequence[str]] | None = None,
+    max_variants: int | None = None,
+) -> Spec:
+    """Quick mode's load experiment: one server variant per ``--url``, named by ``--name``
+    (else by its URL), the first the baseline; hooks as quick mode's."""
+    from cutaway.spec.quick import quick_spec
+
+    if names and len(names) != len(urls):
+        message = (
+            f"got {len(names)} names for {len(urls)} --url: give one --name per --url, "
+            "in the same order"
+        )
+        raise SpecError(message, key="--name")
+    named = list(names) or list(urls)
+    spec = quick_spec(
+        [GENERATOR_PROGRAM] * len(urls), named, hooks=hooks, max_variants=max_variants
+    )
+    load = dataclasses.replace(
+        settings,
+        targets={
+            v.name: read_target_option(url) for v, url in zip(spec.variants, urls, strict=True)
+        },
+    )
+    variants = tuple(with_generator(load, variant) for variant in spec.variants)
+    return dataclasses.replace(spec, variants=variants, load=load)

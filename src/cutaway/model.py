@@ -55,9 +55,6 @@ INSTRUCTIONS_METRIC = Metric(
     "deterministic, not time",
     purpose="instructions",
 )
-METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType(
-    {m.name: m for m in (*PROCESS_METRICS, INSTRUCTIONS_METRIC)}
-)
 PRIMARY_METRIC = "wall"
 # Seed 003's slowdown was made of 0.2-2 % overheads: a default that called a 1 % change
 # "equivalent" would hide exactly what users come to find.
@@ -452,6 +449,9 @@ SERVER_METRICS: tuple[Metric, ...] = (
     Metric("server_rss_final", "bytes", "resident memory of the server's processes at the end"),
     Metric("server_threads", "count", "peak number of the server's threads"),
     Metric("server_fds", "count", "peak number of the server's open files"),
+)
+METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType(
+    {m.name: m for m in (*PROCESS_METRICS, INSTRUCTIONS_METRIC, *LOAD_METRICS, *SERVER_METRICS)}
 )
 # The load phase's own process (the generator), kept with each run but never compared: they
 # are not the server's figures.
@@ -927,6 +927,74 @@ class AttributionPoint:
     share: float | None
 
 
+LOAD_PHASES = ("connect", "first_byte", "total")  # what each request's latency is split into
+LATENCY_KINDS = ("corrected", "uncorrected")  # from the intended send time, or the actual one
+# ab's "Percentage of the requests served within a certain time".
+AB_PERCENTILES: tuple[float, ...] = (50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 100.0)
+# The JSON export's percentiles of every phase (100 is the maximum).
+LOAD_PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 100.0)
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    """One phase of one variant's requests (``kind`` corrected or uncorrected), merged
+    exactly over every counted load phase (HDR histograms): seconds. ``percentiles`` are
+    (percentile, seconds) pairs on AB_PERCENTILES, LOAD_PERCENTILES and PERCENTILE_GRID."""
+
+    variant: str
+    kind: str
+    phase: str
+    count: int
+    min: float
+    mean: float
+    sd: float
+    median: float
+    max: float
+    percentiles: tuple[tuple[float, float], ...]
+
+    def at(self, percentile: float) -> float:
+        for p, seconds in self.percentiles:
+            if p == percentile:
+                return seconds
+        raise KeyError(percentile)
+
+
+@dataclass(frozen=True)
+class LoadSummary:
+    """One variant's load phases over the counted rounds: what was asked (mode, protocol,
+    connections, rate), what came back (requests, errors by kind, throughput: requests over
+    the phases' measured seconds), and whether the generator limited the result (phases in
+    which it was saturated or missed send times)."""
+
+    variant: str
+    phases: int
+    mode: str
+    protocol: str
+    connections: int
+    rate: float | None
+    seconds: float
+    requests: int
+    errors: Mapping[str, int]
+    throughput: float
+    saturated_phases: int
+    missed_sends: int
+    generator_cpu_share: float | None
+    latencies: tuple[LatencySummary, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "errors", MappingProxyType(dict(self.errors)))
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.errors.values())
+
+    def latency(self, kind: str, phase: str) -> LatencySummary | None:
+        for latency in self.latencies:
+            if latency.kind == kind and latency.phase == phase:
+                return latency
+        return None
+
+
 @dataclass(frozen=True)
 class Analysis:
     """Everything a report shows about one experiment (or two, for `cutaway compare`)."""
@@ -970,6 +1038,8 @@ class Analysis:
     attribution: tuple[AttributionEntry, ...] = ()
     attribution_totals: tuple[AttributionTotal, ...] = ()
     attribution_curve: tuple[AttributionPoint, ...] = ()
+    # A load experiment: each variant's load phases merged (cutaway.probes.load.analysis).
+    load: tuple[LoadSummary, ...] = ()
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""

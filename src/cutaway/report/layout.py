@@ -18,6 +18,7 @@ from typing import Protocol
 from cutaway.attribution.sections import AttributionViews
 from cutaway.model import PRIMARY_METRIC, Analysis
 from cutaway.probes.calls.sections import CallsViews
+from cutaway.probes.load.sections import LoadViews
 from cutaway.probes.profile.sections import ProfileViews
 from cutaway.report.sections import (
     Block,
@@ -84,7 +85,12 @@ class ProbeViews(Protocol):
         ...
 
 
-PROBE_VIEWS: tuple[ProbeViews, ...] = (CallsViews(), AttributionViews(), ProfileViews())
+PROBE_VIEWS: tuple[ProbeViews, ...] = (
+    LoadViews(),
+    CallsViews(),
+    AttributionViews(),
+    ProfileViews(),
+)
 
 
 def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:

@@ -264,11 +264,16 @@ def cautions_block(analysis: Analysis) -> Block:
 def conclusion_block(analysis: Analysis) -> Block:
     """A sentence per variant on the primary metric: "nscd is 5.12 % [4.60 %, 5.64 %] slower
     than files: regressed"; without comparisons, what was measured."""
+    primary = primary_metric(analysis)
     lines = [
         Line(
             (
                 Name(c.variant),
-                f" is {_amount(analysis, c)} than "
+                (
+                    f" is {_amount(analysis, c)} than "
+                    if primary == PRIMARY_METRIC
+                    else f" has a {primary} {_amount(analysis, c)} than "
+                )
                 if math.isfinite(c.ratio)
                 else " has no ratio to ",
                 Name(c.baseline),
@@ -277,13 +282,13 @@ def conclusion_block(analysis: Analysis) -> Block:
             Tone.STRONG,
         )
         for c in analysis.comparisons
-        if c.metric == PRIMARY_METRIC
+        if c.metric == primary
     ]
     if lines:
         return tuple(lines)
-    unit = metric_of(analysis, PRIMARY_METRIC).unit
+    unit = metric_of(analysis, primary).unit
     for s in analysis.summaries:
-        if s.metric == PRIMARY_METRIC:
+        if s.metric == primary:
             mean = format_value(s.mean, unit, fractional=True)
             lines.append(
                 Line(
@@ -296,6 +301,11 @@ def conclusion_block(analysis: Analysis) -> Block:
                 )
             )
     return tuple(lines) or (Line(("no successful runs: nothing to report",), Tone.WARNING),)
+
+
+def primary_metric(analysis: Analysis) -> str:
+    """The metric a conclusion speaks of: wall time, or a load experiment's throughput."""
+    return "throughput" if analysis.load else PRIMARY_METRIC
 
 
 def _amount(analysis: Analysis, comparison: Comparison) -> str:

@@ -536,7 +536,7 @@ class Spec:
             variants=variants,
             probes=probes,
             metrics=metrics,
-            load=LoadSpec(**load) if isinstance(load, Mapping) else None,  # type: ignore[arg-type]
+            load=LoadSpec(**load) if isinstance(load, Mapping) else None,
             source_text=source_text,
             **values,  # type: ignore[arg-type]
         )

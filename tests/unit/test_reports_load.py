@@ -48,7 +48,9 @@ def _latency(variant: str, kind: str, phase: str, scale: float) -> LatencySummar
     )  # fmt: skip
 
 
-def _load(variant: str, scale: float, *, saturated: int = 0, rate: float | None = None) -> LoadSummary:
+def _load(
+    variant: str, scale: float, *, saturated: int = 0, rate: float | None = None
+) -> LoadSummary:
     latencies = tuple(
         _latency(variant, kind, phase, scale * factor * (1.5 if kind == "corrected" else 1.0))
         for kind in ("corrected", "uncorrected")
@@ -160,9 +162,10 @@ def test_json_load_list_has_every_phase_corrected_and_uncorrected() -> None:
     for kind in ("corrected", "uncorrected"):
         for phase in ("connect", "first_byte", "total"):
             assert set(entry["latency"][kind][phase]) >= {"p50", "p90", "p99", "p99.9", "max"}
-    assert entry["latency"]["corrected"]["total"]["max"] > entry["latency"]["corrected"]["total"][
-        "p99.9"
-    ]
+    assert (
+        entry["latency"]["corrected"]["total"]["max"]
+        > entry["latency"]["corrected"]["total"]["p99.9"]
+    )
     assert {c["metric"] for c in document["comparisons"]} >= {"throughput", "latency_p99"}
 
 

@@ -206,7 +206,7 @@ def quick_load(
         settings = read_load_settings(table, ("load",))
     except SpecError as error:
         key = error.key_path[-1] if error.key_path else None
-        option = options.get(str(key), (None, "--url"))[1]
+        option = str(options.get(str(key), (None, "--url"))[1])
         raise SpecError(error.message, key=option) from None
     for url in urls:
         read_target_option(url)

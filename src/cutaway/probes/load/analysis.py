@@ -48,8 +48,6 @@ def load_summaries(store: Store, experiment_id: int, variants: Sequence[str]) ->
 
 def merged(variant: str, phases: Sequence[Mapping[str, object]]) -> LoadSummary:
     """One variant's load phases as one summary (``phases`` not empty)."""
-    from cutaway.probes.load.hdr import Histogram
-
     first = phases[0]
     errors: Counter[str] = Counter()
     requests = 0
@@ -57,7 +55,7 @@ def merged(variant: str, phases: Sequence[Mapping[str, object]]) -> LoadSummary:
     saturated = 0
     missed = 0
     shares = []
-    histograms: dict[tuple[str, str], Histogram] = {}
+    histograms: dict[tuple[str, str], object] = {}
     for phase in phases:
         requests += int(_number(phase.get("requests")))
         seconds += _number(phase.get("duration"))
@@ -81,10 +79,10 @@ def merged(variant: str, phases: Sequence[Mapping[str, object]]) -> LoadSummary:
                 entry = per_kind.get(name)
                 if not isinstance(entry, dict) or not isinstance(entry.get("hdr"), str):
                     continue
-                histogram = Histogram.decode(entry["hdr"])
+                histogram = _decoded(entry["hdr"])
                 key = (kind, name)
                 if key in histograms:
-                    histograms[key].merge(histogram)
+                    histograms[key].merge(histogram)  # type: ignore[attr-defined]
                 else:
                     histograms[key] = histogram
     rate = first.get("rate")
@@ -107,6 +105,12 @@ def merged(variant: str, phases: Sequence[Mapping[str, object]]) -> LoadSummary:
             for (kind, name), histogram in histograms.items()
         ),
     )
+
+
+def _decoded(text: str) -> object:
+    from cutaway.probes.load.hdr import Histogram
+
+    return Histogram.decode(text)
 
 
 def _number(value: object) -> float:

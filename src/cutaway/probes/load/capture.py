@@ -225,6 +225,7 @@ def after_load(
         for name, value in measured.metrics.items()
         if name in ("wall", "max_rss")
     }
+    problem: str | None = None
     try:
         summary = read_load_summary(output) if output.strip() else None
     except ValueError as error:

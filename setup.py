@@ -11,7 +11,10 @@ for an in-place or editable build):
 - native/cw_calls_calibrate.c into cw_calls_calibrate, which the calls probe runs to measure
   its own overhead per timed call;
 - native/cw_fold.c into cw_fold, the stack folder of `perf script` output, where
-  cutaway.probes.profile.native_fold.folder_path() looks for it."""
+  cutaway.probes.profile.native_fold.folder_path() looks for it;
+- native/cw_load.c (with native/cw_hdr.h) into cw_load, the load generator, where
+  cutaway.probes.load.generator.generator_path() looks for it (links zlib for the HdrHistogram
+  encoding)."""
 
 from __future__ import annotations
 
@@ -37,7 +40,10 @@ CALIBRATOR = "cw_calls_calibrate"  # must match CALIBRATOR_NAME in src/cutaway/p
 CALIBRATOR_SOURCES = ["native/cw_calls_calibrate.c"]
 FOLDER = "cw_fold"  # must match FOLDER_NAME in src/cutaway/probes/profile/native_fold.py
 FOLDER_SOURCES = ["native/cw_fold.c"]
-NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, CALIBRATOR, FOLDER)
+LOADER = "cw_load"  # must match GENERATOR_NAME in src/cutaway/probes/load/generator.py
+LOADER_SOURCES = ["native/cw_load.c"]
+LOADER_HEADERS = ["native/cw_hdr.h"]
+NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, CALIBRATOR, FOLDER, LOADER)
 
 
 class BinaryDistribution(Distribution):
@@ -57,6 +63,7 @@ class BuildExtWithForkServer(build_ext):
         self._compile_library(compiler, self._built_path(LIBRARY))
         self._compile_calibrator(compiler, self._built_path(CALIBRATOR))
         self._compile_folder(compiler, self._built_path(FOLDER))
+        self._compile_loader(compiler, self._built_path(LOADER))
         if self.inplace:
             # As setuptools does for extensions: build in build_lib, then copy into the source
             # package (editable installs and `setup.py build_ext --inplace` import from there).
@@ -109,6 +116,19 @@ class BuildExtWithForkServer(build_ext):
         os.makedirs(os.path.dirname(output), exist_ok=True)
         compiler.link_executable(objects, FOLDER, os.path.dirname(output))
 
+    def _compile_loader(self, compiler: Any, output: str) -> None:
+        objects = compiler.compile(
+            LOADER_SOURCES,
+            output_dir=self.build_temp,
+            include_dirs=["native"],
+            extra_preargs=FLAGS,
+            depends=LOADER_HEADERS,
+        )
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        compiler.link_executable(
+            objects, LOADER, os.path.dirname(output), libraries=["z", "m", "pthread"]
+        )
+
     def _compile_library(self, compiler: Any, output: str) -> None:
         objects = compiler.compile(
             LIBRARY_SOURCES,
@@ -146,7 +166,15 @@ class BuildExtWithForkServer(build_ext):
 
     def get_source_files(self) -> list[str]:
         """Lets sdist ship the C sources without a MANIFEST.in."""
-        native = [*SOURCES, *HEADERS, *LIBRARY_SOURCES, *LIBRARY_HEADERS, *FOLDER_SOURCES]
+        native = [
+            *SOURCES,
+            *HEADERS,
+            *LIBRARY_SOURCES,
+            *LIBRARY_HEADERS,
+            *FOLDER_SOURCES,
+            *LOADER_SOURCES,
+            *LOADER_HEADERS,
+        ]
         return [*super().get_source_files(), *native]
 
     def _built_path(self, name: str) -> str:

@@ -196,17 +196,17 @@ def quick_load(
         "warmup": (warmup, "--load-warmup"),
         "timeout": (timeout, "--request-timeout"),
     }
-    for key, (value, _) in options.items():
+    for name, (value, _) in options.items():
         if value is not None:
-            table[key] = value
+            table[name] = value
     if new_connection:
         table["new_connection"] = True
     table["server_metrics"] = server_metrics
     try:
         settings = read_load_settings(table, ("load",))
     except SpecError as error:
-        key = error.key_path[-1] if error.key_path else None
-        option = str(options.get(str(key), (None, "--url"))[1])
+        last = error.key_path[-1] if error.key_path else None
+        option = str(options.get(str(last), (None, "--url"))[1])
         raise SpecError(error.message, key=option) from None
     for url in urls:
         read_target_option(url)

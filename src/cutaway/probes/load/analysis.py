@@ -23,8 +23,11 @@ from cutaway.model import (
     LoadSummary,
 )
 from cutaway.probes.load.capture import LOAD_KIND
+from cutaway.probes.load.hdr import Histogram, HistogramFormatError
 from cutaway.store import DamagedStoreError, Store
 
+# Optional histograms the generator may add for ab's rows: total and first byte less connect.
+AB_ONLY_PHASES = ("processing", "waiting")
 # Every percentile a view or the JSON export reads, in order.
 READ_PERCENTILES = tuple(sorted({*AB_PERCENTILES, *LOAD_PERCENTILES, *PERCENTILE_GRID}))
 
@@ -43,7 +46,12 @@ def load_summaries(store: Store, experiment_id: int, variants: Sequence[str]) ->
                 store.path, experiment_id, "run_data.data", f"{where}: {error}"
             ) from None
         phases.setdefault(item.variant, []).append(summary)
-    return [merged(name, phases[name]) for name in variants if phases.get(name)]
+    try:
+        return [merged(name, phases[name]) for name in variants if phases.get(name)]
+    except HistogramFormatError as error:
+        raise DamagedStoreError(
+            store.path, experiment_id, "run_data.data", f"a load summary's histogram: {error}"
+        ) from None
 
 
 def merged(variant: str, phases: Sequence[Mapping[str, object]]) -> LoadSummary:
@@ -55,7 +63,7 @@ def merged(variant: str, phases: Sequence[Mapping[str, object]]) -> LoadSummary:
     saturated = 0
     missed = 0
     shares = []
-    histograms: dict[tuple[str, str], object] = {}
+    histograms: dict[tuple[str, str], Histogram] = {}
     for phase in phases:
         requests += int(_number(phase.get("requests")))
         seconds += _number(phase.get("duration"))
@@ -75,14 +83,14 @@ def merged(variant: str, phases: Sequence[Mapping[str, object]]) -> LoadSummary:
             per_kind = latency.get(kind)
             if not isinstance(per_kind, dict):
                 continue
-            for name in (*LOAD_PHASES, "processing"):
+            for name in (*LOAD_PHASES, *AB_ONLY_PHASES):
                 entry = per_kind.get(name)
                 if not isinstance(entry, dict) or not isinstance(entry.get("hdr"), str):
                     continue
-                histogram = _decoded(entry["hdr"])
+                histogram = Histogram.decode(entry["hdr"])
                 key = (kind, name)
                 if key in histograms:
-                    histograms[key].merge(histogram)  # type: ignore[attr-defined]
+                    histograms[key].add(histogram)
                 else:
                     histograms[key] = histogram
     rate = first.get("rate")
@@ -107,12 +115,6 @@ def merged(variant: str, phases: Sequence[Mapping[str, object]]) -> LoadSummary:
     )
 
 
-def _decoded(text: str) -> object:
-    from cutaway.probes.load.hdr import Histogram
-
-    return Histogram.decode(text)
-
-
 def _number(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0.0
@@ -122,23 +124,21 @@ def _number(value: object) -> float:
 NS = 1e-9  # the histograms hold nanoseconds
 
 
-def _latency(variant: str, kind: str, phase: str, histogram: object) -> LatencySummary:
-    h = histogram  # cutaway.probes.load.hdr.Histogram
-    count = int(h.count)  # type: ignore[attr-defined]
+def _latency(variant: str, kind: str, phase: str, h: Histogram) -> LatencySummary:
+    count = h.count
     if count == 0:
         return LatencySummary(variant, kind, phase, 0, 0.0, 0.0, 0.0, 0.0, 0.0, ())
-    percentile = h.percentile  # type: ignore[attr-defined]
     return LatencySummary(
         variant=variant,
         kind=kind,
         phase=phase,
         count=count,
-        min=float(h.min) * NS,  # type: ignore[attr-defined]
-        mean=float(h.mean) * NS,  # type: ignore[attr-defined]
-        sd=float(h.stdev) * NS,  # type: ignore[attr-defined]
-        median=float(percentile(50.0)) * NS,
-        max=float(h.max) * NS,  # type: ignore[attr-defined]
-        percentiles=tuple((p, float(percentile(p)) * NS) for p in READ_PERCENTILES),
+        min=h.min * NS,
+        mean=h.mean * NS,
+        sd=h.stdev * NS,
+        median=h.percentile(50.0) * NS,
+        max=h.max * NS,
+        percentiles=tuple((p, h.percentile(p) * NS) for p in READ_PERCENTILES),
     )
 
 

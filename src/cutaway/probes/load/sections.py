@@ -34,18 +34,19 @@ from cutaway.report.sections import (
 from cutaway.report.units import NOT_AVAILABLE
 
 AB_ROWS = (
-    ("Connect", "connect"),
-    ("Processing", "processing"),
-    ("Waiting", "first_byte"),
-    ("Total", "total"),
+    ("Connect", ("connect",)),
+    ("Processing", ("processing",)),
+    ("Waiting", ("waiting", "first_byte")),  # the first one the generator measured
+    ("Total", ("total",)),
 )
-MEANINGS = Line(
-    (
-        "Connect: opening the connection (once per connection with keep-alive); Processing: "
-        "connection open to the last byte; Waiting: request sent to the first byte; Total: "
-        "the whole request. Microseconds.",
-    ),
-    Tone.DIM,
+MEANINGS = (
+    "Connect: the request's start to a connection ready to send on (with keep-alive, an open "
+    "one is reused); Processing: connection ready to the last byte; Waiting: request sent to "
+    "the first byte; Total: the whole request. Microseconds."
+)
+WAITING_FROM_START = (
+    " Waiting is measured here from the request's start, Connect included (the generator did "
+    "not measure it apart)."
 )
 SATURATED_NOTE = (
     "the load generator was saturated: these figures are its own limit, not the server's"
@@ -139,8 +140,13 @@ def connection_times_block(summary: LoadSummary) -> Block:
         *(Column(name, Align.RIGHT) for name in ("min", "mean", "[+/-sd]", "median", "max")),
     )
     rows = []
-    for label, phase in AB_ROWS:
-        latency = summary.latency(kind, phase)
+    meanings = MEANINGS
+    for label, phases in AB_ROWS:
+        latency = next(
+            (found for p in phases if (found := summary.latency(kind, p)) is not None), None
+        )
+        if label == "Waiting" and latency is not None and latency.phase == "first_byte":
+            meanings += WAITING_FROM_START
         if latency is None or latency.count == 0:
             cells: tuple[str, ...] = ("not measured",) + ("",) * 4
         else:
@@ -153,7 +159,7 @@ def connection_times_block(summary: LoadSummary) -> Block:
             )
         rows.append(Row((f"{label}:", *cells)))
     title = Heading(("Connection Times (µs) of ", Name(summary.variant)), _detail(summary))
-    block: list[Table | Line] = [Table(title, columns, tuple(rows)), MEANINGS]
+    block: list[Table | Line] = [Table(title, columns, tuple(rows)), Line((meanings,), Tone.DIM)]
     if summary.saturated_phases:
         block.append(Line((SATURATED_NOTE,), Tone.WARNING))
     return tuple(block)

@@ -125,7 +125,7 @@ def process_verdict_rows(analysis: Analysis, *, all_metrics: bool) -> list[tuple
     name_baseline = not one_baseline(analysis.comparisons)
     rows = []
     for comparison in sorted(analysis.comparisons, key=lambda c: metric_sort_key(c.metric)):
-        primary = comparison.metric == PRIMARY_METRIC
+        primary = comparison.metric == primary_metric(analysis)
         if not (primary or all_metrics or comparison.verdict is not Verdict.EQUIVALENT):
             continue
         metric = metric_of(analysis, comparison.metric)
@@ -141,7 +141,7 @@ def equivalent_line(analysis: Analysis) -> Line | None:
     and those all at zero."""
     shown = {c.metric for c in analysis.comparisons if c.verdict is not Verdict.EQUIVALENT}
     equivalent = _unique(
-        c.metric for c in analysis.comparisons if c.metric not in shown | {PRIMARY_METRIC}
+        c.metric for c in analysis.comparisons if c.metric not in shown | {primary_metric(analysis)}
     )
     zero = [m for m in _metric_names(analysis) if _all_zero(analysis, m)]
     return _left_out_line(equivalent, zero, "(--all-metrics shows them)")
@@ -167,7 +167,7 @@ def pairwise_block(analysis: Analysis) -> Block:
             Name(c.metric),
             metric_of(analysis, c.metric),
             name_baseline=True,
-            strong=c.metric == PRIMARY_METRIC,
+            strong=c.metric == primary_metric(analysis),
         )
         for c in analysis.pairwise
     ]
@@ -199,7 +199,7 @@ def shown_metrics(analysis: Analysis, *, all_metrics: bool) -> list[str]:
     return [
         name
         for name in names
-        if name == PRIMARY_METRIC
+        if name == primary_metric(analysis)
         or ((name in changed or name not in compared) and not _all_zero(analysis, name))
     ]
 
@@ -212,7 +212,7 @@ def metric_block(analysis: Analysis, name: str) -> Block:
     detail = f": {metric.description}" if metric.description else ""
     columns = (Column("variant", group=True), *(Column(c, Align.RIGHT) for c in STATISTICS))
     rows = tuple(Row(_statistics(s, metric.unit or None)) for s in summaries)
-    primary = name == PRIMARY_METRIC
+    primary = name == primary_metric(analysis)
     return (Table(Heading((Name(name),), (detail,)), columns, rows, primary=primary),)
 
 
@@ -419,7 +419,7 @@ def compact_header_block(info: ExperimentInfo, analysis: Analysis) -> Block:
 def _compact_metric(analysis: Analysis, name: str) -> bool:
     """wall, and a metric a probe measures in runs of its own (``instructions``): the user
     turned that probe on to read its verdict, so the compact table shows it too."""
-    return name == PRIMARY_METRIC or metric_of(analysis, name).purpose != "timed"
+    return name == primary_metric(analysis) or metric_of(analysis, name).purpose != "timed"
 
 
 def wall_verdict_rows(analysis: Analysis) -> list[tuple[str, Row]]:
@@ -434,7 +434,7 @@ def wall_verdict_rows(analysis: Analysis) -> list[tuple[str, Row]]:
                 Name(c.metric),
                 metric_of(analysis, c.metric),
                 name_baseline=name_baseline,
-                strong=c.metric == PRIMARY_METRIC,
+                strong=c.metric == primary_metric(analysis),
             ),
         )
         for c in analysis.comparisons
@@ -476,7 +476,7 @@ def changed_metrics(analysis: Analysis) -> list[str]:
     return [
         name
         for name in _metric_names(analysis)
-        if name != PRIMARY_METRIC
+        if name != primary_metric(analysis)
         and (name in changed or name not in compared)
         and not _all_zero(analysis, name)
     ]
@@ -513,11 +513,11 @@ def metric_median_row(analysis: Analysis, name: str, variants: Sequence[str]) ->
     }
     cells: list[Cell] = [Name(name)]
     for variant, text in zip(variants, texts, strict=True):
-        c = changes.get(variant) if name != PRIMARY_METRIC else None
+        c = changes.get(variant) if name != primary_metric(analysis) else None
         if text is not None and c is not None:
             text += f" ({change_text(Change(c.ratio, metric.unit, metric.better))})"
         cells.append(text)
-    return Row(tuple(cells), strong=name == PRIMARY_METRIC)
+    return Row(tuple(cells), strong=name == primary_metric(analysis))
 
 
 def medians_columns(variants: Sequence[str]) -> tuple[Column, ...]:
@@ -532,7 +532,7 @@ def omitted_line(analysis: Analysis) -> Line | None:
     equivalent = [
         m
         for m in _metric_names(analysis)
-        if m not in changed | inconclusive | {PRIMARY_METRIC} and m not in zero
+        if m not in changed | inconclusive | {primary_metric(analysis)} and m not in zero
     ]
     return _left_out_line(equivalent, zero, "(--all-metrics shows every table)")
 

@@ -311,7 +311,8 @@ class ExperimentRunner:
             self.proven.add((variant.name, purpose))
             return
         if (variant.name, purpose) not in self.proven:
-            raise RunnerError(_first_run_failure(variant, run, self.spec.ignore_failure))
+            ignoring = self.spec.ignore_failure or self.spec.load is not None
+            raise RunnerError(_first_run_failure(variant, run, ignoring))
         if round_index >= 0:
             self.failed_runs += 1
 

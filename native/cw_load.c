@@ -281,6 +281,7 @@ typedef struct {
     int64_t next_interval_at;
     long long completed, errors[ERR_KINDS], unfinished, unsent, missed_sends, sends;
     int64_t max_send_lag, last_finish;
+    int64_t absent_until; /* end of the last stretch the generator could not act in */
     double cpu_seconds;
     int first_errno;
 } worker;
@@ -870,10 +871,27 @@ static void issue_due(worker *w, int64_t now) {
         if (intended >= w->measure_start) {
             w->sends++;
             if (lag > w->max_send_lag) w->max_send_lag = lag;
-            if (lag > MISSED_SEND_NS) w->missed_sends++;
+            /* Due during a stretch already counted by note_absence: not twice. */
+            if (lag > MISSED_SEND_NS && intended > w->absent_until) w->missed_sends++;
         }
         start_request(w, c, intended, now);
     }
+}
+
+/* The generator could not act from `from` to `to` (it overslept its wake-up time: descheduled,
+ * stopped; or it spent that long handling events). Every send due in that stretch is missed,
+ * whether or not a connection would have been free for it: a late generator also handles
+ * completions late, and would otherwise pass its own delay off as the server's. */
+static void note_absence(worker *w, int64_t from, int64_t to) {
+    if (to - from <= MISSED_SEND_NS || w->s->rate <= 0) return;
+    if (from < w->measure_start) from = w->measure_start;
+    if (to <= from) return;
+    if (to - from > w->max_send_lag) w->max_send_lag = to - from;
+    double first = ceil((double)(from - w->schedule_start) / w->period_ns);
+    double last = floor((double)(to - w->schedule_start) / w->period_ns);
+    if (first < (double)w->next_index) first = (double)w->next_index;
+    if (last >= first) w->missed_sends += (long long)(last - first) + 1;
+    w->absent_until = to;
 }
 
 static int64_t next_due(const worker *w) {
@@ -917,12 +935,16 @@ static void *run_worker(void *argument) {
         if (w->log && w->next_interval_at < wake) wake = w->next_interval_at;
         if (open_loop && w->free_count > 0 && request_budget_left(w) && next_due(w) < wake)
             wake = next_due(w);
-        int n = wait_events(w, events, wake - now_ns());
+        int64_t before_wait = now_ns();
+        int n = wait_events(w, events, wake - before_wait);
         if (n < 0 && errno != EINTR) {
             perror("cw_load: epoll_wait");
             exit(1);
         }
+        int64_t after_wait = now_ns();
+        if (after_wait > wake) note_absence(w, wake > before_wait ? wake : before_wait, after_wait);
         for (int i = 0; i < n; i++) on_event(w, events[i].data.ptr, events[i].events, buffer, sizeof buffer);
+        note_absence(w, after_wait, now_ns());
     }
     now = now_ns();
     w->stopping = 1;

@@ -3,11 +3,9 @@ read back through read_summary, and the flags checked."""
 
 from __future__ import annotations
 
-import os
+import json
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,76 +18,18 @@ from cutaway.probes.load.generator import (
     read_summary,
     run_generator,
 )
+from cutaway.probes.load.hdr import Histogram, merge_intervals, read_interval_log
+from tests.load_servers import free_port, memcached_server, nginx_executable, nginx_server
 
 pytestmark = pytest.mark.skipif(generator_path() is None, reason="cw_load not built")
-
-NGINX_CONFIG = """
-{user}
-worker_processes 1;
-daemon off;
-pid {root}/nginx.pid;
-error_log {root}/error.log;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {root}/tmp; proxy_temp_path {root}/tmp; fastcgi_temp_path {root}/tmp;
-  uwsgi_temp_path {root}/tmp; scgi_temp_path {root}/tmp;
-  server {{
-    listen 127.0.0.1:{port};
-    root {root}/html;
-    location /chunked {{ gzip on; gzip_min_length 1; gzip_types text/plain; }}
-  }}
-}}
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for_port(port: int, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.02)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {seconds} s")
 
 
 @pytest.fixture
 def nginx(tmp_path: Path) -> Iterator[str]:
-    if shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists():
+    if nginx_executable() is None:
         pytest.skip("nginx not installed")
-    root = tmp_path / "nginx"
-    (root / "html").mkdir(parents=True)
-    (root / "tmp").mkdir()
-    (root / "html" / "index.html").write_text("<html>hello</html>\n")
-    (root / "html" / "big.html").write_text("x" * 200_000)
-    port = free_port()
-    config = root / "nginx.conf"
-    # As root, nginx's workers would run as nobody, who cannot read the test's private files.
-    user = "user root;" if os.geteuid() == 0 else ""
-    config.write_text(NGINX_CONFIG.format(root=root, port=port, user=user))
-    executable = shutil.which("nginx") or "/usr/sbin/nginx"
-    server = subprocess.Popen(
-        [executable, "-c", str(config), "-p", str(root), "-e", str(root / "error.log")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    with nginx_server(tmp_path / "nginx") as (target, _):
+        yield target
 
 
 def test_closed_loop_keep_alive_against_nginx(nginx: str) -> None:
@@ -177,3 +117,123 @@ def test_a_refused_target_is_a_clear_error_with_the_summary() -> None:
     assert raised.value.result is not None
     assert raised.value.result.errors.connect > 0
     assert raised.value.result.requests == 0
+
+
+def test_a_new_connection_per_request(nginx: str) -> None:
+    result = run_generator(
+        LoadSettings(target=nginx, connections=4, requests=300, new_connection=True), timeout=60
+    )
+    assert result.new_connection
+    assert result.requests == 300 and result.errors.total == 0
+    connect = result.latency.uncorrected.connect
+    assert connect.count == 300 and connect.min > 0  # every request connected
+    first_byte = result.latency.uncorrected.first_byte
+    assert first_byte.percentile(50) > connect.percentile(50)
+
+
+def test_open_loop_at_a_fixed_rate(nginx: str) -> None:
+    result = run_generator(
+        LoadSettings(target=nginx, connections=4, rate=500, duration=1.0, warmup=0.2),
+        timeout=30,
+    )
+    assert result.mode == "open" and result.rate == 500
+    assert result.requests == pytest.approx(500, abs=5)
+    assert result.throughput == pytest.approx(500, rel=0.02)
+    assert result.generator.sends == pytest.approx(500, abs=5)
+    corrected, uncorrected = result.latency.corrected.total, result.latency.uncorrected.total
+    # From the intended send time, never shorter than from the actual one.
+    assert corrected.percentile(50) >= uncorrected.percentile(50)
+    assert corrected.max >= uncorrected.max
+
+
+def test_chunked_answers_are_read_to_their_end(nginx: str) -> None:
+    # nginx's SSI module answers /chunked.shtml with chunked transfer encoding.
+    result = run_generator(
+        LoadSettings(target=nginx, connections=2, requests=50, path="/chunked.shtml"),
+        timeout=30,
+    )
+    assert result.requests == 50 and result.errors.total == 0
+
+
+def test_intervals_of_several_processes_merge_exactly(nginx: str, tmp_path: Path) -> None:
+    path = generator_path()
+    assert path is not None
+    processes, logs = [], []
+    for k in range(2):
+        log = tmp_path / f"generator-{k}.hlog"
+        settings = LoadSettings(
+            target=nginx, connections=2, rate=300, duration=2.2, interval_log=log
+        )
+        processes.append(subprocess.Popen([path, *settings.argv()], stdout=subprocess.PIPE))
+        logs.append(log)
+    summaries = [read_summary(process.communicate(timeout=60)[0].decode()) for process in processes]
+    intervals = [i for log in logs for i in read_interval_log(log.read_text(), source=str(log))]
+    merged = merge_intervals(intervals)
+    assert set(merged) == {
+        f"{view}.{phase}"
+        for view in ("corrected", "uncorrected")
+        for phase in ("connect", "first_byte", "total")
+    }
+    for view in ("corrected", "uncorrected"):
+        for phase in ("connect", "first_byte", "total"):
+            expected = Histogram.merged(getattr(getattr(s.latency, view), phase) for s in summaries)
+            assert merged[f"{view}.{phase}"] == expected
+    # three intervals per process (two whole seconds and the rest), each started in order
+    starts = sorted({round(i.start_seconds - intervals[0].start_seconds) for i in intervals})
+    assert len([i for i in intervals if i.tag == "corrected.total"]) >= 6
+    assert starts[:3] == [0, 1, 2]
+
+
+def test_the_generators_encoding_is_hdrhistograms_byte_for_byte(nginx: str) -> None:
+    path = generator_path()
+    assert path is not None
+    done = subprocess.run(
+        [path, "--target", nginx, "--requests", "500", "--connections", "3"],
+        capture_output=True,
+        timeout=30,
+        check=True,
+    )
+    summary = json.loads(done.stdout)
+    for view in ("corrected", "uncorrected"):
+        for phase in ("connect", "first_byte", "total"):
+            entry = summary["latency"][view][phase]
+            histogram = Histogram.decode(entry["hdr"])
+            assert histogram.encode() == entry["hdr"]
+            assert histogram.count == entry["count"]
+            assert histogram.min / 1e9 == pytest.approx(entry["min"])
+            assert histogram.max / 1e9 == pytest.approx(entry["max"])
+            assert histogram.mean / 1e9 == pytest.approx(entry["mean"])
+            assert histogram.stdev / 1e9 == pytest.approx(entry["stdev"])
+            for key, value in entry["percentiles"].items():
+                assert histogram.percentile_seconds(float(key)) == pytest.approx(value)
+
+
+@pytest.fixture
+def memcached() -> Iterator[str]:
+    if shutil.which("memcached") is None:
+        pytest.skip("memcached not installed")
+    with memcached_server({"cutaway-key": b"v" * 1000}) as target:
+        yield target
+
+
+@pytest.mark.parametrize("new_connection", [False, True])
+def test_memcached_gets(memcached: str, new_connection: bool) -> None:
+    settings = LoadSettings(
+        target=memcached,
+        protocol="memcached",
+        path="cutaway-key",
+        connections=3,
+        requests=400,
+        new_connection=new_connection,
+    )
+    result = run_generator(settings, timeout=60)
+    assert result.protocol == "memcached"
+    assert result.requests == 400 and result.errors.total == 0
+
+
+def test_memcached_misses_are_answers_too(memcached: str) -> None:
+    settings = LoadSettings(
+        target=memcached, protocol="memcached", path="absent", connections=2, duration=0.5
+    )
+    result = run_generator(settings, timeout=30)
+    assert result.requests > 10 and result.errors.total == 0

@@ -430,6 +430,18 @@ class LoadSpec:
         }
 
 
+@dataclass(frozen=True)
+class LatencyTarget:
+    """``percentile`` (e.g. 99.0) of the corrected whole-request latency at most ``seconds``:
+    what ``--max-rate-under p99=10ms`` asks of a server."""
+
+    percentile: float
+    seconds: float
+
+    def __str__(self) -> str:
+        return f"p{self.percentile:g} <= {self.seconds * 1e3:g} ms"
+
+
 # What a load phase measures, compared round by round like the process metrics. Latencies are
 # the corrected ones (from each request's intended send time) in open loop.
 LOAD_METRICS: tuple[Metric, ...] = (

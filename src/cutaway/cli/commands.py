@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
 # the analysis (numpy) and the reports (rich) are imported by the commands that use them,
@@ -540,6 +540,55 @@ def _quick_load_spec(args: argparse.Namespace) -> Spec:
     )
 
 
+def _max_rate(args: argparse.Namespace) -> int:
+    """``--max-rate-under p99=10ms``: the highest rate each --url server keeps under the
+    target, searched with the generator (cutaway.probes.load.search). Nothing is stored."""
+    from cutaway.model import LoadTarget
+    from cutaway.probes.load.generator import (
+        GeneratorError,
+        LoadResult,
+        LoadSettings,
+        run_generator,
+    )
+    from cutaway.probes.load.search import describe, search_max_rate
+    from cutaway.spec.load import read_latency_target
+
+    target = read_latency_target(args.max_rate_under)
+    if not args.url:
+        raise UsageError("--max-rate-under needs --url servers (already running)")
+    spec = _quick_load_spec(args)
+    load = spec.load
+    assert load is not None
+    if load.rate is not None:
+        raise UsageError("--max-rate-under searches the rate itself: give no --rate")
+    duration = load.duration_seconds if load.duration_seconds is not None else 2.0
+    protocol: Literal["http", "memcached"] = "memcached" if load.protocol == "memcached" else "http"
+    for variant in spec.variants:
+        where = load.target(variant.name)
+
+        def measure(rate: float | None, where: LoadTarget = where) -> LoadResult:
+            settings = LoadSettings(
+                target=where.address,
+                protocol=protocol,
+                path=where.path,
+                connections=load.connections,
+                rate=rate,
+                duration=duration,
+                warmup=load.warmup_seconds,
+                timeout=load.request_timeout_seconds,
+                new_connection=load.new_connection,
+            )
+            return run_generator(settings, timeout=duration + load.warmup_seconds + 60)
+
+        try:
+            answer = search_max_rate(measure, target)
+        except GeneratorError as error:
+            raise UsageError(f"variant {variant.name!r}: {error}") from None
+        for line in describe(variant.name, answer):
+            print(visible(line))
+    return 0
+
+
 def _add_load_options(run: argparse.ArgumentParser) -> None:
     load = run.add_argument_group("load (quick mode against servers, instead of -c)")
     load.add_argument(
@@ -559,6 +608,12 @@ def _add_load_options(run: argparse.ArgumentParser) -> None:
     load.add_argument("--request-timeout", help="a request's time limit (default 2s)")
     load.add_argument(
         "--new-connection", action="store_true", help="a new connection for every request"
+    )
+    load.add_argument(
+        "--max-rate-under",
+        metavar="pP=LATENCY",
+        help="instead of comparing: the highest rate each server keeps with this latency "
+        "percentile, e.g. p99=10ms (nothing is stored)",
     )
     load.add_argument(
         "--no-server-metrics",
@@ -687,6 +742,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from cutaway.runner.runner import run_experiment
     from cutaway.store import Store
 
+    if args.max_rate_under is not None:
+        return _max_rate(args)
     # Before anything else: a typo in an export's directory must cost no measurement.
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
     if args.resume:

@@ -16,6 +16,7 @@ from cutaway.model import (
     DEFAULT_LOAD_DURATION_SECONDS,
     GENERATOR_PROGRAM,
     LOAD_PROTOCOLS,
+    LatencyTarget,
     LoadSpec,
     LoadTarget,
     Spec,
@@ -251,3 +252,26 @@ def quick_load_spec(
     )
     variants = tuple(with_generator(load, variant) for variant in spec.variants)
     return dataclasses.replace(spec, variants=variants, load=load)
+
+
+def read_latency_target(text: str, option: str = "--max-rate-under") -> LatencyTarget:
+    """``p99=10ms``, ``p99.9=2ms``, ``p50=500us``: a percentile and its latency limit."""
+    name, equals, limit = text.partition("=")
+    name = name.strip().lower()
+    if not equals or not name.startswith("p"):
+        raise SpecError(
+            f"expected pPERCENTILE=LATENCY such as p99=10ms, found {describe(text)}", key=option
+        )
+    try:
+        percentile = float(name[1:])
+    except ValueError:
+        percentile = float("nan")
+    if not 0 < percentile <= 100:
+        raise SpecError(f"{describe(name)} is not a percentile in (0, 100] such as p99", key=option)
+    try:
+        seconds = parse_duration(limit.strip())
+    except SpecError as error:
+        raise SpecError(error.message, key=option) from None
+    if seconds <= 0:
+        raise SpecError("the latency limit must be above 0", key=option)
+    return LatencyTarget(percentile, seconds)

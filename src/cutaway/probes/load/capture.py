@@ -55,7 +55,9 @@ def generator_variant(variant: Variant) -> Variant:
     if isinstance(command, tuple) and command and command[0] == GENERATOR_PROGRAM:
         from cutaway.probes.load.generator import generator_path
 
-        return dataclasses.replace(variant, command=(str(generator_path()), *command[1:]))
+        path = generator_path()  # None when not built: the preflight says the program is missing
+        if path is not None:
+            return dataclasses.replace(variant, command=(path, *command[1:]))
     return variant
 
 

@@ -218,7 +218,8 @@ def _environment_details(analysis: Analysis) -> Details | None:
 def _verdicts(analysis: Analysis, *, all_metrics: bool) -> Block:
     """The leading table: per variant, wall, the other metrics shown, then probes' rows."""
     rows = process_verdict_rows(analysis, all_metrics=all_metrics)
-    notes: list[Line] = [Line((HOLM_NOTE,), Tone.DIM)] if rows else []
+    holm = HOLM_NOTE.format(primary=primary_metric(analysis))
+    notes: list[Line] = [Line((holm,), Tone.DIM)] if rows else []
     for probe in PROBE_VIEWS:
         probe_rows = probe.verdict_rows(analysis, all_metrics=all_metrics)
         rows += probe_rows

@@ -50,7 +50,7 @@ from cutaway.report.units import (
 )
 
 HOLM_NOTE = (
-    "wall is tested at full confidence; the other metrics' p-values are Holm-adjusted, so "
+    "{primary} is tested at full confidence; the other metrics' p-values are Holm-adjusted, so "
     "their interval can exclude 0 % and still be inconclusive"
 )
 STATISTICS = ("n", "total", "average", "median", "sd", "min", "max")
@@ -124,8 +124,12 @@ def process_verdict_rows(analysis: Analysis, *, all_metrics: bool) -> list[tuple
     metrics those that are not equivalent (all of them with ``all_metrics``)."""
     name_baseline = not one_baseline(analysis.comparisons)
     rows = []
-    for comparison in sorted(analysis.comparisons, key=lambda c: metric_sort_key(c.metric)):
-        primary = comparison.metric == primary_metric(analysis)
+    first = primary_metric(analysis)
+    ordered = sorted(
+        analysis.comparisons, key=lambda c: (c.metric != first, metric_sort_key(c.metric))
+    )
+    for comparison in ordered:
+        primary = comparison.metric == first
         if not (primary or all_metrics or comparison.verdict is not Verdict.EQUIVALENT):
             continue
         metric = metric_of(analysis, comparison.metric)

@@ -9,6 +9,7 @@ sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 missing=""
 command -v gcc >/dev/null || missing="$missing gcc libc6-dev"
+[ -e /usr/include/zlib.h ] || missing="$missing zlib1g-dev"  # cw_load's HdrHistogram encoding
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing="$missing python3 python3-venv python3-pip"
 for package in ${APT_PACKAGES:-}; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" \

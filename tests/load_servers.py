@@ -172,6 +172,8 @@ while True:
                 first_request = now
             if mode == "silent":
                 continue
+            if mode == "slow":
+                time.sleep(stall_for)
             if mode == "stall" and not stalled and now - first_request >= stall_at:
                 stalled = True
                 time.sleep(stall_for)
@@ -195,7 +197,7 @@ while True:
 """
 
 
-MODES = ("ok", "reset", "garbage", "truncated", "silent", "close-idle", "stall")
+MODES = ("ok", "reset", "garbage", "truncated", "silent", "close-idle", "stall", "slow")
 
 
 @contextmanager
@@ -205,7 +207,8 @@ def misbehaving_server(
     """A one-thread HTTP server: "ok" answers 5 bytes; "reset" resets every connection;
     "garbage" answers something else than HTTP; "truncated" closes mid-body; "silent" never
     answers; "close-idle" closes after each answer without saying so; "stall" stops answering
-    for stall_for seconds stall_at seconds after its first request."""
+    for stall_for seconds stall_at seconds after its first request; "slow" takes stall_for
+    seconds over each request, one at a time."""
     if mode not in MODES:
         raise ValueError(f"mode: one of {MODES}")
     server = subprocess.Popen(

@@ -23,6 +23,7 @@ from cutaway.probes.load.generator import (
     read_summary,
     run_generator,
 )
+from cutaway.probes.load.rate_search import search_max_rate
 from tests.load_servers import misbehaving_server
 
 pytestmark = pytest.mark.skipif(generator_path() is None, reason="cw_load not built")
@@ -192,3 +193,26 @@ def test_the_summary_file_is_written_with_output(
     )
     assert done.returncode == 0 and done.stdout == b""
     assert read_summary(summary.read_text()).requests == 10
+
+
+def test_the_highest_rate_under_a_latency_target_of_a_slow_server(
+    server_of_mode: StartServer,
+) -> None:
+    # 4 ms a request, one at a time: at most 250 requests/s; at 400/s the backlog grows by
+    # 150 a second and the corrected p99 of a 1 s trial passes 50 ms by far.
+    target = server_of_mode("slow", 0.0, 0.004)
+    found = search_max_rate(
+        LoadSettings(target=target, connections=4, duration=1.0, timeout=5),
+        percentile=99,
+        latency_target=0.050,
+        lowest_rate=50,
+        highest_rate=1600,
+        resolution=0.25,
+        timeout=60,
+    )
+    assert len(found.trials) <= 10
+    if found.limited_by_generator:  # a busy machine can make the generator late: it says so
+        assert found.trials[-1].saturated
+        return
+    assert found.failed_rate is not None and found.failed_rate <= 400
+    assert found.max_rate is None or found.max_rate < found.failed_rate

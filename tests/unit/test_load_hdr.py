@@ -133,3 +133,14 @@ def test_interval_logs_merge_by_tag() -> None:
 def test_a_damaged_log_line_names_its_line() -> None:
     with pytest.raises(HistogramFormatError, match="line 2"):
         read_interval_log("#[StartTime: 1.0 (seconds since epoch), x]\n0.0,1.0,HISTxx\n")
+
+
+def test_an_encoding_by_another_implementation_decodes_to_the_same_counts() -> None:
+    # Written by HdrHistogram_py 0.10.8 (hdrh): HdrHistogram(1, 3600000000000, 3) recording
+    # 1000, 2000 and 5,000,000, then .encode(). (That package also decodes cw_load's
+    # summaries to the same counts, percentiles, max and mean; checked by hand, not a
+    # dependency.)
+    text = "HISTFAAAACt4nJNpmSzMwMDAxQABzFCaEch0M9ixgMH+A0TgPD/TWX6mp5sZmQCPMgeu"
+    histogram = Histogram.decode(text)
+    assert histogram == Histogram.of([1000, 2000, 5_000_000])
+    assert histogram.encode() == text

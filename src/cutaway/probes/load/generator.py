@@ -144,6 +144,7 @@ class GeneratorCheck:
     sends: int  # open loop: sends in the measured window
     missed_sends: int  # sends over a millisecond late for the generator's own reasons
     max_send_lag: float  # seconds
+    peak_rss_bytes: int = 0  # the generator's own peak resident memory (VmHWM); 0: unknown
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,7 @@ def read_summary(text: str) -> LoadResult:
             sends=generator.integer("sends", default=0),
             missed_sends=generator.integer("missed_sends"),
             max_send_lag=generator.number("max_send_lag"),
+            peak_rss_bytes=generator.integer("peak_rss_bytes", default=0),
         ),
     )
 

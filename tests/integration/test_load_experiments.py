@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -268,3 +269,53 @@ def test_quick_mode_against_a_running_nginx(root: Path) -> None:
     finally:
         for pid in pids(root):
             os.kill(pid, 15)
+
+
+def test_ctrl_c_during_a_load_phase_stops_the_generator_and_every_server(root: Path) -> None:
+    variants = nginx_variant(root, "a") + nginx_variant(root, "b")
+    path = experiment(root, variants, 'connections = 2\nduration = "5s"\nwarmup = 0', rounds=3)
+    process = subprocess.Popen(
+        [*CUTAWAY, "run", str(path), "--db", "c.db"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not generators_against(root):
+            time.sleep(0.05)
+        assert generators_against(root), "no load phase started"
+        started = pids(root)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert "incomplete" in stderr
+    assert not generators_against(root)
+    assert_all_stopped(root, started)
+
+
+def generators_against(root: Path) -> list[int]:
+    """cw_load processes whose target is one of the test's nginx ports."""
+    ports = {p.stem.split("-")[1] for p in root.glob("nginx-*.conf")}
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                words = file.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if (
+            words
+            and words[0].endswith("cw_load")
+            and any(f":{p}" in " ".join(words) for p in ports)
+            and alive(int(entry))
+        ):
+            found.append(int(entry))
+    return found

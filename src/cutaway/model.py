@@ -462,8 +462,14 @@ SERVER_METRICS: tuple[Metric, ...] = (
     Metric("server_threads", "count", "peak number of the server's threads"),
     Metric("server_fds", "count", "peak number of the server's open files"),
 )
+# The metrics cutaway always measures when it measures them (a declared metric may not take
+# their names), and with them the load experiments' (whose names a declared metric may take
+# in another experiment: a `process` metric called server_cpu).
 METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType(
-    {m.name: m for m in (*PROCESS_METRICS, INSTRUCTIONS_METRIC, *LOAD_METRICS, *SERVER_METRICS)}
+    {m.name: m for m in (*PROCESS_METRICS, INSTRUCTIONS_METRIC)}
+)
+KNOWN_METRICS: Mapping[str, Metric] = MappingProxyType(
+    {**METRICS_BY_NAME, **{m.name: m for m in (*LOAD_METRICS, *SERVER_METRICS)}}
 )
 # The load phase's own process (the generator), kept with each run but never compared: they
 # are not the server's figures.
@@ -1058,4 +1064,4 @@ class Analysis:
         for metric in self.metrics:
             if metric.name == name:
                 return metric
-        return METRICS_BY_NAME.get(name)
+        return KNOWN_METRICS.get(name)

@@ -167,3 +167,14 @@ def test_quick_mode_names_match_urls() -> None:
     with pytest.raises(SpecError) as error:
         quick_load(["http://127.0.0.1:99999/"])
     assert error.value.key == "--url"
+
+
+def test_a_declared_metric_may_not_take_a_load_metrics_name() -> None:
+    text = SERVERS + '\n[[metrics]]\nname = "server_cpu"\nsource = "command"\ncommand = "echo 1"\n'
+    with pytest.raises(SpecError) as error:
+        parse_spec(text, "servers.toml")
+    assert error.value.key == "metrics[0].name" and "load phase" in error.value.message
+    # Without [load], the name is the user's (a process metric of their own server).
+    metric = '[[metrics]]\nname = "server_cpu"\nsource = "command"\ncommand = "echo 1"\n'
+    plain = f'name = "x"\ncommand = "true"\n{metric}'
+    assert parse_spec(plain).metrics[0].name == "server_cpu"

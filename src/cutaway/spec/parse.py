@@ -20,7 +20,11 @@ from cutaway.model import (
     DEFAULT_HOOK_TIMEOUT_SECONDS,
     DEFAULT_MARGIN,
     GENERATOR_PROGRAM,
+    LOAD_METRICS,
+    SERVER_METRICS,
     Hooks,
+    LoadSpec,
+    MetricSpec,
     ProbeSpec,
     Spec,
     Variant,
@@ -208,7 +212,7 @@ def _spec_from_document(
         ignore_failure=settings.ignore_failure,
         keep_leftovers=settings.keep_leftovers,
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
-        metrics=read_metrics(document["metrics"]) if "metrics" in document else (),
+        metrics=_declared_metrics(document, load),
         load=load,
         source_path=path,
         source_text=text,
@@ -234,6 +238,23 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
         ignore_failure=optional("ignore_failure", fields.read_bool, False),
         keep_leftovers=optional("keep_leftovers", fields.read_bool, False),
     )
+
+
+def _declared_metrics(
+    document: Mapping[str, object], load: LoadSpec | None
+) -> tuple[MetricSpec, ...]:
+    """``[[metrics]]``; in a load experiment none may take a name its load phases measure."""
+    metrics = read_metrics(document["metrics"]) if "metrics" in document else ()
+    if load is not None:
+        taken = {m.name for m in (*LOAD_METRICS, *SERVER_METRICS)}
+        for index, metric in enumerate(metrics):
+            if metric.name in taken:
+                message = (
+                    f"{describe(metric.name)} is a metric every load phase measures: choose "
+                    "another name"
+                )
+                raise SpecError(message, key_path=("metrics", index, "name"))
+    return metrics
 
 
 def _refuse_commands(document: Mapping[str, object]) -> None:

@@ -101,7 +101,7 @@ EXPORT_OPTIONS = {
 
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
-REPORT_FORMATS = ("calls-csv", "csv", "html", "json", "markdown", "terminal")
+REPORT_FORMATS = ("calls-csv", "csv", "html", "json", "load-csv", "markdown", "terminal")
 
 
 class UsageError(Exception):

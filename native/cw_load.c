@@ -413,6 +413,7 @@ static void record_completion(worker *w, conn *c, int64_t now) {
 
 static void start_request(worker *w, conn *c, int64_t intended, int64_t now);
 static void begin_write(worker *w, conn *c, int64_t now);
+static void on_peer_gone(worker *w, conn *c, int64_t now, int error_number);
 
 static void close_socket(worker *w, conn *c) {
     if (c->fd >= 0) {
@@ -522,8 +523,9 @@ static void start_request(worker *w, conn *c, int64_t intended, int64_t now) {
     }
 }
 
+/* Writes the request; a send error on a keep-alive socket the server has closed goes to
+ * on_peer_gone, which may retry it on a new connection. */
 static void begin_write(worker *w, conn *c, int64_t now) {
-    (void)now;
     c->state = C_WRITING;
     c->written = 0;
     const settings *s = w->s;
@@ -539,7 +541,7 @@ static void begin_write(worker *w, conn *c, int64_t now) {
             set_interest(w, c, EPOLLIN | EPOLLOUT | EPOLLRDHUP);
             return;
         }
-        finish_with_error(w, c, ERR_RESET, now_ns(), errno);
+        on_peer_gone(w, c, now, errno);
         return;
     }
     c->state = C_READING;

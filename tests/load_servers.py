@@ -182,12 +182,15 @@ while True:
             elif mode == "truncated":
                 client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
                 client.close()
+            elif mode == "to-eof":
+                client.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil close")
+                client.close()
             elif mode == "close-idle":
                 client.sendall(OK)  # no Connection: close, and closes anyway, as an idle timeout
                 client.shutdown(socket.SHUT_RDWR)
             else:
                 client.sendall(OK)
-        if client.fileno() < 0 or mode in ("truncated", "close-idle"):
+        if client.fileno() < 0 or mode in ("truncated", "close-idle", "to-eof"):
             try:
                 selector.unregister(client)
             except (KeyError, ValueError):
@@ -197,7 +200,7 @@ while True:
 """
 
 
-MODES = ("ok", "reset", "garbage", "truncated", "silent", "close-idle", "stall", "slow")
+MODES = ("ok", "reset", "garbage", "truncated", "silent", "close-idle", "to-eof", "stall", "slow")
 
 
 @contextmanager
@@ -206,9 +209,10 @@ def misbehaving_server(
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """A one-thread HTTP server: "ok" answers 5 bytes; "reset" resets every connection;
     "garbage" answers something else than HTTP; "truncated" closes mid-body; "silent" never
-    answers; "close-idle" closes after each answer without saying so; "stall" stops answering
-    for stall_for seconds stall_at seconds after its first request; "slow" takes stall_for
-    seconds over each request, one at a time."""
+    answers; "to-eof" answers HTTP/1.0 without a length and closes; "close-idle" closes after
+    each answer without saying so; "stall" stops answering for stall_for seconds stall_at
+    seconds after its first request; "slow" takes stall_for seconds over each request, one at
+    a time."""
     if mode not in MODES:
         raise ValueError(f"mode: one of {MODES}")
     server = subprocess.Popen(

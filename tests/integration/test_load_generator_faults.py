@@ -96,6 +96,14 @@ def test_a_fixed_count_against_a_silent_server_ends_by_timeouts(
     assert raised.value.result.errors.timeout == 4
 
 
+def test_an_answer_without_length_ends_at_the_close(server_of_mode: StartServer) -> None:
+    target = server_of_mode("to-eof")
+    result = run_generator(LoadSettings(target=target, connections=2, requests=100), timeout=30)
+    assert result.requests == 100 and result.errors.total == 0
+    # the server closes after each answer: every request connected
+    assert result.latency.uncorrected.connect.min > 0
+
+
 def test_idle_keep_alive_connections_closed_by_the_server_are_reopened(
     server_of_mode: StartServer,
 ) -> None:

@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from cutaway.probes.load.generator import LoadSettings, LoadSummaryError, read_summary
+from cutaway.probes.load.generator import (
+    GeneratorError,
+    LoadSettings,
+    LoadSummaryError,
+    read_summary,
+    run_generator,
+)
 from tests.hostile import HOSTILE
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "load" / "summary-v1.json"
@@ -84,3 +90,15 @@ def test_settings_become_the_flags() -> None:
     assert "--new-connection" in argv and "--requests" not in argv
     assert argv[argv.index("--path") + 1] == "/a b"  # one argument, checked by cw_load
     assert settings.mode == "open"
+
+
+def test_a_generator_that_fails_without_a_summary_is_a_clear_error(tmp_path: Path) -> None:
+    fake = tmp_path / "cw_load"  # a seam: an executable that fails as cw_load would on ENOMEM
+    fake.write_text("#!/bin/sh\necho 'cw_load: out of memory' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    settings = LoadSettings(target="127.0.0.1:1", duration=1)
+    with pytest.raises(GeneratorError, match="out of memory"):
+        run_generator(settings, timeout=10, executable=str(fake))
+    fake.write_text("#!/bin/sh\nsleep 30\n")
+    with pytest.raises(GeneratorError, match=r"did not finish within 0\.5 s"):
+        run_generator(settings, timeout=0.5, executable=str(fake))

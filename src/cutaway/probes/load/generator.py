@@ -198,6 +198,8 @@ def run_generator(
         raise GeneratorError(message or f"{GENERATOR_NAME}: bad arguments")
     if done.returncode not in (0, 1):
         raise GeneratorError(f"{GENERATOR_NAME} failed (exit {done.returncode}): {message}")
+    if done.returncode == 1 and not done.stdout.strip():
+        raise GeneratorError(message or f"{GENERATOR_NAME} failed without a summary")
     result = read_summary(done.stdout.decode("utf-8", errors="replace"))
     if done.returncode == 1:
         raise GeneratorError(message or "no request succeeded", result=result)

@@ -172,11 +172,13 @@ def experiment_cautions(
         )
     cautions += _load_cautions(info)
     cautions += _noise_cautions(spec, wall)
-    if any(c.verdict is Verdict.INCONCLUSIVE and c.metric == "wall" for c in comparisons):
+    primary = spec.primary_metric
+    if any(c.verdict is Verdict.INCONCLUSIVE and c.metric == primary for c in comparisons):
+        what = "wall-time" if primary == "wall" else primary
         cautions.append(
             Caution(
                 "inconclusive",
-                "some wall-time comparisons are inconclusive: "
+                f"some {what} comparisons are inconclusive: "
                 "more rounds (or `--until`) would settle them",
             )
         )

@@ -41,6 +41,7 @@ from cutaway.probes.calls.analysis import (
     load_calls,
     losses_cautions,
 )
+from cutaway.probes.load.analysis import load_cautions, load_summaries
 from cutaway.probes.profile.analysis import load_round_profiles, profile_analysis
 from cutaway.probes.profile.flamegraph import flame_profiles
 from cutaway.stats import (
@@ -131,6 +132,8 @@ def analyze(
     )
     if spec.probes.calls:
         cautions += losses_cautions(store, experiment_id)
+    load = load_summaries(store, experiment_id, names) if spec.load is not None else []
+    cautions += load_cautions(load)
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -156,6 +159,7 @@ def analyze(
         if all_pairs
         else (),
         runs=tuple(runs),
+        load=tuple(load),
         series=tuple(load_series(store, experiment_id))
         if any(m.series for m in spec.metrics)
         else (),
@@ -366,7 +370,7 @@ def paired_family(
             rows.append(
                 Row(metric.name, reference, other, int(pairs.sum()), estimate, metric.better)
             )
-    return judge(rows, spec.margin, spec.confidence)
+    return judge(rows, spec.margin, spec.confidence, primary=spec.primary_metric)
 
 
 # --- all pairs (cutaway run/report/compare --all-pairs) ---------------------------------------

@@ -55,9 +55,6 @@ INSTRUCTIONS_METRIC = Metric(
     "deterministic, not time",
     purpose="instructions",
 )
-METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType(
-    {m.name: m for m in (*PROCESS_METRICS, INSTRUCTIONS_METRIC)}
-)
 PRIMARY_METRIC = "wall"
 # Seed 003's slowdown was made of 0.2-2 % overheads: a default that called a 1 % change
 # "equivalent" would hide exactly what users come to find.
@@ -311,6 +308,179 @@ class MetricSpec:
         return cls(**{k: v for k, v in data.items() if k in known})  # type: ignore[arg-type]
 
 
+# A load experiment (``[load]``): each variant is a server, and each of its runs is a load phase
+# against it by cutaway's generator (cw_load, docs/load-format.md).
+LOAD_PROTOCOLS = ("http", "memcached")
+DEFAULT_LOAD_CONNECTIONS = 10
+DEFAULT_LOAD_DURATION_SECONDS = 5.0
+DEFAULT_LOAD_WARMUP_SECONDS = 1.0
+DEFAULT_REQUEST_TIMEOUT_SECONDS = 2.0
+DEFAULT_READY_TIMEOUT_SECONDS = 10.0
+GENERATOR_PROGRAM = "cw_load"  # the first word of a load variant's command; the runner resolves it
+
+
+@dataclass(frozen=True)
+class LoadTarget:
+    """Where a load phase goes: ``host:port``, and for HTTP the request path (for memcached,
+    the key asked for)."""
+
+    host: str
+    port: int
+    path: str = "/"
+    scheme: str | None = None  # "http" when given as a URL, None for host:port
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @classmethod
+    def parse(cls, text: str) -> LoadTarget:
+        """``http://HOST:PORT/PATH`` or ``HOST:PORT``; ValueError saying what is wrong."""
+        scheme = None
+        rest = text.strip()
+        if "://" in rest:
+            scheme, rest = rest.split("://", 1)
+            if scheme != "http":
+                raise ValueError(f"{scheme}:// is not supported (http://HOST:PORT/PATH)")
+        address, slash, path = rest.partition("/")
+        host, colon, port_text = address.rpartition(":")
+        if not colon or not host:
+            if scheme == "http" and address and ":" not in address:
+                host, port_text = address, "80"
+            else:
+                raise ValueError("expected http://HOST:PORT/PATH or HOST:PORT")
+        if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
+            raise ValueError(f"{port_text!r} is not a TCP port (1-65535)")
+        if any(c.isspace() for c in host) or "/" in host:
+            raise ValueError(f"{host!r} is not a host name or address")
+        return cls(host.strip("[]"), int(port_text), slash + path if slash else "/", scheme)
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """The load phase every run of every variant is: ``targets`` maps each variant to its
+    server (a URL or ``host:port``, see LoadTarget), ``pid_files`` optionally to the file its
+    setup wrote the server's pid in (else the server is found by the port it listens on).
+    Closed loop (``rate`` None: ``connections`` each with one request outstanding) or open
+    loop (``rate`` requests/s over the pool of ``connections``), for ``duration_seconds`` or
+    ``requests``, after ``warmup_seconds`` not counted. ``server_metrics`` samples the
+    server's process tree during each load phase."""
+
+    targets: Mapping[str, str]
+    protocol: str = "http"  # one of LOAD_PROTOCOLS
+    connections: int = DEFAULT_LOAD_CONNECTIONS
+    rate: float | None = None
+    duration_seconds: float | None = DEFAULT_LOAD_DURATION_SECONDS
+    requests: int | None = None
+    warmup_seconds: float = DEFAULT_LOAD_WARMUP_SECONDS
+    request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
+    new_connection: bool = False
+    threads: int | None = None
+    ready_timeout_seconds: float = DEFAULT_READY_TIMEOUT_SECONDS
+    pid_files: Mapping[str, str] = field(default_factory=dict)
+    server_metrics: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "targets", _frozen(self.targets))
+        object.__setattr__(self, "pid_files", _frozen(self.pid_files))
+
+    @property
+    def mode(self) -> str:
+        return "closed" if self.rate is None else "open"
+
+    def target(self, variant: str) -> LoadTarget:
+        return LoadTarget.parse(self.targets[variant])
+
+    def generator_args(self, variant: str) -> tuple[str, ...]:
+        """The generator's arguments for one load phase against ``variant``'s server."""
+        target = self.target(variant)
+        args = [
+            "--target", target.address, "--protocol", self.protocol,
+            "--path", target.path, "--connections", str(self.connections),
+        ]  # fmt: skip
+        if self.rate is not None:
+            args += ["--rate", f"{self.rate:g}"]
+        if self.requests is not None:
+            args += ["--requests", str(self.requests)]
+        else:
+            args += ["--duration", f"{self.duration_seconds:g}"]
+        args += ["--warmup", f"{self.warmup_seconds:g}"]
+        args += ["--timeout", f"{self.request_timeout_seconds:g}"]
+        if self.new_connection:
+            args.append("--new-connection")
+        if self.threads is not None:
+            args += ["--threads", str(self.threads)]
+        return tuple(args)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "targets": dict(self.targets),
+            "protocol": self.protocol,
+            "connections": self.connections,
+            "rate": self.rate,
+            "duration_seconds": self.duration_seconds,
+            "requests": self.requests,
+            "warmup_seconds": self.warmup_seconds,
+            "request_timeout_seconds": self.request_timeout_seconds,
+            "new_connection": self.new_connection,
+            "threads": self.threads,
+            "ready_timeout_seconds": self.ready_timeout_seconds,
+            "pid_files": dict(self.pid_files),
+            "server_metrics": self.server_metrics,
+        }
+
+
+@dataclass(frozen=True)
+class LatencyTarget:
+    """``percentile`` (e.g. 99.0) of the corrected whole-request latency at most ``seconds``:
+    what ``--max-rate-under p99=10ms`` asks of a server."""
+
+    percentile: float
+    seconds: float
+
+    def __str__(self) -> str:
+        return f"p{self.percentile:g} <= {self.seconds * 1e3:g} ms"
+
+
+# What a load phase measures, compared round by round like the process metrics. Latencies are
+# the corrected ones (from each request's intended send time) in open loop.
+LOAD_METRICS: tuple[Metric, ...] = (
+    Metric("throughput", "requests/s", "requests answered per second of the load phase",
+           HIGHER_IS_BETTER),
+    Metric("errors", "count", "requests that failed: connect, reset, timeout, status, protocol"),
+    Metric("latency_p50", "seconds", "median latency of a request (load phase)"),
+    Metric("latency_p90", "seconds", "90th percentile latency of a request"),
+    Metric("latency_p99", "seconds", "99th percentile latency of a request"),
+    Metric("latency_p999", "seconds", "99.9th percentile latency of a request"),
+    Metric("latency_max", "seconds", "longest request"),
+)  # fmt: skip
+# The server's process tree, sampled from /proc during each load phase.
+SERVER_METRICS: tuple[Metric, ...] = (
+    Metric("server_cpu", "seconds", "CPU time the server's processes used during the load phase"),
+    Metric("server_rss_peak", "bytes", "peak resident memory of the server's processes"),
+    Metric("server_rss_final", "bytes", "resident memory of the server's processes at the end"),
+    Metric("server_threads", "count", "peak number of the server's threads"),
+    Metric("server_fds", "count", "peak number of the server's open files"),
+)
+# The metrics cutaway always measures when it measures them (a declared metric may not take
+# their names), and with them the load experiments' (whose names a declared metric may take
+# in another experiment: a `process` metric called server_cpu).
+METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType(
+    {m.name: m for m in (*PROCESS_METRICS, INSTRUCTIONS_METRIC)}
+)
+KNOWN_METRICS: Mapping[str, Metric] = MappingProxyType(
+    {**METRICS_BY_NAME, **{m.name: m for m in (*LOAD_METRICS, *SERVER_METRICS)}}
+)
+# The load phase's own process (the generator), kept with each run but never compared: they
+# are not the server's figures.
+GENERATOR_METRICS = (
+    "generator_cpu",
+    "generator_cpu_share",
+    "generator_saturated",
+    "generator_missed_sends",
+)
+
+
 @dataclass(frozen=True)
 class Spec:
     """A whole experiment, typed and validated: variants x rounds, and how to judge them.
@@ -340,6 +510,8 @@ class Spec:
     # Leave running what a measured run leaves behind (``sleep 100 &``); by default it is
     # stopped when the run ends. Either way, it is counted and reported.
     keep_leftovers: bool = False
+    # A load experiment: each variant a server, each run a load phase against it (None: not).
+    load: LoadSpec | None = None
     source_path: str | None = None  # the experiment file, None in quick mode
     source_text: str | None = None  # the file exactly as given
 
@@ -367,6 +539,7 @@ class Spec:
             "ignore_failure": self.ignore_failure,
             "hook_timeout_seconds": self.hook_timeout_seconds,
             "keep_leftovers": self.keep_leftovers,
+            "load": None if self.load is None else self.load.to_dict(),
             "source_path": self.source_path,
         }
 
@@ -376,10 +549,12 @@ class Spec:
         variants = tuple(Variant.from_dict(v) for v in values.pop("variants"))  # type: ignore[attr-defined]
         probes = ProbeSpec.from_dict(values.pop("probes", None) or {})  # type: ignore[arg-type]
         metrics = tuple(MetricSpec.from_dict(m) for m in values.pop("metrics", None) or ())  # type: ignore[attr-defined]
+        load = values.pop("load", None)
         return cls(
             variants=variants,
             probes=probes,
             metrics=metrics,
+            load=LoadSpec(**load) if isinstance(load, Mapping) else None,
             source_text=source_text,
             **values,  # type: ignore[arg-type]
         )
@@ -389,7 +564,18 @@ class Spec:
         declared ones in their order; with the instructions probe, ``instructions`` (measured
         in its own runs) after the process metrics."""
         counted = (INSTRUCTIONS_METRIC,) if self.probes.instructions else ()
+        loaded: tuple[Metric, ...] = ()
+        if self.load is not None:
+            # wall is the load phase's elapsed time; the generator's other process figures are
+            # its own, not the server's, and are not compared.
+            loaded = LOAD_METRICS + (SERVER_METRICS if self.load.server_metrics else ())
+            return (PROCESS_METRICS[0], *loaded, *(m.metric() for m in self.metrics))
         return PROCESS_METRICS + counted + tuple(m.metric() for m in self.metrics)
+
+    @property
+    def primary_metric(self) -> str:
+        """The metric tested at full alpha: wall time, or a load experiment's throughput."""
+        return "throughput" if self.load is not None else PRIMARY_METRIC
 
 
 TIMED = "timed"  # Run.purpose of the runs that are timed and compared
@@ -759,6 +945,74 @@ class AttributionPoint:
     share: float | None
 
 
+LOAD_PHASES = ("connect", "first_byte", "total")  # what each request's latency is split into
+LATENCY_KINDS = ("corrected", "uncorrected")  # from the intended send time, or the actual one
+# ab's "Percentage of the requests served within a certain time".
+AB_PERCENTILES: tuple[float, ...] = (50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 100.0)
+# The JSON export's percentiles of every phase (100 is the maximum).
+LOAD_PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 100.0)
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    """One phase of one variant's requests (``kind`` corrected or uncorrected), merged
+    exactly over every counted load phase (HDR histograms): seconds. ``percentiles`` are
+    (percentile, seconds) pairs on AB_PERCENTILES, LOAD_PERCENTILES and PERCENTILE_GRID."""
+
+    variant: str
+    kind: str
+    phase: str
+    count: int
+    min: float
+    mean: float
+    sd: float
+    median: float
+    max: float
+    percentiles: tuple[tuple[float, float], ...]
+
+    def at(self, percentile: float) -> float:
+        for p, seconds in self.percentiles:
+            if p == percentile:
+                return seconds
+        raise KeyError(percentile)
+
+
+@dataclass(frozen=True)
+class LoadSummary:
+    """One variant's load phases over the counted rounds: what was asked (mode, protocol,
+    connections, rate), what came back (requests, errors by kind, throughput: requests over
+    the phases' measured seconds), and whether the generator limited the result (phases in
+    which it was saturated or missed send times)."""
+
+    variant: str
+    phases: int
+    mode: str
+    protocol: str
+    connections: int
+    rate: float | None
+    seconds: float
+    requests: int
+    errors: Mapping[str, int]
+    throughput: float
+    saturated_phases: int
+    missed_sends: int
+    generator_cpu_share: float | None
+    latencies: tuple[LatencySummary, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "errors", MappingProxyType(dict(self.errors)))
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.errors.values())
+
+    def latency(self, kind: str, phase: str) -> LatencySummary | None:
+        for latency in self.latencies:
+            if latency.kind == kind and latency.phase == phase:
+                return latency
+        return None
+
+
 @dataclass(frozen=True)
 class Analysis:
     """Everything a report shows about one experiment (or two, for `cutaway compare`)."""
@@ -802,10 +1056,12 @@ class Analysis:
     attribution: tuple[AttributionEntry, ...] = ()
     attribution_totals: tuple[AttributionTotal, ...] = ()
     attribution_curve: tuple[AttributionPoint, ...] = ()
+    # A load experiment: each variant's load phases merged (cutaway.probes.load.analysis).
+    load: tuple[LoadSummary, ...] = ()
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""
         for metric in self.metrics:
             if metric.name == name:
                 return metric
-        return METRICS_BY_NAME.get(name)
+        return KNOWN_METRICS.get(name)

@@ -340,6 +340,7 @@ def test_registry_has_every_format_with_its_extension() -> None:
         "json": "json",
         "csv": "csv",
         "calls-csv": "csv",
+        "load-csv": "csv",
         "markdown": "md",
         "html": "html",
     }
@@ -366,12 +367,12 @@ def test_every_format_renders_every_analysis(
 def test_json_has_the_documented_keys_in_base_units() -> None:
     analysis = two_variants()
     document = json.loads(render_json(analysis))
-    assert document["format"] == "cutaway-report" and document["version"] == 6
+    assert document["format"] == "cutaway-report" and document["version"] == 7
     assert list(document) == [
         "format", "version", "experiments", "summaries", "comparisons", "cautions",
         "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs", "series",
         "profile_totals", "top_functions", "top_stacks", "profile_phases",
-        "attribution", "attribution_totals", "attribution_curve",
+        "attribution", "attribution_totals", "attribution_curve", "load",
     ]  # fmt: skip
     # Without the calls probe its keys are still there, empty: readers need not test for them.
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []

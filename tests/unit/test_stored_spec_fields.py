@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from cutaway.model import PhaseRule, ProbeSpec, ProfileSpec, Spec, Variant
+from cutaway.model import LoadSpec, PhaseRule, ProbeSpec, ProfileSpec, Spec, Variant
 from cutaway.store import Store
 
 
@@ -30,6 +30,21 @@ def test_a_spec_with_every_setting_comes_back_whole(tmp_path: Path) -> None:
         ),
         ignore_failure=True,
         keep_leftovers=True,
+        load=LoadSpec(
+            targets={"a": "http://127.0.0.1:8080/x", "b": "127.0.0.1:8081"},
+            protocol="memcached",
+            connections=7,
+            rate=1500.0,
+            duration_seconds=None,
+            requests=1000,
+            warmup_seconds=0.5,
+            request_timeout_seconds=1.5,
+            new_connection=True,
+            threads=2,
+            ready_timeout_seconds=3.0,
+            pid_files={"a": "a.pid"},
+            server_metrics=False,
+        ),
     )
     with Store(tmp_path / "s.db") as store:
         experiment_id = store.create_experiment(spec, {}, None, "t")

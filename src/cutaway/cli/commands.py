@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
 # the analysis (numpy) and the reports (rich) are imported by the commands that use them,
@@ -76,6 +76,18 @@ QUICK_ONLY = {
     "parameters": "--parameter-scan/--parameter-list",
     "step_size": "--parameter-step-size",
 }
+# Quick mode's load options: only with --url.
+LOAD_ONLY = {
+    "protocol": "--protocol",
+    "connections": "--connections",
+    "rate": "--rate",
+    "duration": "--duration",
+    "requests": "--requests",
+    "load_warmup": "--load-warmup",
+    "request_timeout": "--request-timeout",
+    "new_connection": "--new-connection",
+    "no_server_metrics": "--no-server-metrics",
+}
 
 # Export formats that draw a profile: one variant, or a variant against the baseline.
 FLAME_GRAPHS = ("flamegraph", "flamegraph-diff")
@@ -89,7 +101,7 @@ EXPORT_OPTIONS = {
 
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
-REPORT_FORMATS = ("calls-csv", "csv", "html", "json", "markdown", "terminal")
+REPORT_FORMATS = ("calls-csv", "csv", "html", "json", "load-csv", "markdown", "terminal")
 
 
 class UsageError(Exception):
@@ -174,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = _subparser(commands, "run", "run an experiment file, or quick mode with -c")
     run.add_argument("file", nargs="?", help="experiment file (TOML)")
+    _add_load_options(run)
     run.add_argument(
         "-c",
         "--cmd",
@@ -438,7 +451,17 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
 
     if args.file and args.cmd:
         raise UsageError("give an experiment file or -c commands, not both")
-    if not args.file and not args.cmd:
+    if args.url and (args.file or args.cmd):
+        raise UsageError("give --url servers, an experiment file or -c commands, not two")
+    load_given = [
+        option for dest, option in LOAD_ONLY.items() if getattr(args, dest) not in (None, False, [])
+    ]
+    if load_given and not args.url:
+        raise UsageError(
+            f"{', '.join(load_given)} only apply to --url servers; an experiment file says the "
+            "same in its [load] section (docs/experiment-file.md)"
+        )
+    if not args.file and not args.cmd and not args.url:
         raise UsageError("nothing to run: give an experiment file or -c 'COMMAND' (twice or more)")
     if args.file and not os.path.exists(args.file) and looks_like_command(args.file):
         raise UsageError(command_hint([args.file]))
@@ -454,6 +477,8 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
                 "same with its own keys (docs/experiment-file.md)"
             )
         spec = load_spec(args.file, max_variants=args.max_variants)
+    elif args.url:
+        spec = _quick_load_spec(args)
     else:
         spec = quick_spec(
             args.cmd,
@@ -487,6 +512,113 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--input": args.input,
             "--output": "inherit" if args.show_output else args.output,
         },
+    )
+
+
+def _quick_load_spec(args: argparse.Namespace) -> Spec:
+    """Quick mode against servers: ``-n old --url URL -n new --url URL --rate 2000``."""
+    from cutaway.spec.load import quick_load, quick_load_spec
+
+    settings = quick_load(
+        args.url,
+        protocol=args.protocol,
+        connections=args.connections,
+        rate=args.rate,
+        duration=args.duration,
+        requests=args.requests,
+        warmup=args.load_warmup,
+        timeout=args.request_timeout,
+        new_connection=args.new_connection,
+        server_metrics=not args.no_server_metrics,
+    )
+    return quick_load_spec(
+        args.url,
+        args.name,
+        settings,
+        hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
+        max_variants=args.max_variants,
+    )
+
+
+def _max_rate(args: argparse.Namespace) -> int:
+    """``--max-rate-under p99=10ms``: the highest rate each --url server keeps under the
+    target, searched with the generator (cutaway.probes.load.search). Nothing is stored."""
+    from cutaway.model import LoadTarget
+    from cutaway.probes.load.generator import (
+        GeneratorError,
+        LoadResult,
+        LoadSettings,
+        run_generator,
+    )
+    from cutaway.probes.load.search import describe, search_max_rate
+    from cutaway.spec.load import read_latency_target
+
+    target = read_latency_target(args.max_rate_under)
+    if not args.url:
+        raise UsageError("--max-rate-under needs --url servers (already running)")
+    spec = _quick_load_spec(args)
+    load = spec.load
+    assert load is not None
+    if load.rate is not None:
+        raise UsageError("--max-rate-under searches the rate itself: give no --rate")
+    duration = load.duration_seconds if load.duration_seconds is not None else 2.0
+    protocol: Literal["http", "memcached"] = "memcached" if load.protocol == "memcached" else "http"
+    for variant in spec.variants:
+        where = load.target(variant.name)
+
+        def measure(rate: float | None, where: LoadTarget = where) -> LoadResult:
+            settings = LoadSettings(
+                target=where.address,
+                protocol=protocol,
+                path=where.path,
+                connections=load.connections,
+                rate=rate,
+                duration=duration,
+                warmup=load.warmup_seconds,
+                timeout=load.request_timeout_seconds,
+                new_connection=load.new_connection,
+            )
+            return run_generator(settings, timeout=duration + load.warmup_seconds + 60)
+
+        try:
+            answer = search_max_rate(measure, target)
+        except GeneratorError as error:
+            raise UsageError(f"variant {variant.name!r}: {error}") from None
+        for line in describe(variant.name, answer):
+            print(visible(line))
+    return 0
+
+
+def _add_load_options(run: argparse.ArgumentParser) -> None:
+    load = run.add_argument_group("load (quick mode against servers, instead of -c)")
+    load.add_argument(
+        "--url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a server to load: http://HOST:PORT/PATH or HOST:PORT (repeat; the first is the "
+        "baseline)",
+    )
+    load.add_argument("--protocol", help="http (default) or memcached")
+    load.add_argument("--connections", type=int, help="connections (default 10)")
+    load.add_argument("--rate", type=float, help="open loop: requests per second")
+    load.add_argument("--duration", help="each load phase's length, e.g. 5s (default 5s)")
+    load.add_argument("--requests", type=int, help="each load phase's requests, instead")
+    load.add_argument("--load-warmup", help="load before each phase, not counted (default 1s)")
+    load.add_argument("--request-timeout", help="a request's time limit (default 2s)")
+    load.add_argument(
+        "--new-connection", action="store_true", help="a new connection for every request"
+    )
+    load.add_argument(
+        "--max-rate-under",
+        metavar="pP=LATENCY",
+        help="instead of comparing: the highest rate each server keeps with this latency "
+        "percentile, e.g. p99=10ms (nothing is stored)",
+    )
+    load.add_argument(
+        "--no-server-metrics",
+        action="store_true",
+        help="do not sample the server's processes (found by the port it listens on)",
     )
 
 
@@ -610,6 +742,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from cutaway.runner.runner import run_experiment
     from cutaway.store import Store
 
+    if args.max_rate_under is not None:
+        return _max_rate(args)
     # Before anything else: a typo in an export's directory must cost no measurement.
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
     if args.resume:

@@ -13,7 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cutaway.model import Analysis
-from cutaway.report.csv_format import render_calls_csv, render_csv, render_runs_csv
+from cutaway.report.csv_format import (
+    render_calls_csv,
+    render_csv,
+    render_load_csv,
+    render_runs_csv,
+)
 from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
 from cutaway.report.json_format import render_json
 from cutaway.report.markdown import render_markdown
@@ -67,6 +72,12 @@ FORMATS: dict[str, Format] = {
             render_calls_csv,
         ),
         Format(
+            "load-csv",
+            "csv",
+            "load experiments: one row per variant, latency kind and phase, full precision",
+            render_load_csv,
+        ),
+        Format(
             "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
         ),
         Format(
@@ -100,6 +111,7 @@ __all__ = [
     "render_csv",
     "render_html",
     "render_json",
+    "render_load_csv",
     "render_markdown",
     "render_runs_csv",
     "render_terminal",

@@ -1,5 +1,6 @@
 """CSV: the summary report (one row per variant and metric), the calls probe's report (one row
-per variant, function and call position) and the raw runs of `cutaway export`.
+per variant, function and call position), a load experiment's latencies (one row per variant,
+kind and phase) and the raw runs of `cutaway export`.
 
 Values are in base units (seconds, bytes, counts) at full precision: every float is written as
 its repr(), which reads back to the very same float. A value that is missing or not a number
@@ -16,7 +17,15 @@ import io
 import math
 from collections.abc import Iterable, Sequence
 
-from cutaway.model import PROCESS_METRICS, Analysis, CallSummary, Comparison, Run, Summary
+from cutaway.model import (
+    LOAD_PERCENTILES,
+    PROCESS_METRICS,
+    Analysis,
+    CallSummary,
+    Comparison,
+    Run,
+    Summary,
+)
 from cutaway.probes.calls.tables import ALL_CALLS, CALL_METRIC_PREFIX, CALL_UNIT
 from cutaway.report.units import metric_sort_key, metric_unit
 
@@ -190,6 +199,53 @@ def render_calls_csv(analysis: Analysis) -> str:
         for call in analysis.calls
     ]
     return _write(CALL_COLUMNS, rows)
+
+
+LOAD_COLUMNS: tuple[str, ...] = (
+    "variant",
+    "kind",
+    "phase",
+    "unit",
+    "count",
+    "min",
+    "mean",
+    "sd",
+    "median",
+    *(f"p{p:g}" for p in LOAD_PERCENTILES[:-1]),
+    "max",
+    "requests",
+    "errors",
+    "throughput",
+)
+
+
+def render_load_csv(analysis: Analysis) -> str:
+    """A load experiment's latencies: one row per variant, kind (corrected, uncorrected) and
+    phase (connect, first_byte, total), in seconds, with the variant's requests, errors and
+    throughput (requests/s). Just the header for another experiment."""
+    rows: list[list[Cell]] = []
+    for summary in analysis.load:
+        for latency in summary.latencies:
+            if latency.count == 0:
+                continue
+            rows.append(
+                [
+                    summary.variant,
+                    latency.kind,
+                    latency.phase,
+                    "seconds",
+                    latency.count,
+                    latency.min,
+                    latency.mean,
+                    latency.sd,
+                    latency.median,
+                    *(latency.at(p) for p in LOAD_PERCENTILES),
+                    summary.requests,
+                    summary.error_count,
+                    summary.throughput,
+                ]
+            )
+    return _write(LOAD_COLUMNS, rows)
 
 
 def _metric_columns(runs: Sequence[Run]) -> list[str]:

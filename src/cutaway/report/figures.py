@@ -45,9 +45,16 @@ def figure_views() -> tuple[FigureView, ...]:
     distribution, rounds and percentiles, the probes' figures, then the other metrics'."""
     from cutaway.attribution.figures import attribution_figures
     from cutaway.probes.calls.figures import calls_figures
+    from cutaway.probes.load.figures import load_figures
     from cutaway.report.plots import other_metric_figures, primary_figures
 
-    return (primary_figures, calls_figures, attribution_figures, other_metric_figures)
+    return (
+        primary_figures,
+        load_figures,
+        calls_figures,
+        attribution_figures,
+        other_metric_figures,
+    )
 
 
 def build_figures(analysis: Analysis) -> list[Figure]:

@@ -18,6 +18,12 @@ Version history:
     6 (2026-11-24): ``profile_phases``: the profile probe's ``phases`` rules, each phase's
         weight per run and share by variant and kind (always present, an empty list without
         rules).
+    7 (2026-11-24): load experiments: ``load``, one entry per variant (requests, errors by
+        kind, throughput, and per phase ``connect``, ``first_byte``, ``total`` the percentiles
+        50, 90, 99, 99.9 and max, corrected and uncorrected; always present, an empty list
+        for other experiments); the metrics ``throughput`` (unit ``requests/s``, better
+        ``higher``), ``errors``, ``latency_p50`` ... ``latency_max`` and the ``server_*``
+        metrics in ``summaries`` and ``comparisons``.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cutaway.model import (
+    LATENCY_KINDS,
+    LOAD_PERCENTILES,
+    LOAD_PHASES,
     Analysis,
     AttributionEntry,
     AttributionPoint,
@@ -38,6 +47,8 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     FunctionWeight,
+    LatencySummary,
+    LoadSummary,
     PhaseWeight,
     ProfileTotal,
     Run,
@@ -49,7 +60,7 @@ from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -227,6 +238,45 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "attribution": [_attribution(entry) for entry in analysis.attribution],
         "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
         "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
+        "load": [_load(summary) for summary in analysis.load],
+    }
+
+
+def _latency(latency: LatencySummary | None) -> JsonValue:
+    if latency is None or latency.count == 0:
+        return None
+    percentiles: dict[str, JsonValue] = {
+        ("max" if p == 100 else f"p{p:g}"): _number(latency.at(p)) for p in LOAD_PERCENTILES
+    }
+    return {
+        "count": latency.count,
+        "min": _number(latency.min),
+        "mean": _number(latency.mean),
+        "sd": _number(latency.sd),
+        **percentiles,
+    }
+
+
+def _load(summary: LoadSummary) -> dict[str, JsonValue]:
+    return {
+        "variant": summary.variant,
+        "phases": summary.phases,
+        "mode": summary.mode,
+        "protocol": summary.protocol,
+        "connections": summary.connections,
+        "rate": _optional_number(summary.rate),
+        "seconds": _number(summary.seconds),
+        "requests": summary.requests,
+        "errors": summary.error_count,
+        "errors_by_kind": {kind: int(n) for kind, n in summary.errors.items()},
+        "throughput": _number(summary.throughput),
+        "generator_saturated_phases": summary.saturated_phases,
+        "generator_missed_sends": summary.missed_sends,
+        "generator_cpu_share": _optional_number(summary.generator_cpu_share),
+        "latency": {
+            kind: {phase: _latency(summary.latency(kind, phase)) for phase in LOAD_PHASES}
+            for kind in LATENCY_KINDS
+        },
     }
 
 

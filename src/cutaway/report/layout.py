@@ -16,8 +16,9 @@ from dataclasses import replace
 from typing import Protocol
 
 from cutaway.attribution.sections import AttributionViews
-from cutaway.model import PRIMARY_METRIC, Analysis
+from cutaway.model import Analysis
 from cutaway.probes.calls.sections import CallsViews
+from cutaway.probes.load.sections import LoadViews
 from cutaway.probes.profile.sections import ProfileViews
 from cutaway.report.sections import (
     Block,
@@ -48,6 +49,7 @@ from cutaway.report.views import (
     omitted_line,
     one_baseline,
     pairwise_block,
+    primary_metric,
     process_verdict_rows,
     ranking_line,
     run_counts_block,
@@ -84,7 +86,12 @@ class ProbeViews(Protocol):
         ...
 
 
-PROBE_VIEWS: tuple[ProbeViews, ...] = (CallsViews(), AttributionViews(), ProfileViews())
+PROBE_VIEWS: tuple[ProbeViews, ...] = (
+    LoadViews(),
+    CallsViews(),
+    AttributionViews(),
+    ProfileViews(),
+)
 
 
 def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:
@@ -97,9 +104,9 @@ def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:
         _verdicts(analysis, all_metrics=all_metrics),
         pairwise_block(analysis),
         no_summaries_block(analysis),
-        *(metric_block(analysis, m) for m in metrics if m == PRIMARY_METRIC),
+        *(metric_block(analysis, m) for m in metrics if m == primary_metric(analysis)),
         *(b for probe in PROBE_VIEWS for b in probe.blocks(analysis, all_metrics=all_metrics)),
-        *(metric_block(analysis, m) for m in metrics if m != PRIMARY_METRIC),
+        *(metric_block(analysis, m) for m in metrics if m != primary_metric(analysis)),
         run_counts_block(analysis.run_counts),
         cautions_block(analysis),
     ]
@@ -169,7 +176,7 @@ def _medians(analysis: Analysis) -> Block:
     if not analysis.summaries:
         return ()
     variants = table_variants(analysis, [call.variant for call in analysis.calls])
-    rows = [metric_median_row(analysis, PRIMARY_METRIC, variants)]
+    rows = [metric_median_row(analysis, primary_metric(analysis), variants)]
     for probe in PROBE_VIEWS:
         rows += probe.median_rows(analysis, variants)
     rows += [metric_median_row(analysis, name, variants) for name in changed_metrics(analysis)]
@@ -211,7 +218,8 @@ def _environment_details(analysis: Analysis) -> Details | None:
 def _verdicts(analysis: Analysis, *, all_metrics: bool) -> Block:
     """The leading table: per variant, wall, the other metrics shown, then probes' rows."""
     rows = process_verdict_rows(analysis, all_metrics=all_metrics)
-    notes: list[Line] = [Line((HOLM_NOTE,), Tone.DIM)] if rows else []
+    holm = HOLM_NOTE.format(primary=primary_metric(analysis))
+    notes: list[Line] = [Line((holm,), Tone.DIM)] if rows else []
     for probe in PROBE_VIEWS:
         probe_rows = probe.verdict_rows(analysis, all_metrics=all_metrics)
         rows += probe_rows

@@ -48,7 +48,8 @@ Values = npt.NDArray[np.float64]
 
 
 def primary_figures(analysis: Analysis) -> list[Figure]:
-    return metric_figures(analysis, PRIMARY_METRIC, run_table(analysis), percentiles=True)
+    primary = "throughput" if analysis.load else PRIMARY_METRIC
+    return metric_figures(analysis, primary, run_table(analysis), percentiles=True)
 
 
 def other_metric_figures(analysis: Analysis) -> list[Figure]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from cutaway.model import METRICS_BY_NAME, PROCESS_METRICS, RunStatus
+from cutaway.model import KNOWN_METRICS, PROCESS_METRICS, RunStatus
 
 NOT_AVAILABLE = "n/a"  # what a human report shows for NaN or infinity (n = 1, zero baseline)
 SIGNIFICANT_DIGITS = 3
@@ -36,7 +36,7 @@ _METRIC_POSITION = {metric.name: position for position, metric in enumerate(PROC
 
 def metric_unit(metric: str) -> str | None:
     """The unit of a metric known to this version of cutaway, None for one it does not know."""
-    known = METRICS_BY_NAME.get(metric)
+    known = KNOWN_METRICS.get(metric)
     return known.unit if known is not None else None
 
 

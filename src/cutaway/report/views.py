@@ -50,7 +50,7 @@ from cutaway.report.units import (
 )
 
 HOLM_NOTE = (
-    "wall is tested at full confidence; the other metrics' p-values are Holm-adjusted, so "
+    "{primary} is tested at full confidence; the other metrics' p-values are Holm-adjusted, so "
     "their interval can exclude 0 % and still be inconclusive"
 )
 STATISTICS = ("n", "total", "average", "median", "sd", "min", "max")
@@ -124,8 +124,12 @@ def process_verdict_rows(analysis: Analysis, *, all_metrics: bool) -> list[tuple
     metrics those that are not equivalent (all of them with ``all_metrics``)."""
     name_baseline = not one_baseline(analysis.comparisons)
     rows = []
-    for comparison in sorted(analysis.comparisons, key=lambda c: metric_sort_key(c.metric)):
-        primary = comparison.metric == PRIMARY_METRIC
+    first = primary_metric(analysis)
+    ordered = sorted(
+        analysis.comparisons, key=lambda c: (c.metric != first, metric_sort_key(c.metric))
+    )
+    for comparison in ordered:
+        primary = comparison.metric == first
         if not (primary or all_metrics or comparison.verdict is not Verdict.EQUIVALENT):
             continue
         metric = metric_of(analysis, comparison.metric)
@@ -141,7 +145,7 @@ def equivalent_line(analysis: Analysis) -> Line | None:
     and those all at zero."""
     shown = {c.metric for c in analysis.comparisons if c.verdict is not Verdict.EQUIVALENT}
     equivalent = _unique(
-        c.metric for c in analysis.comparisons if c.metric not in shown | {PRIMARY_METRIC}
+        c.metric for c in analysis.comparisons if c.metric not in shown | {primary_metric(analysis)}
     )
     zero = [m for m in _metric_names(analysis) if _all_zero(analysis, m)]
     return _left_out_line(equivalent, zero, "(--all-metrics shows them)")
@@ -167,7 +171,7 @@ def pairwise_block(analysis: Analysis) -> Block:
             Name(c.metric),
             metric_of(analysis, c.metric),
             name_baseline=True,
-            strong=c.metric == PRIMARY_METRIC,
+            strong=c.metric == primary_metric(analysis),
         )
         for c in analysis.pairwise
     ]
@@ -199,7 +203,7 @@ def shown_metrics(analysis: Analysis, *, all_metrics: bool) -> list[str]:
     return [
         name
         for name in names
-        if name == PRIMARY_METRIC
+        if name == primary_metric(analysis)
         or ((name in changed or name not in compared) and not _all_zero(analysis, name))
     ]
 
@@ -212,7 +216,7 @@ def metric_block(analysis: Analysis, name: str) -> Block:
     detail = f": {metric.description}" if metric.description else ""
     columns = (Column("variant", group=True), *(Column(c, Align.RIGHT) for c in STATISTICS))
     rows = tuple(Row(_statistics(s, metric.unit or None)) for s in summaries)
-    primary = name == PRIMARY_METRIC
+    primary = name == primary_metric(analysis)
     return (Table(Heading((Name(name),), (detail,)), columns, rows, primary=primary),)
 
 
@@ -264,11 +268,16 @@ def cautions_block(analysis: Analysis) -> Block:
 def conclusion_block(analysis: Analysis) -> Block:
     """A sentence per variant on the primary metric: "nscd is 5.12 % [4.60 %, 5.64 %] slower
     than files: regressed"; without comparisons, what was measured."""
+    primary = primary_metric(analysis)
     lines = [
         Line(
             (
                 Name(c.variant),
-                f" is {_amount(analysis, c)} than "
+                (
+                    f" is {_amount(analysis, c)} than "
+                    if primary == PRIMARY_METRIC
+                    else f" has a {primary} {_amount(analysis, c)} than "
+                )
                 if math.isfinite(c.ratio)
                 else " has no ratio to ",
                 Name(c.baseline),
@@ -277,13 +286,13 @@ def conclusion_block(analysis: Analysis) -> Block:
             Tone.STRONG,
         )
         for c in analysis.comparisons
-        if c.metric == PRIMARY_METRIC
+        if c.metric == primary
     ]
     if lines:
         return tuple(lines)
-    unit = metric_of(analysis, PRIMARY_METRIC).unit
+    unit = metric_of(analysis, primary).unit
     for s in analysis.summaries:
-        if s.metric == PRIMARY_METRIC:
+        if s.metric == primary:
             mean = format_value(s.mean, unit, fractional=True)
             lines.append(
                 Line(
@@ -296,6 +305,11 @@ def conclusion_block(analysis: Analysis) -> Block:
                 )
             )
     return tuple(lines) or (Line(("no successful runs: nothing to report",), Tone.WARNING),)
+
+
+def primary_metric(analysis: Analysis) -> str:
+    """The metric a conclusion speaks of: wall time, or a load experiment's throughput."""
+    return "throughput" if analysis.load else PRIMARY_METRIC
 
 
 def _amount(analysis: Analysis, comparison: Comparison) -> str:
@@ -409,7 +423,7 @@ def compact_header_block(info: ExperimentInfo, analysis: Analysis) -> Block:
 def _compact_metric(analysis: Analysis, name: str) -> bool:
     """wall, and a metric a probe measures in runs of its own (``instructions``): the user
     turned that probe on to read its verdict, so the compact table shows it too."""
-    return name == PRIMARY_METRIC or metric_of(analysis, name).purpose != "timed"
+    return name == primary_metric(analysis) or metric_of(analysis, name).purpose != "timed"
 
 
 def wall_verdict_rows(analysis: Analysis) -> list[tuple[str, Row]]:
@@ -424,7 +438,7 @@ def wall_verdict_rows(analysis: Analysis) -> list[tuple[str, Row]]:
                 Name(c.metric),
                 metric_of(analysis, c.metric),
                 name_baseline=name_baseline,
-                strong=c.metric == PRIMARY_METRIC,
+                strong=c.metric == primary_metric(analysis),
             ),
         )
         for c in analysis.comparisons
@@ -466,7 +480,7 @@ def changed_metrics(analysis: Analysis) -> list[str]:
     return [
         name
         for name in _metric_names(analysis)
-        if name != PRIMARY_METRIC
+        if name != primary_metric(analysis)
         and (name in changed or name not in compared)
         and not _all_zero(analysis, name)
     ]
@@ -503,11 +517,11 @@ def metric_median_row(analysis: Analysis, name: str, variants: Sequence[str]) ->
     }
     cells: list[Cell] = [Name(name)]
     for variant, text in zip(variants, texts, strict=True):
-        c = changes.get(variant) if name != PRIMARY_METRIC else None
+        c = changes.get(variant) if name != primary_metric(analysis) else None
         if text is not None and c is not None:
             text += f" ({change_text(Change(c.ratio, metric.unit, metric.better))})"
         cells.append(text)
-    return Row(tuple(cells), strong=name == PRIMARY_METRIC)
+    return Row(tuple(cells), strong=name == primary_metric(analysis))
 
 
 def medians_columns(variants: Sequence[str]) -> tuple[Column, ...]:
@@ -522,7 +536,7 @@ def omitted_line(analysis: Analysis) -> Line | None:
     equivalent = [
         m
         for m in _metric_names(analysis)
-        if m not in changed | inconclusive | {PRIMARY_METRIC} and m not in zero
+        if m not in changed | inconclusive | {primary_metric(analysis)} and m not in zero
     ]
     return _left_out_line(equivalent, zero, "(--all-metrics shows every table)")
 

@@ -24,8 +24,9 @@ from types import FrameType
 from cutaway import __version__, events
 from cutaway.environment import capture_end
 from cutaway.metrics.collect import MetricCollector, MetricError
-from cutaway.model import TIMED, Calibration, Run, RunStatus, Spec, Variant
+from cutaway.model import TIMED, Calibration, Run, RunData, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment, Probe, ProbeError
+from cutaway.probes.load import capture as load_capture
 from cutaway.probes.registry import build_probes
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
 from cutaway.runner.errors import ProbeUnavailable
@@ -144,11 +145,32 @@ class ExperimentRunner:
             if result is not None and not result.ok:
                 raise RunnerError(_hook_failure(variant, result))
 
+    def wait_for_servers(self) -> None:
+        """A load experiment's servers, started by setup hooks, accept connections before the
+        first round (each bounded by ``ready_timeout``)."""
+        load = self.spec.load
+        if load is None:
+            return
+        for variant in self.spec.variants:
+            target = load.target(variant.name)
+            try:
+                load_capture.wait_until_accepting(
+                    variant.name, target.host, target.port, load.ready_timeout_seconds
+                )
+            except load_capture.LoadError as error:
+                raise RunnerError(str(error)) from None
+
+    def measured_variant(self, variant: Variant) -> Variant:
+        """What the executor runs for ``variant``: its command, or the load generator."""
+        if self.spec.load is None:
+            return variant
+        return load_capture.generator_variant(variant)
+
     def preflight(self) -> None:
         """Every variant's program can start: checked once, after setup hooks (which may build
         or install it) and before the first run, so a typo costs no rounds."""
         for variant in self.spec.variants:
-            problem = self.executor.check(variant)
+            problem = self.executor.check(self.measured_variant(variant))
             if problem is not None:
                 raise RunnerError(
                     f"variant {variant.name!r} cannot run: {problem} "
@@ -231,13 +253,30 @@ class ExperimentRunner:
         except MetricError as error:
             raise RunnerError(str(error)) from None
         attachment = collecting.attach(self.attach(variant, probes))
+        load = self.spec.load
+        timeout = self.spec.timeout_seconds
+        server: load_capture.ServerSampling | None = None
+        load_data: list[RunData] = []
+        if load is not None:
+            attachment = dataclasses.replace(attachment, capture=attachment.capture | {"stdout"})
+            timeout = load_capture.run_timeout(load, timeout)
+            if load.server_metrics:
+                try:
+                    server = load_capture.ServerSampling(load, variant)
+                except load_capture.LoadError as error:
+                    collecting.stop()
+                    raise RunnerError(str(error)) from None
         try:
-            measured = self.executor.measure(variant, self.spec.timeout_seconds, attachment)
+            measured = self.executor.measure(self.measured_variant(variant), timeout, attachment)
             if self.spec.ignore_failure:
                 measured = _failure_ignored(measured)
+            if load is not None:
+                measured, load_data = load_capture.after_load(measured, server)
             measured = collecting.after_run(measured)
         finally:
-            data = [item for probe in probes for item in probe.after_run()]
+            if server is not None:
+                server.stop()
+            data = [item for probe in probes for item in probe.after_run()] + load_data
             measured_by_probes = {
                 name: value for probe in probes for name, value in probe.run_metrics().items()
             }
@@ -272,7 +311,8 @@ class ExperimentRunner:
             self.proven.add((variant.name, purpose))
             return
         if (variant.name, purpose) not in self.proven:
-            raise RunnerError(_first_run_failure(variant, run, self.spec.ignore_failure))
+            ignoring = self.spec.ignore_failure or self.spec.load is not None
+            raise RunnerError(_first_run_failure(variant, run, ignoring))
         if round_index >= 0:
             self.failed_runs += 1
 
@@ -391,6 +431,7 @@ def run_experiment(
         with _sigterm_as_interrupt():
             try:
                 runner.setup_all()
+                runner.wait_for_servers()
                 runner.preflight()
                 runner.probe_warnings()
                 runner.calibrate()

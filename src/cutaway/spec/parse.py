@@ -19,7 +19,12 @@ from typing import Any
 from cutaway.model import (
     DEFAULT_HOOK_TIMEOUT_SECONDS,
     DEFAULT_MARGIN,
+    GENERATOR_PROGRAM,
+    LOAD_METRICS,
+    SERVER_METRICS,
     Hooks,
+    LoadSpec,
+    MetricSpec,
     ProbeSpec,
     Spec,
     Variant,
@@ -27,6 +32,7 @@ from cutaway.model import (
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
+from cutaway.spec.load import PER_VARIANT_KEYS, load_variants, read_load_settings
 from cutaway.spec.locate import find_line
 from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS, VariantTemplate, expand, read_matrix
 from cutaway.spec.metrics import read_metrics
@@ -58,9 +64,12 @@ TOP_LEVEL_KEYS = (
     "variants",
     "probes",
     "metrics",
+    "load",
 )
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
-VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", "input", "output", *HOOK_NAMES)
+VARIANT_KEYS = (
+    "name", "command", "shell", "env", "cwd", "input", "output", *HOOK_NAMES, *PER_VARIANT_KEYS,
+)  # fmt: skip
 SHELL_HINT = "set shell = true to run it with /bin/sh -c"
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
@@ -167,7 +176,18 @@ def _spec_from_document(
         raise SpecError("missing required key (the experiment's name)", key_path=("name",))
     name = fields.read_string(document["name"], ("name",))
     settings = _read_settings(document)
-    variants = _read_variants(document, name, max_variants)
+    load = None
+    if "load" in document:
+        load = read_load_settings(document["load"])
+        _refuse_commands(document)
+    templates, variants = _read_variants(document, name, max_variants, load is not None)
+    if load is not None:
+        tables = _variant_tables(document["variants"]) if "variants" in document else []
+        load_table = document["load"]
+        assert isinstance(load_table, dict)
+        load, variants = load_variants(load_table, load, templates, tables, variants)
+    else:
+        _refuse_targets(document)
     names = [variant.name for variant in variants]
     baseline = names[0]
     if "baseline" in document:
@@ -192,7 +212,8 @@ def _spec_from_document(
         ignore_failure=settings.ignore_failure,
         keep_leftovers=settings.keep_leftovers,
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
-        metrics=read_metrics(document["metrics"]) if "metrics" in document else (),
+        metrics=_declared_metrics(document, load),
+        load=load,
         source_path=path,
         source_text=text,
     )
@@ -219,11 +240,51 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
     )
 
 
+def _declared_metrics(
+    document: Mapping[str, object], load: LoadSpec | None
+) -> tuple[MetricSpec, ...]:
+    """``[[metrics]]``; in a load experiment none may take a name its load phases measure."""
+    metrics = read_metrics(document["metrics"]) if "metrics" in document else ()
+    if load is not None:
+        taken = {m.name for m in (*LOAD_METRICS, *SERVER_METRICS)}
+        for index, metric in enumerate(metrics):
+            if metric.name in taken:
+                message = (
+                    f"{describe(metric.name)} is a metric every load phase measures: choose "
+                    "another name"
+                )
+                raise SpecError(message, key_path=("metrics", index, "name"))
+    return metrics
+
+
+def _refuse_commands(document: Mapping[str, object]) -> None:
+    """A load experiment's runs are load phases by cutaway's generator: a command would not run."""
+    message = (
+        "a load experiment ([load]) has no command: each run is a load phase against the "
+        "variant's target (start the server in a setup hook)"
+    )
+    if "command" in document:
+        raise SpecError(message, key_path=("command",))
+    variants = document.get("variants")
+    for index, table in enumerate(variants if isinstance(variants, list) else ()):
+        if isinstance(table, dict) and "command" in table:
+            raise SpecError(message, key_path=("variants", index, "command"))
+
+
+def _refuse_targets(document: Mapping[str, object]) -> None:
+    variants = document.get("variants")
+    for index, table in enumerate(variants if isinstance(variants, list) else ()):
+        for key in PER_VARIANT_KEYS:
+            if isinstance(table, dict) and key in table:
+                message = f"{key} belongs to a load experiment: add a [load] section"
+                raise SpecError(message, key_path=("variants", index, key))
+
+
 def _read_variants(
-    document: Mapping[str, object], experiment_name: str, max_variants: int | None
-) -> tuple[Variant, ...]:
+    document: Mapping[str, object], experiment_name: str, max_variants: int | None, load: bool
+) -> tuple[list[VariantTemplate], tuple[Variant, ...]]:
     shell = fields.read_bool(document["shell"], ("shell",)) if "shell" in document else False
-    top_command = None
+    top_command: str | tuple[str, ...] | None = (GENERATOR_PROGRAM,) if load else None
     if "command" in document:
         top_command = fields.read_command(document["command"], ("command",))
     matrix = read_matrix(document["matrix"]) if "matrix" in document else {}
@@ -255,7 +316,7 @@ def _read_variants(
         limit, how_to_raise = max_variants, "--max-variants"
     expanded = expand(templates, matrix, max_variants=limit, how_to_raise=how_to_raise)
     _check_unique_names(expanded)
-    return tuple(_build_variant(template) for template in expanded)
+    return expanded, tuple(_build_variant(template) for template in expanded)
 
 
 def _variant_tables(value: object) -> list[dict[str, object]]:

@@ -20,11 +20,14 @@ from cutaway.model import (
     DEFAULT_MARGIN,
     DEFAULT_PROFILE_FREQUENCY,
     DIRECTIONS,
+    LOAD_PROTOCOLS,
     LOWER_IS_BETTER,
     METRIC_SOURCES,
     OUTPUT_STREAMS,
     PROCESS_STATS,
     Hooks,
+    LoadSpec,
+    LoadTarget,
     MetricSpec,
     PhaseRule,
     ProbeSpec,
@@ -274,6 +277,55 @@ def _metrics(value: object, key: str) -> tuple[MetricSpec, ...]:
     return tuple(_metric(item, f"{key}[{index}]") for index, item in enumerate(value))
 
 
+def _optional_positive(value: object, key: str) -> float | None:
+    if value is None:
+        return None
+    number = _number(value, key)
+    if number <= 0:
+        raise SpecJsonError(key, f"{number} is not above 0")
+    return number
+
+
+def _optional_count(value: object, key: str) -> int | None:
+    return None if value is None else _integer(1)(value, key)
+
+
+def _targets(value: object, key: str) -> dict[str, str]:
+    targets = _string_map(value, key)
+    for name, text in targets.items():
+        try:
+            LoadTarget.parse(text)
+        except ValueError as error:
+            raise SpecJsonError(f"{key}.{name}", str(error)) from None
+    return targets
+
+
+def _load(value: object, key: str) -> LoadSpec | None:
+    if value is None:
+        return None
+    load = _Object(value, key)
+    defaults = LoadSpec(targets={})
+    return LoadSpec(
+        targets=load.required("targets", _targets),
+        protocol=load.optional("protocol", _one_of(LOAD_PROTOCOLS), defaults.protocol),
+        connections=load.optional("connections", _integer(1), defaults.connections),
+        rate=load.optional("rate", _optional_positive, None),
+        duration_seconds=load.optional("duration_seconds", _optional_positive, None),
+        requests=load.optional("requests", _optional_count, None),
+        warmup_seconds=load.optional("warmup_seconds", _not_negative, defaults.warmup_seconds),
+        request_timeout_seconds=load.optional(
+            "request_timeout_seconds", _not_negative, defaults.request_timeout_seconds
+        ),
+        new_connection=load.optional("new_connection", _flag, False),
+        threads=load.optional("threads", _optional_count, None),
+        ready_timeout_seconds=load.optional(
+            "ready_timeout_seconds", _not_negative, defaults.ready_timeout_seconds
+        ),
+        pid_files=load.optional("pid_files", _string_map, {}),
+        server_metrics=load.optional("server_metrics", _flag, True),
+    )
+
+
 def spec_from_json(data: Mapping[str, object], source_text: str | None) -> Spec:
     """The Spec that ``data`` (a decoded ``spec_json``) describes, or SpecJsonError."""
     spec = _Object(dict(data), "")
@@ -300,6 +352,7 @@ def spec_from_json(data: Mapping[str, object], source_text: str | None) -> Spec:
         hook_timeout_seconds=spec.optional(
             "hook_timeout_seconds", _not_negative, DEFAULT_HOOK_TIMEOUT_SECONDS
         ),
+        load=spec.optional("load", _load, None),
         source_path=spec.optional("source_path", _optional_text, None),
         source_text=source_text,
     )

@@ -16,14 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from cutaway.model import LatencyTarget
 from cutaway.probes.load.generator import (
     GeneratorError,
+    LoadResult,
     LoadSettings,
     generator_path,
     read_summary,
     run_generator,
 )
-from cutaway.probes.load.rate_search import search_max_rate
+from cutaway.probes.load.search import search_max_rate
 from tests.load_servers import misbehaving_server
 
 pytestmark = pytest.mark.skipif(generator_path() is None, reason="cw_load not built")
@@ -209,18 +211,16 @@ def test_the_highest_rate_under_a_latency_target_of_a_slow_server(
     # 4 ms a request, one at a time: at most 250 requests/s; at 400/s the backlog grows by
     # 150 a second and the corrected p99 of a 1 s trial passes 50 ms by far.
     target = server_of_mode("slow", 0.0, 0.004)
-    found = search_max_rate(
-        LoadSettings(target=target, connections=4, duration=1.0, timeout=5),
-        percentile=99,
-        latency_target=0.050,
-        lowest_rate=50,
-        highest_rate=1600,
-        resolution=0.25,
-        timeout=60,
-    )
-    assert len(found.trials) <= 10
-    if found.limited_by_generator:  # a busy machine can make the generator late: it says so
-        assert found.trials[-1].saturated
+
+    def measure(rate: float | None) -> LoadResult:
+        settings = LoadSettings(target=target, connections=4, rate=rate, duration=1.0, timeout=5)
+        return run_generator(settings, timeout=60)
+
+    found = search_max_rate(measure, LatencyTarget(99.0, 0.050), repeats=1, max_steps=8)
+    assert 0 < found.ceiling <= 300  # closed loop: one request at a time, 4 ms each
+    assert len(found.steps) <= 8
+    if found.generator_limited:  # a busy machine can make the generator late: it says so
+        assert any(step.generator_saturated for step in found.steps)
         return
-    assert found.failed_rate is not None and found.failed_rate <= 400
-    assert found.max_rate is None or found.max_rate < found.failed_rate
+    assert found.failed_above is None or found.rate < found.failed_above
+    assert found.rate <= 300

@@ -54,8 +54,12 @@ enum { ERR_CONNECT, ERR_RESET, ERR_TIMEOUT, ERR_STATUS, ERR_PROTOCOL, ERR_KINDS 
 static const char *const ERROR_NAMES[ERR_KINDS] = {"connect", "reset", "timeout", "status",
                                                    "protocol"};
 enum { CORRECTED, UNCORRECTED };
-enum { PHASE_CONNECT, PHASE_FIRST_BYTE, PHASE_TOTAL, PHASES };
-static const char *const PHASE_NAMES[PHASES] = {"connect", "first_byte", "total"};
+/* connect, first_byte and total run from the request's start (intended or actual); waiting and
+ * processing are ab's rows, from the moment the connection was ready to send on: to the first
+ * byte, and to the last byte of the answer. Those two are the same in both views. */
+enum { PHASE_CONNECT, PHASE_FIRST_BYTE, PHASE_TOTAL, PHASE_WAITING, PHASE_PROCESSING, PHASES };
+static const char *const PHASE_NAMES[PHASES] = {"connect", "first_byte", "total", "waiting",
+                                                "processing"};
 
 /* ---- settings -------------------------------------------------------------------------- */
 
@@ -395,10 +399,11 @@ static void record_completion(worker *w, conn *c, int64_t now) {
         return;
     }
     w->completed++;
+    int64_t waiting = c->first_byte - c->connected, processing = now - c->connected;
     int64_t corrected[PHASES] = {c->connected - c->intended, c->first_byte - c->intended,
-                                 now - c->intended};
+                                 now - c->intended, waiting, processing};
     int64_t uncorrected[PHASES] = {c->connected - c->started, c->first_byte - c->started,
-                                   now - c->started};
+                                   now - c->started, waiting, processing};
     for (int phase = 0; phase < PHASES; phase++) {
         cw_hdr_record(w->hist[CORRECTED][phase], corrected[phase]);
         cw_hdr_record(w->hist[UNCORRECTED][phase], uncorrected[phase]);

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cutaway.probes.load.generator import (
+    PHASES,
     GeneratorError,
     LoadSettings,
     generator_path,
@@ -170,12 +171,10 @@ def test_intervals_of_several_processes_merge_exactly(nginx: str, tmp_path: Path
     intervals = [i for log in logs for i in read_interval_log(log.read_text(), source=str(log))]
     merged = merge_intervals(intervals)
     assert set(merged) == {
-        f"{view}.{phase}"
-        for view in ("corrected", "uncorrected")
-        for phase in ("connect", "first_byte", "total")
+        f"{view}.{phase}" for view in ("corrected", "uncorrected") for phase in PHASES
     }
     for view in ("corrected", "uncorrected"):
-        for phase in ("connect", "first_byte", "total"):
+        for phase in PHASES:
             expected = Histogram.merged(getattr(getattr(s.latency, view), phase) for s in summaries)
             assert merged[f"{view}.{phase}"] == expected
     # three intervals per process (two whole seconds and the rest), each started in order
@@ -195,7 +194,7 @@ def test_the_generators_encoding_is_hdrhistograms_byte_for_byte(nginx: str) -> N
     )
     summary = json.loads(done.stdout)
     for view in ("corrected", "uncorrected"):
-        for phase in ("connect", "first_byte", "total"):
+        for phase in PHASES:
             entry = summary["latency"][view][phase]
             histogram = Histogram.decode(entry["hdr"])
             assert histogram.encode() == entry["hdr"]

@@ -18,6 +18,7 @@ from cutaway.compare import analyze
 from cutaway.model import LoadSpec, RunStatus, Spec, Variant, Verdict
 from cutaway.probes.base import Attachment
 from cutaway.probes.load import capture
+from cutaway.probes.load.generator import PHASES
 from cutaway.runner.executor import Measurement
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec.load import with_generator
@@ -28,7 +29,7 @@ def _summary(throughput: float, p99: float, requests: int = 1000) -> str:
     percentiles = {"50": p99 / 3, "90": p99 / 2, "99": p99, "99.9": p99 * 2, "100": p99 * 4}
     histogram = {"count": requests, "min": 1e-5, "max": p99 * 4, "mean": p99 / 3,
                  "stdev": p99 / 10, "percentiles": percentiles}  # fmt: skip
-    phases = {"connect": histogram, "first_byte": histogram, "total": histogram}
+    phases = dict.fromkeys(PHASES, histogram)
     return json.dumps(
         {
             "format": "cutaway-load", "version": 1, "mode": "closed", "protocol": "http",

@@ -31,7 +31,7 @@ def fake_server(knee: float, *, saturate_above: float | None = None):  # type: i
         slow = rate is not None and rate > knee
         values = [200_000] * 970 + [50_000_000 if slow else 1_000_000] * 30
         histogram = Histogram.of(values)
-        phases = PhaseLatency(histogram, histogram, histogram)
+        phases = PhaseLatency(histogram, histogram, histogram, histogram, histogram)
         saturated = saturate_above is not None and rate is not None and rate > saturate_above
         check = GeneratorCheck(0.1, 1.0, 1, 0.1, 0.1, saturated, 0, 0, 0.0)
         return LoadResult(

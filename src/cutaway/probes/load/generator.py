@@ -21,7 +21,7 @@ GENERATOR_NAME = "cw_load"
 SUMMARY_FORMAT = "cutaway-load"
 SUMMARY_VERSION = 1
 ERROR_KINDS = ("connect", "reset", "timeout", "status", "protocol")
-PHASES = ("connect", "first_byte", "total")
+PHASES = ("connect", "first_byte", "total", "waiting", "processing")
 
 Protocol = Literal["http", "memcached"]
 Mode = Literal["closed", "open"]
@@ -117,11 +117,14 @@ class LoadErrors:
 @dataclass(frozen=True)
 class PhaseLatency:
     """Per request, from its start to: a connection ready to send on, the first byte of the
-    answer, its last byte. Values in nanoseconds."""
+    answer, its last byte; and ab's rows, from the connection ready to the first byte
+    (``waiting``) and to the last (``processing``). Values in nanoseconds."""
 
     connect: Histogram
     first_byte: Histogram
     total: Histogram
+    waiting: Histogram
+    processing: Histogram
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, TextIO
 # the analysis (numpy) and the reports (rich) are imported by the commands that use them,
 # so that `cutaway report --help` starts at once (tests/unit/test_startup_imports.py).
 from cutaway import __version__
+from cutaway.cli.check import add_check_arguments, cmd_check
 from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
 from cutaway.cli.streams import pipe_safe_streams, stdout_closed
 from cutaway.visible import visible
@@ -398,6 +399,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     _add_db_option(export)
+
+    check = _subparser(commands, "check", "the CI gate: fail when a candidate is slower")
+    add_check_arguments(check, run)
     return parser
 
 
@@ -798,6 +802,7 @@ COMMANDS = {
     "compare": cmd_compare,
     "list": cmd_list,
     "export": cmd_export,
+    "check": cmd_check,
 }
 
 
@@ -809,7 +814,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if not extras:
         return args
     subparser = _subparsers(parser)[args.command]
-    file = args.file if args.command == "run" else None
+    file = args.file if args.command in ("run", "check") else None
     if file and not os.path.exists(file) and not any(e.startswith("-") for e in extras):
         subparser.error(visible(command_hint([file, *extras])))  # cutaway run sleep 0.01
     known = [o for p in (subparser, parser) for a in p._actions for o in a.option_strings]

@@ -58,6 +58,7 @@ TOP_LEVEL_KEYS = (
     "variants",
     "probes",
     "metrics",
+    "check",  # what `cutaway check` fails on; read by cutaway.gate.rules, ignored by `run`
 )
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", "input", "output", *HOOK_NAMES)

@@ -12,7 +12,7 @@ from hostile import HOSTILE
 from markdown_it import MarkdownIt
 
 from cutaway.bisect.search import Search
-from cutaway.gate.decision import GateResult, GateVerdict, decide, overall
+from cutaway.gate.decision import GateResult, GateVerdict, decide, overall, plan
 from cutaway.gate.rules import DEFAULT_MAX_ROUNDS, GateRule, check_settings, parse_fail_on
 from cutaway.gate.summary import render_markdown
 from cutaway.model import HIGHER_IS_BETTER, LOWER_IS_BETTER, ProbeSpec, Spec, Variant
@@ -191,3 +191,14 @@ def test_a_skipped_commit_is_stepped_around_and_can_leave_candidates() -> None:
     assert search.candidates() == [2, 3]  # 2 could not be built: it may be the first bad one
     with pytest.raises(ValueError):
         search.mark_bad(0)
+
+
+def test_the_gate_looks_when_rounds_double_and_spends_alpha_across_looks() -> None:
+    spec = two_commands(rounds=5)
+    gate_plan = plan(spec, [GateRule("wall", 0.01)], 200)
+    # The first look needs a bounded interval at the per-look confidence (7 pairs at 99 %+).
+    assert gate_plan.looks == (7, 14, 28, 56, 112, 200)
+    assert gate_plan.confidence == pytest.approx(1 - 0.05 / 6)
+    two_rules = plan(spec, [GateRule("wall", 0.01), GateRule("cpu", 0.01)], 200)
+    assert two_rules.confidence == pytest.approx(1 - 0.05 / (2 * len(two_rules.looks)))
+    assert plan(spec, [GateRule("wall", 0.01)], 5).looks == (5,)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from cutaway import events
 from cutaway.bisect.git import BisectInputError, Repository
 from cutaway.bisect.search import Search
-from cutaway.gate.decision import GateResult, GateVerdict, evaluate, settled_when
+from cutaway.gate.decision import GateResult, GateVerdict, evaluate, plan, settled_when
 from cutaway.gate.rules import GateRule
 from cutaway.model import HIGHER_IS_BETTER, METRICS_BY_NAME, ProbeSpec, Spec, Variant
 from cutaway.report.units import format_change, format_change_interval
@@ -248,7 +248,8 @@ class Bisection:
         for attempt in range(self.settings.retries + 1):
             scale = 2**attempt
             spec = self.spec(commit, directory, good_directory, scale)
-            settled = settled_when(spec, [rule], self.settings.max_rounds * scale)
+            gate_plan = plan(spec, [rule], self.settings.max_rounds * scale)
+            settled = settled_when(spec, [rule], gate_plan)
             try:
                 outcome = run_experiment(
                     spec,
@@ -271,7 +272,9 @@ class Bisection:
             experiments.append(outcome.experiment_id)
             if outcome.reason == "interrupted":
                 raise KeyboardInterrupt
-            results = evaluate(self.store, outcome.experiment_id, spec, [rule])
+            results = evaluate(
+                self.store, outcome.experiment_id, spec, [rule], gate_plan.confidence
+            )
             result = results[0] if results else None
             rounds += result.n_pairs if result else 0
             if outcome.failed_runs or outcome.reason == "no-pairs":

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from cutaway.runner.runner import Outcome, Settled
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-# Quick mode plans this many rounds (the fewest a 95 % interval needs, minimum_pairs) before
-# the gate starts looking; a settled verdict stops it there.
+# Quick mode plans this many rounds; the gate's first look comes after them, or later if an
+# interval at its per-look confidence needs more (7 with the default budget: gate/decision.py).
 CHECK_ROUNDS = 5
 # Options of `run` that mean nothing to a check.
 NOT_FOR_CHECK = ("help", "resume")
@@ -78,7 +78,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         stored_line,
     )
     from cutaway.compare import analyze
-    from cutaway.gate.decision import GateVerdict, evaluate, overall, settled_when
+    from cutaway.gate.decision import GateVerdict, evaluate, overall, plan, settled_when
     from cutaway.gate.rules import check_settings, parse_fail_on
     from cutaway.gate.summary import render_lines, render_markdown
     from cutaway.output_files import write_output_file
@@ -99,12 +99,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     rules = [parse_fail_on(text) for text in args.fail_on]
     settings = check_settings(spec, rules, args.max_rounds)
     store = Store(args.db)
-    outcome = _run(spec, store, args, settled_when(spec, settings.rules, settings.max_rounds))
+    gate_plan = plan(spec, settings.rules, settings.max_rounds)
+    outcome = _run(spec, store, args, settled_when(spec, settings.rules, gate_plan))
     if outcome.reason == "interrupted":
         print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
         return EXIT_INTERRUPTED
     failure = _experiment_failure(outcome)
-    results = evaluate(store, outcome.experiment_id, spec, settings.rules)
+    results = evaluate(store, outcome.experiment_id, spec, settings.rules, gate_plan.confidence)
     verdict = overall(results)
     analysis = analyze(store, outcome.experiment_id, all_pairs=args.all_pairs)
     rounds = analysis.experiments[0].rounds_completed

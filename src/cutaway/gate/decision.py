@@ -14,13 +14,15 @@ Schuirmann 1987 for equivalence, here with a single bound): a variant exactly at
 never settles, one well away from it settles in few rounds. For a metric where more is better
 (requests per second) the threshold is read the other way: ``1 / (1 + threshold)``.
 
-With several rules or variants, each interval is widened to confidence ``1 - alpha / k``
-(Bonferroni, k comparisons), so that the chance of any false failure stays within alpha.
-
-The check looks at its verdict after every round and stops once it is settled; such repeated
-looks make a fixed-size interval's error rate optimistic. The minimum of ``minimum_pairs``
-rounds keeps the first looks from deciding on nothing, and bench/gate_accuracy.py measures the
-false-failure rate this procedure actually has (docs/performance.md).
+The check looks at the verdict while it runs, and stops once it is settled. Looking after every
+round would spend the error rate many times over (each look is another chance for a false
+failure, and bootstrap intervals at few rounds with heavy-tailed noise are too narrow): on a
+loaded machine that gave false verdicts (docs/performance.md). So it looks on a schedule, after
+the planned rounds and each time their number doubles (5, 10, 20... and the budget), and the
+error rate is divided among the looks and the comparisons (Bonferroni: with L looks and k rules
+or variants, each interval is at confidence ``1 - alpha / (k L)``), so the chance of any false
+verdict stays within alpha however the looks fall. A budget that ends between two looks
+(``--max-time``) only replaces the next look, so the count still holds.
 """
 
 from __future__ import annotations
@@ -106,9 +108,35 @@ def overall(results: Sequence[GateResult]) -> GateVerdict:
     return GateVerdict.INCONCLUSIVE
 
 
-def per_comparison_confidence(spec: Spec, rules: Sequence[GateRule]) -> float:
+@dataclass(frozen=True)
+class GatePlan:
+    """When the gate looks (counted rounds, ascending; the last is the budget) and the
+    confidence of each interval it computes."""
+
+    looks: tuple[int, ...]
+    confidence: float
+
+
+def plan(spec: Spec, rules: Sequence[GateRule], max_rounds: int) -> GatePlan:
+    """The looks: after the planned rounds (at least as many as an interval needs at the
+    per-look confidence), doubling, and at ``max_rounds``."""
     comparisons = max(1, (len(spec.variants) - 1) * len(rules))
-    return 1.0 - (1.0 - spec.confidence) / comparisons
+    first = max(1, spec.rounds)
+    for _ in range(2):  # fewer looks, a milder confidence, never more pairs needed
+        looks = _schedule(first, max_rounds)
+        confidence = 1.0 - (1.0 - spec.confidence) / (comparisons * len(looks))
+        first = max(spec.rounds, minimum_pairs(confidence))
+    looks = _schedule(first, max_rounds)
+    return GatePlan(looks, 1.0 - (1.0 - spec.confidence) / (comparisons * len(looks)))
+
+
+def _schedule(first: int, max_rounds: int) -> tuple[int, ...]:
+    looks = []
+    rounds = first
+    while rounds < max_rounds:
+        looks.append(rounds)
+        rounds *= 2
+    return (*looks, max_rounds)
 
 
 def evaluate(
@@ -116,10 +144,11 @@ def evaluate(
     experiment_id: int,
     spec: Spec,
     rules: Sequence[GateRule],
+    confidence: float,
     resamples: int = FINAL_RESAMPLES,
 ) -> list[GateResult]:
-    """Every rule for every variant against the baseline, from the rounds stored so far."""
-    confidence = per_comparison_confidence(spec, rules)
+    """Every rule for every variant against the baseline, from the rounds stored so far, with
+    intervals at ``confidence`` (GatePlan.confidence)."""
     metrics = {metric.name: metric for metric in spec.all_metrics()}
     results = []
     for rule in rules:
@@ -169,19 +198,25 @@ def evaluate(
 
 
 def settled_when(
-    spec: Spec, rules: Sequence[GateRule], max_rounds: int
+    spec: Spec, rules: Sequence[GateRule], gate_plan: GatePlan
 ) -> Callable[[Store, int], str | None]:
-    """The runner's stopping question (cutaway.runner.runner.Settled): a reason to stop once
-    the gate's verdict is settled or ``max_rounds`` counted rounds are stored, None before."""
+    """The runner's stopping question (cutaway.runner.runner.Settled), asked after every
+    round: at each of the plan's looks, a reason to stop once the verdict is settled; at the
+    last, that the budget is spent; None otherwise."""
+    pending = list(gate_plan.looks)
 
     def settled(store: Store, experiment_id: int) -> str | None:
-        results = evaluate(store, experiment_id, spec, rules, CHECK_RESAMPLES)
+        rounds = store.metric_table(experiment_id, PRIMARY_METRIC).values.shape[0]
+        if not pending or rounds < pending[0]:
+            return None
+        while pending and pending[0] <= rounds:
+            pending.pop(0)
+        results = evaluate(store, experiment_id, spec, rules, gate_plan.confidence, CHECK_RESAMPLES)
         verdict = overall(results)
         if results and verdict is not GateVerdict.INCONCLUSIVE:
             return f"the check's verdict is settled: {verdict.value}"
-        rounds = store.metric_table(experiment_id, PRIMARY_METRIC).values.shape[0]
-        if rounds >= max_rounds:
-            return f"the check's budget of {max_rounds} rounds is spent"
+        if not pending:
+            return f"the check's budget of {gate_plan.looks[-1]} rounds is spent"
         return None
 
     return settled

@@ -202,6 +202,9 @@ def test_ctrl_c_removes_every_worktree(work: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "NO_COLOR": "1", "TMPDIR": str(work / "tmp")},
+        # Started in the background by a shell without job control, the suite (and so every
+        # child) would ignore SIGINT: Ctrl-C is what is tested here.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while git(repository, "worktree", "list").count("\n") < 2:  # GOOD's and BAD's

@@ -13,7 +13,6 @@ from cutaway.report.markdown_text import code, escape, table
 from cutaway.report.units import (
     format_change,
     format_change_interval,
-    format_confidence,
     format_quantity,
 )
 from cutaway.visible import visible
@@ -36,6 +35,11 @@ MEANINGS = {
         "machine or a deterministic metric (--instructions) would settle it"
     ),
 }
+
+
+def _confidence(confidence: float) -> str:
+    """A per-look confidence (0.991666...) as "99.2 %": three digits say enough."""
+    return f"{confidence * 100:.3g} %"
 
 
 def _command_text(spec: Spec, name: str) -> str:
@@ -72,7 +76,7 @@ def render_markdown(
         ]
         for result in results
     ]
-    confidence = format_confidence(results[0].confidence) if results else "95 %"
+    confidence = _confidence(results[0].confidence) if results else "95 %"
     header = ["Metric", "Variant", "Change", f"{confidence} interval", "Fails beyond"]
     lines += table([*header, "Rounds", "Verdict"], "llrrrrl", rows)
     lines += ["", f"Each variant against the baseline {code(spec.baseline)}:"]
@@ -95,7 +99,7 @@ def render_lines(results: Sequence[GateResult], stopped: str) -> list[str]:
                 f"check {result.metric} of {result.variant}: "
                 f"{format_change(result.ratio)} "
                 f"{format_change_interval(result.ci_low, result.ci_high)} "
-                f"({format_confidence(result.confidence)}), fails beyond "
+                f"({_confidence(result.confidence)}), fails beyond "
                 f"{format_change(result.limit)}: {result.verdict.value} "
                 f"({format_quantity(result.n_pairs, 'round')})"
             )

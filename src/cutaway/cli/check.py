@@ -25,8 +25,10 @@ from cutaway.visible import visible
 
 if TYPE_CHECKING:
     from cutaway.events import Listener
+    from cutaway.gate.decision import GateVerdict
     from cutaway.model import Spec
     from cutaway.runner.runner import Outcome, Settled
+    from cutaway.store import Store
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 # Quick mode plans this many rounds; the gate's first look comes after them, or later if an
@@ -137,14 +139,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     }[verdict]
 
 
-def _run(spec: Spec, store: object, args: argparse.Namespace, settled: Settled) -> Outcome:
+def _run(spec: Spec, store: Store, args: argparse.Namespace, settled: Settled) -> Outcome:
     from cutaway.cli.commands import STYLES, _color, db_option
     from cutaway.cli.progress import TerminalProgress
     from cutaway.environment import capture_environment
     from cutaway.runner.runner import run_experiment
-    from cutaway.store import Store
 
-    assert isinstance(store, Store)
     _, bar, lines = STYLES[args.style]
     listeners: list[Listener] = []
     with TerminalProgress(
@@ -171,10 +171,8 @@ def _experiment_failure(outcome: Outcome) -> str | None:
     return None
 
 
-def _stopped(verdict: object, outcome: Outcome, rounds: int, max_rounds: int) -> str:
-    from cutaway.gate.decision import GateVerdict
-
-    if verdict is not GateVerdict.INCONCLUSIVE:
+def _stopped(verdict: GateVerdict, outcome: Outcome, rounds: int, max_rounds: int) -> str:
+    if verdict != "inconclusive":
         return "stopped when the verdict was settled"
     if outcome.reason == "budget":
         return "stopped when the time budget (--max-time) was spent"

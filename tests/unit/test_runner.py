@@ -205,6 +205,29 @@ def test_adaptive_mode_adds_rounds_until_the_interval_is_narrow(store: Store) ->
     assert len(store.runs(outcome.experiment_id, include_warmup=False)) == 15
 
 
+def test_a_settled_question_adds_rounds_until_it_answers(store: Store) -> None:
+    asked: list[int] = []
+
+    def settled(asked_store: Store, experiment_id: int) -> str | None:
+        rounds = asked_store.metric_table(experiment_id, "wall").values.shape[0]
+        asked.append(rounds)
+        return "enough" if rounds >= 9 else None
+
+    notices: list[str] = []
+    outcome = run_experiment(
+        make_spec(rounds=5),
+        store,
+        environment={},
+        executor=FakeExecutor(),
+        settled=settled,
+        listeners=[lambda e: notices.append(e.message) if isinstance(e, events.Notice) else None],
+    )
+    assert (outcome.status, outcome.reason) == ("complete", "done")
+    assert asked == [5, 6, 7, 8, 9]  # asked after the planned rounds, then after each one
+    assert len(store.runs(outcome.experiment_id, include_warmup=False)) == 27
+    assert "enough" in notices
+
+
 def test_time_budget_stops_between_rounds(store: Store) -> None:
     spec = make_spec(rounds=1000, max_time_seconds=0.0)
     outcome = run_experiment(spec, store, environment={}, executor=FakeExecutor())

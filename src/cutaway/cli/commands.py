@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Literal, TextIO
 # the analysis (numpy) and the reports (rich) are imported by the commands that use them,
 # so that `cutaway report --help` starts at once (tests/unit/test_startup_imports.py).
 from cutaway import __version__
+from cutaway.cli.bisect import add_bisect_arguments, cmd_bisect
+from cutaway.cli.check import add_check_arguments, cmd_check
 from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
 from cutaway.cli.streams import pipe_safe_streams, stdout_closed
 from cutaway.visible import visible
@@ -182,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"cutaway {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = _subparser(commands, "run", "run an experiment file, or quick mode with -c")
     run.add_argument("file", nargs="?", help="experiment file (TOML)")
@@ -411,6 +413,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     _add_db_option(export)
+
+    check = _subparser(commands, "check", "the CI gate: fail when a candidate is slower")
+    add_check_arguments(check, run)
+
+    bisect = _subparser(commands, "bisect", "find the commit that made a workload slower")
+    add_bisect_arguments(bisect)
+    _add_db_option(bisect)
     return parser
 
 
@@ -932,6 +941,8 @@ COMMANDS = {
     "compare": cmd_compare,
     "list": cmd_list,
     "export": cmd_export,
+    "check": cmd_check,
+    "bisect": cmd_bisect,
 }
 
 
@@ -939,11 +950,14 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse, and answer an unknown option with the closest known one (``--rnuds``: did you
     mean --rounds?). Exits 2 on bad usage, as argparse does."""
     parser = build_parser()
-    args, extras = parser.parse_known_args(normalize_shell(sys.argv[1:] if argv is None else argv))
+    arguments, workload = split_workload(sys.argv[1:] if argv is None else argv)
+    args, extras = parser.parse_known_args(normalize_shell(arguments))
+    if workload is not None:
+        args.workload = [*args.workload, *workload]
     if not extras:
         return args
     subparser = _subparsers(parser)[args.command]
-    file = args.file if args.command == "run" else None
+    file = args.file if args.command in ("run", "check") else None
     if file and not os.path.exists(file) and not any(e.startswith("-") for e in extras):
         subparser.error(visible(command_hint([file, *extras])))  # cutaway run sleep 0.01
     known = [o for p in (subparser, parser) for a in p._actions for o in a.option_strings]
@@ -957,6 +971,16 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
                 message += f" (did you mean {close[0]}?)"
         problems.append(message)
     subparser.error(visible("; ".join(problems)))
+
+
+def split_workload(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
+    """`cutaway bisect ... -- WORKLOAD`: the words after ``--`` are the workload, whatever
+    they look like (argparse would give them to no positional after GOOD and BAD)."""
+    arguments = list(argv)
+    if arguments[:1] != ["bisect"] or "--" not in arguments:
+        return arguments, None
+    cut = arguments.index("--")
+    return arguments[:cut], arguments[cut + 1 :]
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -32,21 +32,23 @@ DEFAULT_DB = ".cutaway/cutaway.db"
 # tests/unit/test_cli_fast_paths.py fails when it differs from build_parser().format_help().
 HELP_MIN_COLUMNS = 76
 HELP = """\
-usage: cutaway [-h] [--version] {run,report,compare,list,export} ...
+usage: cutaway [-h] [--version] COMMAND ...
 
 Measure variants of a command in interleaved rounds and say what changed.
 
 positional arguments:
-  {run,report,compare,list,export}
-    run                 run an experiment file, or quick mode with -c
-    report              report a stored experiment
-    compare             compare two stored experiments
-    list                list stored experiments
-    export              write a stored experiment in another format
+  COMMAND
+    run       run an experiment file, or quick mode with -c
+    report    report a stored experiment
+    compare   compare two stored experiments
+    list      list stored experiments
+    export    write a stored experiment in another format
+    check     the CI gate: fail when a candidate is slower
+    bisect    find the commit that made a workload slower
 
 options:
-  -h, --help            show this help message and exit
-  --version             show program's version number and exit
+  -h, --help  show this help message and exit
+  --version   show program's version number and exit
 
 The store is $CUTAWAY_DB, else .cutaway/cutaway.db (every command's --db).
 """

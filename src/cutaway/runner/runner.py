@@ -38,6 +38,9 @@ from cutaway.store import Store, StoreError
 from cutaway.store.lease import Owner
 
 CALIBRATION_RUNS = 30
+# Asked after the planned rounds and after every adaptive round: None to go on, else why the
+# experiment may stop (cutaway.gate stops as soon as its verdict is settled).
+Settled = Callable[[Store, int], str | None]
 CALIBRATION_VARIANT = Variant(name="(calibration)", command=("true",))
 
 
@@ -97,8 +100,10 @@ class ExperimentRunner:
         listeners: Iterable[events.Listener],
         probes: Sequence[Probe] = (),
         clock: Callable[[], float] = time.monotonic,
+        settled: Settled | None = None,
     ) -> None:
         self.spec = spec
+        self.settled = settled
         self.store = store
         self.experiment_id = experiment_id
         self.executor = executor
@@ -352,12 +357,23 @@ class ExperimentRunner:
         return budget is not None and self.clock() - self.started >= budget
 
     def rounds(self) -> Iterator[int]:
-        """Round indices to run: warmup, the planned rounds, then adaptive rounds if asked."""
+        """Round indices to run: warmup, the planned rounds, then adaptive rounds if asked:
+        until every interval is narrow enough (``until_width``), or until the caller's
+        ``settled`` says so (cutaway.gate), whichever comes first."""
         yield from range(-self.spec.warmup_rounds, self.spec.rounds)
-        if self.spec.until_width is None:
+        if self.spec.until_width is None and self.settled is None:
             return
         round_index = self.spec.rounds
         while round_index < ADAPTIVE_MAX_ROUNDS:
+            if self.settled is not None:
+                answer = self.settled(self.store, self.experiment_id)
+                if answer is not None:
+                    self.emit(events.Notice(answer))
+                    return
+            if self.spec.until_width is None:
+                yield round_index
+                round_index += 1
+                continue
             width = widest_interval(self.store, self.experiment_id, self.spec)
             if width is not None and width <= self.spec.until_width:
                 self.emit(events.Notice(f"every interval is within {self.spec.until_width:.2%}"))
@@ -390,6 +406,7 @@ def run_experiment(
     label: str | None = None,
     resume_id: int | None = None,
     executor: Executor | None = None,
+    settled: Settled | None = None,
 ) -> Outcome:
     """Run (or resume) an experiment to its end, an interruption, or an error.
 
@@ -410,7 +427,9 @@ def run_experiment(
             probe.close()
         raise
     executor = executor or ProcessExecutor(keep_leftovers=spec.keep_leftovers)
-    runner = ExperimentRunner(spec, store, experiment_id, executor, listeners, probes)
+    runner = ExperimentRunner(
+        spec, store, experiment_id, executor, listeners, probes, settled=settled
+    )
     resumed = len(runner.done)
     names = tuple(v.name for v in spec.variants)
     runner.emit(

@@ -65,6 +65,7 @@ TOP_LEVEL_KEYS = (
     "probes",
     "metrics",
     "load",
+    "check",  # what `cutaway check` fails on; read by cutaway.gate.rules, ignored by `run`
 )
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 VARIANT_KEYS = (

@@ -1,0 +1,196 @@
+"""`cutaway check`: the CI gate. A candidate and a baseline are measured in paired,
+interleaved rounds in the same job (cutaway.runner), rounds are added until the gate's verdict
+is settled or the budget is spent (cutaway.gate.decision), and the exit status says what
+happened:
+
+- 0: no regression beyond the threshold, with confidence;
+- 1: a regression beyond the threshold, with confidence (or the experiment itself failed: a
+  command that could not run, runs that failed; the message says which);
+- 2: bad input (usage, experiment file, thresholds);
+- 3: inconclusive within the budget (a pipeline may choose to fail or to warn);
+- 130: interrupted (the rounds done are stored).
+
+It takes every option of `cutaway run` (the same parser actions, shared, so that an option
+added to `run` is one of `check` too), and adds --fail-on, --max-rounds and --summary. Like
+this package's other modules, it imports the library only when the command runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from cutaway.visible import visible
+
+if TYPE_CHECKING:
+    from cutaway.events import Listener
+    from cutaway.gate.decision import GateVerdict
+    from cutaway.model import Spec
+    from cutaway.runner.runner import Outcome, Settled
+    from cutaway.store import Store
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# Quick mode plans this many rounds; the gate's first look comes after them, or later if an
+# interval at its per-look confidence needs more (7 with the default budget: gate/decision.py).
+CHECK_ROUNDS = 5
+# Options of `run` that mean nothing to a check.
+NOT_FOR_CHECK = ("help", "resume")
+SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
+
+
+def add_check_arguments(check: argparse.ArgumentParser, run: argparse.ArgumentParser) -> None:
+    """Give ``check`` every option of ``run`` (the same action objects, as argparse's parents
+    do), then the gate's own."""
+    for action in run._actions:
+        if action.dest not in NOT_FOR_CHECK:
+            check._add_action(action)
+    check.add_argument(
+        "--fail-on",
+        action="append",
+        default=[],
+        metavar="METRIC=PCT",
+        help="fail when METRIC is worse than the baseline by more than PCT, with confidence "
+        "(repeat for several metrics; default: wall, or instructions with --instructions, at "
+        "the margin; an experiment file's [check] fail_on table)",
+    )
+    check.add_argument(
+        "--max-rounds",
+        type=int,
+        metavar="N",
+        help="stop adding rounds after N counted rounds (default 200, or [check] max_rounds); "
+        "--max-time bounds the time as well",
+    )
+    check.add_argument(
+        "--summary",
+        metavar="PATH",
+        help="also write the verdict as Markdown, fit for a pull-request comment (it is "
+        f"appended to ${SUMMARY_VARIABLE} when that is set)",
+    )
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from cutaway.cli.commands import (
+        UsageError,
+        check_outputs,
+        db_option,
+        emit,
+        exports,
+        spec_from_args,
+        stored_line,
+    )
+    from cutaway.compare import analyze
+    from cutaway.gate.decision import GateVerdict, evaluate, overall, plan, settled_when
+    from cutaway.gate.rules import check_settings, parse_fail_on
+    from cutaway.gate.summary import render_lines, render_markdown
+    from cutaway.output_files import write_output_file
+    from cutaway.store import Store
+
+    outputs = [(option, path) for option, _, path in exports(args)]
+    if args.summary is not None:
+        outputs.append(("--summary", args.summary))
+    check_outputs(args, outputs)
+    if not args.file and args.rounds is None:
+        args.rounds = CHECK_ROUNDS
+    spec = spec_from_args(args)
+    if len(spec.variants) < 2:
+        raise UsageError(
+            "a check compares a candidate with a baseline: give two -c commands (the first is "
+            "the baseline) or an experiment file with two variants"
+        )
+    rules = [parse_fail_on(text) for text in args.fail_on]
+    settings = check_settings(spec, rules, args.max_rounds)
+    store = Store(args.db)
+    gate_plan = plan(spec, settings.rules, settings.max_rounds)
+    outcome = _run(spec, store, args, settled_when(spec, settings.rules, gate_plan))
+    if outcome.reason == "interrupted":
+        print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    failure = _experiment_failure(outcome)
+    results = evaluate(store, outcome.experiment_id, spec, settings.rules, gate_plan.confidence)
+    verdict = overall(results)
+    analysis = analyze(store, outcome.experiment_id, all_pairs=args.all_pairs)
+    rounds = analysis.experiments[0].rounds_completed
+    stopped = _stopped(verdict, outcome, rounds, settings.max_rounds)
+    emit(analysis, args)
+    for line in render_lines(results, stopped):
+        print(line)
+    hint = f"cutaway report {outcome.experiment_id}{db_option(args.db)}"
+    markdown = render_markdown(
+        results,
+        spec,
+        experiment_id=outcome.experiment_id,
+        rounds=rounds,
+        stopped=stopped,
+        report_hint=hint,
+    )
+    if args.summary is not None:
+        write_output_file(args.summary, markdown, "--summary")
+    _append_step_summary(markdown)
+    if not args.quiet:
+        print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
+    if failure is not None:
+        print(f"cutaway: {failure}", file=sys.stderr)
+        return EXIT_FAIL
+    return {
+        GateVerdict.PASS: EXIT_PASS,
+        GateVerdict.FAIL: EXIT_FAIL,
+        GateVerdict.INCONCLUSIVE: EXIT_INCONCLUSIVE,
+    }[verdict]
+
+
+def _run(spec: Spec, store: Store, args: argparse.Namespace, settled: Settled) -> Outcome:
+    from cutaway.cli.commands import STYLES, _color, db_option
+    from cutaway.cli.progress import TerminalProgress
+    from cutaway.environment import capture_environment
+    from cutaway.runner.runner import run_experiment
+
+    _, bar, lines = STYLES[args.style]
+    listeners: list[Listener] = []
+    with TerminalProgress(
+        bar=bar, lines=lines and not args.quiet, color=_color(args), db_option=db_option(args.db)
+    ) as progress:
+        listeners.append(progress)
+        return run_experiment(
+            spec,
+            store,
+            environment=capture_environment(),
+            listeners=listeners,
+            label=args.label,
+            settled=settled,
+        )
+
+
+def _experiment_failure(outcome: Outcome) -> str | None:
+    """Why the measurement itself failed (a CI job must not pass on commands that did not
+    work), None when it did not."""
+    if outcome.reason == "no-pairs":
+        return "no round in which every variant succeeded: nothing was compared"
+    if outcome.failed_runs:
+        return f"{outcome.failed_runs} counted run(s) failed (see the report): the check fails"
+    return None
+
+
+def _stopped(verdict: GateVerdict, outcome: Outcome, rounds: int, max_rounds: int) -> str:
+    if verdict != "inconclusive":
+        return "stopped when the verdict was settled"
+    if outcome.reason == "budget":
+        return "stopped when the time budget (--max-time) was spent"
+    if rounds >= max_rounds:
+        return f"stopped when the budget of {max_rounds} rounds was spent"
+    return "stopped"
+
+
+def _append_step_summary(markdown: str) -> None:
+    """GitHub Actions shows what a step appends to this file on the run's page."""
+    path = os.environ.get(SUMMARY_VARIABLE)
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(markdown + "\n")
+    except OSError as error:
+        print(
+            visible(f"cutaway: warning: cannot append to ${SUMMARY_VARIABLE} {path}: {error}"),
+            file=sys.stderr,
+        )

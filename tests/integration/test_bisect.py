@@ -1,0 +1,218 @@
+"""`cutaway bisect` on git repositories generated here: each commit a small C program, one
+commit adding work. The work is counted in instructions (valgrind), so the first bad commit
+is found every time without depending on wall-clock speed. Also: a commit that does not build
+is skipped, every worktree is removed (after Ctrl-C too), and bad input exits 2 saying why."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CUTAWAY = [sys.executable, "-m", "cutaway"]
+BUILD = "cc -O1 -o prog prog.c"
+needs_valgrind = pytest.mark.skipif(
+    shutil.which("valgrind") is None, reason="needs valgrind (Debian: valgrind)"
+)
+
+
+def program(work: int, number: int) -> str:
+    return (
+        "int main(void) { volatile unsigned long s = 0;\n"
+        f"  for (unsigned long i = 0; i < {work}UL; i++) s += i;\n"
+        f"  return 0; }} /* commit {number} */\n"
+    )
+
+
+def git(repository: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repository), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def make_repository(
+    directory: Path, commits: int, first_bad: int, broken: tuple[int, ...] = ()
+) -> list[str]:
+    """``commits`` commits of prog.c; from ``first_bad`` on, 25 % more work; the commits in
+    ``broken`` do not compile. The full hashes, oldest first."""
+    directory.mkdir()
+    git(directory, "init", "-q")
+    git(directory, "config", "user.email", "test@example.com")
+    git(directory, "config", "user.name", "test")
+    for number in range(commits):
+        work = 125_000 if number >= first_bad else 100_000
+        source = program(work, number)
+        if number in broken:
+            source = source.replace("return 0;", "return 0")  # a syntax error
+        (directory / "prog.c").write_text(source)
+        git(directory, "add", "prog.c")
+        git(directory, "commit", "-q", "-m", f"commit {number}")
+    return git(directory, "rev-list", "--reverse", "HEAD").split()
+
+
+def bisect(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CUTAWAY, "bisect", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "NO_COLOR": "1", "TMPDIR": str(cwd / "tmp")},
+    )
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "tmp").mkdir()
+    return tmp_path
+
+
+def assert_cleaned_up(work: Path, repository: Path) -> None:
+    assert git(repository, "worktree", "list").count("\n") == 0  # the main one only
+    assert list((work / "tmp").iterdir()) == []
+
+
+@needs_valgrind
+def test_the_commit_that_adds_work_is_found_and_a_broken_build_is_skipped(work: Path) -> None:
+    repository = work / "repo"
+    # 9 commits: 0 good, 8 bad; 4 (the first one tested) does not build; 6 adds the work.
+    hashes = make_repository(repository, 9, first_bad=6, broken=(4,))
+    result = bisect(
+        hashes[0], hashes[-1], "--repo", str(repository), "--build", BUILD, "--instructions",
+        "--export-json", "bisect.json", "--db", "b.db", "--", "./prog",
+        cwd=work,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "first bad commit:"
+    assert lines[1] == hashes[6]  # the full hash, on a line of its own
+    assert lines[2].startswith("  instructions +")  # 25 % more loop, less the start-up
+    assert "experiments" in lines[-1] and "minutes" in lines[-1]
+    exported = json.loads((work / "bisect.json").read_text())
+    assert exported["status"] == "found" and exported["first_bad"] == hashes[6]
+    assert 1.1 < exported["ratio"] < 1.26
+    verdicts = {entry["commit"]: entry["verdict"] for entry in exported["tested"]}
+    assert verdicts[hashes[4]] == "skipped"
+    assert verdicts[hashes[-1]] == "bad"  # BAD against GOOD, first
+    assert all(
+        verdicts[commit] == ("bad" if index >= 6 else "good")
+        for index, commit in enumerate(hashes)
+        if commit in verdicts and index != 4
+    )
+    skipped = next(e for e in exported["tested"] if e["verdict"] == "skipped")
+    assert "the build failed" in skipped["message"] and "error" in skipped["message"]
+    assert "skipped: the build failed" in result.stderr
+    assert exported["experiments"] == len(exported["tested"]) - 1  # every test but the skip
+    assert_cleaned_up(work, repository)
+
+
+@needs_valgrind
+def test_the_commit_right_after_good_is_found(work: Path) -> None:
+    repository = work / "repo"
+    hashes = make_repository(repository, 4, first_bad=1)
+    result = bisect(
+        hashes[0], "HEAD", "--repo", str(repository), "--build", BUILD, "--instructions",
+        "--db", "b.db", "--", "./prog",
+        cwd=work,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1] == hashes[1]
+    assert_cleaned_up(work, repository)
+
+
+def test_no_regression_between_good_and_bad_is_said_and_exits_1(work: Path) -> None:
+    repository = work / "repo"
+    hashes = make_repository(repository, 3, first_bad=99)
+    # Counted the same at every commit: the instructions differ by nothing at all.
+    if shutil.which("valgrind") is None:
+        pytest.skip("needs valgrind (Debian: valgrind)")
+    result = bisect(
+        hashes[0], hashes[-1], "--repo", str(repository), "--build", BUILD, "--instructions",
+        "--db", "b.db", "--", "./prog",
+        cwd=work,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "is not worse than GOOD" in result.stdout and "nothing to bisect" in result.stdout
+    assert_cleaned_up(work, repository)
+
+
+@pytest.mark.parametrize(
+    ("swap", "revisions", "message"),
+    [
+        (False, ("HEAD~2", "nosuchcommit"), "BAD 'nosuchcommit' names no commit"),
+        (True, (), "is not an ancestor of BAD"),
+        (False, ("HEAD", "HEAD"), "the same commit"),
+    ],
+)
+def test_bad_commits_exit_2(
+    work: Path, swap: bool, revisions: tuple[str, ...], message: str
+) -> None:
+    repository = work / "repo"
+    hashes = make_repository(repository, 3, first_bad=2)
+    good, bad = revisions or (hashes[-1], hashes[0])
+    result = bisect(good, bad, "--repo", str(repository), "--db", "b.db", "--", "./prog", cwd=work)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert_cleaned_up(work, repository)
+
+
+def test_not_a_git_repository_exits_2(work: Path) -> None:
+    (work / "plain").mkdir()
+    result = bisect("HEAD~1", "HEAD", "--repo", str(work / "plain"), "--", "true", cwd=work)
+    assert result.returncode == 2
+    assert "is not in a git repository" in result.stderr
+
+
+def test_good_that_does_not_build_exits_2_saying_so(work: Path) -> None:
+    repository = work / "repo"
+    hashes = make_repository(repository, 3, first_bad=2, broken=(0,))
+    result = bisect(
+        hashes[0], hashes[-1], "--repo", str(repository), "--build", BUILD, "--db", "b.db",
+        "--", "./prog",
+        cwd=work,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert f"GOOD {hashes[0][:12]} cannot be measured: the build failed (exit status" in (
+        result.stderr
+    )
+    assert_cleaned_up(work, repository)
+
+
+def test_no_workload_is_bad_usage(work: Path) -> None:
+    result = bisect("HEAD~1", "HEAD", cwd=work)
+    assert result.returncode == 2
+    assert "no workload" in result.stderr
+
+
+def test_ctrl_c_removes_every_worktree(work: Path) -> None:
+    repository = work / "repo"
+    hashes = make_repository(repository, 3, first_bad=2)
+    process = subprocess.Popen(
+        [*CUTAWAY, "bisect", hashes[0], hashes[-1], "--repo", str(repository),
+         "--build", BUILD, "--db", "b.db", "--", "sleep", "0.2"],
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1", "TMPDIR": str(work / "tmp")},
+        # Started in the background by a shell without job control, the suite (and so every
+        # child) would ignore SIGINT: Ctrl-C is what is tested here.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while git(repository, "worktree", "list").count("\n") < 2:  # GOOD's and BAD's
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    time.sleep(1.0)  # measuring
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert_cleaned_up(work, repository)

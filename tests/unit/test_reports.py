@@ -366,7 +366,7 @@ def test_every_format_renders_every_analysis(
 def test_json_has_the_documented_keys_in_base_units() -> None:
     analysis = two_variants()
     document = json.loads(render_json(analysis))
-    assert document["format"] == "cutaway-report" and document["version"] == 6
+    assert document["format"] == "cutaway-report" and document["version"] == 8
     assert list(document) == [
         "format", "version", "experiments", "summaries", "comparisons", "cautions",
         "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs", "series",

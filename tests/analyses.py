@@ -128,7 +128,10 @@ def _phases(variants: Sequence[str], names: Sequence[str]) -> list[PhaseStat]:
         children = [(root, name) for name in names[1:]]
         means = [2e-6 * (i + 1) * factor for i in range(len(children))]
         total = sum(means) + 1e-6
-        rows = [((root,), False, total), *zip(children, [False] * len(children), means)]
+        rows = [
+            ((root,), False, total),
+            *zip(children, [False] * len(children), means, strict=True),
+        ]
         rows.append(((root, "unaccounted"), True, 1e-6))
         for path, unaccounted, mean in rows:
             stats.append(

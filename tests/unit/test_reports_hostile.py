@@ -108,7 +108,7 @@ def _hostile_phases() -> tuple[PhaseStat, ...]:
                     0.5e-6,
                     2e-6,
                     0.1,
-                )  # fmt: skip
+                )
             )
         stats.append(
             PhaseStat(
@@ -124,7 +124,7 @@ def _hostile_phases() -> tuple[PhaseStat, ...]:
                 0.0,
                 2e-7,
                 0.01,
-            )  # fmt: skip
+            )
         )
     return tuple(stats)
 

@@ -64,8 +64,10 @@ def parse_otlp(lines: Iterable[str], source: str, *, first_line: int = 1) -> Otl
             continue
         try:
             document = json.loads(line)
-        except ValueError as error:
-            problems.append(f"{source}:{number}: not JSON ({error.args[0]}); line skipped")
+        except json.JSONDecodeError as error:
+            problems.append(
+                f"{source}:{number}: not JSON at column {error.colno} ({error.msg}); line skipped"
+            )
             continue
         raw += _line_spans(document, f"{source}:{number}", problems)
     spans, traces = _nest(raw, source, problems)

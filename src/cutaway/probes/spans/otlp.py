@@ -42,10 +42,13 @@ class OtlpSpans:
     traces: int
 
 
-def read_otlp(path: str | os.PathLike[str], *, start_offset: int = 0) -> OtlpSpans:
+def read_otlp(
+    path: str | os.PathLike[str], *, start_offset: int = 0, source: str | None = None
+) -> OtlpSpans:
     """The spans of an OTLP JSON file, from byte `start_offset` on (the lines a collector
-    appended during a run). A file that cannot be read at all raises OSError."""
-    name = os.fspath(path)
+    appended during a run); problems name the file as `source` (default: its path). A file
+    that cannot be read at all raises OSError."""
+    name = os.fspath(path) if source is None else source
     with open(path, "rb") as file:
         file.seek(start_offset)
         data = file.read()

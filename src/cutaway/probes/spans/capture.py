@@ -41,7 +41,7 @@ PROBLEMS_KIND = "spans-problems"
 OTLP_VARIABLE = "CUTAWAY_OTLP_FILE"
 OTLP_NAME = "otlp.jsonl"
 MAX_PROBLEMS = 50  # per run: the first ones in words, the rest counted
-CALIBRATION_SPANS = 200_000
+CALIBRATION_SPANS = 20_000  # per batch, 5 batches: a second or two before the first round
 # Times spans through the Python SDK: the per-span cost of cutaway.spans, with and without a
 # directory (recording vs the untimed branch). Prints nanoseconds per span.
 _PYTHON_CALIBRATOR = """

@@ -72,8 +72,9 @@ print(best)
 """
 
 
-def nanoseconds(argv: list[str], env: dict[str, str]) -> float:
-    result = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+def nanoseconds(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Run in `cwd`: a -pg build leaves gmon.out where it runs."""
+    result = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, check=True)
     return float(result.stdout.strip().splitlines()[-1])
 
 
@@ -143,7 +144,7 @@ def measure(
     results: dict[str, list[float]] = {name: [] for name in modes}
     for _ in range(repeats):
         for name, (argv, env) in modes.items():
-            results[name].append(nanoseconds(argv, env))
+            results[name].append(nanoseconds(argv, env, records))
             for leftover in records.iterdir():  # a run's records: not the next one's memory
                 shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
     return results

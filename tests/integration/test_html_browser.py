@@ -102,7 +102,7 @@ def _assert_clean(page: Page, path_name: str) -> None:
         (
             "three-variants-calls",
             {},
-            {"distribution", "rounds", "percentiles", "bars", "attribution"},
+            {"distribution", "rounds", "percentiles", "bars", "attribution", "waterfall"},
         ),
         ("one-variant", {"variants": ("only",), "functions": ()}, {"distribution", "percentiles"}),
         ("violins", {"variants": ("a", "b"), "rounds": 1200, "functions": ()}, None),

@@ -145,7 +145,12 @@ def test_same_analysis_same_page() -> None:
 
 def test_an_analysis_without_runs_has_no_figures_but_every_table() -> None:
     analysis = replace(
-        generated_analysis(), runs=(), call_percentiles=(), calls=(), attribution_curve=()
+        generated_analysis(),
+        runs=(),
+        call_percentiles=(),
+        calls=(),
+        attribution_curve=(),
+        phases=(),
     )
     page = render_html(analysis)
     assert _data(page) == {"figures": []}

@@ -46,12 +46,14 @@ def figure_views() -> tuple[FigureView, ...]:
     from cutaway.attribution.figures import attribution_figures
     from cutaway.probes.calls.figures import calls_figures
     from cutaway.probes.load.figures import load_figures
+    from cutaway.probes.spans.figures import spans_figures
     from cutaway.report.plots import other_metric_figures, primary_figures
 
     return (
         primary_figures,
         load_figures,
         calls_figures,
+        spans_figures,
         attribution_figures,
         other_metric_figures,
     )

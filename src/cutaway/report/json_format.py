@@ -24,6 +24,11 @@ Version history:
         for other experiments); the metrics ``throughput`` (unit ``requests/s``, better
         ``higher``), ``errors``, ``latency_p50`` ... ``latency_max`` and the ``server_*``
         metrics in ``summaries`` and ``comparisons``.
+    8 (2026-11-24): the spans probe: ``phases``, the dissection per variant, condition, source
+        and phase (time per operation in seconds), and ``phase_comparisons``, each phase's
+        metric ``phase:<name>`` against the baseline (always present, empty lists without
+        the probe). ``cutaway compare``'s export also fills ``runs`` and ``calls`` of each
+        shared variant, tagged with its experiment (they were empty).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from cutaway.model import (
     FunctionWeight,
     LatencySummary,
     LoadSummary,
+    PhaseStat,
     PhaseWeight,
     ProfileTotal,
     Run,
@@ -60,7 +66,7 @@ from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -235,6 +241,11 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "top_functions": _per_variant(analysis.profile_functions, _function_weight),
         "top_stacks": _per_variant(analysis.profile_stacks, _stack_weight),
         "profile_phases": [_phase_weight(phase) for phase in analysis.profile_phases],
+        "phases": [_phase_stat(stat) for stat in analysis.phases],
+        "phase_comparisons": [
+            {**_comparison(comparison), "unit": "seconds"}
+            for comparison in analysis.phase_comparisons
+        ],
         "attribution": [_attribution(entry) for entry in analysis.attribution],
         "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
         "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
@@ -361,6 +372,25 @@ def _function_weight(weight: FunctionWeight) -> dict[str, JsonValue]:
         "inclusive": _number(weight.inclusive_value),
         "self_share": _number(weight.self_share),
         "inclusive_share": _number(weight.inclusive_share),
+    }
+
+
+def _phase_stat(stat: PhaseStat) -> dict[str, JsonValue]:
+    return {
+        "variant": stat.variant,
+        "condition": stat.condition,
+        "source": stat.source,
+        "phase": stat.phase,
+        "parent": stat.parent,
+        "path": list(stat.path),
+        "unaccounted": stat.unaccounted,
+        "n": stat.n,
+        "runs": stat.runs,
+        "mean": _number(stat.mean),
+        "median": _number(stat.median),
+        "ci_low": _number(stat.ci_low),
+        "ci_high": _number(stat.ci_high),
+        "share": _number(stat.share),
     }
 
 

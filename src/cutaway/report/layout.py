@@ -20,6 +20,7 @@ from cutaway.model import Analysis
 from cutaway.probes.calls.sections import CallsViews
 from cutaway.probes.load.sections import LoadViews
 from cutaway.probes.profile.sections import ProfileViews
+from cutaway.probes.spans.sections import SpansViews
 from cutaway.report.sections import (
     Block,
     Details,
@@ -91,6 +92,7 @@ PROBE_VIEWS: tuple[ProbeViews, ...] = (
     CallsViews(),
     AttributionViews(),
     ProfileViews(),
+    SpansViews(),
 )
 
 

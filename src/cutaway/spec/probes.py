@@ -1,17 +1,18 @@
 """The ``[probes]`` table of an experiment file and quick mode's ``--calls``, ``--syscalls``,
-``--profile`` and ``--instructions``."""
+``--profile``, ``--instructions`` and ``--spans``."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
-from cutaway.model import CALL_GRAPHS, PhaseRule, ProbeSpec, ProfileSpec
+from cutaway.model import CALL_GRAPHS, PhaseRule, ProbeSpec, ProfileSpec, SpansSpec
 from cutaway.spec import fields
 from cutaway.spec.errors import KeyPath, SpecError, expected
 
 _SYSCALL = re.compile(r"[a-z_][a-z0-9_]*")
-PROBE_KEYS = ("calls", "calls_thread_cpu", "syscalls", "profile", "instructions")
+PROBE_KEYS = ("calls", "calls_thread_cpu", "syscalls", "profile", "instructions", "spans")
+SPANS_KEYS = ("otlp_file",)
 PROFILE_KEYS = ("frequency", "system_wide", "call_graph", "off_cpu", "kernel", "phases")
 PHASE_KEYS = ("name", "frames")
 OTHER_PHASE = "other"  # the phase of a sample no rule matches
@@ -59,13 +60,36 @@ def read_probes(value: object, key_path: KeyPath = ("probes",)) -> ProbeSpec:
     instructions = False
     if "instructions" in value:
         instructions = fields.read_bool(value["instructions"], (*key_path, "instructions"))
+    spans = read_spans(value["spans"], (*key_path, "spans")) if "spans" in value else None
     return ProbeSpec(
         calls=calls,
         calls_thread_cpu=thread_cpu,
         syscalls=syscalls,
         profile=profile,
         instructions=instructions,
+        spans=spans,
     )
+
+
+def read_spans(value: object, key_path: KeyPath) -> SpansSpec | None:
+    """``spans = true`` (span SDK records and CUTAWAY_OTLP_FILE), ``false`` (none), or a
+    table of SPANS_KEYS: ``{ otlp_file = "/var/log/otel/traces.jsonl" }``."""
+    if isinstance(value, bool):
+        return SpansSpec() if value else None
+    if not isinstance(value, Mapping):
+        raise expected('true, false or a table { otlp_file = "..." }', value, key_path)
+    for key in value:
+        if key not in SPANS_KEYS:
+            raise SpecError(
+                f"unknown spans setting (known: {', '.join(SPANS_KEYS)})",
+                key_path=(*key_path, key),
+            )
+    otlp_file = None
+    if "otlp_file" in value:
+        if not isinstance(value["otlp_file"], str) or not value["otlp_file"].strip():
+            raise expected("a file path", value["otlp_file"], (*key_path, "otlp_file"))
+        otlp_file = value["otlp_file"]
+    return SpansSpec(otlp_file=otlp_file)
 
 
 def read_profile(value: object, key_path: KeyPath) -> ProfileSpec | None:

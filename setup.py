@@ -11,7 +11,9 @@ for an in-place or editable build):
 - native/cw_calls_calibrate.c into cw_calls_calibrate, which the calls probe runs to measure
   its own overhead per timed call;
 - native/cw_fold.c into cw_fold, the stack folder of `perf script` output, where
-  cutaway.probes.profile.native_fold.folder_path() looks for it."""
+  cutaway.probes.profile.native_fold.folder_path() looks for it;
+- native/cw_uprobe_calibrate.c into cw_uprobe_calibrate, which the uprobes probe runs to measure
+  its cost per hit and to mark the end of a run in its tracer's output."""
 
 from __future__ import annotations
 
@@ -37,7 +39,9 @@ CALIBRATOR = "cw_calls_calibrate"  # must match CALIBRATOR_NAME in src/cutaway/p
 CALIBRATOR_SOURCES = ["native/cw_calls_calibrate.c"]
 FOLDER = "cw_fold"  # must match FOLDER_NAME in src/cutaway/probes/profile/native_fold.py
 FOLDER_SOURCES = ["native/cw_fold.c"]
-NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, CALIBRATOR, FOLDER)
+UPROBE_CALIBRATOR = "cw_uprobe_calibrate"  # must match src/cutaway/probes/uprobes/tracer.py
+UPROBE_CALIBRATOR_SOURCES = ["native/cw_uprobe_calibrate.c"]
+NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, CALIBRATOR, FOLDER, UPROBE_CALIBRATOR)
 
 
 class BinaryDistribution(Distribution):
@@ -57,6 +61,7 @@ class BuildExtWithForkServer(build_ext):
         self._compile_library(compiler, self._built_path(LIBRARY))
         self._compile_calibrator(compiler, self._built_path(CALIBRATOR))
         self._compile_folder(compiler, self._built_path(FOLDER))
+        self._compile_uprobe_calibrator(compiler, self._built_path(UPROBE_CALIBRATOR))
         if self.inplace:
             # As setuptools does for extensions: build in build_lib, then copy into the source
             # package (editable installs and `setup.py build_ext --inplace` import from there).
@@ -109,6 +114,14 @@ class BuildExtWithForkServer(build_ext):
         os.makedirs(os.path.dirname(output), exist_ok=True)
         compiler.link_executable(objects, FOLDER, os.path.dirname(output))
 
+    def _compile_uprobe_calibrator(self, compiler: Any, output: str) -> None:
+        # Never stripped: its two functions are found by their symbols.
+        objects = compiler.compile(
+            UPROBE_CALIBRATOR_SOURCES, output_dir=self.build_temp, extra_preargs=FLAGS
+        )
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        compiler.link_executable(objects, UPROBE_CALIBRATOR, os.path.dirname(output))
+
     def _compile_library(self, compiler: Any, output: str) -> None:
         objects = compiler.compile(
             LIBRARY_SOURCES,
@@ -147,6 +160,7 @@ class BuildExtWithForkServer(build_ext):
     def get_source_files(self) -> list[str]:
         """Lets sdist ship the C sources without a MANIFEST.in."""
         native = [*SOURCES, *HEADERS, *LIBRARY_SOURCES, *LIBRARY_HEADERS, *FOLDER_SOURCES]
+        native += UPROBE_CALIBRATOR_SOURCES
         return [*super().get_source_files(), *native]
 
     def _built_path(self, name: str) -> str:

@@ -217,6 +217,18 @@ class ProfileSpec:
 
 
 @dataclass(frozen=True)
+class UprobeTarget:
+    """Functions of one binary (an executable or a shared library, as given: resolved when the
+    probe is checked) whose every entry and return the uprobes probe records as a span."""
+
+    binary: str
+    functions: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "functions", tuple(self.functions))
+
+
+@dataclass(frozen=True)
 class ProbeSpec:
     """Which probes watch the measured runs. ``calls`` names catalog functions whose every call
     is timed (the ``calls`` probe); ``calls_thread_cpu`` also measures each call's thread CPU
@@ -227,10 +239,13 @@ class ProbeSpec:
     syscalls: tuple[str, ...] = ()  # system calls timed by strace (the syscalls probe)
     profile: ProfileSpec | None = None  # stack samples by perf, in runs of their own
     instructions: bool = False  # instructions counted by valgrind, in runs of their own
+    # Functions of unmodified binaries timed by uprobes, entry to return (the uprobes probe)
+    uprobes: tuple[UprobeTarget, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "calls", tuple(self.calls))
         object.__setattr__(self, "syscalls", tuple(self.syscalls))
+        object.__setattr__(self, "uprobes", tuple(self.uprobes))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -239,6 +254,11 @@ class ProbeSpec:
             "syscalls": list(self.syscalls),
             **({} if self.profile is None else {"profile": self.profile.to_dict()}),
             **({"instructions": True} if self.instructions else {}),
+            **(
+                {"uprobes": {t.binary: list(t.functions) for t in self.uprobes}}
+                if self.uprobes
+                else {}
+            ),
         }
 
     @classmethod
@@ -253,7 +273,18 @@ class ProbeSpec:
             tuple(str(s) for s in syscalls),
             ProfileSpec.from_dict(profile) if isinstance(profile, Mapping) else None,
             bool(data.get("instructions", False)),
+            _uprobe_targets(data.get("uprobes")),
         )
+
+
+def _uprobe_targets(data: object) -> tuple[UprobeTarget, ...]:
+    if not isinstance(data, Mapping):
+        return ()
+    return tuple(
+        UprobeTarget(str(binary), tuple(str(f) for f in functions))
+        for binary, functions in data.items()
+        if isinstance(functions, list | tuple)
+    )
 
 
 METRIC_SOURCES = ("output", "command", "file", "process")

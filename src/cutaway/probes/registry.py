@@ -32,6 +32,11 @@ def build_probes(spec: ProbeSpec) -> list[Probe]:
         from cutaway.probes.instructions.capture import InstructionsProbe
 
         makers.append(InstructionsProbe)
+    if spec.uprobes:
+        from cutaway.probes.uprobes.capture import UprobesProbe
+
+        targets = spec.uprobes
+        makers.append(lambda: UprobesProbe(targets))
     probes: list[Probe] = []
     try:
         for make in makers:

@@ -17,6 +17,7 @@ from cutaway.spec.probes import (
     read_call_names,
     read_frequency,
     read_syscall_names,
+    read_uprobe_options,
 )
 
 # option -> (Spec field, reader)
@@ -76,6 +77,13 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             changes["probes"] = dataclasses.replace(
                 probes, profile=_profile_options(probes.profile or ProfileSpec(), value)
             )
+            continue
+        if option == "--uprobes":
+            assert isinstance(value, list | tuple)
+            probes = changes.get("probes", spec.probes)
+            assert isinstance(probes, ProbeSpec)
+            targets = read_uprobe_options(value, (option,))
+            changes["probes"] = dataclasses.replace(probes, uprobes=targets)
             continue
         if option == "--instructions":
             if value:

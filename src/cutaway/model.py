@@ -107,6 +107,11 @@ class Variant:
     params: Mapping[str, str] = field(default_factory=dict)  # matrix values that made it
     stdin: str | None = None  # a file fed to the command's standard input; None: /dev/null
     stdout: str = "null"  # one of OUTPUT_MODES, or a file's path
+    # Under [[conditions]]: the condition this copy of a declared variant runs in, and the
+    # declared variant's name (``family``), whose setup and cleanup hooks run once for all
+    # its conditions.
+    condition: str | None = None
+    family: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", _frozen(self.env))
@@ -130,7 +135,13 @@ class Variant:
             "params": dict(self.params),
             "stdin": self.stdin,
             "stdout": self.stdout,
+            **({"condition": self.condition, "family": self.family} if self.condition else {}),
         }
+
+    @property
+    def family_name(self) -> str:
+        """The declared variant this one was made from (itself without conditions)."""
+        return self.family or self.name
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Variant:
@@ -147,7 +158,23 @@ class Variant:
             params=dict(data.get("params") or {}),  # type: ignore[call-overload]
             stdin=data.get("stdin"),  # type: ignore[arg-type]
             stdout=str(data.get("stdout") or "null"),
+            condition=None if data.get("condition") is None else str(data["condition"]),
+            family=None if data.get("family") is None else str(data["family"]),
         )
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition every variant runs in (``[[conditions]]``): cold and warm. ``prepare`` is
+    shell code run before each run in it, after the variant's own prepare hook (dropping the
+    page cache, restarting a server, or warming it). Each variant runs once per condition in
+    every round; its conditions are compared with its first condition, round by round."""
+
+    name: str
+    prepare: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "prepare": self.prepare}
 
 
 CALL_GRAPHS = ("fp", "dwarf")  # frame pointers, or DWARF unwinding of a copied user stack
@@ -363,6 +390,9 @@ class Spec:
     seed: int = 0
     probes: ProbeSpec = ProbeSpec()
     metrics: tuple[MetricSpec, ...] = ()  # declared metrics, measured besides PROCESS_METRICS
+    # [[conditions]]: every declared variant is run in each (``variants`` holds the copies,
+    # named VARIANT/CONDITION); the baseline is the baseline's copy in the first condition.
+    conditions: tuple[Condition, ...] = ()
     # Time commands that exit non-zero by design (grep without a match), as hyperfine's
     # --ignore-failure: such runs count as successful. Crashes and timeouts never do.
     ignore_failure: bool = False
@@ -395,6 +425,7 @@ class Spec:
             "seed": self.seed,
             "probes": self.probes.to_dict(),
             "metrics": [m.to_dict() for m in self.metrics],
+            **({"conditions": [c.to_dict() for c in self.conditions]} if self.conditions else {}),
             "ignore_failure": self.ignore_failure,
             "hook_timeout_seconds": self.hook_timeout_seconds,
             "keep_leftovers": self.keep_leftovers,
@@ -407,10 +438,15 @@ class Spec:
         variants = tuple(Variant.from_dict(v) for v in values.pop("variants"))  # type: ignore[attr-defined]
         probes = ProbeSpec.from_dict(values.pop("probes", None) or {})  # type: ignore[arg-type]
         metrics = tuple(MetricSpec.from_dict(m) for m in values.pop("metrics", None) or ())  # type: ignore[attr-defined]
+        conditions = tuple(
+            Condition(str(c["name"]), c.get("prepare"))
+            for c in values.pop("conditions", None) or ()  # type: ignore[attr-defined]
+        )
         return cls(
             variants=variants,
             probes=probes,
             metrics=metrics,
+            conditions=conditions,
             source_text=source_text,
             **values,  # type: ignore[arg-type]
         )
@@ -635,6 +671,7 @@ class ExperimentInfo:
     baseline: str
     variants: tuple[str, ...]
     rounds_completed: int
+    conditions: tuple[Condition, ...] = ()  # [[conditions]]: the variants are their copies
 
 
 @dataclass(frozen=True)

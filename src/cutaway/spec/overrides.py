@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from cutaway.model import ProbeSpec, ProfileSpec, Spec
 from cutaway.spec import fields
+from cutaway.spec.conditions import conditioned_baseline
 from cutaway.spec.errors import SpecError
 from cutaway.spec.metrics import read_metric_options
 from cutaway.spec.probes import (
@@ -44,6 +45,8 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             continue
         if option == "--baseline":
             names = [variant.name for variant in spec.variants]
+            if spec.conditions and value in {v.family_name for v in spec.variants}:
+                value = conditioned_baseline(value, spec.conditions)
             if value not in names:
                 raise SpecError(
                     f"{value!r} names no variant (variants: {', '.join(names)})", key="--baseline"

@@ -26,6 +26,7 @@ from cutaway.model import (
 )
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
+from cutaway.spec.conditions import apply_conditions, conditioned_baseline, read_conditions
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
 from cutaway.spec.locate import find_line
 from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS, VariantTemplate, expand, read_matrix
@@ -58,6 +59,7 @@ TOP_LEVEL_KEYS = (
     "variants",
     "probes",
     "metrics",
+    "conditions",
 )
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", "input", "output", *HOOK_NAMES)
@@ -176,6 +178,10 @@ def _spec_from_document(
             valid = ", ".join(describe(known) for known in names)
             message = f"no variant is named {describe(baseline)} (variants: {valid})"
             raise SpecError(message, key_path=("baseline",))
+    conditions = read_conditions(document["conditions"]) if "conditions" in document else ()
+    if conditions:
+        variants = apply_conditions(variants, conditions)
+        baseline = conditioned_baseline(baseline, conditions)
     return Spec(
         name=name,
         variants=variants,
@@ -193,6 +199,7 @@ def _spec_from_document(
         keep_leftovers=settings.keep_leftovers,
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
         metrics=read_metrics(document["metrics"]) if "metrics" in document else (),
+        conditions=conditions,
         source_path=path,
         source_text=text,
     )

@@ -8,6 +8,9 @@ for an in-place or editable build):
   cutaway.runner.forkserver.executable_path() looks for it;
 - native/cw_calls.c into the LD_PRELOAD library libcwcalls.so, where
   cutaway.probes.calls_format.library_path() looks for it;
+- native/cw_calls.c again, with CW_SPANS_LIBRARY, into libcwspans.so, the span writer that
+  native/include/cutaway/span.h loads under the spans probe
+  (cutaway.probes.spans.records.library_path());
 - native/cw_calls_calibrate.c into cw_calls_calibrate, which the calls probe runs to measure
   its own overhead per timed call;
 - native/cw_fold.c into cw_fold, the stack folder of `perf script` output, where
@@ -35,13 +38,15 @@ LIBRARY_HEADERS = ["native/cw_calls_format.h"]
 # Hidden by default: the library exports only the libc names it interposes (marked in the
 # source), so that nothing else in it can capture a program's symbols.
 LIBRARY_FLAGS = [*FLAGS, "-fPIC", "-fvisibility=hidden"]
+SPANS_LIBRARY = "libcwspans.so"  # must match LIBRARY_NAME in src/cutaway/probes/spans/records.py
+SPANS_HEADERS = ["native/cw_calls_format.h", "native/include/cutaway/span.h"]
 CALIBRATOR = "cw_calls_calibrate"  # must match CALIBRATOR_NAME in src/cutaway/probes/calls_format.py
 CALIBRATOR_SOURCES = ["native/cw_calls_calibrate.c"]
 FOLDER = "cw_fold"  # must match FOLDER_NAME in src/cutaway/probes/profile/native_fold.py
 FOLDER_SOURCES = ["native/cw_fold.c"]
 UPROBE_CALIBRATOR = "cw_uprobe_calibrate"  # must match src/cutaway/probes/uprobes/tracer.py
 UPROBE_CALIBRATOR_SOURCES = ["native/cw_uprobe_calibrate.c"]
-NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, CALIBRATOR, FOLDER, UPROBE_CALIBRATOR)
+NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, SPANS_LIBRARY, CALIBRATOR, FOLDER, UPROBE_CALIBRATOR)
 
 
 class BinaryDistribution(Distribution):
@@ -59,6 +64,7 @@ class BuildExtWithForkServer(build_ext):
         compiler = self._native_compiler()
         self._compile_executable(compiler, self._built_path(EXECUTABLE))
         self._compile_library(compiler, self._built_path(LIBRARY))
+        self._compile_library(compiler, self._built_path(SPANS_LIBRARY), spans=True)
         self._compile_calibrator(compiler, self._built_path(CALIBRATOR))
         self._compile_folder(compiler, self._built_path(FOLDER))
         self._compile_uprobe_calibrator(compiler, self._built_path(UPROBE_CALIBRATOR))
@@ -122,20 +128,23 @@ class BuildExtWithForkServer(build_ext):
         os.makedirs(os.path.dirname(output), exist_ok=True)
         compiler.link_executable(objects, UPROBE_CALIBRATOR, os.path.dirname(output))
 
-    def _compile_library(self, compiler: Any, output: str) -> None:
+    def _compile_library(self, compiler: Any, output: str, *, spans: bool = False) -> None:
+        # The span writer is the same source with the interposed functions left out: its own
+        # object directory, since both objects would otherwise be build_temp/native/cw_calls.o.
         objects = compiler.compile(
             LIBRARY_SOURCES,
-            output_dir=self.build_temp,
+            output_dir=os.path.join(self.build_temp, "spans") if spans else self.build_temp,
             include_dirs=["native"],
+            macros=[("CW_SPANS_LIBRARY", "1")] if spans else None,
             extra_preargs=LIBRARY_FLAGS,
-            depends=LIBRARY_HEADERS,
+            depends=SPANS_HEADERS if spans else LIBRARY_HEADERS,
         )
         os.makedirs(os.path.dirname(output), exist_ok=True)
         # Dynamic, never static: the library is loaded into programs that have their own libc.
         # dlsym lives in libdl and pthread_atfork in libpthread before glibc 2.34.
         compiler.link_shared_object(
             objects,
-            LIBRARY,
+            os.path.basename(output),
             os.path.dirname(output),
             libraries=["dl", "pthread"],
             extra_preargs=["-shared"],
@@ -159,8 +168,15 @@ class BuildExtWithForkServer(build_ext):
 
     def get_source_files(self) -> list[str]:
         """Lets sdist ship the C sources without a MANIFEST.in."""
-        native = [*SOURCES, *HEADERS, *LIBRARY_SOURCES, *LIBRARY_HEADERS, *FOLDER_SOURCES]
-        native += UPROBE_CALIBRATOR_SOURCES
+        native = [
+            *SOURCES,
+            *HEADERS,
+            *LIBRARY_SOURCES,
+            *LIBRARY_HEADERS,
+            *SPANS_HEADERS,
+            *FOLDER_SOURCES,
+            *UPROBE_CALIBRATOR_SOURCES,
+        ]
         return [*super().get_source_files(), *native]
 
     def _built_path(self, name: str) -> str:

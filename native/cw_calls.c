@@ -85,6 +85,14 @@
 /* A thread's chunks grow: most processes and threads time a few calls, and each page of a
  * chunk costs a page of memory up front (chunks are fallocated and prefaulted). Counted in
  * records: a chunk is a whole number of them whatever their size. */
+#ifdef CW_SPANS_LIBRARY
+#define CW_FILE_PREFIX CW_SPANS_FILE_PREFIX
+#define CW_ENV(suffix) "CUTAWAY_SPANS" suffix
+#else
+#define CW_FILE_PREFIX CW_CALLS_FILE_PREFIX
+#define CW_ENV(suffix) "CUTAWAY_CALLS" suffix
+#endif
+
 #define CW_FIRST_CHUNK_RECORDS 128u
 #define CW_SECOND_CHUNK_RECORDS 2048u
 #define CW_CHUNK_RECORDS 32768u
@@ -168,7 +176,9 @@ static volatile uint32_t cw_state_fallback;
 static volatile uint32_t *cw_state = &cw_state_fallback;
 static struct cw_process cw_process;
 static CW_TLS struct cw_thread cw_self;
+#ifndef CW_SPANS_LIBRARY
 static CW_TLS int cw_resolving; /* inside dlsym from a lazy stub: no recursion */
+#endif
 
 #define CW_NAME_ENTRY(id, name) [id] = #name,
 static const char *const cw_names[CW_CALLS_CATALOG_SIZE + 1] = {CW_CALLS_CATALOG(CW_NAME_ENTRY)};
@@ -213,6 +223,7 @@ static inline uint64_t cw_count(uint64_t *counter) {
     return __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED);
 }
 
+#ifndef CW_SPANS_LIBRARY /* the span library interposes nothing */
 /* ---- the real functions: stubs until the constructor resolves them ---- */
 
 /* The stubs serve calls made before the constructor ran (another library's constructor) or
@@ -451,6 +462,8 @@ static void cw_resolve_all(void) {
 #undef CW_RESOLVE
 }
 
+#endif /* !CW_SPANS_LIBRARY */
+
 /* ---- the file ---- */
 
 /* Count a timed call that got no record. */
@@ -575,7 +588,7 @@ static int cw_start_process(void) {
     int fd = -1;
     uint32_t sequence = 0;
     for (; sequence < 100000; sequence++) {
-        int length = snprintf(process->path, sizeof process->path, "%s/" CW_CALLS_FILE_PREFIX
+        int length = snprintf(process->path, sizeof process->path, "%s/" CW_FILE_PREFIX
                               "%d.%u" CW_CALLS_FILE_SUFFIX, cw_directory, (int)pid, sequence);
         if (length < 0 || (size_t)length >= sizeof process->path) return -1;
         fd = cw_sys_open(process->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -698,6 +711,7 @@ __attribute__((always_inline)) static inline void cw_end(const struct cw_call *c
     self->writing = 0;
 }
 
+#ifndef CW_SPANS_LIBRARY
 /* Hooks. Failure conventions are in cw_calls_format.h (struct cw_calls_record). */
 
 /* Each hook is the exported name, which only tests the selection and passes straight through
@@ -890,14 +904,156 @@ CW_HOOK_STATUS(getservent_r, CW_FN_getservent_r,
                 struct servent **result_entry),
                (entry, buffer, size, result_entry))
 
+#endif /* !CW_SPANS_LIBRARY */
+
+#ifdef CW_SPANS_LIBRARY
+/* ---- spans (libcwspans.so, loaded by native/include/cutaway/span.h) ----
+ *
+ * A span event is one record, like a timed call's: no lock, no allocation, no system call but
+ * the chunk's (see cw_map_chunk). Names are interned by their address: a table of
+ * CW_SPAN_TABLE slots maps a name pointer to the id its text was defined under in this file
+ * (generation: a fork child's file defines its names again). Slots are claimed with a CAS, so
+ * two threads never hold the same slot; both may define the same name at once, and the reader
+ * merges ids by text. Past CW_SPAN_PROBES collisions, a name is defined again at each use. */
+
+#define CW_SPAN_TABLE 4096u
+#define CW_SPAN_PROBES 32u
+
+struct cw_span_slot {
+    const char *name; /* atomic: set once by the CAS that claims the slot */
+    uint32_t id;      /* atomic: 0 until defined */
+    uint32_t generation;
+};
+
+static struct cw_span_slot cw_span_table[CW_SPAN_TABLE];
+static uint32_t cw_span_next_id; /* atomic: ids are unique in the process's files */
+
+/* The next free record of this thread's chunk, or NULL (counted as dropped by the caller). */
+static inline char *cw_next_slot(struct cw_thread *self) {
+    if (CW_LIKELY(self->cursor != self->end)) {
+        char *slot = self->cursor;
+        self->cursor += cw_record_bytes;
+        return slot;
+    }
+    return cw_claim_chunk(self);
+}
+
+/* Write the records that define `id` as the text of `name` (cut to CW_SPAN_NAME_MAX). */
+__attribute__((noinline, cold)) static void cw_span_define(struct cw_thread *self, uint32_t id,
+                                                           const char *name) {
+    size_t length = strnlen(name, CW_SPAN_NAME_MAX + 1);
+    unsigned flags = 0;
+    if (length > CW_SPAN_NAME_MAX) {
+        length = CW_SPAN_NAME_MAX;
+        flags = CW_SPAN_NAME_CUT;
+    }
+    for (uint32_t part = 0; (size_t)part * CW_SPAN_TEXT_BYTES < length; part++) {
+        struct cw_span_name_text *text = (struct cw_span_name_text *)(void *)cw_next_slot(self);
+        if (text == NULL) {
+            cw_drop_record();
+            return;
+        }
+        size_t offset = (size_t)part * CW_SPAN_TEXT_BYTES;
+        size_t bytes = length - offset < CW_SPAN_TEXT_BYTES ? length - offset : CW_SPAN_TEXT_BYTES;
+        memcpy(text->text, name + offset, bytes);
+        text->part = (uint16_t)part;
+        text->name_id = id;
+        __atomic_store_n(&text->function_id, (uint16_t)CW_SPAN_NAME_TEXT, __ATOMIC_RELEASE);
+    }
+    struct cw_calls_record *record = (struct cw_calls_record *)(void *)cw_next_slot(self);
+    if (record == NULL) {
+        cw_drop_record();
+        return;
+    }
+    record->flags = (uint8_t)flags;
+    record->thread_id = self->tid;
+    record->call_index = id;
+    record->overall_index = (uint32_t)length;
+    __atomic_store_n(&record->function_id, (uint16_t)CW_SPAN_NAME, __ATOMIC_RELEASE);
+}
+
+static uint32_t cw_span_new_id(struct cw_thread *self, const char *name) {
+    uint32_t id = __atomic_add_fetch(&cw_span_next_id, 1, __ATOMIC_RELAXED);
+    cw_span_define(self, id, name);
+    return id;
+}
+
+/* The id of `name` in this process's current file, defining it on first use. */
+static inline uint32_t cw_span_id(struct cw_thread *self, const char *name) {
+    uint64_t hash = ((uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15)) >> 52;
+    for (uint32_t probe = 0; probe < CW_SPAN_PROBES; probe++) {
+        struct cw_span_slot *slot = &cw_span_table[(hash + probe) & (CW_SPAN_TABLE - 1)];
+        const char *held = __atomic_load_n(&slot->name, __ATOMIC_ACQUIRE);
+        if (held == NULL) {
+            if (!__atomic_compare_exchange_n(&slot->name, &held, name, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE) &&
+                held != name)
+                continue; /* another name took it */
+            held = name;
+        }
+        if (held != name) continue;
+        uint32_t id = __atomic_load_n(&slot->id, __ATOMIC_ACQUIRE);
+        if (CW_LIKELY(id != 0 &&
+                      __atomic_load_n(&slot->generation, __ATOMIC_RELAXED) == cw_process.generation))
+            return id;
+        id = cw_span_new_id(self, name);
+        __atomic_store_n(&slot->generation, cw_process.generation, __ATOMIC_RELAXED);
+        __atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
+        return id;
+    }
+    return cw_span_new_id(self, name); /* the table is crowded here: define it again */
+}
+
+/* One span event: `begin` 1 for cw_span_begin, 0 for cw_span_end. Called through the pointer
+ * that span.h looks up with dlsym; the only symbol the span library exports. */
+CW_EXPORT void cw_spans_event(const char *name, unsigned begin) {
+    int64_t now = begin ? 0 : cw_ticks(); /* an end: first, closest to the work */
+    if (CW_UNLIKELY(*cw_state != CW_STATE_RECORDING) && !cw_resume()) return;
+    struct cw_thread *self = &cw_self;
+    if (CW_UNLIKELY(self->writing)) { /* a signal handler inside this thread's write */
+        cw_drop_record();
+        return;
+    }
+    self->writing = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (CW_UNLIKELY(self->tid == 0)) self->tid = (int32_t)syscall(SYS_gettid);
+    uint32_t id = cw_span_id(self, name == NULL ? "" : name);
+    uint16_t depth = begin ? self->depth++ : (self->depth > 0 ? --self->depth : 0);
+    uint64_t position = cw_count(&cw_process.overall_count);
+    struct cw_calls_record *record = (struct cw_calls_record *)(void *)cw_next_slot(self);
+    if (begin) now = cw_ticks(); /* a begin: last, closest to the work */
+    if (CW_LIKELY(record != NULL)) {
+        record->depth = depth > UINT8_MAX ? UINT8_MAX : (uint8_t)depth;
+        record->thread_id = self->tid;
+        record->call_index = id;
+        record->overall_index = cw_saturate32(position);
+        record->start = now;
+        __atomic_store_n(&record->function_id, (uint16_t)(begin ? CW_SPAN_BEGIN : CW_SPAN_END),
+                         __ATOMIC_RELEASE);
+    } else {
+        cw_drop_record();
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    self->writing = 0;
+}
+#endif /* CW_SPANS_LIBRARY */
+
 /* ---- start and finish ---- */
 
 /* Read the selection and the directory from the environment. Returns 0 when there is
  * something to time and somewhere to write. */
 static int cw_configure(unsigned char *selected) {
+#ifdef CW_SPANS_LIBRARY
+    (void)selected;
+    const char *names = "";
+    const char *directory = getenv("CUTAWAY_SPANS_DIR");
+    if (directory == NULL || directory[0] == '\0') return -1;
+    cw_header_flags |= CW_CALLS_FLAG_SPANS;
+#else
     const char *names = getenv("CUTAWAY_CALLS");
     const char *directory = getenv("CUTAWAY_CALLS_DIR");
     if (names == NULL || directory == NULL || directory[0] == '\0') return -1;
+#endif
     while (*names != '\0') {
         size_t length = strcspn(names, ",");
         int known = 0;
@@ -911,14 +1067,18 @@ static int cw_configure(unsigned char *selected) {
         if (!known && length > 0) cw_header_flags |= CW_CALLS_FLAG_UNKNOWN_NAME;
         names += length + (names[length] == ',');
     }
-    const char *cpu = getenv("CUTAWAY_CALLS_THREAD_CPU");
+#ifdef CW_SPANS_LIBRARY
+    const char *cpu = NULL; /* span records are 32 bytes: no thread CPU time */
+#else
+    const char *cpu = getenv(CW_ENV("_THREAD_CPU"));
+#endif
     cw_thread_cpu = cpu != NULL && cpu[0] != '\0' && strcmp(cpu, "0") != 0;
     if (cw_thread_cpu) {
         cw_header_flags |= CW_CALLS_FLAG_THREAD_CPU;
         cw_record_bytes = sizeof(struct cw_calls_record_cpu);
     }
 #if CW_HAVE_TSC
-    const char *tsc_hz = getenv("CUTAWAY_CALLS_TSC_HZ");
+    const char *tsc_hz = getenv(CW_ENV("_TSC_HZ"));
     if (tsc_hz != NULL && tsc_hz[0] != '\0') {
         char *rest = NULL;
         unsigned long long hz = strtoull(tsc_hz, &rest, 10);
@@ -933,7 +1093,11 @@ static int cw_configure(unsigned char *selected) {
                      ? snprintf(cw_directory, sizeof cw_directory, "%s", directory)
                      : snprintf(cw_directory, sizeof cw_directory, "%s/%s", cwd, directory);
     if (length < 0 || (size_t)length >= sizeof cw_directory) return -1;
+#ifdef CW_SPANS_LIBRARY
+    return 0;
+#else
     return cw_selected_mask != 0 ? 0 : -1;
+#endif
 }
 
 /* The fork detection page and handlers, the thread-exit key. */
@@ -952,7 +1116,9 @@ static void cw_prepare_process_hooks(void) {
 
 __attribute__((constructor)) static void cw_start(void) {
     int saved_errno = errno;
+#ifndef CW_SPANS_LIBRARY
     cw_resolve_all();
+#endif
     unsigned char selected[CW_CALLS_CATALOG_SIZE + 1] = {0};
     if (cw_configure(selected) == 0) {
         cw_prepare_process_hooks();

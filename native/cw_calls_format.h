@@ -45,6 +45,10 @@
  *                  error; a 96-byte header naming the record clock (TSC or CLOCK_MONOTONIC).
  *   3  2026-11-24  catalog of 44: the enumerations (set/get/end of pw, gr, serv; get*ent_r),
  *                  ids 33 to 44. Otherwise as version 2, which readers still accept.
+ *   4  2026-11-24  span files: the same library built as libcwspans.so (CW_SPANS_LIBRARY)
+ *                  writes spans.<pid>.<n>.bin (header flag CW_CALLS_FLAG_SPANS) with span
+ *                  records (function ids CW_SPAN_*, below). Call files are as in version 3,
+ *                  which readers still accept.
  */
 #ifndef CW_CALLS_FORMAT_H
 #define CW_CALLS_FORMAT_H
@@ -52,10 +56,11 @@
 #include <stdint.h>
 
 #define CW_CALLS_MAGIC 0x4c435743u /* bytes "CWCL" on a little-endian machine */
-#define CW_CALLS_VERSION 3u
+#define CW_CALLS_VERSION 4u
 #define CW_CALLS_HEADER_BYTES 4096u /* records start here */
 #define CW_CALLS_FILE_PREFIX "calls."
 #define CW_CALLS_FILE_SUFFIX ".bin"
+#define CW_SPANS_FILE_PREFIX "spans."
 
 /* The catalog: X(id, name). Ids are stable (a record stores the id), start at 1 (0 marks
  * unused space) and are contiguous. Aliases a program may call instead (open64, __open_2,
@@ -124,6 +129,7 @@ _Static_assert(CW_CALLS_CATALOG_SIZE <= 64, "the header's `selected` has one bit
 /* Header flags. */
 #define CW_CALLS_FLAG_THREAD_CPU 1u   /* records are struct cw_calls_record_cpu (40 bytes) */
 #define CW_CALLS_FLAG_UNKNOWN_NAME 2u /* CUTAWAY_CALLS named a function not in the catalog */
+#define CW_CALLS_FLAG_SPANS 4u        /* a span file (version 4): span records only */
 
 struct cw_calls_header {
     uint32_t magic;           /* CW_CALLS_MAGIC */
@@ -179,6 +185,38 @@ struct cw_calls_record_cpu {
     int64_t thread_cpu_ns; /* CLOCK_THREAD_CPUTIME_ID consumed by the call */
 };
 
+/* Span records (version 4, span files only). Ids from the top of the 16-bit range, far from
+ * the catalog. An event (begin or end of a named span) is a struct cw_calls_record with:
+ *   function_id    CW_SPAN_BEGIN or CW_SPAN_END
+ *   depth          spans of this thread open before this event (informational: readers nest
+ *                  by name, so that an unbalanced begin or end is found, not trusted)
+ *   thread_id      gettid()
+ *   call_index     the name id (defined by a CW_SPAN_NAME record of the same file)
+ *   overall_index  1-based: the nth span record of any kind in this process (the order)
+ *   start          the record clock at the event
+ *   duration_*, error, flags: 0
+ * A name is defined once per process (again after a fork, in the child's file) before the
+ * first event that uses it: one CW_SPAN_NAME record (call_index = the name id,
+ * overall_index = the name's length in bytes, flags bit 0 = the name was cut to
+ * CW_SPAN_NAME_MAX bytes) and ceil(length / 24) CW_SPAN_NAME_TEXT records, each carrying
+ * its own name id and part number, so they need not be adjacent. Two ids may name the same
+ * text (two copies of a literal, two threads defining it at once): readers merge by text. */
+#define CW_SPAN_BEGIN 0xffffu
+#define CW_SPAN_END 0xfffeu
+#define CW_SPAN_NAME 0xfffdu
+#define CW_SPAN_NAME_TEXT 0xfffcu
+#define CW_SPAN_NAME_MAX 1024u
+#define CW_SPAN_NAME_CUT 1u /* CW_SPAN_NAME flags: the name was longer than CW_SPAN_NAME_MAX */
+#define CW_SPAN_TEXT_BYTES 24u
+
+struct cw_span_name_text {
+    uint16_t function_id; /* CW_SPAN_NAME_TEXT */
+    uint16_t part;        /* 0, 1, ...: bytes part * 24 ... part * 24 + 23 of the name */
+    uint32_t name_id;
+    char text[CW_SPAN_TEXT_BYTES]; /* not NUL-terminated; the last part is padded with 0 */
+};
+
+_Static_assert(sizeof(struct cw_span_name_text) == 32, "span name text layout");
 _Static_assert(sizeof(struct cw_calls_header) == 96, "header layout");
 _Static_assert(sizeof(struct cw_calls_record) == 32, "record layout");
 _Static_assert(sizeof(struct cw_calls_record_cpu) == 40, "record layout with thread CPU");

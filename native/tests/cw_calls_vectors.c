@@ -138,7 +138,7 @@ static const struct cw_file cw_files[] = {
     {"calls_v3_monotonic",
      {
          .magic = CW_CALLS_MAGIC,
-         .version = CW_CALLS_VERSION,
+         .version = 3,
          .record_bytes = sizeof(struct cw_calls_record),
          .header_bytes = CW_CALLS_HEADER_BYTES,
          .catalog_size = CW_CALLS_CATALOG_SIZE,

@@ -26,6 +26,7 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     Metric,
+    PhaseStat,
     Spec,
     Summary,
 )
@@ -126,6 +127,20 @@ def analyze(
     )
     if spec.probes.calls:
         cautions += losses_cautions(store, experiment_id)
+    phase_stats: list[PhaseStat] = []
+    phase_comparisons: list[Comparison] = []
+    if spec.probes.spans is not None:
+        from cutaway.probes.spans.analysis import (
+            load_tables,
+            problem_cautions,
+        )
+        from cutaway.probes.spans.analysis import (
+            phase_stats as dissect,
+        )
+
+        phase_stats = dissect(load_tables(store, experiment_id), names, spec.confidence)
+        phase_comparisons = _phase_comparisons(store, experiment_id, spec, resamples)
+        cautions += problem_cautions(store, experiment_id)
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -145,6 +160,8 @@ def analyze(
         attribution=attribution.entries if attribution else (),
         attribution_totals=attribution.totals if attribution else (),
         attribution_curve=attribution.curve if attribution else (),
+        phases=tuple(phase_stats),
+        phase_comparisons=tuple(phase_comparisons),
         metrics=metrics,
         ranking=wall_ranking(wall),
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)
@@ -155,6 +172,36 @@ def analyze(
         if any(m.series for m in spec.metrics)
         else (),
     )
+
+
+PHASE_METRIC_PREFIX = "phase:"  # as cutaway.probes.spans.phases.METRIC_PREFIX
+
+
+def phase_metrics(store: Store, experiment_id: int) -> list[Metric]:
+    """The spans probe's per-run metrics ``phase:<name>``, as stored (names are the program's
+    span names: known only after the runs)."""
+    return [
+        Metric(name, "seconds", f"mean time per operation in the phase {name[6:]!r}")
+        for name in store.metric_names(experiment_id)
+        if name.startswith(PHASE_METRIC_PREFIX)
+    ]
+
+
+def _phase_comparisons(
+    store: Store, experiment_id: int, spec: Spec, resamples: int
+) -> list[Comparison]:
+    """Each phase's metric against the baseline, round by round, with the verdicts of the
+    whole-process metrics: one Holm family per variant, apart from theirs (a program with
+    forty phases must not dilute wall time's test)."""
+    metrics = phase_metrics(store, experiment_id)
+    tables = {m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics}
+    comparisons: list[Comparison] = []
+    for variant in spec.variants:
+        if variant.name != spec.baseline:
+            comparisons += paired_family(
+                tables, metrics, spec.baseline, variant.name, spec, resamples
+            )
+    return comparisons
 
 
 def wall_ranking(wall: MetricTable) -> tuple[tuple[str, float], ...]:
@@ -177,7 +224,9 @@ def _probe_line(probe: ProbeInfo) -> str:
     """What measured besides wait4, and at what cost, for the report's header."""
     costs = []
     if probe.overhead_seconds is not None:
-        event = {"profile": "sample", "instructions": "instruction"}.get(probe.name, "call")
+        event = {"profile": "sample", "instructions": "instruction", "spans": "span"}.get(
+            probe.name, "call"
+        )
         # A cost measured as the median of paired differences is clamped at 0: "0 ns" would
         # read as free, when it only means below what the noise let us see.
         cost = _small_seconds(probe.overhead_seconds) if probe.overhead_seconds > 0 else None

@@ -199,6 +199,25 @@ class PhaseRule:
 
 
 @dataclass(frozen=True)
+class SpansSpec:
+    """The spans probe (cutaway.probes.spans): named phases from the span SDK's records (C
+    ``span.h``, Python ``cutaway.spans``) and from OpenTelemetry. Every run also gets a fresh
+    path in ``CUTAWAY_OTLP_FILE`` where the workload may write OTLP JSON; ``otlp_file`` names
+    a file that a collector's file exporter appends to, whose lines written during a run are
+    that run's spans."""
+
+    otlp_file: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"otlp_file": self.otlp_file}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> SpansSpec:
+        otlp_file = data.get("otlp_file")
+        return cls(str(otlp_file) if otlp_file is not None else None)
+
+
+@dataclass(frozen=True)
 class ProfileSpec:
     """The ``profile`` probe: stack samples by perf at ``frequency_hz`` of the workload's
     processes (or the whole system), user and kernel frames, unwound with frame pointers or
@@ -266,6 +285,7 @@ class ProbeSpec:
     syscalls: tuple[str, ...] = ()  # system calls timed by strace (the syscalls probe)
     profile: ProfileSpec | None = None  # stack samples by perf, in runs of their own
     instructions: bool = False  # instructions counted by valgrind, in runs of their own
+    spans: SpansSpec | None = None  # named phases: span SDK records, OpenTelemetry files
     # Functions of unmodified binaries timed by uprobes, entry to return (the uprobes probe)
     uprobes: tuple[UprobeTarget, ...] = ()
 
@@ -281,6 +301,7 @@ class ProbeSpec:
             "syscalls": list(self.syscalls),
             **({} if self.profile is None else {"profile": self.profile.to_dict()}),
             **({"instructions": True} if self.instructions else {}),
+            **({} if self.spans is None else {"spans": self.spans.to_dict()}),
             **(
                 {"uprobes": {t.binary: list(t.functions) for t in self.uprobes}}
                 if self.uprobes
@@ -294,12 +315,14 @@ class ProbeSpec:
         syscalls = data.get("syscalls") or ()
         assert isinstance(calls, list | tuple) and isinstance(syscalls, list | tuple)
         profile = data.get("profile")
+        spans = data.get("spans")
         return cls(
             tuple(str(c) for c in calls),
             bool(data.get("calls_thread_cpu", False)),
             tuple(str(s) for s in syscalls),
             ProfileSpec.from_dict(profile) if isinstance(profile, Mapping) else None,
             bool(data.get("instructions", False)),
+            SpansSpec.from_dict(spans) if isinstance(spans, Mapping) else None,
             _uprobe_targets(data.get("uprobes")),
         )
 
@@ -722,6 +745,42 @@ class PhaseWeight:
 
 
 @dataclass(frozen=True)
+class PhaseStat:
+    """One phase of the spans probe's dissection (seed 001's table) in one variant and
+    condition: its time per operation over the counted runs, in seconds. ``path`` names the
+    phase from the outermost span down (``phase`` is its last name, ``parent`` the one before);
+    an ``unaccounted`` phase is the rest of its parent beyond the parent's sub-phases.
+
+    ``mean`` is the mean over runs of each run's mean per operation (every operation of the
+    phase's outermost span counts, 0 where the phase did not occur), with a confidence
+    interval over runs (``ci_low``, ``ci_high``; the mean itself with one run); ``median`` is
+    the median over every operation of every run; ``share`` is ``mean`` over the outermost
+    span's mean. ``condition`` is None until conditions exist (cold vs warm: the uprobes
+    branch adds them)."""
+
+    variant: str
+    condition: str | None
+    source: str  # "sdk" (span.h, cutaway.spans), "otlp", or another span source
+    path: tuple[str, ...]
+    unaccounted: bool
+    n: int  # operations
+    runs: int
+    mean: float
+    median: float
+    ci_low: float
+    ci_high: float
+    share: float
+
+    @property
+    def phase(self) -> str:
+        return self.path[-1]
+
+    @property
+    def parent(self) -> str | None:
+        return self.path[-2] if len(self.path) > 1 else None
+
+
+@dataclass(frozen=True)
 class StackWeight:
     """One whole stack (``root;...;leaf``, the root being the process name) in one variant's
     profiles of one kind: its mean weight per profiled run and its share of the total."""
@@ -870,6 +929,10 @@ class Analysis:
     attribution: tuple[AttributionEntry, ...] = ()
     attribution_totals: tuple[AttributionTotal, ...] = ()
     attribution_curve: tuple[AttributionPoint, ...] = ()
+    # The spans probe (cutaway.probes.spans): the dissection per phase, variant and condition,
+    # and each phase's metric ``phase:<name>`` against the baseline (its own Holm family).
+    phases: tuple[PhaseStat, ...] = ()
+    phase_comparisons: tuple[Comparison, ...] = ()
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""

@@ -351,6 +351,15 @@ def build_parser() -> argparse.ArgumentParser:
         "function, in runs of each variant separate from the timed runs: the metric "
         "`instructions`, deterministic but not time (the instructions probe)",
     )
+    # -- the spans probe (cutaway.probes.spans; [probes] spans)
+    run.add_argument(
+        "--spans",
+        action="store_true",
+        default=None,
+        help="also record named phases: spans from cutaway's span SDK (C span.h, Python "
+        "cutaway.spans) and OpenTelemetry JSON written to $CUTAWAY_OTLP_FILE, shown as a "
+        "dissection per phase (the spans probe)",
+    )
     # -- declared metrics (cutaway.spec.metrics; docs/experiment-file.md, [[metrics]])
     run.add_argument(
         "--metric",
@@ -489,6 +498,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--no-probes": args.no_probes or None,
             "--profile": _profile_options(args),
             "--instructions": args.instructions,
+            "--spans": args.spans,
             "--metric": args.metric or None,
             "--metric-regex": args.metric_regex or None,
             "--ignore-failure": args.ignore_failure or None,

@@ -32,6 +32,11 @@ def build_probes(spec: ProbeSpec) -> list[Probe]:
         from cutaway.probes.instructions.capture import InstructionsProbe
 
         makers.append(InstructionsProbe)
+    if spec.spans is not None:
+        from cutaway.probes.spans.capture import SpansProbe
+
+        spans = spec.spans
+        makers.append(lambda: SpansProbe(spans))
     if spec.uprobes:
         from cutaway.probes.uprobes.capture import UprobesProbe
 

@@ -19,6 +19,7 @@ from cutaway.attribution.sections import AttributionViews
 from cutaway.model import PRIMARY_METRIC, Analysis
 from cutaway.probes.calls.sections import CallsViews
 from cutaway.probes.profile.sections import ProfileViews
+from cutaway.probes.spans.sections import SpansViews
 from cutaway.report.sections import (
     Block,
     Details,
@@ -84,7 +85,12 @@ class ProbeViews(Protocol):
         ...
 
 
-PROBE_VIEWS: tuple[ProbeViews, ...] = (CallsViews(), AttributionViews(), ProfileViews())
+PROBE_VIEWS: tuple[ProbeViews, ...] = (
+    CallsViews(),
+    AttributionViews(),
+    ProfileViews(),
+    SpansViews(),
+)
 
 
 def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:

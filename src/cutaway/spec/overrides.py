@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from cutaway.model import ProbeSpec, ProfileSpec, Spec
+from cutaway.model import ProbeSpec, ProfileSpec, SpansSpec, Spec
 from cutaway.spec import fields
 from cutaway.spec.conditions import conditioned_baseline
 from cutaway.spec.errors import SpecError
@@ -80,6 +80,12 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             changes["probes"] = dataclasses.replace(
                 probes, profile=_profile_options(probes.profile or ProfileSpec(), value)
             )
+            continue
+        if option == "--spans":
+            if value:
+                probes = changes.get("probes", spec.probes)
+                assert isinstance(probes, ProbeSpec)
+                changes["probes"] = dataclasses.replace(probes, spans=probes.spans or SpansSpec())
             continue
         if option == "--uprobes":
             assert isinstance(value, list | tuple)

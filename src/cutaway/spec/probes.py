@@ -1,18 +1,34 @@
 """The ``[probes]`` table of an experiment file and quick mode's ``--calls``, ``--syscalls``,
-``--profile``, ``--instructions`` and ``--uprobes``."""
+``--profile``, ``--instructions``, ``--spans`` and ``--uprobes``."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
 
-from cutaway.model import CALL_GRAPHS, PhaseRule, ProbeSpec, ProfileSpec, UprobeTarget
+from cutaway.model import (
+    CALL_GRAPHS,
+    PhaseRule,
+    ProbeSpec,
+    ProfileSpec,
+    SpansSpec,
+    UprobeTarget,
+)
 from cutaway.spec import fields
 from cutaway.spec.errors import KeyPath, SpecError, expected
 
 _SYSCALL = re.compile(r"[a-z_][a-z0-9_]*")
 _FUNCTION = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")  # a C or mangled C++ symbol
-PROBE_KEYS = ("calls", "calls_thread_cpu", "syscalls", "profile", "instructions", "uprobes")
+PROBE_KEYS = (
+    "calls",
+    "calls_thread_cpu",
+    "syscalls",
+    "profile",
+    "instructions",
+    "spans",
+    "uprobes",
+)
+SPANS_KEYS = ("otlp_file",)
 PROFILE_KEYS = ("frequency", "system_wide", "call_graph", "off_cpu", "kernel", "phases")
 PHASE_KEYS = ("name", "frames")
 OTHER_PHASE = "other"  # the phase of a sample no rule matches
@@ -60,6 +76,7 @@ def read_probes(value: object, key_path: KeyPath = ("probes",)) -> ProbeSpec:
     instructions = False
     if "instructions" in value:
         instructions = fields.read_bool(value["instructions"], (*key_path, "instructions"))
+    spans = read_spans(value["spans"], (*key_path, "spans")) if "spans" in value else None
     uprobes = read_uprobes(value["uprobes"], (*key_path, "uprobes")) if "uprobes" in value else ()
     return ProbeSpec(
         calls=calls,
@@ -67,6 +84,7 @@ def read_probes(value: object, key_path: KeyPath = ("probes",)) -> ProbeSpec:
         syscalls=syscalls,
         profile=profile,
         instructions=instructions,
+        spans=spans,
         uprobes=uprobes,
     )
 
@@ -132,6 +150,27 @@ def _check_unique(targets: Sequence[UprobeTarget], key_path: KeyPath, *, in_file
                     key_path=(*key_path, target.binary) if in_file else key_path,
                 )
             seen[function] = target.binary
+
+
+def read_spans(value: object, key_path: KeyPath) -> SpansSpec | None:
+    """``spans = true`` (span SDK records and CUTAWAY_OTLP_FILE), ``false`` (none), or a
+    table of SPANS_KEYS: ``{ otlp_file = "/var/log/otel/traces.jsonl" }``."""
+    if isinstance(value, bool):
+        return SpansSpec() if value else None
+    if not isinstance(value, Mapping):
+        raise expected('true, false or a table { otlp_file = "..." }', value, key_path)
+    for key in value:
+        if key not in SPANS_KEYS:
+            raise SpecError(
+                f"unknown spans setting (known: {', '.join(SPANS_KEYS)})",
+                key_path=(*key_path, key),
+            )
+    otlp_file = None
+    if "otlp_file" in value:
+        if not isinstance(value["otlp_file"], str) or not value["otlp_file"].strip():
+            raise expected("a file path", value["otlp_file"], (*key_path, "otlp_file"))
+        otlp_file = value["otlp_file"]
+    return SpansSpec(otlp_file=otlp_file)
 
 
 def read_profile(value: object, key_path: KeyPath) -> ProfileSpec | None:

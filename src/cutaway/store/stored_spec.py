@@ -30,6 +30,7 @@ from cutaway.model import (
     PhaseRule,
     ProbeSpec,
     ProfileSpec,
+    SpansSpec,
     Spec,
     UprobeTarget,
     Variant,
@@ -267,8 +268,16 @@ def _probes(value: object, key: str) -> ProbeSpec:
         syscalls=probes.optional("syscalls", _strings, ()),
         profile=probes.optional("profile", _profile, None),
         instructions=probes.optional("instructions", _flag, False),
+        spans=probes.optional("spans", _spans, None),
         uprobes=probes.optional("uprobes", _uprobes, ()),
     )
+
+
+def _spans(value: object, key: str) -> SpansSpec | None:
+    if value is None:
+        return None
+    spans = _Object(value, key)
+    return SpansSpec(otlp_file=spans.optional("otlp_file", _optional_text, None))
 
 
 def _optional_port(value: object, key: str) -> int | None:

@@ -29,9 +29,13 @@ import numpy.typing as npt
 
 LIBRARY_NAME = "libcwcalls.so"  # must match LIBRARY in setup.py
 CALIBRATOR_NAME = "cw_calls_calibrate"  # must match CALIBRATOR in setup.py
-FORMAT_VERSION = 3  # what the library writes
-# Versions read: 3 only added catalog ids 33 to 44, so a version 2 file reads the same.
-READABLE_VERSIONS = (2, 3)
+FORMAT_VERSION = 4  # what the library writes
+# Versions read: 3 only added catalog ids 33 to 44, so a version 2 file reads the same; 4 only
+# added span files (cutaway.probes.spans.records), which call files never contain.
+READABLE_VERSIONS = (2, 3, 4)
+FLAG_SPANS = 4  # header flag: a span file (libcwspans.so), read by cutaway.probes.spans
+# Span record kinds (function_id), far above the catalog: see native/cw_calls_format.h.
+SPAN_NAME_TEXT, SPAN_NAME, SPAN_END, SPAN_BEGIN = 0xFFFC, 0xFFFD, 0xFFFE, 0xFFFF
 NOT_MEASURED = -1  # thread_cpu_ns of a call whose thread CPU time was not measured
 FUNCTIONS_VARIABLE = "CUTAWAY_CALLS"
 DIRECTORY_VARIABLE = "CUTAWAY_CALLS_DIR"
@@ -254,9 +258,34 @@ def call_files(directory: str | os.PathLike[str]) -> list[Path]:
     return [path for _, _, path in sorted(found)]
 
 
-def read_call_file(path: str | os.PathLike[str]) -> CallRecords:
-    """Decode one call file. Unused space (all-zero records) is skipped and a partial record
-    at the end is counted in truncated_bytes; anything else wrong raises CallFileError."""
+@dataclasses.dataclass(frozen=True, eq=False)
+class RawFile:
+    """A call or span file's header and its used records (unused space left out), in file
+    order, undecoded: what the call reader and the span reader share."""
+
+    header: np.void
+    exe: str
+    records: npt.NDArray[np.void]
+    truncated_bytes: int
+
+    @property
+    def is_span_file(self) -> bool:
+        return bool(int(self.header["flags"]) & FLAG_SPANS)
+
+    def monotonic_ns(self, ticks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Instants in the record clock -> CLOCK_MONOTONIC nanoseconds."""
+        if int(self.header["clock"]) != CLOCK_TSC:
+            return ticks
+        scale = 1e9 / int(self.header["ticks_per_second"])
+        offset = ticks - int(self.header["created_ticks"])
+        converted: npt.NDArray[np.int64] = int(self.header["created_ns"]) + np.rint(
+            offset * scale
+        ).astype(np.int64)
+        return converted
+
+
+def read_raw_file(path: str | os.PathLike[str]) -> RawFile:
+    """Read a call or span file's header and used records; CallFileError if it is not one."""
     data = np.fromfile(path, dtype=np.uint8)
     header = _read_header(data, path)
     header_bytes = int(header["header_bytes"])
@@ -267,11 +296,23 @@ def read_call_file(path: str | os.PathLike[str]) -> CallRecords:
     body = data[header_bytes:]
     truncated_bytes = body.size % dtype.itemsize
     records = body[: body.size - truncated_bytes].view(dtype)
-    # Copies of ten million records cost seconds: filter and sort only when needed (a file cut
-    # to its used size has no unused space; one thread's records are already in order).
+    # Copies of ten million records cost seconds: filter only when needed (a file cut to its
+    # used size has no unused space).
     used = records["function_id"] != 0
     if not used.all():
         records = records[used]
+    return RawFile(header, exe, records, int(truncated_bytes))
+
+
+def read_call_file(path: str | os.PathLike[str]) -> CallRecords:
+    """Decode one call file. Unused space (all-zero records) is skipped and a partial record
+    at the end is counted in truncated_bytes; anything else wrong raises CallFileError."""
+    raw = read_raw_file(path)
+    if raw.is_span_file:
+        raise CallFileError(f"{os.fspath(path)}: a span file, not a call file")
+    header, exe, records, truncated_bytes = raw.header, raw.exe, raw.records, raw.truncated_bytes
+    thread_cpu = bool(int(header["flags"]) & _FLAG_THREAD_CPU)
+    # One thread's records are already in order: sort only when needed.
     if records.size and int(records["function_id"].max()) > len(CATALOG):
         raise CallFileError(f"{os.fspath(path)}: function id beyond the catalog")
     order = records["overall_index"]
@@ -330,7 +371,7 @@ def _read_header(data: npt.NDArray[np.uint8], path: str | os.PathLike[str]) -> n
     if magic != _MAGIC:
         raise CallFileError(f"{name}: not a cutaway call file (bad magic)")
     if version not in READABLE_VERSIONS:
-        known = " and ".join(map(str, READABLE_VERSIONS))
+        known = ", ".join(map(str, READABLE_VERSIONS[:-1])) + f" and {READABLE_VERSIONS[-1]}"
         raise CallFileError(
             f"{name}: format version {version}, this reader knows {known} "
             "(files are read by the cutaway that wrote them)"

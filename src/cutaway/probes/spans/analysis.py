@@ -1,0 +1,148 @@
+"""Stored phase tables -> the dissection (seed 001's table): per variant, condition, source and
+phase, the time per operation (mean with its confidence interval over runs, median over
+operations) and its share of the outermost span; and the problems the runs reported.
+
+Only phase tables (cutaway.probes.spans.phases) are read here, never a source's records: a new
+source of spans (uprobes) stores the same tables and needs nothing in this module. Conditions
+(cold vs warm) are a seam: :func:`condition_of` names a run's condition, None until the
+runner records conditions."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+from cutaway.model import Caution, PhaseStat
+from cutaway.probes.spans import phases as phase_tables
+from cutaway.probes.spans.capture import KIND, PROBLEMS_KIND
+from cutaway.stats import describe
+from cutaway.store import DamagedStoreError, Store, StoredRunData, StoreError
+
+MAX_PROBLEM_CAUTIONS = 10
+
+
+def condition_of(item: StoredRunData) -> str | None:
+    """The condition (cold, warm) a run was measured in: None until the runner has conditions.
+    The seam where the uprobes branch's conditions come in: the view already keys every cell
+    by (variant, condition)."""
+    return None
+
+
+def load_tables(
+    store: Store, experiment_id: int
+) -> dict[tuple[str, str | None, str], list[phase_tables.OperationTable]]:
+    """(variant, condition, source) -> the phase tables of its counted runs, in round order."""
+    loaded: dict[tuple[str, str | None, str], list[phase_tables.OperationTable]] = defaultdict(list)
+    for item in store.run_data(experiment_id, KIND):
+        where = f"{item.variant!r} round {item.round_index}, {KIND} of {item.key}"
+        try:
+            table = phase_tables.decode(item.data)
+        except phase_tables.PhaseBlobError as error:
+            if "this cutaway reads" in str(error):
+                raise StoreError(f"cannot read the phases of {where}: {error}") from None
+            raise DamagedStoreError(
+                store.path, experiment_id, "run_data.data", f"{where}: {error}"
+            ) from None
+        loaded[(item.variant, condition_of(item), item.key)].append(table)
+    return loaded
+
+
+def phase_stats(
+    tables: dict[tuple[str, str | None, str], list[phase_tables.OperationTable]],
+    variants: Sequence[str],
+    confidence: float,
+) -> list[PhaseStat]:
+    """The dissection: per (variant, condition, source), every phase in tree order."""
+    stats: list[PhaseStat] = []
+    order = {name: index for index, name in enumerate(variants)}
+    for key in sorted(tables, key=lambda k: (order.get(k[0], len(order)), k[1] or "", k[2])):
+        variant, condition, source = key
+        runs = tables[key]
+        merged = phase_tables.merged_phases(runs)
+        root_means: dict[str, float] = {}
+        for phase in merged:
+            run_means, pooled = _per_run(runs, phase)
+            if not run_means:
+                continue
+            description = describe(np.array(run_means), confidence)
+            if len(phase.path) == 1:
+                root_means[phase.root] = description.mean
+            root_mean = root_means.get(phase.root, float("nan"))
+            stats.append(
+                PhaseStat(
+                    variant=variant,
+                    condition=condition,
+                    source=source,
+                    path=phase.path,
+                    unaccounted=phase.unaccounted,
+                    n=len(pooled),
+                    runs=len(run_means),
+                    mean=description.mean,
+                    median=float(np.median(pooled)) if pooled else float("nan"),
+                    ci_low=description.ci_low,
+                    ci_high=description.ci_high,
+                    share=description.mean / root_mean if root_mean > 0 else float("nan"),
+                )
+            )
+    return stats
+
+
+def _per_run(
+    runs: Sequence[phase_tables.OperationTable], phase: phase_tables.Phase
+) -> tuple[list[float], list[float]]:
+    """Each run's mean time in `phase` per operation of its outermost span (seconds), and
+    every such operation's time, pooled."""
+    run_means: list[float] = []
+    pooled: list[float] = []
+    for table in runs:
+        columns = phase_tables.column_of(table)
+        root = columns.get(phase_tables.Phase((phase.root,)))
+        if root is None:
+            continue  # this run had no operation of that outermost span
+        column = columns.get(phase)
+        values = [
+            (row[column] if column is not None else 0) / 1e9
+            for index, row in enumerate(table.durations_ns)
+            if _belongs(table, index, root)
+        ]
+        if values:
+            run_means.append(sum(values) / len(values))
+            pooled += values
+    return run_means, pooled
+
+
+def _belongs(table: phase_tables.OperationTable, index: int, root_column: int) -> bool:
+    """Whether operation `index` is one of the outermost span at `root_column`: it spent time
+    there, or that span is the only outermost one (an operation of 0 ns still counts)."""
+    roots = [i for i, phase in enumerate(table.phases) if len(phase.path) == 1]
+    return table.durations_ns[index][root_column] > 0 or roots == [root_column]
+
+
+def problem_cautions(store: Store, experiment_id: int) -> list[Caution]:
+    """What the runs' span sources reported (unbalanced begin/end, damaged records, malformed
+    OTLP): the first problems in words, with the run they came from; the rest counted."""
+    import json
+
+    cautions: list[Caution] = []
+    total = 0
+    for item in store.run_data(experiment_id, PROBLEMS_KIND):
+        try:
+            problems = json.loads(item.data)
+        except ValueError:
+            problems = ["(the stored problems are damaged)"]
+        for problem in problems:
+            total += 1
+            if len(cautions) < MAX_PROBLEM_CAUTIONS:
+                cautions.append(
+                    Caution(
+                        "spans",
+                        f"spans of {item.variant!r} round {item.round_index}: {problem}",
+                    )
+                )
+    if total > MAX_PROBLEM_CAUTIONS:
+        cautions.append(
+            Caution("spans", f"and {total - MAX_PROBLEM_CAUTIONS} more problems with spans")
+        )
+    return cautions

@@ -1,0 +1,199 @@
+"""The ``spans`` probe: named phases of every measured run, from the span SDK's record files
+(C ``span.h`` through libcwspans.so, Python ``cutaway.spans``) and from OpenTelemetry.
+
+Every measured run gets, in its environment, the span writer and a fresh directory for its
+per-process files (in memory where possible, as the calls probe's), and ``CUTAWAY_OTLP_FILE``,
+a path where the workload may write OTLP JSON traces (one object per line). With
+``otlp_file`` set, the lines a collector's file exporter appended to that file during the run
+are read too. After the run, the spans are nested (model.nest), cut into operations x phases
+(phases.operation_table) and stored as one table per source (``spans`` / ``sdk`` and
+``otlp``), with the run's metrics ``phase:<name>``; what was wrong (unbalanced begin/end,
+damaged records, malformed OTLP) is stored as the run's problems, never raised."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from cutaway.model import RunData, SpansSpec
+from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
+from cutaway.probes.calls.capture import records_directory
+from cutaway.probes.calls.records import tsc_hz
+from cutaway.probes.spans import phases
+from cutaway.probes.spans.model import Span, SpanEvent, nest
+from cutaway.probes.spans.otlp import read_otlp
+from cutaway.probes.spans.records import (
+    SpanFileError,
+    environment_for,
+    library_path,
+    read_span_file,
+    span_files,
+)
+
+KIND = "spans"
+PROBLEMS_KIND = "spans-problems"
+OTLP_VARIABLE = "CUTAWAY_OTLP_FILE"
+OTLP_NAME = "otlp.jsonl"
+MAX_PROBLEMS = 50  # per run: the first ones in words, the rest counted
+CALIBRATION_SPANS = 200_000
+# Times spans through the Python SDK: the per-span cost of cutaway.spans, with and without a
+# directory (recording vs the untimed branch). Prints nanoseconds per span.
+_PYTHON_CALIBRATOR = """
+import sys, time
+from cutaway import spans
+n = int(sys.argv[1])
+best = None
+for _ in range(5):
+    start = time.perf_counter_ns()
+    for _ in range(n):
+        spans.begin("calibrate")
+        spans.end("calibrate")
+    elapsed = time.perf_counter_ns() - start
+    best = elapsed if best is None else min(best, elapsed)
+print(best / n)
+"""
+
+
+class SpansProbe:
+    """Records the phases of every measured run (see the module)."""
+
+    name = "spans"
+    own_runs = False
+
+    def __init__(self, spec: SpansSpec) -> None:
+        self.spec = spec
+        self.directory = records_directory()
+        self.tsc_hz: int | None = None
+        self.otlp_offset = 0
+        self.run_metrics_now: dict[str, float] = {}
+
+    def check(self) -> str:
+        try:
+            library = library_path()
+        except FileNotFoundError as error:
+            raise ProbeError(str(error)) from None
+        self.tsc_hz = tsc_hz()
+        clock = f"TSC at {self.tsc_hz / 1e9:.6f} GHz" if self.tsc_hz else "CLOCK_MONOTONIC"
+        otlp = f"; OTLP lines appended to {self.spec.otlp_file}" if self.spec.otlp_file else ""
+        return (
+            f"span SDK records through {library} ({clock}) and OTLP JSON in "
+            f"${OTLP_VARIABLE}{otlp}; records in {self.directory}"
+        )
+
+    def overhead(self) -> Overhead:
+        """Per span (a begin and an end) through the Python SDK, recording against not
+        recording (best of 5 batches each); per process, a Python program making one span,
+        with the probe's environment and without. The C SDK's cost is in docs/performance.md
+        (bench/spans_c.c): a span there costs tens of nanoseconds, the Python one about a
+        microsecond, so this is the upper bound of the two."""
+        with tempfile.TemporaryDirectory(prefix="calibrate-", dir=self.directory) as directory:
+            attached = {**os.environ, **environment_for(directory, tsc_hz=self.tsc_hz)}
+            plain = {k: v for k, v in os.environ.items() if not k.startswith("CUTAWAY_SPANS")}
+            try:
+                per_span = _python_span_ns(attached) - _python_span_ns(plain)
+            except (OSError, subprocess.SubprocessError, ValueError):
+                return Overhead()
+            argv = [sys.executable, "-c", _PYTHON_CALIBRATOR, "1"]
+            per_process = process_cost(Launch(argv, attached), Launch(argv, plain), pairs=10)
+        return Overhead(max(0.0, per_span) / 1e9, per_process)
+
+    def check_program(self, program: str) -> str | None:
+        return None
+
+    def _clear(self) -> None:
+        for path in self.directory.iterdir():
+            if path.is_file():
+                path.unlink()
+
+    def before_run(self, environment: Mapping[str, str]) -> Attachment:
+        self._clear()
+        if self.spec.otlp_file is not None:
+            try:
+                self.otlp_offset = os.path.getsize(self.spec.otlp_file)
+            except OSError:
+                self.otlp_offset = 0  # not there yet: all its lines will be this run's
+        env = environment_for(self.directory, tsc_hz=self.tsc_hz)
+        env[OTLP_VARIABLE] = str(self.directory / OTLP_NAME)
+        return Attachment(env=env)
+
+    def after_run(self) -> list[RunData]:
+        problems: list[str] = []
+        sdk_spans = self._sdk_spans(problems)
+        otlp_spans = self._otlp_spans(problems)
+        self._clear()
+        data = []
+        metrics: dict[str, float] = {}
+        for key, spans in (("sdk", sdk_spans), ("otlp", otlp_spans)):
+            if not spans:
+                continue
+            table = phases.operation_table(spans)
+            data.append(RunData(KIND, key, len(table), phases.encode(table)))
+            for name, value in phases.phase_metrics(table).items():
+                metrics.setdefault(name, value)  # one source per phase name: the SDK's first
+        self.run_metrics_now = metrics
+        shown = problems[:MAX_PROBLEMS]
+        if len(problems) > MAX_PROBLEMS:
+            shown.append(f"and {len(problems) - MAX_PROBLEMS} more problems in this run")
+        if shown:
+            data.append(RunData(PROBLEMS_KIND, "problems", len(shown), json.dumps(shown).encode()))
+        return data
+
+    def _sdk_spans(self, problems: list[str]) -> list[Span]:
+        events: list[SpanEvent] = []
+        for path in span_files(self.directory):
+            try:
+                span_file = read_span_file(path)
+            except SpanFileError as error:
+                problems.append(str(error))
+                continue
+            events += span_file.events
+            problems += span_file.problems
+            if span_file.dropped_records:
+                problems.append(
+                    f"process {span_file.pid}: {span_file.dropped_records} span events got no "
+                    "record (a full disk, or an event from a signal handler during another)"
+                )
+        nesting = nest(events)
+        problems += [problem.message for problem in nesting.unbalanced]
+        return list(nesting.spans)
+
+    def _otlp_spans(self, problems: list[str]) -> list[Span]:
+        spans: list[Span] = []
+        sources = [(self.directory / OTLP_NAME, 0)]
+        if self.spec.otlp_file is not None:
+            sources.append((Path(self.spec.otlp_file), self.otlp_offset))
+        for path, offset in sources:
+            if not path.is_file():
+                continue
+            try:
+                read = read_otlp(path, start_offset=offset)
+            except OSError as error:
+                problems.append(f"{path}: cannot read: {error.strerror}")
+                continue
+            spans += read.spans
+            problems += read.problems
+        return spans
+
+    def run_metrics(self) -> Mapping[str, float]:
+        return self.run_metrics_now
+
+    def close(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _python_span_ns(environment: Mapping[str, str]) -> float:
+    result = subprocess.run(
+        [sys.executable, "-c", _PYTHON_CALIBRATOR, str(CALIBRATION_SPANS)],
+        env=dict(environment),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return float(result.stdout)

@@ -1,0 +1,179 @@
+"""Span files: how to turn the span SDK on for a run, and how to read what it wrote.
+
+Programs using ``native/include/cutaway/span.h`` (C) or :mod:`cutaway.spans` (Python) write one
+file per process, ``DIR/spans.<pid>.<n>.bin``, in the call file format (version 4: span
+records; native/cw_calls_format.h, docs/spans.md). The C writer is the call interposer's own
+record writer built as ``libcwspans.so``, so this reader shares the call reader's header checks
+and clock conversion (:func:`cutaway.probes.calls.records.read_raw_file`), and turns the span
+records into begin/end events for :func:`cutaway.probes.spans.model.nest`.
+
+    env = environment_for("/tmp/spans")      # add to the run's environment
+    ...run the program...
+    for path in span_files("/tmp/spans"):
+        span_file = read_span_file(path)     # span_file.events, span_file.problems
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from cutaway.probes.calls.records import (
+    SPAN_BEGIN,
+    SPAN_END,
+    SPAN_NAME,
+    SPAN_NAME_TEXT,
+    CallFileError,
+    read_raw_file,
+)
+from cutaway.probes.spans.model import Edge, SpanEvent
+
+LIBRARY_NAME = "libcwspans.so"  # must match SPANS_LIBRARY in setup.py
+LIBRARY_VARIABLE = "CUTAWAY_SPANS_LIBRARY"  # span.h loads the writer this names
+DIRECTORY_VARIABLE = "CUTAWAY_SPANS_DIR"  # where the C and the Python writers put their files
+TSC_HZ_VARIABLE = "CUTAWAY_SPANS_TSC_HZ"  # the C writer's clock, as CUTAWAY_CALLS_TSC_HZ
+NAME_MAX_BYTES = 1024
+TEXT_BYTES = 24
+_NAME_CUT = 1
+_FILE_NAME = re.compile(r"spans\.(\d+)\.(\d+)\.bin")
+
+
+class SpanFileError(CallFileError):
+    """Not a span file this reader understands (a call file, another format, a cut header)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SpanFile:
+    """One process's span file: its begin/end events in the order they happened (positions),
+    with their names, and what was wrong in it, in words (``problems``), never raised."""
+
+    path: str
+    pid: int
+    ppid: int  # the parent when the file was created
+    exe: str
+    sequence: int  # n in spans.<pid>.<n>.bin: images exec'ed by one pid count up from 0
+    events: tuple[SpanEvent, ...]
+    dropped_records: int  # events that got no record (disk full, a signal handler's event)
+    truncated_bytes: int  # bytes at the end that did not form a whole record
+    problems: tuple[str, ...]
+
+
+def library_path() -> str:
+    """Where the span writer installed with this package is (beside libcwcalls.so)."""
+    path = Path(__file__).resolve().parents[2] / LIBRARY_NAME
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"cutaway's span writer is missing at {path}: reinstall cutaway with "
+            "`pip install .` (or `pip install -e .` in a checkout), which compiles it"
+        )
+    return str(path)
+
+
+def environment_for(
+    directory: str | os.PathLike[str], *, tsc_hz: int | None = None
+) -> dict[str, str]:
+    """The variables that turn spans on in a run: the C writer for span.h, the directory
+    (made absolute: the program may change its cwd) for both writers, and the C writer's
+    clock (the TSC at `tsc_hz`, from cutaway.probes.calls.records.tsc_hz, or CLOCK_MONOTONIC)."""
+    return {
+        LIBRARY_VARIABLE: library_path(),
+        DIRECTORY_VARIABLE: os.path.abspath(directory),
+        TSC_HZ_VARIABLE: str(tsc_hz) if tsc_hz else "",
+    }
+
+
+def span_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """The span files in `directory`, by pid, then by sequence (exec order within a pid)."""
+    found = []
+    for path in Path(directory).iterdir():
+        match = _FILE_NAME.fullmatch(path.name)
+        if match is not None:
+            found.append((int(match[1]), int(match[2]), path))
+    return [path for _, _, path in sorted(found)]
+
+
+def read_span_file(path: str | os.PathLike[str]) -> SpanFile:
+    """Decode one span file. A file that is not one raises SpanFileError; anything wrong
+    inside it (an undefined or incomplete name, a cut record) is a problem, and the rest is
+    kept."""
+    name = os.fspath(path)
+    try:
+        raw = read_raw_file(path)
+    except CallFileError as error:
+        raise SpanFileError(str(error)) from None
+    if not raw.is_span_file:
+        raise SpanFileError(f"{name}: a call file, not a span file")
+    records = raw.records
+    kind = records["function_id"]
+    problems: list[str] = []
+    names = _names(records[kind == SPAN_NAME], records[kind == SPAN_NAME_TEXT], name, problems)
+    events = records[(kind == SPAN_BEGIN) | (kind == SPAN_END)]
+    events = events[np.argsort(events["overall_index"], kind="stable")]
+    times = raw.monotonic_ns(events["start"].astype(np.int64))
+    pid = int(raw.header["pid"])
+    undefined: set[int] = set()
+    decoded = []
+    for record, time_ns in zip(events.tolist(), times.tolist(), strict=True):
+        kind_id, _, _, tid, name_id = record[:5]
+        text = names.get(name_id)
+        if text is None:
+            undefined.add(name_id)
+            text = f"<undefined span name {name_id}>"
+        edge = Edge.BEGIN if kind_id == SPAN_BEGIN else Edge.END
+        decoded.append(SpanEvent(edge, text, pid, tid, time_ns))
+    problems += [
+        f"{name}: events use span name id {name_id}, which the file never defines "
+        "(its name record was lost: a full disk, or a kill while it was written)"
+        for name_id in sorted(undefined)
+    ]
+    if raw.truncated_bytes:
+        problems.append(f"{name}: {raw.truncated_bytes} bytes at the end do not form a record")
+    return SpanFile(
+        path=name,
+        pid=pid,
+        ppid=int(raw.header["ppid"]),
+        exe=raw.exe,
+        sequence=int(raw.header["sequence"]),
+        events=tuple(decoded),
+        dropped_records=int(raw.header["dropped_records"]),
+        truncated_bytes=raw.truncated_bytes,
+        problems=tuple(problems),
+    )
+
+
+def _names(
+    definitions: np.ndarray, texts: np.ndarray, path: str, problems: list[str]
+) -> dict[int, str]:
+    """Name id -> text, from the name records and their text parts (in any order)."""
+    parts: dict[int, dict[int, bytes]] = defaultdict(dict)
+    raw = texts.view(np.uint8).reshape(-1, texts.dtype.itemsize) if texts.size else None
+    if raw is not None:
+        for row in raw:
+            part = int(row[2:4].view("=u2")[0])
+            name_id = int(row[4:8].view("=u4")[0])
+            parts[name_id][part] = row[8 : 8 + TEXT_BYTES].tobytes()
+    names: dict[int, str] = {}
+    for record in definitions.tolist():
+        _, _, flags, _, name_id, length = record[:6]
+        text_parts = parts.get(name_id, {})
+        needed = -(-length // TEXT_BYTES)
+        missing = [part for part in range(needed) if part not in text_parts]
+        if length > NAME_MAX_BYTES or missing:
+            problems.append(
+                f"{path}: span name id {name_id} is incomplete ({len(missing)} of {needed} "
+                "parts missing); its events are kept under the parts found"
+            )
+        data = b"".join(text_parts.get(part, b"") for part in range(needed))[:length]
+        text = os.fsdecode(data)
+        if flags & _NAME_CUT:
+            problems.append(
+                f"{path}: span name {text[:40]!r}... was longer than {NAME_MAX_BYTES} bytes "
+                "and is cut there"
+            )
+        names[name_id] = text
+    return names

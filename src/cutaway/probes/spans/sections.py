@@ -1,0 +1,157 @@
+"""The spans probe's report view: the dissection table (seed 001's), as format-neutral
+sections (cutaway.report.sections).
+
+Rows are phases, nested and indented under their outermost span, with an ``unaccounted`` row
+under every phase that has sub-phases, so that each level adds up to the phase above it.
+Columns, as the profile probe's "phases from samples" table: each variant (x condition, once
+conditions exist) side by side, with its mean time per operation, the mean's confidence
+interval over runs, the median over operations and the share of the outermost span; then each
+other variant's change against the baseline on the phase's metric ``phase:<name>``, with the
+verdict the whole-process metrics get. Phase names are the program's: always ``Name`` cells."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from cutaway.model import Analysis, Comparison, PhaseStat
+from cutaway.report.sections import (
+    Align,
+    Block,
+    Cell,
+    Change,
+    Column,
+    Heading,
+    Line,
+    Name,
+    Quantity,
+    Row,
+    Table,
+    TablesOnly,
+    Tone,
+    VerdictCell,
+)
+from cutaway.report.units import format_confidence, format_percent, format_seconds
+
+INDENT = "  "  # per level of nesting, before the phase's name
+UNACCOUNTED_NOTE = (
+    "unaccounted: a phase's time outside its sub-phases (the outermost span's, under it), so "
+    "that each level adds up; change and verdict: the phase's metric phase:<name> per "
+    "operation, paired round by round with the baseline, Holm-adjusted over the phases"
+)
+SOURCE_TITLES = {"sdk": "span SDK", "otlp": "OpenTelemetry", "uprobes": "uprobes"}
+
+
+class SpansViews(TablesOnly):
+    """The spans probe's part of a report (cutaway.report.layout.ProbeViews)."""
+
+    def compact_blocks(self, analysis: Analysis) -> list[Block]:
+        """The dissection without its intervals and medians: it fits a terminal."""
+        return dissection_blocks(analysis, compact=True)
+
+    def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
+        return dissection_blocks(analysis)
+
+
+def column_label(stat: PhaseStat) -> str:
+    """A dissection column: the variant, and its condition when there is one."""
+    return stat.variant if stat.condition is None else f"{stat.variant} ({stat.condition})"
+
+
+def phase_metric_name(stat: PhaseStat, stats: Sequence[PhaseStat]) -> str | None:
+    """The metric comparing this row, ``phase:<name>`` (cutaway.probes.spans.phases): for a
+    phase whose name is one row only (the metric sums a name's every place), and for the
+    unaccounted rest of an outermost span; None for the rest."""
+    if stat.unaccounted:
+        return "phase:unaccounted" if len(stat.path) == 2 else None
+    places = {s.path for s in stats if not s.unaccounted and s.path[-1] == stat.phase}
+    return f"phase:{stat.phase}" if len(places) == 1 else None
+
+
+def dissection_blocks(analysis: Analysis, *, compact: bool = False) -> list[Block]:
+    """One table per source of spans (SDK, OpenTelemetry, uprobes), then the note."""
+    sources = list(dict.fromkeys(stat.source for stat in analysis.phases))
+    blocks: list[Block] = [
+        dissection_block(analysis, source, compact=compact) for source in sources
+    ]
+    if blocks:
+        blocks.append((Line((UNACCOUNTED_NOTE,), Tone.DIM),))
+    return blocks
+
+
+def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) -> Block:
+    stats = [stat for stat in analysis.phases if stat.source == source]
+    labels = list(dict.fromkeys(column_label(stat) for stat in stats))
+    baseline = analysis.experiments[0].baseline if analysis.experiments else None
+    others = [c for c in analysis.phase_comparisons if c.baseline == baseline]
+    other_variants = list(dict.fromkeys(c.variant for c in others))
+    confidence = (
+        format_confidence(analysis.experiments[0].confidence) if analysis.experiments else ""
+    )
+    columns = [Column("phase")]
+    for label in labels:
+        columns.append(Column(label, Align.RIGHT))
+        if not compact:
+            columns += [
+                Column(f"{confidence} CI".strip(), Align.RIGHT),
+                Column("median", Align.RIGHT),
+            ]
+        columns.append(Column("share", Align.RIGHT))
+    for variant in other_variants:
+        columns += [Column(f"{variant} vs {baseline}", Align.RIGHT), Column("verdict")]
+    cells_of: dict[tuple[tuple[str, ...], bool], dict[str, PhaseStat]] = {}
+    for stat in stats:
+        cells_of.setdefault((stat.path, stat.unaccounted), {})[column_label(stat)] = stat
+    rows = []
+    for (path, _), by_label in cells_of.items():
+        first = next(iter(by_label.values()))
+        cells: list[Cell] = [Name(INDENT * (len(path) - 1) + path[-1])]
+        for label in labels:
+            found = by_label.get(label)
+            shown = 2 if compact else 4
+            cells += [None] * shown if found is None else _statistics(found, compact=compact)
+        metric = phase_metric_name(first, stats)
+        for variant in other_variants:
+            cells += _verdict(others, variant, metric)
+        rows.append(Row(tuple(cells), strong=len(path) == 1))
+    title = Heading(
+        ("phases from spans",),
+        (
+            f": {SOURCE_TITLES.get(source, source)}, time per operation by phase (mean over "
+            "runs with its confidence interval, median over operations, share of the outermost "
+            "span)",
+        ),
+    )
+    return (Table(title, tuple(columns), tuple(rows)),)
+
+
+def _statistics(stat: PhaseStat, *, compact: bool) -> list[Cell]:
+    interval = (
+        f"[{format_seconds(stat.ci_low)}, {format_seconds(stat.ci_high)}]"
+        if math.isfinite(stat.ci_low) and stat.runs > 1
+        else None
+    )
+    share = format_percent(stat.share * 100.0, signed=False) if math.isfinite(stat.share) else None
+    if compact:
+        return [Quantity(stat.mean, "seconds", fractional=True), share]
+    return [
+        Quantity(stat.mean, "seconds", fractional=True),
+        interval,
+        Quantity(stat.median, "seconds", fractional=True),
+        share,
+    ]
+
+
+def _verdict(comparisons: Sequence[Comparison], variant: str, metric: str | None) -> list[Cell]:
+    found = next((c for c in comparisons if c.variant == variant and c.metric == metric), None)
+    if found is None:
+        return [None, None]
+    return [
+        Change(found.ratio, "seconds"),
+        VerdictCell(
+            found.verdict,
+            found.rounds_to_settle,
+            found.n_pairs,
+            f"{metric} of {variant}",
+        ),
+    ]

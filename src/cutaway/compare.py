@@ -129,7 +129,7 @@ def analyze(
         cautions += losses_cautions(store, experiment_id)
     phase_stats: list[PhaseStat] = []
     phase_comparisons: list[Comparison] = []
-    if spec.probes.spans is not None:
+    if spec.probes.spans is not None or spec.probes.uprobes:
         from cutaway.probes.spans.analysis import (
             load_tables,
             problem_cautions,
@@ -196,11 +196,8 @@ def _phase_comparisons(
     metrics = phase_metrics(store, experiment_id)
     tables = {m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics}
     comparisons: list[Comparison] = []
-    for variant in spec.variants:
-        if variant.name != spec.baseline:
-            comparisons += paired_family(
-                tables, metrics, spec.baseline, variant.name, spec, resamples
-            )
+    for reference, variant in compared_pairs(spec):
+        comparisons += paired_family(tables, metrics, reference, variant, spec, resamples)
     return comparisons
 
 

@@ -7,11 +7,14 @@ it, it waits until the tracer has printed everything up to the end (a marker), a
 server may still be finishing the operation a client already has its answer from, until every
 operation that started during the run has returned (at most :data:`FINISH_SECONDS`). The
 operations that started during the run are its spans (cutaway.probes.spans.model), stored as
-one blob (cutaway.probes.uprobes.records). What cannot be nested (a return without its entry,
-an operation that never returned, events bpftrace lost) is stored beside them, in words."""
+one blob (cutaway.probes.uprobes.records) and as the phase table every span source stores
+(cutaway.probes.spans.phases: the dissection view and the ``phase:<function>`` metrics read
+it). What cannot be nested (a return without its entry, an operation that never returned,
+events bpftrace lost) is stored as the run's span problems, in words."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
@@ -22,6 +25,9 @@ from pathlib import Path
 
 from cutaway.model import RunData, UprobeTarget
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
+from cutaway.probes.spans import phases
+from cutaway.probes.spans.capture import KIND as SPANS_KIND
+from cutaway.probes.spans.capture import MAX_PROBLEMS, PROBLEMS_KIND
 from cutaway.probes.spans.model import NO_OPERATION, Edge, Span, SpanEvent, nest
 from cutaway.probes.uprobes import records
 from cutaway.probes.uprobes.operations import Operation, Operations
@@ -51,6 +57,7 @@ class UprobesProbe:
         self.tracer: Tracer | None = None
         self.operations = Operations()
         self.run_start_ns = 0
+        self.measured: dict[str, float] = {}
 
     def check(self) -> str:
         self.bpftrace = check_system()
@@ -122,9 +129,17 @@ class UprobesProbe:
         if lost:
             problems.append(f"bpftrace lost {lost} events (its ring buffer was full)")
         data = [records_data(spans)]
+        # The dissection reads phase tables, whatever their source (cutaway.probes.spans).
+        table = phases.operation_table(spans)
+        self.measured = phases.phase_metrics(table) if len(table) else {}
+        if len(table):
+            data.append(RunData(SPANS_KIND, records.KIND, len(table), phases.encode(table)))
         if problems:
-            text = "\n".join(problems).encode()
-            data.append(RunData(records.KIND, records.UNBALANCED_KEY, len(problems), text))
+            shown = problems[:MAX_PROBLEMS]
+            if len(problems) > MAX_PROBLEMS:
+                shown.append(f"and {len(problems) - MAX_PROBLEMS} more problems in this run")
+            text = json.dumps([f"uprobes: {problem}" for problem in shown]).encode()
+            data.append(RunData(PROBLEMS_KIND, records.KIND, len(shown), text))
         if lost:
             data.append(RunData(records.KIND, records.LOST_KEY, lost, b""))
         return data
@@ -163,7 +178,8 @@ class UprobesProbe:
         return spans, [item.message for item in nesting.unbalanced]
 
     def run_metrics(self) -> Mapping[str, float]:
-        return {}
+        """``phase:<function>`` of the run that just ended (cutaway.probes.spans.phases)."""
+        return self.measured
 
     def close(self) -> None:
         if self.tracer is not None:

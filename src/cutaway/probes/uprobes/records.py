@@ -17,7 +17,6 @@ from cutaway.probes.spans.model import Span
 
 KIND = "uprobes"
 SPANS_KEY = "spans"
-UNBALANCED_KEY = "unbalanced"  # the nesting's complaints, one line each (UTF-8 text)
 LOST_KEY = "lost"  # events bpftrace said it lost (count, no data)
 MAGIC = b"CWSP"
 VERSION = 1

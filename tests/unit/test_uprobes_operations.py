@@ -87,3 +87,11 @@ def test_the_blob_matches_its_test_vector() -> None:
 def test_a_damaged_blob_is_named(blob: bytes) -> None:
     with pytest.raises(records.DamagedSpans):
         records.decode(blob)
+
+
+def test_the_first_operation_of_each_function_in_a_process_is_marked() -> None:
+    operations = Operations()
+    bind, search, again = operations.add([b(0, 1), e(0, 2), b(1, 3), e(1, 4), b(1, 5), e(1, 6)])
+    assert (bind.first, search.first, again.first) == (True, True, False)
+    [restarted] = operations.add([b(1, 7, pid=11, tid=11), e(1, 8, pid=11, tid=11)])
+    assert restarted.first  # a new process (a restarted server) starts over

@@ -39,6 +39,9 @@ from cutaway.probes.uprobes.targets import (
 )
 from cutaway.probes.uprobes.tracer import TARGET_FUNCTION, Tracer, calibrator_path
 
+# The dissection's source of the operations that were the first of their kind after their
+# process started (a server's first search): the split by position.
+FIRST_SOURCE = "uprobes, first after start"
 FINISH_SECONDS = 5.0  # how long an operation begun during a run may take to return after it
 CALIBRATION_CALLS = 2000
 
@@ -134,6 +137,14 @@ class UprobesProbe:
         self.measured = phases.phase_metrics(table) if len(table) else {}
         if len(table):
             data.append(RunData(SPANS_KIND, records.KIND, len(table), phases.encode(table)))
+        # The split by position: the operations that were the first of their kind after their
+        # process started, as a source of their own beside all of them.
+        firsts = [op for op in ours if op.first]
+        if firsts:
+            first_table = phases.operation_table(self.spans(firsts)[0])
+            if len(first_table):
+                encoded = phases.encode(first_table)
+                data.append(RunData(SPANS_KIND, FIRST_SOURCE, len(first_table), encoded))
         if problems:
             shown = problems[:MAX_PROBLEMS]
             if len(problems) > MAX_PROBLEMS:

@@ -3,7 +3,9 @@ call with everything it called (its events from the entry at depth 0 to the retu
 0), numbered per process in the order they started, from the tracer's start. A run keeps the
 operations that started while it ran; the others (a prepare hook's query, a server's
 housekeeping) are numbered and dropped, so "the first operation after the server started"
-stays the first even when it ran in a warmup run or a hook."""
+stays the first even when it ran in a warmup run or a hook. Each operation also knows whether
+it is the first of its outermost function in its process (the first search after a start,
+even when a bind came before it): the split by position."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ class Operation:
     start_ns: int
     events: list[Event] = field(default_factory=list)
     number: int | None = None  # per process, from the tracer's start; None: not an operation
+    # The first operation of its outermost function in its process since the tracer started
+    # (the first search after the server started, even if a bind came before it).
+    first: bool = False
 
 
 class Operations:
@@ -29,6 +34,7 @@ class Operations:
     def __init__(self) -> None:
         self.open: dict[tuple[int, int], tuple[Operation, int]] = {}  # thread -> (op, depth)
         self.counted: dict[int, int] = defaultdict(int)
+        self.kinds: set[tuple[int, int]] = set()  # (pid, outermost function) seen finished
 
     def add(self, events: Iterable[Event]) -> list[Operation]:
         """Take events in the order read; the operations they finish, numbered, in order of
@@ -59,6 +65,9 @@ class Operations:
             if operation.number == -1:
                 operation.number = self.counted[operation.pid]
                 self.counted[operation.pid] += 1
+                kind = (operation.pid, operation.events[0].function)
+                operation.first = kind not in self.kinds
+                self.kinds.add(kind)
         return finished
 
     def open_since(self, start_ns: int) -> bool:

@@ -98,7 +98,7 @@ def cutaway(root: Path, *args: str) -> subprocess.Popen[str]:
 
 @pytest.mark.skipif(bool(PORTS & listening_ports()), reason="the example's ports are taken")
 def test_a_short_run_dissects_the_search_and_leaves_nothing_running(root: Path) -> None:
-    process = cutaway(root, "--rounds", "1", "--warmup", "0")
+    process = cutaway(root, "--rounds", "2", "--warmup", "0")
     try:
         stdout, stderr = process.communicate(timeout=240)
     finally:

@@ -20,6 +20,7 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     Metric,
+    PhaseStat,
     Run,
     RunStatus,
     Summary,
@@ -111,7 +112,33 @@ def generated_analysis(
         metrics=all_metrics,
         runs=tuple(runs),
         call_percentiles=tuple(curves),
+        phases=tuple(_phases(variants, functions)),
     )
+
+
+def _phases(variants: Sequence[str], names: Sequence[str]) -> list[PhaseStat]:
+    """A dissection: an outermost span named after the first function, one phase per other
+    function (user text: hostile in the hostile analysis), and the unaccounted rest."""
+    stats: list[PhaseStat] = []
+    if not names:
+        return stats
+    root = names[0]
+    for index, variant in enumerate(variants):
+        factor = 1.0 + 0.2 * index
+        children = [(root, name) for name in names[1:]]
+        means = [2e-6 * (i + 1) * factor for i in range(len(children))]
+        total = sum(means) + 1e-6
+        rows = [
+            ((root,), False, total),
+            *zip(children, [False] * len(children), means, strict=True),
+        ]
+        rows.append(((root, "unaccounted"), True, 1e-6))
+        for path, unaccounted, mean in rows:
+            stats.append(
+                PhaseStat(variant, None, "sdk", tuple(path), unaccounted, 400, 100, mean,
+                          mean * 0.9, mean * 0.98, mean * 1.02, mean / total)
+            )  # fmt: skip
+    return stats
 
 
 def _calls(

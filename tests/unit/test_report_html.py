@@ -122,7 +122,7 @@ def test_same_analysis_same_page() -> None:
 
 
 def test_an_analysis_without_runs_has_no_figures_but_every_table() -> None:
-    analysis = replace(generated_analysis(), runs=(), call_percentiles=(), calls=())
+    analysis = replace(generated_analysis(), runs=(), call_percentiles=(), calls=(), phases=())
     page = render_html(analysis)
     assert _data(page) == {"figures": []}
     assert 'id="figures"' not in page and 'id="detail"' in page

@@ -28,6 +28,7 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
+from cutaway.probes.spans.phases import OperationTable
 from cutaway.report import (
     FORMATS,
     Format,
@@ -267,7 +268,80 @@ def nothing() -> Analysis:
     return Analysis((), (), (), (), None, {})
 
 
+def phases() -> Analysis:
+    """The spans probe's dissection (seed 001's table): an LDAP-like search dissected per phase,
+    a cache-miss sub-phase only in the baseline, from phase tables built by the probe's own
+    pure functions over three runs per variant."""
+    from cutaway.probes.spans.analysis import phase_stats
+    from cutaway.probes.spans.model import Edge, SpanEvent, nest
+    from cutaway.probes.spans.phases import operation_table
+
+    def run(miss_ns: int, filter_ns: int, jitter: int) -> OperationTable:
+        events: list[SpanEvent] = []
+        t = 0
+        for operation in range(4):
+            steps = [("search", 0), ("decode", 130_000 + jitter * operation), ("retrieve", 0)]
+            steps += [("fetch", miss_ns)] if miss_ns else []
+            events.append(SpanEvent(Edge.BEGIN, "search", 1, 1, t))
+            for name, duration in steps[1:2]:
+                events += [
+                    SpanEvent(Edge.BEGIN, name, 1, 1, t + 1000),
+                    SpanEvent(Edge.END, name, 1, 1, t + 1000 + duration),
+                ]
+            t += 200_000
+            events.append(SpanEvent(Edge.BEGIN, "retrieve", 1, 1, t))
+            if miss_ns:
+                events += [
+                    SpanEvent(Edge.BEGIN, "fetch", 1, 1, t + 500),
+                    SpanEvent(Edge.END, "fetch", 1, 1, t + 500 + miss_ns),
+                ]
+            t += miss_ns + 26_000
+            events.append(SpanEvent(Edge.END, "retrieve", 1, 1, t))
+            for _ in range(3):
+                events += [
+                    SpanEvent(Edge.BEGIN, "test filter", 1, 1, t),
+                    SpanEvent(Edge.END, "test filter", 1, 1, t + filter_ns),
+                ]
+                t += filter_ns + 1000
+            t += 5000
+            events.append(SpanEvent(Edge.END, "search", 1, 1, t))
+            t += 10_000
+        return operation_table(nest(events).spans)
+
+    tables = {
+        ("cold", None, "sdk"): [run(1_200_000, 139_000, 1000 * i) for i in range(3)],
+        ("warm", None, "sdk"): [run(0, 138_000, 1000 * i) for i in range(3)],
+    }
+    stats = phase_stats(tables, ["cold", "warm"], 0.95)
+    phase_comparisons = (
+        _comparison("cold", "warm", "phase:search", 0.31, 0.02, Verdict.IMPROVED),
+        _comparison("cold", "warm", "phase:retrieve", 0.02, 0.01, Verdict.IMPROVED),
+        _comparison("cold", "warm", "phase:decode", 1.0, 0.004, Verdict.EQUIVALENT),
+        _comparison("cold", "warm", "phase:test filter", 0.99, 0.03, Verdict.INCONCLUSIVE, 40),
+        _comparison("cold", "warm", "phase:unaccounted", 1.01, 0.2, Verdict.INCONCLUSIVE),
+    )
+    base = two_variants()
+    return replace(
+        base,
+        experiments=(_experiment(5, "phases", ("cold", "warm"), 3),),
+        summaries=tuple(
+            replace(s, variant={"files": "cold", "nscd": "warm"}.get(s.variant, s.variant))
+            for s in base.summaries
+        ),
+        comparisons=tuple(
+            replace(c, baseline="cold", variant="warm")
+            for c in base.comparisons
+            if c.metric == "wall"
+        ),
+        run_counts={"cold": {"ok": 3}, "warm": {"ok": 3}},
+        probes=("spans: span SDK records (CLOCK_MONOTONIC); overhead 48 ns per recorded span",),
+        phases=tuple(stats),
+        phase_comparisons=phase_comparisons,
+    )
+
+
 ANALYSES: dict[str, Callable[[], Analysis]] = {
+    "phases": phases,
     "two_variants": two_variants,
     "matrix": matrix,
     "single_variant": single_variant,
@@ -363,15 +437,37 @@ def test_every_format_renders_every_analysis(
     assert isinstance(text, str) and text.endswith("\n")
 
 
+def test_json_phases_are_documented_rows_in_seconds_that_add_up() -> None:
+    document = json.loads(render_json(phases()))
+    rows = [row for row in document["phases"] if row["variant"] == "cold"]
+    assert set(rows[0]) == {
+        "variant", "condition", "source", "phase", "parent", "path", "unaccounted", "n", "runs",
+        "mean", "median", "ci_low", "ci_high", "share",
+    }  # fmt: skip
+    by_path = {tuple(row["path"]): row for row in rows}
+    search = by_path[("search",)]
+    assert search["parent"] is None and search["condition"] is None and search["n"] == 12
+    assert search["runs"] == 3 and search["share"] == 1.0
+    assert by_path[("search", "retrieve", "fetch")]["mean"] == pytest.approx(0.0012)
+    # The phases under the outermost span, its unaccounted rest included, add up to it.
+    children = [r for p, r in by_path.items() if len(p) == 2]
+    assert [r["phase"] for r in children] == ["decode", "retrieve", "test filter", "unaccounted"]
+    assert sum(r["mean"] for r in children) == pytest.approx(search["mean"])
+    assert children[-1]["unaccounted"] is True and children[-1]["parent"] == "search"
+    comparison = document["phase_comparisons"][0]
+    assert comparison["metric"] == "phase:search" and comparison["unit"] == "seconds"
+    assert comparison["verdict"] == "improved"
+
+
 def test_json_has_the_documented_keys_in_base_units() -> None:
     analysis = two_variants()
     document = json.loads(render_json(analysis))
-    assert document["format"] == "cutaway-report" and document["version"] == 6
+    assert document["format"] == "cutaway-report" and document["version"] == 8
     assert list(document) == [
         "format", "version", "experiments", "summaries", "comparisons", "cautions",
         "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs", "series",
-        "profile_totals", "top_functions", "top_stacks", "profile_phases",
-        "attribution", "attribution_totals", "attribution_curve",
+        "profile_totals", "top_functions", "top_stacks", "profile_phases", "phases",
+        "phase_comparisons", "attribution", "attribution_totals", "attribution_curve",
     ]  # fmt: skip
     # Without the calls probe its keys are still there, empty: readers need not test for them.
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []

@@ -15,11 +15,21 @@ from hostile import HOSTILE
 from markdown_it import MarkdownIt
 
 from cutaway.attribution.analysis import Attribution, attribute, per_round_profiles
-from cutaway.model import Analysis, CallSummary, Caution, Comparison, Metric, Summary, Verdict
+from cutaway.model import (
+    Analysis,
+    CallSummary,
+    Caution,
+    Comparison,
+    Metric,
+    PhaseStat,
+    Summary,
+    Verdict,
+)
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import ProfileAnalysis, analyse_profiles
 from cutaway.report import FORMATS, render_calls_csv, render_terminal
 from cutaway.report.csv_format import render_runs_csv
+from cutaway.visible import visible
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # what rich itself emits for colour
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -68,7 +78,55 @@ def _hostile_analysis() -> Analysis:
         attribution=attribution.entries,
         attribution_totals=attribution.totals,
         attribution_curve=attribution.curve,
+        phases=_hostile_phases(),
+        phase_comparisons=tuple(
+            replace(c, metric=f"phase:{HOSTILE[3]}") for c in comparisons if c.metric == "wall"
+        ),
     )
+
+
+def _hostile_phases() -> tuple[PhaseStat, ...]:
+    """Every hostile string as a phase name, nested under a hostile outermost span, in two
+    hostile variants, with a hostile condition and source in one of them."""
+    stats = []
+    for index, variant in enumerate(HOSTILE[:2]):
+        condition = HOSTILE[4] if index else None
+        source = HOSTILE[5] if index else "sdk"
+        paths = [(HOSTILE[0],), *((HOSTILE[0], name) for name in HOSTILE[1:])]
+        for depth, path in enumerate(paths):
+            stats.append(
+                PhaseStat(
+                    variant,
+                    condition,
+                    source,
+                    path,
+                    False,
+                    9,
+                    3,
+                    1e-6 * (depth + 1),
+                    1e-6,
+                    0.5e-6,
+                    2e-6,
+                    0.1,
+                )
+            )
+        stats.append(
+            PhaseStat(
+                variant,
+                condition,
+                source,
+                (HOSTILE[0], "unaccounted"),
+                True,
+                9,
+                3,
+                1e-7,
+                1e-7,
+                0.0,
+                2e-7,
+                0.01,
+            )
+        )
+    return tuple(stats)
 
 
 def _hostile_attribution() -> Attribution:
@@ -151,3 +209,19 @@ def test_json_keeps_every_name_exactly() -> None:
     attributed = {e["function"] for e in document["attribution"]}
     assert {HOSTILE[1], HOSTILE[2], HOSTILE[11], "v" * 150} <= attributed
     assert {e["variant"] for e in document["attribution"]} == {HOSTILE[1]}
+    phases = document["phases"]
+    assert {row["phase"] for row in phases} == {*HOSTILE, "unaccounted"}
+    assert {row["parent"] for row in phases} == {None, HOSTILE[0]}
+    assert {row["condition"] for row in phases} == {None, HOSTILE[4]}
+    assert {row["source"] for row in phases} == {"sdk", HOSTILE[5]}
+    assert {c["metric"] for c in document["phase_comparisons"]} == {f"phase:{HOSTILE[3]}"}
+
+
+def test_html_waterfall_keeps_phase_names_as_data() -> None:
+    from cutaway.probes.spans.figures import spans_figures
+
+    figures = spans_figures(_hostile_analysis())
+    assert len(figures) == 2  # one per source
+    phases = [name.strip() for name in figures[0].data["phases"]]  # type: ignore[union-attr]
+    assert visible(HOSTILE[1]) in phases and len(phases) == len(HOSTILE) + 1
+    assert figures[0].table is not None  # its numbers, as a table every format escapes

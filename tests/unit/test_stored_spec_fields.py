@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from cutaway.model import PhaseRule, ProbeSpec, ProfileSpec, Spec, Variant
+from cutaway.model import PhaseRule, ProbeSpec, ProfileSpec, SpansSpec, Spec, Variant
 from cutaway.store import Store
 
 
@@ -27,6 +27,7 @@ def test_a_spec_with_every_setting_comes_back_whole(tmp_path: Path) -> None:
                 phases=(PhaseRule("parse", "^parse"), PhaseRule("regex", "re_search|regexec")),
             ),
             instructions=True,
+            spans=SpansSpec(otlp_file="/var/log/otel/traces.jsonl"),
         ),
         ignore_failure=True,
         keep_leftovers=True,

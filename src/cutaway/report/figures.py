@@ -44,9 +44,10 @@ def figure_views() -> tuple[FigureView, ...]:
     """Every view that adds figures, in the order of the report: the primary metric's
     distribution, rounds and percentiles, the probes' figures, then the other metrics'."""
     from cutaway.probes.calls.figures import calls_figures
+    from cutaway.probes.spans.figures import spans_figures
     from cutaway.report.plots import other_metric_figures, primary_figures
 
-    return (primary_figures, calls_figures, other_metric_figures)
+    return (primary_figures, calls_figures, spans_figures, other_metric_figures)
 
 
 def build_figures(analysis: Analysis) -> list[Figure]:

@@ -18,6 +18,10 @@ Version history:
     6 (2026-11-24): ``profile_phases``: the profile probe's ``phases`` rules, each phase's
         weight per run and share by variant and kind (always present, an empty list without
         rules).
+    8 (2026-11-24): the spans probe: ``phases``, the dissection per variant, condition, source
+        and phase (time per operation in seconds), and ``phase_comparisons``, each phase's
+        metric ``phase:<name>`` against the baseline (always present, empty lists without
+        the probe). Version 7 is another branch's (the lead renumbers at merge).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     FunctionWeight,
+    PhaseStat,
     PhaseWeight,
     ProfileTotal,
     Run,
@@ -49,7 +54,7 @@ from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
-FORMAT_VERSION = 6
+FORMAT_VERSION = 8
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -225,6 +230,11 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "top_functions": _per_variant(analysis.profile_functions, _function_weight),
         "top_stacks": _per_variant(analysis.profile_stacks, _stack_weight),
         "profile_phases": [_phase_weight(phase) for phase in analysis.profile_phases],
+        "phases": [_phase_stat(stat) for stat in analysis.phases],
+        "phase_comparisons": [
+            {**_comparison(comparison), "unit": "seconds"}
+            for comparison in analysis.phase_comparisons
+        ],
         "attribution": [_attribution(entry) for entry in analysis.attribution],
         "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
         "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
@@ -312,6 +322,25 @@ def _function_weight(weight: FunctionWeight) -> dict[str, JsonValue]:
         "inclusive": _number(weight.inclusive_value),
         "self_share": _number(weight.self_share),
         "inclusive_share": _number(weight.inclusive_share),
+    }
+
+
+def _phase_stat(stat: PhaseStat) -> dict[str, JsonValue]:
+    return {
+        "variant": stat.variant,
+        "condition": stat.condition,
+        "source": stat.source,
+        "phase": stat.phase,
+        "parent": stat.parent,
+        "path": list(stat.path),
+        "unaccounted": stat.unaccounted,
+        "n": stat.n,
+        "runs": stat.runs,
+        "mean": _number(stat.mean),
+        "median": _number(stat.median),
+        "ci_low": _number(stat.ci_low),
+        "ci_high": _number(stat.ci_high),
+        "share": _number(stat.share),
     }
 
 

@@ -10,9 +10,11 @@ runner records conditions."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from cutaway.model import Caution, PhaseStat
 from cutaway.probes.spans import phases as phase_tables
@@ -59,8 +61,8 @@ def phase_stats(
     order = {name: index for index, name in enumerate(variants)}
     for key in sorted(tables, key=lambda k: (order.get(k[0], len(order)), k[1] or "", k[2])):
         variant, condition, source = key
-        runs = tables[key]
-        merged = phase_tables.merged_phases(runs)
+        runs = [_Run.of(table) for table in tables[key]]
+        merged = phase_tables.merged_phases(tables[key])
         root_means: dict[str, float] = {}
         for phase in merged:
             run_means, pooled = _per_run(runs, phase)
@@ -89,35 +91,41 @@ def phase_stats(
     return stats
 
 
-def _per_run(
-    runs: Sequence[phase_tables.OperationTable], phase: phase_tables.Phase
-) -> tuple[list[float], list[float]]:
+@dataclass(frozen=True)
+class _Run:
+    """One run's table as a matrix (operations x phases, seconds), and its outermost spans."""
+
+    table: phase_tables.OperationTable
+    columns: Mapping[phase_tables.Phase, int]
+    seconds: npt.NDArray[np.float64]
+    roots: tuple[int, ...]
+
+    @classmethod
+    def of(cls, table: phase_tables.OperationTable) -> _Run:
+        seconds = np.array(table.durations_ns, dtype=np.float64).reshape(
+            len(table), len(table.phases)
+        )
+        roots = tuple(i for i, phase in enumerate(table.phases) if len(phase.path) == 1)
+        return cls(table, phase_tables.column_of(table), seconds / 1e9, roots)
+
+
+def _per_run(runs: Sequence[_Run], phase: phase_tables.Phase) -> tuple[list[float], list[float]]:
     """Each run's mean time in `phase` per operation of its outermost span (seconds), and
-    every such operation's time, pooled."""
+    every such operation's time, pooled. An operation belongs to an outermost span when it
+    spent time in it, or when that span is the only outermost one (0 ns still counts)."""
     run_means: list[float] = []
     pooled: list[float] = []
-    for table in runs:
-        columns = phase_tables.column_of(table)
-        root = columns.get(phase_tables.Phase((phase.root,)))
+    for run in runs:
+        root = run.columns.get(phase_tables.Phase((phase.root,)))
         if root is None:
             continue  # this run had no operation of that outermost span
-        column = columns.get(phase)
-        values = [
-            (row[column] if column is not None else 0) / 1e9
-            for index, row in enumerate(table.durations_ns)
-            if _belongs(table, index, root)
-        ]
-        if values:
-            run_means.append(sum(values) / len(values))
-            pooled += values
+        mine = run.seconds[:, root] > 0 if run.roots != (root,) else np.ones(len(run.table), bool)
+        column = run.columns.get(phase)
+        values = run.seconds[mine, column] if column is not None else np.zeros(int(mine.sum()))
+        if values.size:
+            run_means.append(float(values.mean()))
+            pooled += values.tolist()
     return run_means, pooled
-
-
-def _belongs(table: phase_tables.OperationTable, index: int, root_column: int) -> bool:
-    """Whether operation `index` is one of the outermost span at `root_column`: it spent time
-    there, or that span is the only outermost one (an operation of 0 ns still counts)."""
-    roots = [i for i, phase in enumerate(table.phases) if len(phase.path) == 1]
-    return table.durations_ns[index][root_column] > 0 or roots == [root_column]
 
 
 def problem_cautions(store: Store, experiment_id: int) -> list[Caution]:

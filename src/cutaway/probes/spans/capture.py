@@ -41,7 +41,7 @@ PROBLEMS_KIND = "spans-problems"
 OTLP_VARIABLE = "CUTAWAY_OTLP_FILE"
 OTLP_NAME = "otlp.jsonl"
 MAX_PROBLEMS = 50  # per run: the first ones in words, the rest counted
-CALIBRATION_SPANS = 200_000
+CALIBRATION_SPANS = 20_000  # per batch, 5 batches: a second or two before the first round
 # Times spans through the Python SDK: the per-span cost of cutaway.spans, with and without a
 # directory (recording vs the untimed branch). Prints nanoseconds per span.
 _PYTHON_CALIBRATOR = """
@@ -165,16 +165,18 @@ class SpansProbe:
 
     def _otlp_spans(self, problems: list[str]) -> list[Span]:
         spans: list[Span] = []
-        sources = [(self.directory / OTLP_NAME, 0)]
+        # The run's own file is named as the workload knows it: its directory is temporary.
+        sources = [(self.directory / OTLP_NAME, 0, f"${OTLP_VARIABLE}")]
         if self.spec.otlp_file is not None:
-            sources.append((Path(self.spec.otlp_file), self.otlp_offset))
-        for path, offset in sources:
+            path = Path(self.spec.otlp_file)
+            sources.append((path, self.otlp_offset, str(path)))
+        for path, offset, name in sources:
             if not path.is_file():
                 continue
             try:
-                read = read_otlp(path, start_offset=offset)
+                read = read_otlp(path, start_offset=offset, source=name)
             except OSError as error:
-                problems.append(f"{path}: cannot read: {error.strerror}")
+                problems.append(f"{name}: cannot read: {error.strerror}")
                 continue
             spans += read.spans
             problems += read.problems

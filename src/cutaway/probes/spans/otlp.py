@@ -42,10 +42,13 @@ class OtlpSpans:
     traces: int
 
 
-def read_otlp(path: str | os.PathLike[str], *, start_offset: int = 0) -> OtlpSpans:
+def read_otlp(
+    path: str | os.PathLike[str], *, start_offset: int = 0, source: str | None = None
+) -> OtlpSpans:
     """The spans of an OTLP JSON file, from byte `start_offset` on (the lines a collector
-    appended during a run). A file that cannot be read at all raises OSError."""
-    name = os.fspath(path)
+    appended during a run); problems name the file as `source` (default: its path). A file
+    that cannot be read at all raises OSError."""
+    name = os.fspath(path) if source is None else source
     with open(path, "rb") as file:
         file.seek(start_offset)
         data = file.read()
@@ -64,8 +67,10 @@ def parse_otlp(lines: Iterable[str], source: str, *, first_line: int = 1) -> Otl
             continue
         try:
             document = json.loads(line)
-        except ValueError as error:
-            problems.append(f"{source}:{number}: not JSON ({error.args[0]}); line skipped")
+        except json.JSONDecodeError as error:
+            problems.append(
+                f"{source}:{number}: not JSON at column {error.colno} ({error.msg}); line skipped"
+            )
             continue
         raw += _line_spans(document, f"{source}:{number}", problems)
     spans, traces = _nest(raw, source, problems)

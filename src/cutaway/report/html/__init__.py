@@ -35,7 +35,7 @@ from cutaway.report.sections import Block, Heading, Name, Report, Table, Verdict
 ECHARTS_VERSION = "6.1.0"
 ECHARTS_FILE = "vendor/echarts/echarts.common.min.js"
 # The renderer of each kind of figure, in assets/charts/; each uses ECharts.
-CHART_KINDS = ("distribution", "rounds", "percentiles", "bars")
+CHART_KINDS = ("distribution", "rounds", "percentiles", "bars", "waterfall")
 _UNSAFE_IN_SCRIPT = re.compile(r"</script|<!--|<script", re.IGNORECASE)
 
 

@@ -1,0 +1,179 @@
+"""Span files: the reader on the committed C test vector, and the Python SDK (cutaway.spans)
+writing files the reader decodes as the C writer's, in real processes: threads, fork, exec,
+an unbalanced begin, hostile names."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile import HOSTILE
+
+from cutaway.probes.calls.records import CallFileError, read_call_file
+from cutaway.probes.spans.model import Edge, nest
+from cutaway.probes.spans.records import (
+    DIRECTORY_VARIABLE,
+    SpanFileError,
+    read_span_file,
+    span_files,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "tests" / "vectors"
+VECTOR = VECTORS / "spans_v4_tsc.bin"
+
+
+def _name(text: str) -> str:
+    return "x" * 1024 if text == "<1024 x>" else text
+
+
+def test_reader_decodes_the_c_vector_to_exactly_the_json() -> None:
+    expected: dict[str, Any] = json.loads((VECTORS / "spans_v4_tsc.json").read_text())
+    span_file = read_span_file(VECTOR)
+    for field in ("pid", "ppid", "exe", "sequence", "dropped_records", "truncated_bytes"):
+        assert getattr(span_file, field) == expected[field], field
+    decoded = [
+        {"edge": e.edge.value, "name": e.name, "thread_id": e.tid, "time_ns": e.time_ns}
+        for e in span_file.events
+    ]
+    assert decoded == [{**e, "name": _name(e["name"])} for e in expected["events"]]
+    assert [p.split(": ", 1)[1] for p in span_file.problems] == expected["problems"]
+    assert all(p.startswith(str(VECTOR)) for p in span_file.problems)
+
+
+def test_the_vector_nests_with_the_undefined_end_reported() -> None:
+    nesting = nest(read_span_file(VECTOR).events)
+    assert [(s.name[:6], s.tid, s.depth, s.operation) for s in nesting.spans] == [
+        ("op", 7070, 0, 0),
+        ("decode", 7070, 1, 0),
+        ("twenty", 7070, 1, 0),
+        ("op", 7071, 0, 1),
+        ("xxxxxx", 7071, 1, 1),
+    ]
+    (problem,) = nesting.unbalanced
+    assert "end of '<undefined span name 9>' without a begin" in problem.message
+
+
+def test_a_call_file_is_not_a_span_file_and_back() -> None:
+    with pytest.raises(SpanFileError, match="a call file, not a span file"):
+        read_span_file(VECTORS / "calls_v3_monotonic.bin")
+    with pytest.raises(CallFileError, match="a span file, not a call file"):
+        read_call_file(VECTOR)
+
+
+def test_a_cut_file_keeps_its_whole_records(tmp_path: Path) -> None:
+    cut = tmp_path / "spans.1.0.bin"
+    cut.write_bytes(VECTOR.read_bytes()[:-10])  # the last record (end of op, 7071) is cut
+    span_file = read_span_file(cut)
+    assert span_file.truncated_bytes == 22
+    assert len(span_file.events) == len(read_span_file(VECTOR).events) - 1
+    assert any("22 bytes at the end do not form a record" in p for p in span_file.problems)
+
+
+def test_garbage_is_refused_by_name(tmp_path: Path) -> None:
+    garbage = tmp_path / "spans.1.0.bin"
+    garbage.write_bytes(b"not a span file at all" * 10)
+    with pytest.raises(SpanFileError, match=f"{garbage}: not a cutaway call file"):
+        read_span_file(garbage)
+
+
+PROGRAM = textwrap.dedent(
+    """
+    import os, sys, threading
+    from cutaway import spans
+    names = sys.argv[1:]
+
+    @spans.span("handle")
+    def handle():
+        with spans.span("decode"):
+            pass
+        spans.begin("retrieve")
+        spans.end("retrieve")
+
+    for _ in range(3):
+        handle()
+    thread = threading.Thread(target=handle)
+    thread.start()
+    thread.join()
+    for name in names:
+        with spans.span(name):
+            pass
+    pid = os.fork()
+    if pid == 0:
+        handle()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    spans.begin("never ended")
+    print(spans.enabled())
+    """
+)
+
+
+def _run(program: str, directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", program, *args],
+        env={**os.environ, DIRECTORY_VARIABLE: str(directory)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+def test_python_sdk_writes_what_the_reader_nests(tmp_path: Path) -> None:
+    result = _run(PROGRAM, tmp_path, *HOSTILE)
+    assert result.stdout.strip() == "True"
+    parent, child = span_files(tmp_path)  # the fork child starts its own file
+    parent_file, child_file = read_span_file(parent), read_span_file(child)
+    assert child_file.ppid == parent_file.pid and parent_file.problems == ()
+    nesting = nest(parent_file.events)
+    handles = [s for s in nesting.spans if s.name == "handle"]
+    assert len(handles) == 4 and len({s.tid for s in handles}) == 2  # main thread and another
+    assert [s.operation for s in handles] == [0, 1, 2, 3]
+    children = [(s.name, s.parent, s.depth) for s in nesting.spans if s.operation == 0][1:]
+    assert children == [("decode", "handle", 1), ("retrieve", "handle", 1)]
+    assert [s.name for s in nesting.spans if s.name in HOSTILE] == list(HOSTILE)
+    (never,) = nesting.unbalanced
+    assert never.event.edge is Edge.BEGIN and never.event.name == "never ended"
+    assert "without an end (still open when the records end)" in never.message
+    assert [s.name for s in nest(child_file.events).spans] == ["handle", "decode", "retrieve"]
+
+
+def test_exec_starts_the_next_file_of_the_same_pid(tmp_path: Path) -> None:
+    program = (
+        "import os, sys\nfrom cutaway import spans\nspans.begin('before exec')\n"
+        "spans.end('before exec')\n"
+        "os.execv(sys.executable, [sys.executable, '-c', "
+        "'from cutaway import spans\\nwith spans.span(\"after exec\"): pass'])\n"
+    )
+    _run(program, tmp_path)
+    first, second = span_files(tmp_path)
+    assert first.name.endswith(".0.bin") and second.name.endswith(".1.bin")
+    assert [e.name for e in read_span_file(second).events] == ["after exec", "after exec"]
+
+
+def test_not_under_cutaway_spans_do_nothing_and_numpy_is_not_imported(tmp_path: Path) -> None:
+    program = (
+        "import sys\nfrom cutaway import spans\n"
+        "with spans.span('x'): pass\nspans.begin('y'); spans.end('y')\n"
+        "@spans.span('z')\ndef f(): return 3\n"
+        "print(spans.enabled(), f(), 'numpy' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != DIRECTORY_VARIABLE}
+    result = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.stdout.split() == ["False", "3", "False"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unwritable_directory_turns_spans_off_without_failing(tmp_path: Path) -> None:
+    missing = tmp_path / "missing"
+    program = "from cutaway import spans\nwith spans.span('x'): pass\nprint(spans.enabled())\n"
+    assert _run(program, missing).stdout.strip() == "False"

@@ -60,6 +60,9 @@ _RECORD_BYTES = 32
 _FIRST_CAPACITY = 1 << 16  # records: the file grows by doubling (sparse until written)
 assert _HEADER.size == 96 and _RECORD.size == _TEXT.size == _RECORD_BYTES
 
+_pack = _RECORD.pack_into
+_now = time.monotonic_ns
+_native_id = threading.get_native_id
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -90,7 +93,6 @@ class _Writer:
         self.maps = [self.map]  # earlier mappings stay open: a thread may still write there
         self.slots = itertools.count()
         self.names: dict[str, int] = {}
-        self.depths: dict[int, int] = {}
         self.lock = threading.Lock()
 
     def offset(self, slot: int) -> int:
@@ -130,24 +132,21 @@ class _Writer:
             self.names[name] = name_id
         return name_id
 
-    def event(self, name: str, is_begin: bool) -> None:
-        now = time.monotonic_ns() if not is_begin else 0  # an end: first, closest to the work
-        tid = threading.get_native_id()
+    def begin(self, name: str) -> None:
+        tid = _native_id()
         name_id = self.names.get(name) or self.name_id(name, tid)
-        depth = self.depths.get(tid, 0)
-        if is_begin:
-            self.depths[tid] = depth + 1
-        elif depth:
-            depth -= 1
-            self.depths[tid] = depth
         slot = next(self.slots)
         offset = _HEADER_BYTES + slot * _RECORD_BYTES if slot < self.capacity else self.offset(slot)
-        if is_begin:
-            now = time.monotonic_ns()  # a begin: last, closest to the work
-        kind = _SPAN_BEGIN if is_begin else _SPAN_END
-        _RECORD.pack_into(
-            self.map, offset, kind, min(depth, 255), 0, tid, name_id, slot + 1, now
-        )  # slot + 1 < 2^32 for 4 billion records
+        # depth 0: the Python writer leaves the informational depth out (readers nest by name).
+        _pack(self.map, offset, _SPAN_BEGIN, 0, 0, tid, name_id, slot + 1, _now())
+
+    def end(self, name: str) -> None:
+        now = _now()  # first, closest to the work
+        tid = _native_id()
+        name_id = self.names.get(name) or self.name_id(name, tid)
+        slot = next(self.slots)
+        offset = _HEADER_BYTES + slot * _RECORD_BYTES if slot < self.capacity else self.offset(slot)
+        _pack(self.map, offset, _SPAN_END, 0, 0, tid, name_id, slot + 1, now)
 
     def finish(self) -> None:
         """At exit: cut the unused end, unless another thread may still write."""
@@ -182,19 +181,26 @@ _writer: _Writer | None = None
 _failed = False  # the file could not be created: spans stay off in this process
 
 
-def _emit(name: str, is_begin: bool) -> None:
+def _start() -> _Writer | None:
+    """This process's writer, created at its first span; None if it cannot be."""
     global _writer, _failed
-    writer = _writer
-    if writer is None:
-        if _failed:
-            return
+    if _writer is None and not _failed:
         try:
-            writer = _writer = _Writer(_directory)
+            _writer = _Writer(_directory)
         except OSError:
             _failed = True
-            return
-        atexit.register(writer.finish)
-    writer.event(name, is_begin)
+            return None
+        atexit.register(_writer.finish)
+    return _writer
+
+
+def _emit(name: str, is_begin: bool) -> None:
+    writer = _writer or _start()
+    if writer is not None:
+        if is_begin:
+            writer.begin(name)
+        else:
+            writer.end(name)
 
 
 def _forked() -> None:
@@ -234,7 +240,9 @@ class span:
 
     def __enter__(self) -> None:
         if _directory:
-            _emit(self.name, True)
+            writer = _writer or _start()
+            if writer is not None:
+                writer.begin(self.name)
 
     def __exit__(
         self,
@@ -243,7 +251,9 @@ class span:
         traceback: TracebackType | None,
     ) -> None:
         if _directory:
-            _emit(self.name, False)
+            writer = _writer or _start()
+            if writer is not None:
+                writer.end(self.name)
 
     def __call__(self, function: Callable[_P, _R]) -> Callable[_P, _R]:
         name = self.name

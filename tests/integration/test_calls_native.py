@@ -442,7 +442,8 @@ def test_the_vectors_program_regenerates_the_committed_vectors(build: Path, tmp_
     vectors = _compile(build / "vectors", [NATIVE / "tests" / "cw_calls_vectors.c"], "-O2")
     subprocess.run([vectors, str(tmp_path)], check=True)
     committed = ROOT / "tests" / "vectors"
-    names = sorted(path.name for path in committed.iterdir())
+    # Span vectors come from their own program (tests/integration/test_spans_native.py).
+    names = sorted(p.name for p in committed.iterdir() if p.name.startswith("calls_"))
     assert sorted(path.name for path in tmp_path.iterdir()) == names
     assert len(names) == 6
     for name in names:

@@ -23,7 +23,7 @@ from cutaway.probes.uprobes.targets import check_system
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "openldap"
 CONTROL = EXAMPLE / "slapd-ctl"
 CUTAWAY = [sys.executable, "-m", "cutaway"]
-PORTS = {38901, 38902}
+PORTS = {13891, 13892}
 
 
 def _why_not() -> str | None:

@@ -35,9 +35,15 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable
-from types import TracebackType
-from typing import ParamSpec, TypeVar
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: a measured program pays it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import TracebackType
+    from typing import ParamSpec, TypeVar
+
+    _P = ParamSpec("_P")
+    _R = TypeVar("_R")
 
 __all__ = ["begin", "enabled", "end", "span"]
 
@@ -63,8 +69,6 @@ assert _HEADER.size == 96 and _RECORD.size == _TEXT.size == _RECORD_BYTES
 _pack = _RECORD.pack_into
 _now = time.monotonic_ns
 _native_id = threading.get_native_id
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
 
 
 class _Writer:

@@ -96,7 +96,11 @@ def _assert_clean(page: Page, path_name: str) -> None:
 @pytest.mark.parametrize(
     ("name", "kwargs", "kinds"),
     [
-        ("three-variants-calls", {}, {"distribution", "rounds", "percentiles", "bars"}),
+        (
+            "three-variants-calls",
+            {},
+            {"distribution", "rounds", "percentiles", "bars", "waterfall"},
+        ),
         ("one-variant", {"variants": ("only",), "functions": ()}, {"distribution", "percentiles"}),
         ("violins", {"variants": ("a", "b"), "rounds": 1200, "functions": ()}, None),
     ],

@@ -162,14 +162,14 @@ def test_not_under_cutaway_spans_do_nothing_and_numpy_is_not_imported(tmp_path: 
         "import sys\nfrom cutaway import spans\n"
         "with spans.span('x'): pass\nspans.begin('y'); spans.end('y')\n"
         "@spans.span('z')\ndef f(): return 3\n"
-        "print(spans.enabled(), f(), 'numpy' in sys.modules)\n"
+        "print(spans.enabled(), f(), 'numpy' in sys.modules, 'typing' in sys.modules)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != DIRECTORY_VARIABLE}
     result = subprocess.run(
         [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True,
         cwd=tmp_path,
     )  # fmt: skip
-    assert result.stdout.split() == ["False", "3", "False"]
+    assert result.stdout.split() == ["False", "3", "False", "False"]
     assert list(tmp_path.iterdir()) == []
 
 

@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cutaway.model import RunData, SpansSpec
@@ -58,6 +58,18 @@ for _ in range(5):
     best = elapsed if best is None else min(best, elapsed)
 print(best / n)
 """
+
+
+def phase_data(source: str, spans: Sequence[Span]) -> tuple[RunData | None, dict[str, float]]:
+    """What any source of spans stores for a run: its operations x phases table (kind
+    ``spans``, key `source`: "sdk", "otlp", "uprobes"), which the dissection reads, and the
+    run's metrics ``phase:<name>``. Spans of each thread in nest() order (a parent before its
+    children); None and no metrics for a run without spans."""
+    if not spans:
+        return None, {}
+    table = phases.operation_table(spans)
+    data = RunData(KIND, source, len(table), phases.encode(table))
+    return data, phases.phase_metrics(table)
 
 
 class SpansProbe:
@@ -130,11 +142,10 @@ class SpansProbe:
         data = []
         metrics: dict[str, float] = {}
         for key, spans in (("sdk", sdk_spans), ("otlp", otlp_spans)):
-            if not spans:
-                continue
-            table = phases.operation_table(spans)
-            data.append(RunData(KIND, key, len(table), phases.encode(table)))
-            for name, value in phases.phase_metrics(table).items():
+            table_data, table_metrics = phase_data(key, spans)
+            if table_data is not None:
+                data.append(table_data)
+            for name, value in table_metrics.items():
                 metrics.setdefault(name, value)  # one source per phase name: the SDK's first
         self.run_metrics_now = metrics
         shown = problems[:MAX_PROBLEMS]

@@ -36,8 +36,15 @@
     };
     option.xAxis = {type: 'value', name: cutaway.axisName('time per operation', data.unit),
                     nameLocation: 'middle', nameGap: 28};
-    option.yAxis = {type: 'category', data: data.phases, inverse: true,
-                    axisLabel: {width: 260, overflow: 'truncate'}};
+    // Labels left-aligned, their leading spaces kept (non-breaking): the nesting shows.
+    var labels = data.phases.map(function (name) {
+      var indent = name.length - name.replace(/^ +/, '').length;
+      return '\u00a0'.repeat(indent * 2) + name.slice(indent);
+    });
+    option.grid.left = 280;
+    option.grid.containLabel = false;
+    option.yAxis = {type: 'category', data: labels, inverse: true,
+                    axisLabel: {width: 260, overflow: 'truncate', align: 'left', margin: 270}};
     option.series = series;
     chart.setOption(option);
     return chart;

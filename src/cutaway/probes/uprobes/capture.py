@@ -25,9 +25,7 @@ from pathlib import Path
 
 from cutaway.model import RunData, UprobeTarget
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
-from cutaway.probes.spans import phases
-from cutaway.probes.spans.capture import KIND as SPANS_KIND
-from cutaway.probes.spans.capture import MAX_PROBLEMS, PROBLEMS_KIND
+from cutaway.probes.spans.capture import MAX_PROBLEMS, PROBLEMS_KIND, phase_data
 from cutaway.probes.spans.model import NO_OPERATION, Edge, Span, SpanEvent, nest
 from cutaway.probes.uprobes import records
 from cutaway.probes.uprobes.operations import Operation, Operations
@@ -133,18 +131,16 @@ class UprobesProbe:
             problems.append(f"bpftrace lost {lost} events (its ring buffer was full)")
         data = [records_data(spans)]
         # The dissection reads phase tables, whatever their source (cutaway.probes.spans).
-        table = phases.operation_table(spans)
-        self.measured = phases.phase_metrics(table) if len(table) else {}
-        if len(table):
-            data.append(RunData(SPANS_KIND, records.KIND, len(table), phases.encode(table)))
+        table, self.measured = phase_data(records.KIND, spans)
+        if table is not None:
+            data.append(table)
         # The split by position: the operations that were the first of their kind after their
         # process started, as a source of their own beside all of them.
         firsts = [op for op in ours if op.first]
         if firsts:
-            first_table = phases.operation_table(self.spans(firsts)[0])
-            if len(first_table):
-                encoded = phases.encode(first_table)
-                data.append(RunData(SPANS_KIND, FIRST_SOURCE, len(first_table), encoded))
+            first_table, _ = phase_data(FIRST_SOURCE, self.spans(firsts)[0])
+            if first_table is not None:
+                data.append(first_table)
         if problems:
             shown = problems[:MAX_PROBLEMS]
             if len(problems) > MAX_PROBLEMS:

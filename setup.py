@@ -17,7 +17,9 @@ for an in-place or editable build):
   cutaway.probes.profile.native_fold.folder_path() looks for it;
 - native/cw_load.c (with native/cw_hdr.h) into cw_load, the load generator, where
   cutaway.probes.load.generator.generator_path() looks for it (links zlib for the HdrHistogram
-  encoding)."""
+  encoding);
+- native/cw_uprobe_calibrate.c into cw_uprobe_calibrate, which the uprobes probe runs to measure
+  its cost per hit and to mark the end of a run in its tracer's output."""
 
 from __future__ import annotations
 
@@ -48,7 +50,11 @@ FOLDER_SOURCES = ["native/cw_fold.c"]
 LOADER = "cw_load"  # must match GENERATOR_NAME in src/cutaway/probes/load/generator.py
 LOADER_SOURCES = ["native/cw_load.c"]
 LOADER_HEADERS = ["native/cw_hdr.h"]
-NATIVE_OUTPUTS = (EXECUTABLE, LIBRARY, SPANS_LIBRARY, CALIBRATOR, FOLDER, LOADER)
+UPROBE_CALIBRATOR = "cw_uprobe_calibrate"  # must match src/cutaway/probes/uprobes/tracer.py
+UPROBE_CALIBRATOR_SOURCES = ["native/cw_uprobe_calibrate.c"]
+NATIVE_OUTPUTS = (
+    EXECUTABLE, LIBRARY, SPANS_LIBRARY, CALIBRATOR, FOLDER, LOADER, UPROBE_CALIBRATOR,
+)  # fmt: skip
 
 
 class BinaryDistribution(Distribution):
@@ -70,6 +76,7 @@ class BuildExtWithForkServer(build_ext):
         self._compile_calibrator(compiler, self._built_path(CALIBRATOR))
         self._compile_folder(compiler, self._built_path(FOLDER))
         self._compile_loader(compiler, self._built_path(LOADER))
+        self._compile_uprobe_calibrator(compiler, self._built_path(UPROBE_CALIBRATOR))
         if self.inplace:
             # As setuptools does for extensions: build in build_lib, then copy into the source
             # package (editable installs and `setup.py build_ext --inplace` import from there).
@@ -135,6 +142,14 @@ class BuildExtWithForkServer(build_ext):
             objects, LOADER, os.path.dirname(output), libraries=["z", "m", "pthread"]
         )
 
+    def _compile_uprobe_calibrator(self, compiler: Any, output: str) -> None:
+        # Never stripped: its two functions are found by their symbols.
+        objects = compiler.compile(
+            UPROBE_CALIBRATOR_SOURCES, output_dir=self.build_temp, extra_preargs=FLAGS
+        )
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        compiler.link_executable(objects, UPROBE_CALIBRATOR, os.path.dirname(output))
+
     def _compile_library(self, compiler: Any, output: str, *, spans: bool = False) -> None:
         # The span writer is the same source with the interposed functions left out: its own
         # object directory, since both objects would otherwise be build_temp/native/cw_calls.o.
@@ -184,6 +199,7 @@ class BuildExtWithForkServer(build_ext):
             *FOLDER_SOURCES,
             *LOADER_SOURCES,
             *LOADER_HEADERS,
+            *UPROBE_CALIBRATOR_SOURCES,
         ]
         return [*super().get_source_files(), *native]
 

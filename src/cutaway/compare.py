@@ -73,6 +73,7 @@ def experiment_info(stored: StoredExperiment, rounds_completed: int) -> Experime
         baseline=spec.baseline,
         variants=tuple(v.name for v in spec.variants),
         rounds_completed=rounds_completed,
+        conditions=spec.conditions,
     )
 
 
@@ -107,9 +108,8 @@ def analyze(
         if name in tables[metric].variants
     ]
     comparisons: list[Comparison] = []
-    for name in names:
-        if name != spec.baseline:
-            comparisons += paired_family(tables, metrics, spec.baseline, name, spec, resamples)
+    for reference, name in compared_pairs(spec):
+        comparisons += paired_family(tables, metrics, reference, name, spec, resamples)
     runs = store.runs(experiment_id, include_warmup=False)
     counts: dict[str, Counter[str]] = {name: Counter() for name in names}
     for run in runs:
@@ -137,7 +137,7 @@ def analyze(
     cautions += load_cautions(load)
     phase_stats: list[PhaseStat] = []
     phase_comparisons: list[Comparison] = []
-    if spec.probes.spans is not None:
+    if spec.probes.spans is not None or spec.probes.uprobes:
         from cutaway.probes.spans.analysis import (
             load_tables,
             problem_cautions,
@@ -205,11 +205,8 @@ def _phase_comparisons(
     metrics = phase_metrics(store, experiment_id)
     tables = {m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics}
     comparisons: list[Comparison] = []
-    for variant in spec.variants:
-        if variant.name != spec.baseline:
-            comparisons += paired_family(
-                tables, metrics, spec.baseline, variant.name, spec, resamples
-            )
+    for reference, variant in compared_pairs(spec):
+        comparisons += paired_family(tables, metrics, reference, variant, spec, resamples)
     return comparisons
 
 
@@ -420,6 +417,30 @@ def paired_family(
                 Row(metric.name, reference, other, int(pairs.sum()), estimate, metric.better)
             )
     return judge(rows, spec.margin, spec.confidence, primary=spec.primary_metric)
+
+
+def compared_pairs(spec: Spec) -> list[tuple[str, str]]:
+    """(reference, variant) pairs compared round by round: each variant against the baseline;
+    under [[conditions]], along both axes instead: within each condition each variant against
+    the baseline's copy in that condition, and each variant's copy in every later condition
+    against its copy in the first condition (cold against warm)."""
+    if not spec.conditions:
+        return [(spec.baseline, v.name) for v in spec.variants if v.name != spec.baseline]
+    by_family_condition = {(v.family_name, v.condition): v.name for v in spec.variants}
+    baseline_family = spec.variant(spec.baseline).family_name
+    families = list(dict.fromkeys(v.family_name for v in spec.variants))
+    first = spec.conditions[0].name
+    pairs: list[tuple[str, str]] = []
+    for condition in (c.name for c in spec.conditions):
+        reference = by_family_condition[(baseline_family, condition)]
+        for family in families:
+            if family != baseline_family:
+                pairs.append((reference, by_family_condition[(family, condition)]))
+    for family in families:
+        for condition in (c.name for c in spec.conditions[1:]):
+            reference = by_family_condition[(family, first)]
+            pairs.append((reference, by_family_condition[(family, condition)]))
+    return pairs
 
 
 # --- all pairs (cutaway run/report/compare --all-pairs) ---------------------------------------

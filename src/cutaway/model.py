@@ -104,6 +104,11 @@ class Variant:
     params: Mapping[str, str] = field(default_factory=dict)  # matrix values that made it
     stdin: str | None = None  # a file fed to the command's standard input; None: /dev/null
     stdout: str = "null"  # one of OUTPUT_MODES, or a file's path
+    # Under [[conditions]]: the condition this copy of a declared variant runs in, and the
+    # declared variant's name (``family``), whose setup and cleanup hooks run once for all
+    # its conditions.
+    condition: str | None = None
+    family: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", _frozen(self.env))
@@ -127,7 +132,13 @@ class Variant:
             "params": dict(self.params),
             "stdin": self.stdin,
             "stdout": self.stdout,
+            **({"condition": self.condition, "family": self.family} if self.condition else {}),
         }
+
+    @property
+    def family_name(self) -> str:
+        """The declared variant this one was made from (itself without conditions)."""
+        return self.family or self.name
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Variant:
@@ -144,7 +155,23 @@ class Variant:
             params=dict(data.get("params") or {}),  # type: ignore[call-overload]
             stdin=data.get("stdin"),  # type: ignore[arg-type]
             stdout=str(data.get("stdout") or "null"),
+            condition=None if data.get("condition") is None else str(data["condition"]),
+            family=None if data.get("family") is None else str(data["family"]),
         )
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition every variant runs in (``[[conditions]]``): cold and warm. ``prepare`` is
+    shell code run before each run in it, after the variant's own prepare hook (dropping the
+    page cache, restarting a server, or warming it). Each variant runs once per condition in
+    every round; its conditions are compared with its first condition, round by round."""
+
+    name: str
+    prepare: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "prepare": self.prepare}
 
 
 CALL_GRAPHS = ("fp", "dwarf")  # frame pointers, or DWARF unwinding of a copied user stack
@@ -233,6 +260,18 @@ class ProfileSpec:
 
 
 @dataclass(frozen=True)
+class UprobeTarget:
+    """Functions of one binary (an executable or a shared library, as given: resolved when the
+    probe is checked) whose every entry and return the uprobes probe records as a span."""
+
+    binary: str
+    functions: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "functions", tuple(self.functions))
+
+
+@dataclass(frozen=True)
 class ProbeSpec:
     """Which probes watch the measured runs. ``calls`` names catalog functions whose every call
     is timed (the ``calls`` probe); ``calls_thread_cpu`` also measures each call's thread CPU
@@ -244,10 +283,13 @@ class ProbeSpec:
     profile: ProfileSpec | None = None  # stack samples by perf, in runs of their own
     instructions: bool = False  # instructions counted by valgrind, in runs of their own
     spans: SpansSpec | None = None  # named phases: span SDK records, OpenTelemetry files
+    # Functions of unmodified binaries timed by uprobes, entry to return (the uprobes probe)
+    uprobes: tuple[UprobeTarget, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "calls", tuple(self.calls))
         object.__setattr__(self, "syscalls", tuple(self.syscalls))
+        object.__setattr__(self, "uprobes", tuple(self.uprobes))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -257,6 +299,11 @@ class ProbeSpec:
             **({} if self.profile is None else {"profile": self.profile.to_dict()}),
             **({"instructions": True} if self.instructions else {}),
             **({} if self.spans is None else {"spans": self.spans.to_dict()}),
+            **(
+                {"uprobes": {t.binary: list(t.functions) for t in self.uprobes}}
+                if self.uprobes
+                else {}
+            ),
         }
 
     @classmethod
@@ -273,7 +320,18 @@ class ProbeSpec:
             ProfileSpec.from_dict(profile) if isinstance(profile, Mapping) else None,
             bool(data.get("instructions", False)),
             SpansSpec.from_dict(spans) if isinstance(spans, Mapping) else None,
+            _uprobe_targets(data.get("uprobes")),
         )
+
+
+def _uprobe_targets(data: object) -> tuple[UprobeTarget, ...]:
+    if not isinstance(data, Mapping):
+        return ()
+    return tuple(
+        UprobeTarget(str(binary), tuple(str(f) for f in functions))
+        for binary, functions in data.items()
+        if isinstance(functions, list | tuple)
+    )
 
 
 METRIC_SOURCES = ("output", "command", "file", "process")
@@ -525,6 +583,9 @@ class Spec:
     seed: int = 0
     probes: ProbeSpec = ProbeSpec()
     metrics: tuple[MetricSpec, ...] = ()  # declared metrics, measured besides PROCESS_METRICS
+    # [[conditions]]: every declared variant is run in each (``variants`` holds the copies,
+    # named VARIANT/CONDITION); the baseline is the baseline's copy in the first condition.
+    conditions: tuple[Condition, ...] = ()
     # Time commands that exit non-zero by design (grep without a match), as hyperfine's
     # --ignore-failure: such runs count as successful. Crashes and timeouts never do.
     ignore_failure: bool = False
@@ -559,6 +620,7 @@ class Spec:
             "seed": self.seed,
             "probes": self.probes.to_dict(),
             "metrics": [m.to_dict() for m in self.metrics],
+            **({"conditions": [c.to_dict() for c in self.conditions]} if self.conditions else {}),
             "ignore_failure": self.ignore_failure,
             "hook_timeout_seconds": self.hook_timeout_seconds,
             "keep_leftovers": self.keep_leftovers,
@@ -573,11 +635,16 @@ class Spec:
         probes = ProbeSpec.from_dict(values.pop("probes", None) or {})  # type: ignore[arg-type]
         metrics = tuple(MetricSpec.from_dict(m) for m in values.pop("metrics", None) or ())  # type: ignore[attr-defined]
         load = values.pop("load", None)
+        conditions = tuple(
+            Condition(str(c["name"]), c.get("prepare"))
+            for c in values.pop("conditions", None) or ()  # type: ignore[attr-defined]
+        )
         return cls(
             variants=variants,
             probes=probes,
             metrics=metrics,
             load=LoadSpec(**load) if isinstance(load, Mapping) else None,
+            conditions=conditions,
             source_text=source_text,
             **values,  # type: ignore[arg-type]
         )
@@ -813,6 +880,7 @@ class ExperimentInfo:
     baseline: str
     variants: tuple[str, ...]
     rounds_completed: int
+    conditions: tuple[Condition, ...] = ()  # [[conditions]]: the variants are their copies
 
 
 @dataclass(frozen=True)

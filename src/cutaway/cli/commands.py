@@ -319,6 +319,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="time every call of these system calls "
         "with strace, e.g. fsync,openat (the syscalls probe)",
     )
+    run.add_argument(
+        "--uprobes",
+        action="append",
+        metavar="BINARY:F,G",
+        help="time every call of these functions of an unmodified binary with uprobes (root, "
+        "bpftrace), as nested phases, e.g. /usr/sbin/slapd:do_search,test_filter; repeat for "
+        "more binaries (the uprobes probe)",
+    )
     # -- the profile probe (cutaway.probes.profile; docs/experiment-file.md, [probes] profile)
     run.add_argument(
         "--profile",
@@ -520,6 +528,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--baseline": args.baseline,
             "--calls": args.calls,
             "--syscalls": args.syscalls,
+            "--uprobes": args.uprobes,
             "--no-probes": args.no_probes or None,
             "--profile": _profile_options(args),
             "--instructions": args.instructions,

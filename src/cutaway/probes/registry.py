@@ -37,6 +37,11 @@ def build_probes(spec: ProbeSpec) -> list[Probe]:
 
         spans = spec.spans
         makers.append(lambda: SpansProbe(spans))
+    if spec.uprobes:
+        from cutaway.probes.uprobes.capture import UprobesProbe
+
+        targets = spec.uprobes
+        makers.append(lambda: UprobesProbe(targets))
     probes: list[Probe] = []
     try:
         for make in makers:

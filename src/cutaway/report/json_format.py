@@ -99,6 +99,7 @@ def _experiment(info: ExperimentInfo) -> dict[str, JsonValue]:
         "label": info.label,
         "baseline": info.baseline,
         "variants": list(info.variants),
+        "conditions": [{"name": c.name, "prepare": c.prepare} for c in info.conditions],
         "rounds_completed": int(info.rounds_completed),
         "margin": _number(info.margin),
         "confidence": _number(info.confidence),

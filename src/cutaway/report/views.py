@@ -13,6 +13,7 @@ from cutaway.model import (
     PRIMARY_METRIC,
     Analysis,
     Comparison,
+    Condition,
     ExperimentInfo,
     Metric,
     RunStatus,
@@ -331,10 +332,25 @@ def header_block(info: ExperimentInfo) -> Block:
         (f"equivalence margin {format_margin(info.margin)}",),
     )
     block: list[Heading | Facts] = [Heading(tuple(title)), Facts(facts)]
+    if info.conditions:
+        block.append(
+            Facts(tuple(_condition_fact(index, c) for index, c in enumerate(info.conditions)))
+        )
     environment = environment_facts(info.environment)
     if environment:
         block.append(Facts(tuple((fact,) for fact in environment), Tone.DIM))
     return tuple(block)
+
+
+def _condition_fact(index: int, condition: Condition) -> tuple[Inline, ...]:
+    """One condition of [[conditions]]: its name, its prepare steps, and for the first that
+    the others are compared with it."""
+    parts: list[Inline] = ["condition ", Name(condition.name)]
+    if condition.prepare:
+        parts += [" (prepare: ", Name(condition.prepare.strip()), ")"]
+    if index == 0:
+        parts.append(", the reference of the other conditions")
+    return tuple(parts)
 
 
 def calibration_line(analysis: Analysis) -> Line | None:

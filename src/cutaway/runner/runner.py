@@ -143,7 +143,12 @@ class ExperimentRunner:
         return result
 
     def setup_all(self) -> None:
+        families: set[str] = set()
         for variant in self.spec.variants:
+            # The copies of one variant under [[conditions]] share its setup and cleanup.
+            if variant.family_name in families:
+                continue
+            families.add(variant.family_name)
             # Before the hook runs: a setup interrupted half-way is cleaned up too.
             self.set_up.append(variant)
             result = self.hook(variant, "setup")

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from cutaway.model import ProbeSpec, ProfileSpec, SpansSpec, Spec
 from cutaway.spec import fields
+from cutaway.spec.conditions import conditioned_baseline
 from cutaway.spec.errors import SpecError
 from cutaway.spec.metrics import read_metric_options
 from cutaway.spec.probes import (
@@ -17,6 +18,7 @@ from cutaway.spec.probes import (
     read_call_names,
     read_frequency,
     read_syscall_names,
+    read_uprobe_options,
 )
 
 # option -> (Spec field, reader)
@@ -43,6 +45,8 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             continue
         if option == "--baseline":
             names = [variant.name for variant in spec.variants]
+            if spec.conditions and value in {v.family_name for v in spec.variants}:
+                value = conditioned_baseline(value, spec.conditions)
             if value not in names:
                 raise SpecError(
                     f"{value!r} names no variant (variants: {', '.join(names)})", key="--baseline"
@@ -82,6 +86,13 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
                 probes = changes.get("probes", spec.probes)
                 assert isinstance(probes, ProbeSpec)
                 changes["probes"] = dataclasses.replace(probes, spans=probes.spans or SpansSpec())
+            continue
+        if option == "--uprobes":
+            assert isinstance(value, list | tuple)
+            probes = changes.get("probes", spec.probes)
+            assert isinstance(probes, ProbeSpec)
+            targets = read_uprobe_options(value, (option,))
+            changes["probes"] = dataclasses.replace(probes, uprobes=targets)
             continue
         if option == "--instructions":
             if value:

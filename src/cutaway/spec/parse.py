@@ -31,6 +31,7 @@ from cutaway.model import (
 )
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
+from cutaway.spec.conditions import apply_conditions, conditioned_baseline, read_conditions
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
 from cutaway.spec.load import PER_VARIANT_KEYS, load_variants, read_load_settings
 from cutaway.spec.locate import find_line
@@ -66,6 +67,7 @@ TOP_LEVEL_KEYS = (
     "metrics",
     "load",
     "check",  # what `cutaway check` fails on; read by cutaway.gate.rules, ignored by `run`
+    "conditions",
 )
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 VARIANT_KEYS = (
@@ -197,6 +199,10 @@ def _spec_from_document(
             valid = ", ".join(describe(known) for known in names)
             message = f"no variant is named {describe(baseline)} (variants: {valid})"
             raise SpecError(message, key_path=("baseline",))
+    conditions = read_conditions(document["conditions"]) if "conditions" in document else ()
+    if conditions:
+        variants = apply_conditions(variants, conditions)
+        baseline = conditioned_baseline(baseline, conditions)
     return Spec(
         name=name,
         variants=variants,
@@ -215,6 +221,7 @@ def _spec_from_document(
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
         metrics=_declared_metrics(document, load),
         load=load,
+        conditions=conditions,
         source_path=path,
         source_text=text,
     )

@@ -1,17 +1,33 @@
 """The ``[probes]`` table of an experiment file and quick mode's ``--calls``, ``--syscalls``,
-``--profile``, ``--instructions`` and ``--spans``."""
+``--profile``, ``--instructions``, ``--spans`` and ``--uprobes``."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from cutaway.model import CALL_GRAPHS, PhaseRule, ProbeSpec, ProfileSpec, SpansSpec
+from cutaway.model import (
+    CALL_GRAPHS,
+    PhaseRule,
+    ProbeSpec,
+    ProfileSpec,
+    SpansSpec,
+    UprobeTarget,
+)
 from cutaway.spec import fields
 from cutaway.spec.errors import KeyPath, SpecError, expected
 
 _SYSCALL = re.compile(r"[a-z_][a-z0-9_]*")
-PROBE_KEYS = ("calls", "calls_thread_cpu", "syscalls", "profile", "instructions", "spans")
+_FUNCTION = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")  # a C or mangled C++ symbol
+PROBE_KEYS = (
+    "calls",
+    "calls_thread_cpu",
+    "syscalls",
+    "profile",
+    "instructions",
+    "spans",
+    "uprobes",
+)
 SPANS_KEYS = ("otlp_file",)
 PROFILE_KEYS = ("frequency", "system_wide", "call_graph", "off_cpu", "kernel", "phases")
 PHASE_KEYS = ("name", "frames")
@@ -61,6 +77,7 @@ def read_probes(value: object, key_path: KeyPath = ("probes",)) -> ProbeSpec:
     if "instructions" in value:
         instructions = fields.read_bool(value["instructions"], (*key_path, "instructions"))
     spans = read_spans(value["spans"], (*key_path, "spans")) if "spans" in value else None
+    uprobes = read_uprobes(value["uprobes"], (*key_path, "uprobes")) if "uprobes" in value else ()
     return ProbeSpec(
         calls=calls,
         calls_thread_cpu=thread_cpu,
@@ -68,7 +85,71 @@ def read_probes(value: object, key_path: KeyPath = ("probes",)) -> ProbeSpec:
         profile=profile,
         instructions=instructions,
         spans=spans,
+        uprobes=uprobes,
     )
+
+
+def read_uprobes(value: object, key_path: KeyPath) -> tuple[UprobeTarget, ...]:
+    """A table of binary -> list of function names (``"/usr/sbin/slapd" = ["do_search"]``).
+    Whether the binaries and functions exist is the probe's check, before anything runs."""
+    if not isinstance(value, Mapping) or not value:
+        raise expected(
+            'a table of binary -> functions, e.g. "/usr/sbin/slapd" = ["do_search"]',
+            value,
+            key_path,
+        )
+    targets = []
+    for binary, functions in value.items():
+        at = (*key_path, binary)
+        if not binary.strip():
+            raise SpecError("a binary's path or name cannot be empty", key_path=at)
+        if not isinstance(functions, list):
+            raise expected("a non-empty list of function names", functions, at)
+        targets.append(UprobeTarget(binary, _function_names(functions, at)))
+    _check_unique(targets, key_path, in_file=True)
+    return tuple(targets)
+
+
+def read_uprobe_options(values: Sequence[str], key_path: KeyPath) -> tuple[UprobeTarget, ...]:
+    """Quick mode's ``--uprobes BINARY:FUNC,FUNC`` (repeated for several binaries)."""
+    targets = []
+    for value in values:
+        binary, colon, functions = value.rpartition(":")
+        if not colon or not binary.strip():
+            raise SpecError(
+                f"{value!r}: expected BINARY:FUNCTION,FUNCTION, e.g. /usr/sbin/slapd:do_search",
+                key_path=key_path,
+            )
+        targets.append(UprobeTarget(binary, _function_names(functions, key_path)))
+    _check_unique(targets, key_path, in_file=False)
+    return tuple(targets)
+
+
+def _function_names(value: object, key_path: KeyPath) -> tuple[str, ...]:
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, list | tuple) or not names:
+        raise expected("a non-empty list of function names", value, key_path)
+    for index, name in enumerate(names):
+        if not isinstance(name, str) or not _FUNCTION.fullmatch(name.strip()):
+            raise SpecError(
+                f"{name!r} is not a function name",
+                key_path=key_path if isinstance(value, str) else (*key_path, index),
+            )
+    return tuple(dict.fromkeys(name.strip() for name in names))
+
+
+def _check_unique(targets: Sequence[UprobeTarget], key_path: KeyPath, *, in_file: bool) -> None:
+    """A phase is named by its function: one name in two binaries would be two phases."""
+    seen: dict[str, str] = {}
+    for target in targets:
+        for function in target.functions:
+            if function in seen:
+                raise SpecError(
+                    f"function {function!r} is named in {seen[function]!r} and "
+                    f"{target.binary!r}: a phase is named by its function, so once",
+                    key_path=(*key_path, target.binary) if in_file else key_path,
+                )
+            seen[function] = target.binary
 
 
 def read_spans(value: object, key_path: KeyPath) -> SpansSpec | None:

@@ -25,6 +25,7 @@ from cutaway.model import (
     METRIC_SOURCES,
     OUTPUT_STREAMS,
     PROCESS_STATS,
+    Condition,
     Hooks,
     LoadSpec,
     LoadTarget,
@@ -34,6 +35,7 @@ from cutaway.model import (
     ProfileSpec,
     SpansSpec,
     Spec,
+    UprobeTarget,
     Variant,
 )
 from cutaway.store.checks import describe as describe_column
@@ -189,6 +191,32 @@ def _variant(value: object, key: str) -> Variant:
         params=variant.optional("params", _string_map, {}),
         stdin=variant.optional("stdin", _optional_text, None),
         stdout=variant.optional("stdout", _name, "null"),
+        condition=variant.optional("condition", _optional_text, None),
+        family=variant.optional("family", _optional_text, None),
+    )
+
+
+def _conditions(value: object, key: str) -> tuple[Condition, ...]:
+    if not isinstance(value, list):
+        raise SpecJsonError(key, f"{describe(value)} is not an array")
+    conditions = []
+    for index, item in enumerate(value):
+        condition = _Object(item, f"{key}[{index}]")
+        conditions.append(
+            Condition(
+                condition.required("name", _name),
+                condition.optional("prepare", _optional_text, None),
+            )
+        )
+    return tuple(conditions)
+
+
+def _uprobes(value: object, key: str) -> tuple[UprobeTarget, ...]:
+    if not isinstance(value, dict):
+        raise SpecJsonError(key, f"{describe(value)} is not an object")
+    return tuple(
+        UprobeTarget(binary, _strings(functions, f"{key}.{binary}"))
+        for binary, functions in value.items()
     )
 
 
@@ -244,6 +272,7 @@ def _probes(value: object, key: str) -> ProbeSpec:
         profile=probes.optional("profile", _profile, None),
         instructions=probes.optional("instructions", _flag, False),
         spans=probes.optional("spans", _spans, None),
+        uprobes=probes.optional("uprobes", _uprobes, ()),
     )
 
 
@@ -356,6 +385,7 @@ def spec_from_json(data: Mapping[str, object], source_text: str | None) -> Spec:
         seed=spec.optional("seed", _integer(), 0),
         probes=spec.optional("probes", _probes, ProbeSpec()),
         metrics=spec.optional("metrics", _metrics, ()),
+        conditions=spec.optional("conditions", _conditions, ()),
         ignore_failure=spec.optional("ignore_failure", _flag, False),
         keep_leftovers=spec.optional("keep_leftovers", _flag, False),
         hook_timeout_seconds=spec.optional(

@@ -1,0 +1,56 @@
+"""The uprobes probe's settings: the experiment file's ``[probes.uprobes]`` table and quick
+mode's ``--uprobes BINARY:F,G``, stored and read back; bad values name the file, line and key."""
+
+from __future__ import annotations
+
+import pytest
+
+from cutaway.model import ProbeSpec, UprobeTarget
+from cutaway.spec import SpecError, parse_spec
+from cutaway.spec.overrides import apply_overrides
+
+HEAD = 'name = "p"\ncommand = "true"\n[probes.uprobes]\n'
+
+
+def test_a_table_of_binaries_and_functions_turns_the_probe_on() -> None:
+    spec = parse_spec(
+        HEAD + '"/usr/sbin/slapd" = ["do_search", "test_filter"]\n'
+        '"/usr/lib/ldap/back_mdb.so" = ["mdb_search"]\n'
+    )
+    assert spec.probes.uprobes == (
+        UprobeTarget("/usr/sbin/slapd", ("do_search", "test_filter")),
+        UprobeTarget("/usr/lib/ldap/back_mdb.so", ("mdb_search",)),
+    )
+    assert ProbeSpec.from_dict(spec.probes.to_dict()) == spec.probes  # stored and read back
+
+
+def test_quick_mode_takes_one_binary_per_option() -> None:
+    spec = parse_spec('name = "p"\ncommand = "true"\n')
+    changed = apply_overrides(spec, {"--uprobes": ["slapd:do_search,test_filter", "/lib/x.so:f"]})
+    assert changed.probes.uprobes == (
+        UprobeTarget("slapd", ("do_search", "test_filter")),
+        UprobeTarget("/lib/x.so", ("f",)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "where", "message"),
+    [
+        ('"/bin/x" = []\n', 'probes.uprobes."/bin/x"', "non-empty list"),
+        ('"/bin/x" = ["f(", "g"]\n', r'probes.uprobes."/bin/x"\[0\]', "not a function name"),
+        ('"/bin/x" = ["f"]\n"/bin/y" = ["f"]\n', 'probes.uprobes."/bin/y"', "named in"),
+        ('"/bin/x" = "f"\n', 'probes.uprobes."/bin/x"', "a non-empty list"),
+    ],
+)
+def test_bad_tables_name_the_line_and_key(body: str, where: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message) as caught:
+        parse_spec(HEAD + body)
+    assert "line 4" in str(caught.value) or "line 5" in str(caught.value)
+    assert __import__("re").search(where, str(caught.value))
+
+
+@pytest.mark.parametrize("value", ["do_search", ":do_search", "slapd:", "slapd:a b"])
+def test_bad_options_say_what_is_expected(value: str) -> None:
+    spec = parse_spec('name = "p"\ncommand = "true"\n')
+    with pytest.raises(SpecError, match="--uprobes"):
+        apply_overrides(spec, {"--uprobes": [value]})

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from cutaway.model import PERCENTILE_GRID, PRIMARY_METRIC, Analysis, Comparison
+from cutaway.model import PERCENTILE_GRID, PRIMARY_METRIC, Analysis, Comparison, Metric
 from cutaway.report.figures import Figure, JsonValue
 from cutaway.report.sections import (
     Align,
@@ -250,37 +250,13 @@ def rounds_figure(analysis: Analysis, name: str, table: RunTable) -> Figure | No
                 "verdict": comparison.verdict.value,
             }
         )
-        half = len(ratios) // 2
-        first, second = (ratios[:half], ratios[half:]) if half else (ratios, ratios)
-        rows.append(
-            Row(
-                (
-                    Name(label),
-                    Quantity(len(rounds), "count"),
-                    Change(comparison.ratio, metric.unit, metric.better),
-                    Interval(comparison.ci_low, comparison.ci_high),
-                    Change(float(np.median(first)), metric.unit, metric.better),
-                    Change(float(np.median(second)), metric.unit, metric.better),
-                    Change(float(ratios.min()), metric.unit, metric.better),
-                    Change(float(ratios.max()), metric.unit, metric.better),
-                )
-            )
-        )
+        rows.append(_round_row(label, ratios, metric, comparison))
         for round_number, ratio in zip(rounds, ratios, strict=True):
             every.setdefault(round_number, {})[label] = float(ratio)
     if not series:
         return None
     margin = analysis.experiments[0].margin if analysis.experiments else 0.0
-    columns = (
-        Column("variant vs baseline"),
-        Column("rounds", Align.RIGHT),
-        Column("estimate", Align.RIGHT),
-        Column("interval", Align.RIGHT),
-        Column("median 1st half", Align.RIGHT),
-        Column("median 2nd half", Align.RIGHT),
-        Column("lowest", Align.RIGHT),
-        Column("highest", Align.RIGHT),
-    )
+    columns = _round_columns("variant vs baseline")
     title = Heading(
         (Name(name),),
         (
@@ -353,36 +329,13 @@ def sessions_figure(analysis: Analysis, name: str, table: RunTable) -> Figure | 
                     "verdict": estimated.verdict.value if estimated else None,
                 }
             )
-            half = len(ratios) // 2
-            early, late = (ratios[:half], ratios[half:]) if half else (ratios, ratios)
             rows.append(
-                Row(
-                    (
-                        Name(session),
-                        Quantity(len(rounds), "count"),
-                        Change(estimated.ratio, metric.unit, metric.better) if estimated else None,
-                        Interval(estimated.ci_low, estimated.ci_high) if estimated else None,
-                        Change(float(np.median(early)), metric.unit, metric.better),
-                        Change(float(np.median(late)), metric.unit, metric.better),
-                        Change(float(ratios.min()), metric.unit, metric.better),
-                        Change(float(ratios.max()), metric.unit, metric.better),
-                    ),
-                    end_group=estimated is not None,
-                )
+                _round_row(session, ratios, metric, estimated, end_group=estimated is not None)
             )
     if not series:
         return None
     margin = analysis.experiments[0].margin if analysis.experiments else 0.0
-    columns = (
-        Column("variant (experiment)"),
-        Column("rounds", Align.RIGHT),
-        Column("estimate", Align.RIGHT),
-        Column("interval", Align.RIGHT),
-        Column("median 1st half", Align.RIGHT),
-        Column("median 2nd half", Align.RIGHT),
-        Column("lowest", Align.RIGHT),
-        Column("highest", Align.RIGHT),
-    )
+    columns = _round_columns("variant (experiment)")
     title = Heading(
         (Name(name),),
         (
@@ -412,6 +365,48 @@ def sessions_figure(analysis: Analysis, name: str, table: RunTable) -> Figure | 
         },
         Table(None, columns, tuple(rows)),
         notes,
+    )
+
+
+def _round_columns(first: str) -> tuple[Column, ...]:
+    """The table under a rounds figure: per series its rounds, estimate and interval, and how
+    its per-round changes spread (each half's median, the extremes)."""
+    return (
+        Column(first),
+        Column("rounds", Align.RIGHT),
+        Column("estimate", Align.RIGHT),
+        Column("interval", Align.RIGHT),
+        Column("median 1st half", Align.RIGHT),
+        Column("median 2nd half", Align.RIGHT),
+        Column("lowest", Align.RIGHT),
+        Column("highest", Align.RIGHT),
+    )
+
+
+def _round_row(
+    label: str,
+    ratios: npt.NDArray[np.float64],
+    metric: Metric,
+    estimated: Comparison | None,
+    *,
+    end_group: bool = False,
+) -> Row:
+    """One series of a rounds figure as a row of :func:`_round_columns` (no estimate for a
+    series that is the reference)."""
+    half = len(ratios) // 2
+    early, late = (ratios[:half], ratios[half:]) if half else (ratios, ratios)
+    return Row(
+        (
+            Name(label),
+            Quantity(len(ratios), "count"),
+            Change(estimated.ratio, metric.unit, metric.better) if estimated else None,
+            Interval(estimated.ci_low, estimated.ci_high) if estimated else None,
+            Change(float(np.median(early)), metric.unit, metric.better),
+            Change(float(np.median(late)), metric.unit, metric.better),
+            Change(float(ratios.min()), metric.unit, metric.better),
+            Change(float(ratios.max()), metric.unit, metric.better),
+        ),
+        end_group=end_group,
     )
 
 

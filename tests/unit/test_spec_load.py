@@ -49,6 +49,17 @@ def test_each_variant_runs_the_generator_against_its_own_target() -> None:
     assert next(m for m in spec.all_metrics() if m.name == "throughput").better == "higher"
 
 
+def test_each_condition_loads_its_variants_server() -> None:
+    """[[conditions]] copy each variant as VARIANT/CONDITION: every copy keeps its variant's
+    target and pid file (the same server serves it in every condition)."""
+    spec = parse_spec(SERVERS + '[[conditions]]\nname = "cold"\n[[conditions]]\nname = "warm"\n')
+    assert spec.load is not None
+    assert [v.name for v in spec.variants] == ["old/cold", "old/warm", "new/cold", "new/warm"]
+    assert spec.load.target("old/warm") == spec.load.target("old/cold")
+    assert spec.load.target("new/cold").address == "127.0.0.1:8081"
+    assert spec.load.pid_files == {"old/cold": "old.pid", "old/warm": "old.pid"}
+
+
 def test_a_target_in_load_takes_matrix_parameters() -> None:
     text = """\
 name = "sizes"

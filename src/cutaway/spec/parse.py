@@ -31,7 +31,12 @@ from cutaway.model import (
 )
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
-from cutaway.spec.conditions import apply_conditions, conditioned_baseline, read_conditions
+from cutaway.spec.conditions import (
+    apply_conditions,
+    conditioned_baseline,
+    conditioned_load,
+    read_conditions,
+)
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
 from cutaway.spec.load import PER_VARIANT_KEYS, load_variants, read_load_settings
 from cutaway.spec.locate import find_line
@@ -203,6 +208,8 @@ def _spec_from_document(
     if conditions:
         variants = apply_conditions(variants, conditions)
         baseline = conditioned_baseline(baseline, conditions)
+        if load is not None:
+            load = conditioned_load(load, variants)
     return Spec(
         name=name,
         variants=variants,

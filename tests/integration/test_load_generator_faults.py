@@ -145,7 +145,10 @@ def test_a_stopped_generator_reports_its_missed_sends(server_of_mode: StartServe
     settings = LoadSettings(target=target, connections=4, rate=200, duration=1.5)
     process = subprocess.Popen([path, *settings.argv()], stdout=subprocess.PIPE)
     try:
-        time.sleep(0.5)
+        # Stopped once it sends (a fixed pause could stop it while a loaded machine still
+        # starts it, before any send was due), then ~60 sends fall due while it is stopped.
+        _wait_for_connections(int(target.rsplit(":", 1)[1]), 1, seconds=20)
+        time.sleep(0.2)
         os.kill(process.pid, signal.SIGSTOP)
         time.sleep(0.3)
         os.kill(process.pid, signal.SIGCONT)
@@ -160,6 +163,19 @@ def test_a_stopped_generator_reports_its_missed_sends(server_of_mode: StartServe
     assert check.max_send_lag >= 0.2
     assert check.saturated
     assert 0 < check.sends <= 1.5 * 200 * 1.1
+
+
+def _wait_for_connections(port: int, count: int, *, seconds: float) -> None:
+    """Until ``count`` TCP connections to 127.0.0.1:``port`` are established (/proc/net/tcp)."""
+    deadline = time.monotonic() + seconds
+    remote = f"0100007F:{port:04X}"
+    while time.monotonic() < deadline:
+        with open("/proc/net/tcp") as table:
+            rows = [line.split() for line in table.readlines()[1:]]
+        if sum(row[2] == remote and row[3] == "01" for row in rows) >= count:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the generator never connected {count} times to port {port}")
 
 
 def test_the_generators_own_cpu_is_reported(server_of_mode: StartServer) -> None:

@@ -7,9 +7,11 @@ take screenshots of the parts the docs show with headless Chromium (Debian's `ch
 
 The nscd example needs nscd; the mailqueue one sendmail-bin, strace and root (see
 docs/case-studies/mailqueue.md); the squid one squid, nginx, apache2-utils, linux-perf and root
-(about 8 minutes: see docs/case-studies/squid.md). Runs go to a store in a temporary directory
-and the reports are not kept: only the PNGs, under docs/images/. With ``--db``, the latest
-experiment of that store is reported instead of running the example again (one example).
+(about 8 minutes: see docs/case-studies/squid.md); the varnish one varnish, nginx-light,
+linux-perf and root (about 4.5 minutes: see docs/case-studies/varnish.md). Runs go to a store in
+a temporary directory and the reports are not kept: only the PNGs, under docs/images/. With
+``--db``, the latest experiment of that store is reported instead of running the example again
+(one example).
 
 A picture is an element of the report (a CSS selector and which of its matches), or a flame
 graph (``flame:N``, the N-th in the Flame graphs section), opened, zoomed by clicking the
@@ -37,6 +39,9 @@ WIDTH = 1100
 # Per example: the experiment file, extra arguments, environment, and the pictures: (file
 # name, CSS selector or "flame:N", index among its matches, frames to click in a flame graph).
 Picture = tuple[str, str, int, tuple[str, ...]]
+# varnishd's own functions (its worker threads' frames that are neither the kernel's nor libc's):
+# its C API (VSL, VRT, WS_, HTTP_, SES_...), the request state machine and its unnamed frames.
+VARNISHD_FRAMES = r"^(V[A-Z]+_?[A-Za-z]|WS_|HTTP|SES_|CNT_|cnt_|vbf_|Pool_|\[varnishd\])"
 EXAMPLES: dict[str, tuple[str, tuple[str, ...], dict[str, str], list[Picture]]] = {
     "nscd": (
         "examples/nscd/experiment.toml",
@@ -71,6 +76,22 @@ EXAMPLES: dict[str, tuple[str, tuple[str, ...], dict[str, str], list[Picture]]] 
                 "flame:2",
                 0,
                 ("on-CPU", "squid", "search:^(re_|regexec|build_upper_buffer)"),
+            ),
+        ],
+    ),
+    # The case study's run: 10 rounds, profiled system-wide.
+    "varnish": (
+        "examples/varnish/experiment.toml",
+        ("--profile", "--system-wide"),
+        {},
+        [
+            # small against default, zoomed into varnishd's worker threads' on-CPU frames,
+            # varnishd's own functions (and its unnamed frames) highlighted.
+            (
+                "varnish-flamegraph-diff.png",
+                "flame:2",
+                0,
+                ("on-CPU", "cache-worker", "search:" + VARNISHD_FRAMES),
             ),
         ],
     ),

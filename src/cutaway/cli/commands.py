@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 from cutaway import __version__
 from cutaway.cli.bisect import add_bisect_arguments, cmd_bisect
 from cutaway.cli.check import add_check_arguments, cmd_check
+from cutaway.cli.history import add_history_arguments, cmd_history
 from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
 from cutaway.cli.streams import pipe_safe_streams, stdout_closed
 from cutaway.visible import visible
@@ -437,6 +438,10 @@ def build_parser() -> argparse.ArgumentParser:
     bisect = _subparser(commands, "bisect", "find the commit that made a workload slower")
     add_bisect_arguments(bisect)
     _add_db_option(bisect)
+
+    history = _subparser(commands, "history", "results by version, with the steps between them")
+    add_history_arguments(history)
+    _add_db_option(history)
     return parser
 
 
@@ -962,6 +967,7 @@ COMMANDS = {
     "export": cmd_export,
     "check": cmd_check,
     "bisect": cmd_bisect,
+    "history": cmd_history,
 }
 
 
@@ -1053,6 +1059,7 @@ def _exit_status(error: Exception) -> int | None:
     """EXIT_USAGE or EXIT_ERROR for an error cutaway reports in one line, None for any other
     (a bug: its traceback is shown). The error classes are imported here, once an error has
     happened, so that `--version` and `--help` import neither the store nor the spec parser."""
+    from cutaway.history import HistoryError
     from cutaway.output_files import OutputPathError, OutputWriteError
     from cutaway.runner.errors import ProbeUnavailable, RunnerError
     from cutaway.runner.forkserver import ForkServerError
@@ -1061,7 +1068,15 @@ def _exit_status(error: Exception) -> int | None:
 
     # A damaged store is bad input, as a bad experiment file is: nothing can be measured from it.
     if isinstance(
-        error, (SpecError, UsageError, OutputPathError, ProbeUnavailable, DamagedStoreError)
+        error,
+        (
+            SpecError,
+            UsageError,
+            OutputPathError,
+            ProbeUnavailable,
+            DamagedStoreError,
+            HistoryError,
+        ),
     ):
         return EXIT_USAGE
     if isinstance(error, (RunnerError, StoreError, ForkServerError, OutputWriteError)):

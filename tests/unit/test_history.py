@@ -1,0 +1,105 @@
+"""`cutaway history` over experiments stored by real `cutaway run`s with different labels: the
+step between versions is found where it is, triage round-trips, bad input exits 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hostile import HOSTILE, raw_controls
+
+from cutaway.cli import main as entry
+
+NAME = "quick: server"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Six versions: three sleep 10 ms, three 40 ms (a step between v3 and v4, far above the
+    noise of a busy machine)."""
+    db = tmp_path_factory.mktemp("history") / "h.db"
+    for version, seconds in [(1, 0.01), (2, 0.01), (3, 0.01), (4, 0.04), (5, 0.04), (6, 0.04)]:
+        status = entry.main(
+            [
+                "run",
+                "--db",
+                str(db),
+                "-n",
+                "server",
+                "--label",
+                f"v{version}",
+                "--rounds",
+                "4",
+                "--warmup",
+                "0",
+                "-c",
+                f"sleep {seconds}",
+            ]
+        )
+        assert status == 0
+    return db
+
+
+def _history(db: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    status = entry.main(["history", NAME, "--db", str(db), *extra])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_the_step_between_versions_is_found_with_its_size(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = _history(store, capsys, "--format", "json")
+    assert status == 0
+    document = json.loads(out)
+    assert [p["version"] for p in document["points"]] == [f"v{i}" for i in range(1, 7)]
+    [change] = document["changes"]
+    assert (change["before_version"], change["after_version"]) == ("v3", "v4")
+    assert 0.02 < change["size"] < 0.04  # 30 ms more, give or take the spawn cost
+    assert change["triage"] is None
+
+
+def test_terminal_and_markdown_mark_the_step(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for fmt in ("terminal", "markdown"):
+        status, out, _ = _history(store, capsys, "--format", fmt)
+        assert status == 0
+        assert "step " in out and "v3" in out and "v4" in out and "not triaged" in out
+
+
+def test_triage_is_stored_and_shown(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _history(store, capsys, "--format", "json")
+    change_id = json.loads(out)["changes"][0]["id"]
+    note = HOSTILE[-1]
+    status, out, _ = _history(store, capsys, "--triage", change_id, "accepted", "--note", note)
+    assert status == 0
+    assert "triage: accepted" in out and raw_controls(out) == []
+    _, out, _ = _history(store, capsys, "--format", "json")
+    assert json.loads(out)["changes"][0]["triage"]["note"] == note
+    _, out, _ = _history(store, capsys, "--format", "markdown")
+    assert "triage: accepted" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--metric", "nope"), "metric 'nope'"),
+        (("--variant", "nope"), "variant 'nope'"),
+        (("--triage", "1-99", "confirmed"), "no flagged change '1-99'"),
+        (("--triage", "3-4", "maybe"), "unknown triage state 'maybe'"),
+    ],
+)
+def test_bad_input_exits_2_with_a_clear_message(
+    store: Path, capsys: pytest.CaptureFixture[str], extra: tuple[str, ...], message: str
+) -> None:
+    status, _, err = _history(store, capsys, *extra)
+    assert status == 2 and message in err
+
+
+def test_an_unknown_name_exits_2(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert entry.main(["history", "nobody", "--db", str(store)]) == 2
+    assert "no experiment named 'nobody'" in capsys.readouterr().err

@@ -4,6 +4,7 @@ step between versions is found where it is, triage round-trips, bad input exits 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,42 @@ def test_an_unknown_name_exits_2(store: Path, capsys: pytest.CaptureFixture[str]
     capsys.readouterr()
     assert entry.main(["history", "nobody", "--db", str(store)]) == 2
     assert "no experiment named 'nobody'" in capsys.readouterr().err
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.org", "-c", "user.name=t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_version_from_stores_git_describe_of_the_checkout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    _git("init", "-q", cwd=checkout)
+    _git("commit", "-q", "--allow-empty", "-m", "one", cwd=checkout)
+    _git("tag", "v1.2", cwd=checkout)
+    db = tmp_path / "v.db"
+    run = ["run", "--db", str(db), "--rounds", "2", "-n", "server", "-c", "true"]
+    assert entry.main([*run, "--version-from", str(checkout)]) == 0
+    (checkout / "new").write_text("x")
+    _git("add", "new", cwd=checkout)  # uncommitted: the tree is dirty
+    assert entry.main([*run, "--version-from", str(checkout), "--label", "nightly"]) == 0
+    capsys.readouterr()
+    assert entry.main(["history", NAME, "--db", str(db), "--format", "json"]) == 0
+    versions = [p["version"] for p in json.loads(capsys.readouterr().out)["points"]]
+    assert versions == ["v1.2", "nightly v1.2-dirty"]
+
+
+def test_version_from_a_directory_without_git_exits_2_before_measuring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "v.db"
+    status = entry.main(["run", "--db", str(db), "--version-from", str(tmp_path), "-c", "true"])
+    assert status == 2
+    assert "not a git checkout" in capsys.readouterr().err
+    assert not db.exists()

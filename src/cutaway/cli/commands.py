@@ -308,6 +308,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--label", help="a label stored with the experiment, e.g. a version")
     run.add_argument(
+        "--version-from",
+        metavar="DIR",
+        help="store `git describe --tags --always --dirty` of this checkout as the label "
+        "(`cutaway history` lines results up by it)",
+    )
+    run.add_argument(
         "--resume",
         nargs="?",
         const="latest-incomplete",
@@ -779,6 +785,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _max_rate(args)
     # Before anything else: a typo in an export's directory must cost no measurement.
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
+    label = run_label(args)  # before measuring: a bad --version-from exits 2 at once
     if args.resume:
         if args.file or args.cmd:
             raise UsageError("--resume continues a stored experiment: give no file or -c")
@@ -811,7 +818,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 store,
                 environment=environment,
                 listeners=[*listeners, progress],
-                label=args.label,
+                label=label,
                 resume_id=resume_id,
             )
     finally:
@@ -840,6 +847,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome.reason == "interrupted":
         return EXIT_INTERRUPTED
     return _run_exit_status(outcome)
+
+
+def run_label(args: argparse.Namespace) -> str | None:
+    """--label, or the version --version-from reads (both: "LABEL VERSION")."""
+    if getattr(args, "version_from", None) is None:
+        return args.label  # type: ignore[no-any-return]
+    from cutaway.versions import describe_checkout
+
+    version = describe_checkout(args.version_from)
+    return version if args.label is None else f"{args.label} {version}"
 
 
 def _run_exit_status(outcome: Outcome) -> int:
@@ -1065,6 +1082,7 @@ def _exit_status(error: Exception) -> int | None:
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
     from cutaway.store import DamagedStoreError, StoreError
+    from cutaway.versions import VersionError
 
     # A damaged store is bad input, as a bad experiment file is: nothing can be measured from it.
     if isinstance(
@@ -1076,6 +1094,7 @@ def _exit_status(error: Exception) -> int | None:
             ProbeUnavailable,
             DamagedStoreError,
             HistoryError,
+            VersionError,
         ),
     ):
         return EXIT_USAGE

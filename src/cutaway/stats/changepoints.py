@@ -59,7 +59,7 @@ def change_points(
     confidence: float = 0.95,
 ) -> Segmentation:
     """The change points of ``values`` in order (see the module docstring). A segment is split
-    when the permutation p-value of its largest t statistic is at most ``alpha``; each side
+    when the (Bonferroni) p-value of its largest t statistic is at most ``alpha``; each side
     keeps at least ``min_segment`` values (at least 2, so that each has a spread)."""
     data = as_vector(values)
     if not np.all(np.isfinite(data)):

@@ -143,3 +143,34 @@ def test_version_from_a_directory_without_git_exits_2_before_measuring(
     assert status == 2
     assert "not a git checkout" in capsys.readouterr().err
     assert not db.exists()
+
+
+@pytest.mark.parametrize("fmt", ["terminal", "markdown", "json"])
+def test_hostile_versions_and_notes_are_data_in_every_format(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    db = _hostile_store(tmp_path_factory)
+    capsys.readouterr()
+    assert entry.main(["history", NAME, "--db", str(db), "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    assert raw_controls(out) == []
+    if fmt == "json":
+        versions = [p["version"] for p in json.loads(out)["points"]]
+        assert versions == list(HOSTILE[-4:])
+    elif fmt == "markdown":
+        rows = [line for line in out.split("\n") if line.startswith("| #")]
+        assert len(rows) == 4  # one table row per version, whatever the labels hold
+        assert all(row.count("|") == 8 for row in rows)  # 7 cells: no label adds one
+
+
+_HOSTILE_DB: list[Path] = []
+
+
+def _hostile_store(factory: pytest.TempPathFactory) -> Path:
+    if not _HOSTILE_DB:
+        db = factory.mktemp("hostile") / "h.db"
+        for label in HOSTILE[-4:]:
+            run = ["run", "--db", str(db), "-n", "server", "--rounds", "2", "-c", "true"]
+            assert entry.main([*run, "--label", label]) == 0
+        _HOSTILE_DB.append(db)
+    return _HOSTILE_DB[0]

@@ -34,6 +34,7 @@ class HistoryPoint:
     ci_low: float
     ci_high: float
     n: int  # counted runs (or pairs) behind the value
+    workload: str  # the variant's identity: see workload_identity
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ def load_history(
         table = store.metric_table(row.id, metric, metrics[metric].purpose)
         column = table.values[:, table.variants.index(chosen)]
         version = row.label if row.label is not None else f"#{row.id}"
+        variant_spec = next(v for v in stored.spec.variants if v.name == chosen)
+        workload = workload_identity(variant_spec.to_dict())
         if reference is None:
             usable = column[~np.isnan(column)]
             if usable.size == 0:
@@ -103,7 +106,14 @@ def load_history(
             low, high = _median_interval(sorted(float(v) for v in usable))
             points.append(
                 HistoryPoint(
-                    row.id, row.created_at, version, median(usable), low, high, int(usable.size)
+                    row.id,
+                    row.created_at,
+                    version,
+                    median(usable),
+                    low,
+                    high,
+                    int(usable.size),
+                    workload,
                 )
             )
         else:
@@ -121,6 +131,7 @@ def load_history(
                     estimate.ci_low,
                     estimate.ci_high,
                     estimate.n,
+                    workload,
                 )
             )
     if found_metric is None:
@@ -140,6 +151,19 @@ def load_history(
         segmentation=segmentation,
         triage=store.triage(name),
     )
+
+
+def workload_identity(variant: dict[str, object]) -> str:
+    """What a variant ran, as 12 hex digits of a SHA-256: its command, shell, environment,
+    directory, hooks, parameters and input, without its name (the version is the experiment's
+    label, not part of it). Two points with different identities measured different things
+    under the same name, or the same thing started differently (a build in a new path)."""
+    import hashlib
+    import json
+
+    what = {key: value for key, value in variant.items() if key != "name"}
+    text = json.dumps(what, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def _median_interval(ordered: list[float], confidence: float = 0.95) -> tuple[float, float]:

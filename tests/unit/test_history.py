@@ -174,3 +174,15 @@ def _hostile_store(factory: pytest.TempPathFactory) -> Path:
             assert entry.main([*run, "--label", label]) == 0
         _HOSTILE_DB.append(db)
     return _HOSTILE_DB[0]
+
+
+def test_a_change_of_workload_is_pointed_out(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fixture's v4 runs `sleep 0.04` where v1-v3 ran `sleep 0.01`."""
+    _, out, _ = _history(store, capsys, "--format", "json")
+    workloads = [p["workload"] for p in json.loads(out)["points"]]
+    assert len(set(workloads[:3])) == 1 and len(set(workloads[3:])) == 1
+    assert workloads[2] != workloads[3]
+    _, out, _ = _history(store, capsys)
+    assert "the workload changed (command, environment, directory, hooks or input) at #4" in out

@@ -73,7 +73,29 @@ def history_blocks(history: History) -> list[Block]:
         rows=tuple(rows),
         primary=True,
     )
-    return [header, (table,), _changes_block(history)]
+    return [header, (table,), (*_workload_lines(history), *_changes_block(history))]
+
+
+def _workload_lines(history: History) -> list[Line]:
+    """A warning where the variant's workload changed between two points (see
+    cutaway.history.workload_identity): a step there may be the workload's, not the version's."""
+    points = history.points
+    changed = [
+        f"#{points[i].experiment_id}"
+        for i in range(1, len(points))
+        if points[i].workload != points[i - 1].workload
+    ]
+    if not changed:
+        return []
+    return [
+        Line(
+            (
+                "the workload changed (command, environment, directory, hooks or input) at "
+                + ", ".join(changed),
+            ),
+            Tone.WARNING,
+        )
+    ]
 
 
 def _changes_block(history: History) -> Block:
@@ -138,6 +160,7 @@ def history_document(history: History) -> str:
                 "ci_low": _finite(p.ci_low),
                 "ci_high": _finite(p.ci_high),
                 "n": p.n,
+                "workload": p.workload,
                 "step_before": i in steps,
             }
             for i, p in enumerate(history.points)

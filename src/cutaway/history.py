@@ -83,6 +83,7 @@ def load_history(
         )
     points: list[HistoryPoint] = []
     found_metric: Metric | None = None
+    seen: set[str] = set()
     chosen = variant
     for row in rows:
         stored = store.experiment(row.id)
@@ -91,6 +92,7 @@ def load_history(
             continue
         found_metric = found_metric or metrics[metric]
         names = [v.name for v in stored.spec.variants]
+        seen.update(names)
         chosen = chosen or names[0]
         if chosen not in names or (reference is not None and reference not in names):
             continue
@@ -136,6 +138,12 @@ def load_history(
             )
     if found_metric is None:
         raise HistoryError(f"no experiment named {name!r} measured the metric {metric!r}")
+    for asked in (variant, reference):
+        if asked is not None and asked not in seen:
+            raise HistoryError(
+                f"no variant {asked!r} in the experiments named {name!r}; their variants: "
+                + ", ".join(repr(v) for v in sorted(seen))
+            )
     if not points:
         raise HistoryError(
             f"no experiment named {name!r} has usable runs of variant {chosen!r}"

@@ -88,7 +88,8 @@ def test_triage_is_stored_and_shown(store: Path, capsys: pytest.CaptureFixture[s
     ("extra", "message"),
     [
         (("--metric", "nope"), "metric 'nope'"),
-        (("--variant", "nope"), "variant 'nope'"),
+        (("--variant", "nope"), "no variant 'nope' in the experiments named"),
+        (("--reference", "nope"), "their variants: 'server'"),
         (("--triage", "1-99", "confirmed"), "no flagged change '1-99'"),
         (("--triage", "3-4", "maybe"), "unknown triage state 'maybe'"),
     ],

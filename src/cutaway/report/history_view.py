@@ -21,6 +21,7 @@ from cutaway.report.sections import (
     Table,
     Tone,
 )
+from cutaway.report.units import format_percent, format_value
 
 HISTORY_FORMAT_VERSION = 1
 
@@ -101,12 +102,13 @@ def _workload_lines(history: History) -> list[Line]:
 def _changes_block(history: History) -> Block:
     points = history.segmentation.change_points
     noise = history.segmentation.noise_sd
+    unit = None if history.reference else history.metric.unit
     if not points:
         return (
             Line(
                 (
-                    f"no step in {len(history.points)} points (noise sd {_number(noise)} learned "
-                    "from the series)",
+                    f"no step in {len(history.points)} points (noise sd "
+                    f"{format_value(noise, unit, fractional=True)}, learned from the series)",
                 ),
             ),
         )
@@ -117,14 +119,19 @@ def _changes_block(history: History) -> Block:
         after = history.points[step.index].version
         triage = history.triage.get(change_id)
         worse = (step.size > 0) == (history.metric.better == "lower")
+        unit = None if history.reference else history.metric.unit
+
+        def value(number: float, unit: str | None = unit) -> str:
+            return format_value(number, unit, fractional=True)
+
         parts: list[str | Name] = [
             f"step {change_id} between ",
             Name(before),
             " and ",
             Name(after),
-            f": {_signed_percent(step.relative)} ({_number(step.before)} -> {_number(step.after)},"
-            f" size interval {_number(step.ci_low)} to {_number(step.ci_high)},"
-            f" p={step.p_value:.4f}), {'worse' if worse else 'better'}",
+            f": {format_percent(step.relative * 100.0)} ({value(step.before)} -> "
+            f"{value(step.after)}; size {value(step.size)}, 95% interval {value(step.ci_low)} "
+            f"to {value(step.ci_high)}; p={step.p_value:.2g}), {'worse' if worse else 'better'}",
         ]
         if triage is None:
             parts.append("; not triaged")
@@ -195,11 +202,3 @@ def _triage(history: History, change_id: str) -> dict[str, object] | None:
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
-
-
-def _number(value: float) -> str:
-    return f"{value:.4g}"
-
-
-def _signed_percent(relative: float) -> str:
-    return "n/a" if math.isnan(relative) else f"{relative * 100:+.1f}%"

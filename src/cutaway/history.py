@@ -93,7 +93,7 @@ def load_history(
         found_metric = found_metric or metrics[metric]
         names = [v.name for v in stored.spec.variants]
         seen.update(names)
-        chosen = chosen or names[0]
+        chosen = chosen or next((n for n in names if n != reference), names[0])
         if chosen not in names or (reference is not None and reference not in names):
             continue
         table = store.metric_table(row.id, metric, metrics[metric].purpose)

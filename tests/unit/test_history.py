@@ -187,3 +187,24 @@ def test_a_change_of_workload_is_pointed_out(
     assert workloads[2] != workloads[3]
     _, out, _ = _history(store, capsys)
     assert "the workload changed (command, environment, directory, hooks or input) at #4" in out
+
+
+def test_the_ratio_to_a_reference_variant_of_the_same_experiments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    for version in ("v1", "v2"):
+        run = ["run", "--db", str(db), "--label", version, "--rounds", "5", "--warmup", "0"]
+        names = ["-n", "direct", "-c", "sleep 0.01", "-n", "proxy", "-c", "sleep 0.03"]
+        assert entry.main([*run, *names]) == 0
+    capsys.readouterr()
+    name = "quick: direct vs proxy"
+    assert (
+        entry.main(["history", name, "--db", str(db), "--reference", "direct", "--format", "json"])
+        == 0
+    )
+    document = json.loads(capsys.readouterr().out)
+    assert (document["variant"], document["reference"]) == ("proxy", "direct")
+    for point in document["points"]:
+        assert point["ci_low"] <= point["value"] <= point["ci_high"]
+        assert 1.5 < point["value"] < 3.5  # 30 ms against 10 ms, plus the spawn cost on both

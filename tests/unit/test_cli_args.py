@@ -65,7 +65,16 @@ def test_no_parser_allows_abbreviations() -> None:
     parser = cli.build_parser()
     assert parser.allow_abbrev is False
     subparsers = cli._subparsers(parser)
-    assert sorted(subparsers) == ["bisect", "check", "compare", "export", "list", "report", "run"]
+    assert sorted(subparsers) == [
+        "bisect",
+        "check",
+        "compare",
+        "export",
+        "history",
+        "list",
+        "report",
+        "run",
+    ]
     assert all(sub.allow_abbrev is False for sub in subparsers.values())
 
 

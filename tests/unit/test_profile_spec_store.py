@@ -116,7 +116,7 @@ def test_version_5_runs_keep_their_measurements_and_data_through_the_rebuild(
         store.add_run(1, _run("a", 0, "profile"))
         assert len(store.runs(1, purpose=None)) == 2
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION == 7
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION == 8
         assert raw.execute("PRAGMA foreign_keys").fetchone()[0] == 0  # a new connection's default
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
         (table,) = raw.execute("SELECT sql FROM sqlite_schema WHERE name = 'runs'").fetchone()

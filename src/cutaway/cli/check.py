@@ -140,7 +140,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _run(spec: Spec, store: Store, args: argparse.Namespace, settled: Settled) -> Outcome:
-    from cutaway.cli.commands import STYLES, _color, db_option
+    from cutaway.cli.commands import STYLES, _color, db_option, run_label
     from cutaway.cli.progress import TerminalProgress
     from cutaway.environment import capture_environment
     from cutaway.runner.runner import run_experiment
@@ -156,7 +156,7 @@ def _run(spec: Spec, store: Store, args: argparse.Namespace, settled: Settled) -
             store,
             environment=capture_environment(),
             listeners=listeners,
-            label=args.label,
+            label=run_label(args),
             settled=settled,
         )
 

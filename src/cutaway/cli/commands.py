@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 from cutaway import __version__
 from cutaway.cli.bisect import add_bisect_arguments, cmd_bisect
 from cutaway.cli.check import add_check_arguments, cmd_check
+from cutaway.cli.history import add_history_arguments, cmd_history
 from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
 from cutaway.cli.streams import pipe_safe_streams, stdout_closed
 from cutaway.visible import visible
@@ -307,6 +308,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--label", help="a label stored with the experiment, e.g. a version")
     run.add_argument(
+        "--version-from",
+        metavar="DIR",
+        help="store `git describe --tags --always --dirty` of this checkout as the label "
+        "(`cutaway history` lines results up by it)",
+    )
+    run.add_argument(
         "--resume",
         nargs="?",
         const="latest-incomplete",
@@ -437,6 +444,10 @@ def build_parser() -> argparse.ArgumentParser:
     bisect = _subparser(commands, "bisect", "find the commit that made a workload slower")
     add_bisect_arguments(bisect)
     _add_db_option(bisect)
+
+    history = _subparser(commands, "history", "results by version, with the steps between them")
+    add_history_arguments(history)
+    _add_db_option(history)
     return parser
 
 
@@ -774,6 +785,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _max_rate(args)
     # Before anything else: a typo in an export's directory must cost no measurement.
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
+    label = run_label(args)  # before measuring: a bad --version-from exits 2 at once
     if args.resume:
         if args.file or args.cmd:
             raise UsageError("--resume continues a stored experiment: give no file or -c")
@@ -806,7 +818,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 store,
                 environment=environment,
                 listeners=[*listeners, progress],
-                label=args.label,
+                label=label,
                 resume_id=resume_id,
             )
     finally:
@@ -835,6 +847,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome.reason == "interrupted":
         return EXIT_INTERRUPTED
     return _run_exit_status(outcome)
+
+
+def run_label(args: argparse.Namespace) -> str | None:
+    """--label, or the version --version-from reads (both: "LABEL VERSION")."""
+    if getattr(args, "version_from", None) is None:
+        return args.label  # type: ignore[no-any-return]
+    from cutaway.versions import describe_checkout
+
+    version = describe_checkout(args.version_from)
+    return version if args.label is None else f"{args.label} {version}"
 
 
 def _run_exit_status(outcome: Outcome) -> int:
@@ -962,6 +984,7 @@ COMMANDS = {
     "export": cmd_export,
     "check": cmd_check,
     "bisect": cmd_bisect,
+    "history": cmd_history,
 }
 
 
@@ -1053,15 +1076,26 @@ def _exit_status(error: Exception) -> int | None:
     """EXIT_USAGE or EXIT_ERROR for an error cutaway reports in one line, None for any other
     (a bug: its traceback is shown). The error classes are imported here, once an error has
     happened, so that `--version` and `--help` import neither the store nor the spec parser."""
+    from cutaway.history import HistoryError
     from cutaway.output_files import OutputPathError, OutputWriteError
     from cutaway.runner.errors import ProbeUnavailable, RunnerError
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
     from cutaway.store import DamagedStoreError, StoreError
+    from cutaway.versions import VersionError
 
     # A damaged store is bad input, as a bad experiment file is: nothing can be measured from it.
     if isinstance(
-        error, (SpecError, UsageError, OutputPathError, ProbeUnavailable, DamagedStoreError)
+        error,
+        (
+            SpecError,
+            UsageError,
+            OutputPathError,
+            ProbeUnavailable,
+            DamagedStoreError,
+            HistoryError,
+            VersionError,
+        ),
     ):
         return EXIT_USAGE
     if isinstance(error, (RunnerError, StoreError, ForkServerError, OutputWriteError)):

@@ -45,6 +45,7 @@ positional arguments:
     export    write a stored experiment in another format
     check     the CI gate: fail when a candidate is slower
     bisect    find the commit that made a workload slower
+    history   results by version, with the steps between them
 
 options:
   -h, --help  show this help message and exit

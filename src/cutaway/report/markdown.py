@@ -40,6 +40,12 @@ def render_markdown(analysis: Analysis) -> str:
     return "\n\n".join("\n".join(block) for block in blocks if block) + "\n"
 
 
+def render_blocks(blocks: Sequence[Block]) -> str:
+    """Blocks of sections as Markdown, the first one's heading as a title."""
+    rendered = [_title_block(blocks[0]), *(_block(block) for block in blocks[1:])] if blocks else []
+    return "\n\n".join("\n".join(block) for block in rendered if block) + "\n"
+
+
 def _inline(parts: Sequence[Inline]) -> str:
     return "".join(code(p.text) if isinstance(p, Name) else escape(p) for p in parts)
 

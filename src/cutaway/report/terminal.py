@@ -18,6 +18,7 @@ from cutaway.model import Analysis
 from cutaway.report.cell_text import NO_INTERVAL_NOTE, has_missing_interval, settle_phrase
 from cutaway.report.layout import build_report
 from cutaway.report.sections import (
+    Block,
     Details,
     Facts,
     Heading,
@@ -47,6 +48,14 @@ def render_terminal(
     """The report as a terminal shows it, ``width`` columns wide. With ``color`` false it is
     plain text without a single escape code (for files, pipes and NO_COLOR). Only the metrics
     that changed have a table, unless ``all_metrics``."""
+    report = build_report(analysis, all_metrics=all_metrics)
+    return render_blocks(
+        [*report.header, *report.body, report.conclusion], color=color, width=width
+    )
+
+
+def render_blocks(blocks: Sequence[Block], *, color: bool, width: int = 100) -> str:
+    """Blocks of sections as a terminal shows them (see :func:`render_terminal`)."""
     buffer = io.StringIO()
     console = Console(
         file=buffer,
@@ -62,8 +71,6 @@ def render_terminal(
         legacy_windows=False,
         _environ={},  # the same Analysis must render the same way whatever the environment
     )
-    report = build_report(analysis, all_metrics=all_metrics)
-    blocks = [*report.header, *report.body, report.conclusion]
     printed = 0
     for block in blocks:
         renderables = [r for section in block for r in _section(section, width)]

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cutaway.model import TIMED, Calibration, Run, RunData, Spec
 from cutaway.store.checks import Columns, DamagedStoreError
@@ -40,6 +41,9 @@ from cutaway.store.rows import (
     stored_experiment,
     variant_names,
 )
+
+if TYPE_CHECKING:
+    from cutaway.history import Triage
 from cutaway.store.schema import EXPERIMENT_STATUSES, StoreError, StoreFull, open_database
 
 FINISHED_STATUSES = ("complete", "incomplete")
@@ -378,6 +382,41 @@ class Store:
                 " overhead_seconds, process_overhead_seconds) VALUES (?, ?, ?, ?, ?)",
                 (experiment_id, name, description, overhead_seconds, process_overhead_seconds),
             )
+
+    def set_triage(self, name: str, change_id: str, state: str, note: str) -> None:
+        """Record (or replace) the triage of a change flagged in the history of ``name``."""
+        from cutaway.history import TRIAGE_STATES
+
+        if state not in TRIAGE_STATES:
+            raise StoreError(f"unknown triage state {state!r}; one of {', '.join(TRIAGE_STATES)}")
+        with self._write(f"store the triage of change {change_id!r}") as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO triage (name, change_id, state, note, at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (name, change_id, state, note, time.time()),
+            )
+
+    def triage(self, name: str) -> dict[str, Triage]:
+        """The triage of every change flagged in the history of ``name``, by change id."""
+        from cutaway.history import TRIAGE_STATES, Triage
+
+        with self._read(f"read the triage of {name!r}") as connection:
+            rows = connection.execute(
+                "SELECT change_id, state, note, at FROM triage WHERE name = ?", (name,)
+            ).fetchall()
+        found = {}
+        for change_id, state, note, at in rows:
+            if not (
+                isinstance(change_id, str)
+                and state in TRIAGE_STATES
+                and isinstance(note, str)
+                and isinstance(at, int | float)
+            ):
+                raise DamagedStoreError(
+                    self._path, None, "triage", f"the row of change {change_id!r} of {name!r}"
+                )
+            found[change_id] = Triage(change_id, state, note, float(at))
+        return found
 
     def probes(self, experiment_id: int) -> list[ProbeInfo]:
         """The probes recorded for an experiment, by name."""

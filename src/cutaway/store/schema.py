@@ -28,6 +28,9 @@ Version history:
   a sampling profiler perturbs timing). The unique key becomes (experiment_id, variant,
   round_index, purpose), so ``runs`` is rebuilt (SQLite cannot change a table's constraints),
   with foreign keys off during the rebuild so that dropping the old table cascades nowhere.
+- 8 (2026-11-24): ``triage``, a state (``'confirmed'``, ``'false alarm'``, ``'accepted'``) and
+  a note per change that `cutaway history` flagged, keyed by the experiment name and the
+  change's id (the ids of the experiments on either side of the step, e.g. ``'12-13'``).
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
 has been released: databases out there already ran it) and add a dated line above.
@@ -271,6 +274,25 @@ _VERSION_7 = Migration(
     rebuilds=True,
 )
 
+_VERSION_8 = Migration(
+    version=8,
+    date="2026-11-24",
+    statements=(
+        # Not tied to an experiment row: a change lies between two experiments, and its
+        # triage outlives either being deleted.
+        """
+        CREATE TABLE triage (
+            name TEXT NOT NULL,               -- the experiment name whose history flagged it
+            change_id TEXT NOT NULL,          -- '<experiment id before>-<experiment id after>'
+            state TEXT NOT NULL CHECK (state IN ('confirmed', 'false alarm', 'accepted')),
+            note TEXT NOT NULL DEFAULT '',
+            at REAL NOT NULL,                 -- Unix time of the last change of state
+            PRIMARY KEY (name, change_id)
+        ) WITHOUT ROWID
+        """,
+    ),
+)
+
 # Applied in order; MIGRATIONS[i] takes a database from version i to version i + 1.
 MIGRATIONS: tuple[Migration, ...] = (
     _VERSION_1,
@@ -280,6 +302,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _VERSION_5,
     _VERSION_6,
     _VERSION_7,
+    _VERSION_8,
 )
 LATEST_VERSION: int = len(MIGRATIONS)
 BUSY_TIMEOUT_SECONDS = 30.0

@@ -37,6 +37,19 @@ class Span:
     def duration_ns(self) -> int:
         return self.end_ns - self.start_ns
 
+    def in_operation(self, operation: int) -> Span:
+        """The same span, counted in another operation."""
+        return Span(
+            self.name,
+            self.pid,
+            self.tid,
+            self.start_ns,
+            self.end_ns,
+            self.depth,
+            self.parent,
+            operation,
+        )
+
 
 class Edge(enum.Enum):
     BEGIN = "begin"
@@ -171,22 +184,9 @@ def _number_operations(built: Sequence[tuple[Span, int]]) -> tuple[Span, ...]:
     for span, root_start in built:
         # A span whose outermost span was dropped (unbalanced) belongs to no operation.
         operation = index.get((span.pid, span.tid, root_start), NO_OPERATION)
-        numbered.append(_with_operation(span, operation))
+        numbered.append(span.in_operation(operation))
     numbered.sort(key=lambda span: (span.pid, span.start_ns, span.depth, span.tid))
     return tuple(numbered)
-
-
-def _with_operation(span: Span, operation: int) -> Span:
-    return Span(
-        span.name,
-        span.pid,
-        span.tid,
-        span.start_ns,
-        span.end_ns,
-        span.depth,
-        span.parent,
-        operation,
-    )
 
 
 def _where(event: SpanEvent) -> str:

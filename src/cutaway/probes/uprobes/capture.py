@@ -179,7 +179,7 @@ class UprobesProbe:
         spans = [
             span
             if span.operation == NO_OPERATION
-            else _renumbered(span, first[span.pid] + span.operation)
+            else span.in_operation(first[span.pid] + span.operation)
             for span in nesting.spans
         ]
         return spans, [item.message for item in nesting.unbalanced]
@@ -196,19 +196,6 @@ class UprobesProbe:
 
 def records_data(spans: Sequence[Span]) -> RunData:
     return RunData(records.KIND, records.SPANS_KEY, len(spans), records.encode(spans))
-
-
-def _renumbered(span: Span, operation: int) -> Span:
-    return Span(
-        span.name,
-        span.pid,
-        span.tid,
-        span.start_ns,
-        span.end_ns,
-        span.depth,
-        span.parent,
-        operation,
-    )
 
 
 def _per_call_ns(calibrator: str) -> float:

@@ -56,3 +56,14 @@ def test_a_worker_forked_later_is_seen_once_the_walk_is_old(
     assert process.tree(parent.pid, now=start + 0.5) == [parent.pid]  # the walk still stands
     later = start + process.TREE_SECONDS
     assert process.tree(parent.pid, now=later) == [parent.pid, worker]
+
+
+def test_the_cache_keeps_only_the_walks_that_still_stand(
+    parent: subprocess.Popen[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(process, "_trees", {})
+    start = time.monotonic()
+    for offset in range(100):  # a long-lived user sampling a hundred processes, one per second
+        process.tree(parent.pid + 1_000_000 + offset, now=start + offset * process.TREE_SECONDS)
+    process.tree(parent.pid, now=start + 100 * process.TREE_SECONDS)
+    assert list(process._trees) == [parent.pid]

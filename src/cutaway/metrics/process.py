@@ -101,6 +101,10 @@ def tree(pid: int, *, now: float | None = None) -> list[int]:
     if cached is not None and now - cached[0] < TREE_SECONDS:
         return cached[1]
     found = _walk(pid)
+    # Walks older than TREE_SECONDS would be walked again anyway: dropping them here keeps the
+    # cache to the processes sampled within the last second, for a long-lived API user too.
+    for stale in [key for key, (walked, _) in _trees.items() if now - walked >= TREE_SECONDS]:
+        del _trees[stale]
     _trees[pid] = (now, found)
     return found
 

@@ -114,11 +114,13 @@ def repetition(
     def check(second: int, options: list[str]) -> Any:
         return lambda: run_check(spin, n_a, second, options, paths["db"], index)
 
-    jobs: list[tuple[str, Any]] = [
-        ("check-wall-aa", check(n_a, wall_options)),
-        ("check-wall-ab", check(n_b, wall_options)),
-        ("hyperfine", lambda: hyperfine_gate(spin, n_a, n_b, args.max_rounds, index, paths)),
-    ]
+    jobs: list[tuple[str, Any]] = []
+    if not args.only_instructions:
+        jobs += [
+            ("check-wall-aa", check(n_a, wall_options)),
+            ("check-wall-ab", check(n_b, wall_options)),
+            ("hyperfine", lambda: hyperfine_gate(spin, n_a, n_b, args.max_rounds, index, paths)),
+        ]
     if args.instructions and index < args.instructions:
         counted = ["--instructions", "--fail-on", f"instructions={args.threshold}%"]
         counted += ["--max-rounds", str(args.max_rounds), "--max-time", f"{args.max_time}s"]
@@ -211,6 +213,9 @@ def main() -> int:
     parser.add_argument("--target-seconds", type=float, default=0.02, help="one run of spin")
     parser.add_argument(
         "--instructions", type=int, default=5, help="repetitions with --instructions too (5)"
+    )
+    parser.add_argument(
+        "--only-instructions", action="store_true", help="no wall-time or hyperfine gates"
     )
     parser.add_argument("--summarize", metavar="FILE", help="summarize a results file again")
     args = parser.parse_args()

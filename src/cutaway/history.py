@@ -146,12 +146,10 @@ def default_variant(stored: StoredExperiment, reference: str | None = None) -> s
     neither its baseline nor the reference (the candidate of a baseline-against-candidate
     experiment), else its first that is not the reference, else its first."""
     names = [v.name for v in stored.spec.variants]
-    for candidate in (
-        *(n for n in names if n not in (stored.spec.baseline, reference)),
-        *(n for n in names if n != reference),
-    ):
-        return candidate
-    return names[0]
+    candidates = [n for n in names if n not in (stored.spec.baseline, reference)]
+    if candidates:
+        return candidates[0]
+    return next((n for n in names if n != reference), names[0])
 
 
 def _point(

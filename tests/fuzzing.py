@@ -101,11 +101,13 @@ setup = "true"
 prepare = "true"
 conclude = "true"
 cleanup = "true"
+version_command = "echo build-{threads}"
 
 [[variants]]
 name = "two-{threads}"
 command = ["echo", "{threads}"]
 output = "pipe"
+version = "v{threads}"
 """
 
 

@@ -74,6 +74,7 @@ def experiment_info(stored: StoredExperiment, rounds_completed: int) -> Experime
         variants=tuple(v.name for v in spec.variants),
         rounds_completed=rounds_completed,
         conditions=spec.conditions,
+        versions=dict(stored.versions),
     )
 
 

@@ -18,6 +18,14 @@ from cutaway import __version__
 
 # Keys whose difference makes a comparison of two stored experiments doubtful.
 COMPARABLE_KEYS = ("host", "kernel", "cpu_model", "cores", "python", "cutaway_version")
+# What `cutaway history` compares between consecutive points: what changes the speed of the same
+# program on the same input. The kernel (scheduler, system calls, mitigations), the OS string
+# (it names the C library: getpwnam or malloc change with it), the CPU model and cores, the
+# frequency governor (powersave against performance is tens of percent), and what measures:
+# cutaway itself and the Python that runs it (spawning and timing). Not the host name: a CI
+# service's runners get a new name per job, which would mark every point; a new machine of
+# the same model, cores, kernel and governor is not told apart.
+MACHINE_KEYS = ("kernel", "os", "cpu_model", "cores", "cpu_governor", "python", "cutaway_version")
 
 
 def _cpu_model() -> str:

@@ -2,21 +2,27 @@
 was made, as one value per experiment (the median of a variant's counted runs, or its paired
 ratio to a reference variant) with its interval, and the change points of that series.
 
-The version of a point is the experiment's label (``--label``, or ``--version-from DIR``,
-which stores ``git describe --always --dirty`` of DIR); an experiment without one is shown by
-its id. Reading only: triage states are written by :meth:`cutaway.store.Store.set_triage`."""
+A series follows one variant by name (``--variant``; by default the newest experiment's first
+variant that is not its baseline, so that a nightly baseline-against-candidate experiment
+follows the candidate). The version of a point is that variant's own version (``version``,
+``version_from``, ``version_command``, ``--variant-version``), else the experiment's label
+(``--label``, ``--version-from DIR``); an experiment without either is shown by its id. Each
+point also carries what makes two points measure different things: the variant's workload
+identity and the machine's fingerprint (cutaway.environment.MACHINE_KEYS). Reading only:
+triage states are written by :meth:`cutaway.store.Store.set_triage`."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cutaway.model import Metric
 from cutaway.stats.changepoints import Segmentation, change_points
 
 if TYPE_CHECKING:
-    from cutaway.store import Store
+    from cutaway.store import MetricTable, Store, StoredExperiment
 
 TRIAGE_STATES = ("confirmed", "false alarm", "accepted")
 
@@ -35,6 +41,15 @@ class HistoryPoint:
     ci_high: float
     n: int  # counted runs (or pairs) behind the value
     workload: str  # the variant's identity: see workload_identity
+    # The reference variant's own version (None without one, or without a reference): where it
+    # changes, a step of the ratio may be the reference's.
+    reference_version: str | None = None
+    # The machine's fingerprint when the experiment started, on MACHINE_KEYS (missing: None).
+    machine: Mapping[str, object] = field(default_factory=dict)
+
+    def machine_changes(self, before: HistoryPoint) -> tuple[str, ...]:
+        """The MACHINE_KEYS whose value differs from the point ``before``."""
+        return tuple(key for key in self.machine if self.machine[key] != before.machine.get(key))
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,22 @@ class History:
         """A flagged change's stable name: the experiment ids on either side of the step."""
         return f"{self.points[index - 1].experiment_id}-{self.points[index].experiment_id}"
 
+    def machine_changes(self, index: int) -> tuple[str, ...]:
+        """What changed on the machine between point ``index - 1`` and point ``index``."""
+        return () if index == 0 else self.points[index].machine_changes(self.points[index - 1])
+
+    def workload_changed(self, index: int) -> bool:
+        return index > 0 and self.points[index].workload != self.points[index - 1].workload
+
+    def reference_changed(self, index: int) -> bool:
+        """Whether the reference's own version changed at point ``index``. A reference without
+        versions of its own is versioned by the label, which changes at every point by design:
+        that is not a change of the reference."""
+        return (
+            index > 0
+            and self.points[index].reference_version != self.points[index - 1].reference_version
+        )
+
 
 def load_history(
     store: Store,
@@ -68,11 +99,6 @@ def load_history(
     reference: str | None = None,
 ) -> History:
     """The history of ``name`` in ``store`` (see the module docstring)."""
-    import numpy as np
-
-    from cutaway.stats.descriptive import median
-    from cutaway.stats.paired import paired_ratio
-
     rows = sorted(
         (row for row in store.list_experiments() if row.name == name),
         key=lambda row: (row.created_at, row.id),
@@ -81,95 +107,121 @@ def load_history(
         raise HistoryError(
             f"no experiment named {name!r} in {store.path}; `cutaway list` shows the stored ones"
         )
-    points: list[HistoryPoint] = []
-    found_metric: Metric | None = None
-    seen: set[str] = set()
-    chosen = variant
-    for row in rows:
-        stored = store.experiment(row.id)
-        metrics = {m.name: m for m in stored.spec.all_metrics()}
-        if metric not in metrics:
-            continue
-        found_metric = found_metric or metrics[metric]
-        names = [v.name for v in stored.spec.variants]
-        seen.update(names)
-        chosen = chosen or next((n for n in names if n != reference), names[0])
-        if chosen not in names or (reference is not None and reference not in names):
-            continue
-        table = store.metric_table(row.id, metric, metrics[metric].purpose)
-        column = table.values[:, table.variants.index(chosen)]
-        version = row.label if row.label is not None else f"#{row.id}"
-        variant_spec = next(v for v in stored.spec.variants if v.name == chosen)
-        workload = workload_identity(variant_spec.to_dict())
-        if reference is None:
-            usable = column[~np.isnan(column)]
-            if usable.size == 0:
-                continue
-            low, high = _median_interval(sorted(float(v) for v in usable))
-            points.append(
-                HistoryPoint(
-                    row.id,
-                    row.created_at,
-                    version,
-                    median(usable),
-                    low,
-                    high,
-                    int(usable.size),
-                    workload,
-                )
-            )
-        else:
-            base = table.values[:, table.variants.index(reference)]
-            keep = ~(np.isnan(column) | np.isnan(base))
-            estimate = paired_ratio(base[keep], column[keep])
-            if estimate is None:
-                continue
-            points.append(
-                HistoryPoint(
-                    row.id,
-                    row.created_at,
-                    version,
-                    estimate.ratio,
-                    estimate.ci_low,
-                    estimate.ci_high,
-                    estimate.n,
-                    workload,
-                )
-            )
-    if found_metric is None:
+    experiments = [store.experiment(row.id) for row in rows]
+    measured = [e for e in experiments if metric in {m.name for m in e.spec.all_metrics()}]
+    if not measured:
         raise HistoryError(f"no experiment named {name!r} measured the metric {metric!r}")
+    seen = {v.name for e in measured for v in e.spec.variants}
     for asked in (variant, reference):
         if asked is not None and asked not in seen:
             raise HistoryError(
                 f"no variant {asked!r} in the experiments named {name!r}; their variants: "
                 + ", ".join(repr(v) for v in sorted(seen))
             )
+    chosen = variant or default_variant(measured[-1], reference)
+    points = [
+        point
+        for stored in measured
+        if (point := _point(store, stored, metric, chosen, reference)) is not None
+    ]
     if not points:
         raise HistoryError(
             f"no experiment named {name!r} has usable runs of variant {chosen!r}"
             + (f" and reference {reference!r}" if reference else "")
         )
-    segmentation = change_points([p.value for p in points])
+    found_metric = next(m for m in measured[0].spec.all_metrics() if m.name == metric)
     return History(
         name=name,
         metric=found_metric,
-        variant=chosen or "",
+        variant=chosen,
         reference=reference,
         points=tuple(points),
-        segmentation=segmentation,
+        segmentation=change_points([p.value for p in points]),
         triage=store.triage(name),
     )
 
 
+def default_variant(stored: StoredExperiment, reference: str | None = None) -> str:
+    """The variant a history follows when none is named: the experiment's first variant that is
+    neither its baseline nor the reference (the candidate of a baseline-against-candidate
+    experiment), else its first that is not the reference, else its first."""
+    names = [v.name for v in stored.spec.variants]
+    candidates = [n for n in names if n not in (stored.spec.baseline, reference)]
+    if candidates:
+        return candidates[0]
+    return next((n for n in names if n != reference), names[0])
+
+
+def _point(
+    store: Store, stored: StoredExperiment, metric: str, chosen: str, reference: str | None
+) -> HistoryPoint | None:
+    """One experiment's point, None when it lacks the variant, the reference, or usable runs."""
+    from cutaway.environment import MACHINE_KEYS
+
+    names = [v.name for v in stored.spec.variants]
+    if chosen not in names or (reference is not None and reference not in names):
+        return None
+    purpose = next(m.purpose for m in stored.spec.all_metrics() if m.name == metric)
+    table = store.metric_table(stored.id, metric, purpose)
+    estimate = _estimate(table, chosen, reference)
+    if estimate is None:
+        return None
+    value, low, high, n = estimate
+    variant_spec = stored.spec.variants[names.index(chosen)]
+    return HistoryPoint(
+        experiment_id=stored.id,
+        created_at=stored.created_at,
+        version=_version(stored, chosen),
+        value=value,
+        ci_low=low,
+        ci_high=high,
+        n=n,
+        workload=workload_identity(variant_spec.to_dict()),
+        reference_version=None if reference is None else stored.versions.get(reference),
+        machine={key: stored.environment.get(key) for key in MACHINE_KEYS},
+    )
+
+
+def _estimate(
+    table: MetricTable, chosen: str, reference: str | None
+) -> tuple[float, float, float, int] | None:
+    """(value, interval low, interval high, n): the median of the variant's counted runs, or
+    its paired ratio to the reference; None without a usable run (or pair)."""
+    import numpy as np
+
+    from cutaway.stats.descriptive import median
+    from cutaway.stats.paired import paired_ratio
+
+    column = table.values[:, table.variants.index(chosen)]
+    if reference is None:
+        usable = column[~np.isnan(column)]
+        if usable.size == 0:
+            return None
+        low, high = _median_interval(sorted(float(v) for v in usable))
+        return median(usable), low, high, int(usable.size)
+    base = table.values[:, table.variants.index(reference)]
+    keep = ~(np.isnan(column) | np.isnan(base))
+    ratio = paired_ratio(base[keep], column[keep])
+    if ratio is None:
+        return None
+    return ratio.ratio, ratio.ci_low, ratio.ci_high, ratio.n
+
+
+def _version(stored: StoredExperiment, variant: str) -> str:
+    """The variant's own version, else the experiment's label, else the experiment's id."""
+    version = stored.version_of(variant)
+    return version if version is not None else f"#{stored.id}"
+
+
 def workload_identity(variant: dict[str, object]) -> str:
     """What a variant ran, as 12 hex digits of a SHA-256: its command, shell, environment,
-    directory, hooks, parameters and input, without its name (the version is the experiment's
-    label, not part of it). Two points with different identities measured different things
+    directory, hooks, parameters and input, without its name and its version (how the version
+    is read is not what runs). Two points with different identities measured different things
     under the same name, or the same thing started differently (a build in a new path)."""
     import hashlib
     import json
 
-    what = {key: value for key, value in variant.items() if key != "name"}
+    what = {key: value for key, value in variant.items() if key not in ("name", "version")}
     text = json.dumps(what, sort_keys=True, ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 

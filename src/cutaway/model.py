@@ -87,6 +87,26 @@ class Hooks:
 # copied to the terminal or the file after the run.
 OUTPUT_MODES = ("null", "pipe", "inherit")
 
+# Where a variant's own version comes from (the experiment file's keys): the text as given, the
+# ``git describe`` of a directory, or what a shell command prints.
+VERSION_KEYS = ("version", "version_from", "version_command")
+
+
+@dataclass(frozen=True)
+class VersionSource:
+    """A variant's own version, as asked for: ``key`` is one of VERSION_KEYS and ``text`` the
+    version itself (``version``), an absolute directory (``version_from``) or shell code
+    (``version_command``). It is read once before the experiment's first round and stored with
+    the variant (``cutaway.versions``). ``key_path`` is where it was written (the file's key,
+    or the option), for messages only."""
+
+    key: str
+    text: str
+    key_path: tuple[str | int, ...] = field(default=(), compare=False)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"key": self.key, "text": self.text}
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -109,6 +129,9 @@ class Variant:
     # its conditions.
     condition: str | None = None
     family: str | None = None
+    # Its own version (the experiment's label is the version of a variant without one). Not
+    # part of what it runs: cutaway.history.workload_identity leaves it out.
+    version: VersionSource | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", _frozen(self.env))
@@ -133,6 +156,7 @@ class Variant:
             "stdin": self.stdin,
             "stdout": self.stdout,
             **({"condition": self.condition, "family": self.family} if self.condition else {}),
+            **({"version": self.version.to_dict()} if self.version else {}),
         }
 
     @property
@@ -145,6 +169,7 @@ class Variant:
         command = data["command"]
         hooks = data.get("hooks") or {}
         assert isinstance(hooks, Mapping)
+        version = data.get("version")
         return cls(
             name=str(data["name"]),
             command=command if isinstance(command, str) else tuple(command),  # type: ignore[arg-type]
@@ -157,6 +182,9 @@ class Variant:
             stdout=str(data.get("stdout") or "null"),
             condition=None if data.get("condition") is None else str(data["condition"]),
             family=None if data.get("family") is None else str(data["family"]),
+            version=VersionSource(str(version["key"]), str(version["text"]))
+            if isinstance(version, Mapping)
+            else None,
         )
 
 
@@ -881,6 +909,8 @@ class ExperimentInfo:
     variants: tuple[str, ...]
     rounds_completed: int
     conditions: tuple[Condition, ...] = ()  # [[conditions]]: the variants are their copies
+    # The variants' own versions, by name (only those that have one; the label is the others').
+    versions: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

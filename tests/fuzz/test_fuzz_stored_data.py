@@ -97,11 +97,20 @@ def experiment_row(spec_json: object, environment_json: object = "{}") -> tuple[
     return (7, "x", "complete", 1.0, 2.0, None, spec_json, None, environment_json, None, "0")
 
 
-def read_experiment(spec_json: object, names: list[str], environment_json: object = "{}") -> None:
+def read_experiment(
+    spec_json: object,
+    names: list[str],
+    environment_json: object = "{}",
+    versions: list[object] | None = None,
+) -> None:
     """The row as Store.experiment would turn it into a StoredExperiment: a valid one, whose
-    spec is usable, or DamagedStoreError naming a column."""
+    spec is usable, or DamagedStoreError naming a column. ``versions``: the variants.version
+    column of each variant (NULL by default)."""
     row = (*experiment_row(spec_json, environment_json), None, None, None, None, None)
-    variant_rows = list(enumerate(names))
+    variant_rows = [
+        (position, name, None if versions is None else versions[position])
+        for position, name in enumerate(names)
+    ]
     try:
         with no_hang():
             stored = stored_experiment(row, variant_rows, Columns(Path("fuzz.db"), 7))
@@ -134,6 +143,19 @@ def test_any_text_in_the_json_columns_reads_back_or_names_the_damage(value: obje
     text = value if isinstance(value, str | bytes) else json.dumps(value)
     read_experiment(text, ["a", "b"])
     read_experiment(json.dumps(SPECS[1].to_dict(), default=dict), ["a", "b"], text)
+
+
+@given(
+    st.lists(
+        st.none() | st.text(max_size=20) | st.binary(max_size=8) | JSON_SCALARS,
+        min_size=2,
+        max_size=2,
+    )
+)
+def test_any_value_in_the_version_column_reads_back_or_names_the_damage(
+    versions: list[object],
+) -> None:
+    read_experiment(json.dumps(SPECS[1].to_dict(), default=dict), ["a", "b"], versions=versions)
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)

@@ -208,3 +208,118 @@ def test_the_ratio_to_a_reference_variant_of_the_same_experiments(
     for point in document["points"]:
         assert point["ci_low"] <= point["value"] <= point["ci_high"]
         assert 1.5 < point["value"] < 3.5  # 30 ms against 10 ms, plus the spawn cost on both
+    assert [p["reference_version"] for p in document["points"]] == [None, None]
+    capsys.readouterr()
+    assert entry.main(["history", name, "--db", str(db), "--reference", "direct"]) == 0
+    assert "version of the reference" not in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def nightly(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Six nights of a CI job: the baseline v1.0 against that night's candidate, each variant
+    with its own version, the same commands every night (the candidate's build reads its
+    delay from a file, as a new build behind the same path). Night 4's candidate is slower,
+    and the machine got a new kernel that night (its fingerprint as captured, with the
+    kernel changed: the one seam here, the runs are real)."""
+    from cutaway.environment import capture_environment
+    from cutaway.runner.runner import run_experiment
+    from cutaway.spec import quick_spec
+    from cutaway.store import Store
+
+    directory = tmp_path_factory.mktemp("nightly")
+    delay = directory / "delay"
+    db = directory / "n.db"
+    for night in range(1, 7):
+        delay.write_text("0.01" if night <= 3 else "0.04")
+        spec = quick_spec(
+            ["sleep 0.01", f"sleep $(cat {delay})"],
+            ["base", "cand"],
+            shell=True,
+            rounds=4,
+            warmup_rounds=0,
+            versions=["v1.0", f"c{night}"],
+        )
+        kernel = "6.1.0-18-amd64" if night <= 3 else "6.12.9-amd64"
+        with Store(db) as store:
+            outcome = run_experiment(
+                spec, store, environment={**capture_environment(), "kernel": kernel}
+            )
+        assert outcome.status == "complete"
+    return db
+
+
+NIGHTLY = "quick: base vs cand"
+
+
+def test_a_nightly_series_follows_the_candidate_by_its_version(
+    nightly: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    assert entry.main(["history", NIGHTLY, "--db", str(nightly), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["variant"] == "cand"  # not the baseline, though it is the first variant
+    assert [p["version"] for p in document["points"]] == [f"c{n}" for n in range(1, 7)]
+    assert not any(p["workload_changed"] for p in document["points"])
+    [change] = document["changes"]
+    assert (change["before_version"], change["after_version"]) == ("c3", "c4")
+    capsys.readouterr()
+    assert entry.main(["history", NIGHTLY, "--db", str(nightly), "--variant", "base"]) == 0
+    out = capsys.readouterr().out
+    assert "v1.0" in out and "c1" not in out
+
+
+def test_the_ratio_to_the_baseline_names_both_versions(
+    nightly: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    extra = ["--reference", "base", "--format", "json"]
+    assert entry.main(["history", NIGHTLY, "--db", str(nightly), *extra]) == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+    assert {p["reference_version"] for p in points} == {"v1.0"}
+    assert [p["version"] for p in points] == [f"c{n}" for n in range(1, 7)]
+    assert all(p["value"] > 2 for p in points[3:]) and all(p["value"] < 2 for p in points[:3])
+
+
+def test_a_change_of_machine_is_marked_and_said_beside_the_step(
+    nightly: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    assert entry.main(["history", NIGHTLY, "--db", str(nightly), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    changed = [p["machine_changed"] for p in document["points"]]
+    assert changed == [[], [], [], ["kernel"], [], []]
+    assert document["points"][3]["machine"]["kernel"] == "6.12.9-amd64"
+    assert document["changes"][0]["machine_changed"] == ["kernel"]
+    for fmt in ("terminal", "markdown"):
+        capsys.readouterr()
+        assert entry.main(["history", NIGHTLY, "--db", str(nightly), "--format", fmt]) == 0
+        out = " ".join(capsys.readouterr().out.split())  # lines wrapped at the terminal's width
+        assert "worse; the machine changed here (kernel" in out
+        assert "6.12.9-amd64" in out and "the machine changed at #4" in out
+
+
+def test_the_same_machine_is_not_marked(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _history(store, capsys, "--format", "json")
+    assert not any(p["machine_changed"] for p in json.loads(out)["points"])
+    _, out, _ = _history(store, capsys)
+    assert "machine changed" not in out
+
+
+def test_a_new_version_of_the_reference_is_pointed_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The baseline moves from v1.0 to v1.1 at the third night: a step of the ratio there may
+    be the reference's own. Labels alone (the earlier test) never mark the reference."""
+    db = tmp_path / "r.db"
+    for night, base in enumerate(("v1.0", "v1.0", "v1.1"), start=1):
+        run = ["run", "--db", str(db), "--rounds", "2", "--warmup", "0", "--label", f"n{night}"]
+        names = ["-n", "base", "-c", "true", "-n", "cand", "-c", "true"]
+        versions = ["--variant-version", base, "--variant-version", f"c{night}"]
+        assert entry.main([*run, *names, *versions]) == 0
+    capsys.readouterr()
+    extra = ["--reference", "base", "--format", "json"]
+    assert entry.main(["history", NIGHTLY, "--db", str(db), *extra]) == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+    assert [p["reference_version"] for p in points] == ["v1.0", "v1.0", "v1.1"]
+    assert entry.main(["history", NIGHTLY, "--db", str(db), "--reference", "base"]) == 0
+    assert "the version of the reference base changed at #3" in capsys.readouterr().out

@@ -164,7 +164,15 @@ def two_variants() -> Analysis:
     return Analysis(
         runs=tuple(run for run in _runs() if not run.warmup),
         experiments=(
-            _experiment(7, "passwd-lookup", variants, 30, environment=environment, label="v1"),
+            _experiment(
+                7,
+                "passwd-lookup",
+                variants,
+                30,
+                environment=environment,
+                label="v1",
+                versions={"nscd": "glibc 2.36-9+deb12u4"},
+            ),
         ),
         summaries=summaries,
         comparisons=comparisons,

@@ -59,7 +59,16 @@ def _hostile_analysis() -> Analysis:
     profile = _hostile_profile()
     attribution = _hostile_attribution()
     return Analysis(
-        experiments=(_experiment(1, HOSTILE[1], HOSTILE, 10, label=HOSTILE[0]),),
+        experiments=(
+            _experiment(
+                1,
+                HOSTILE[1],
+                HOSTILE,
+                10,
+                label=HOSTILE[0],
+                versions={HOSTILE[2]: HOSTILE[3], HOSTILE[4]: HOSTILE[-1]},
+            ),
+        ),
         summaries=tuple(summaries),
         comparisons=tuple(comparisons),
         cautions=(Caution("outliers", f"outliers in {HOSTILE[1]} {HOSTILE[0]}", HOSTILE[2]),),

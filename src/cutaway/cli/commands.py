@@ -78,6 +78,7 @@ QUICK_ONLY = {
     "cleanup": "--cleanup",
     "parameters": "--parameter-scan/--parameter-list",
     "step_size": "--parameter-step-size",
+    "variant_version": "--variant-version",
 }
 # Quick mode's load options: only with --url.
 LOAD_ONLY = {
@@ -314,6 +315,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(`cutaway history` lines results up by it)",
     )
     run.add_argument(
+        "--variant-version",
+        action="append",
+        default=[],
+        metavar="VERSION",
+        help="quick mode: a variant's own version (else the label's); once for every -c, or "
+        "once per -c (an experiment file says version, version_from or version_command)",
+    )
+    run.add_argument(
         "--resume",
         nargs="?",
         const="latest-incomplete",
@@ -524,6 +533,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
             parameters=_parameters(args),
             max_variants=args.max_variants,
+            versions=args.variant_version,
         )
     return apply_overrides(
         spec,
@@ -576,6 +586,7 @@ def _quick_load_spec(args: argparse.Namespace) -> Spec:
         settings,
         hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
         max_variants=args.max_variants,
+        versions=args.variant_version,
     )
 
 

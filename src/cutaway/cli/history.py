@@ -13,7 +13,11 @@ TRIAGE_CHOICES = ("confirmed", "false alarm", "accepted")  # cutaway.history.TRI
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="the experiment name (as `cutaway list` shows it)")
     parser.add_argument("--metric", default="wall", help="the metric (default: wall)")
-    parser.add_argument("--variant", help="the variant whose values are shown (default: the first)")
+    parser.add_argument(
+        "--variant",
+        help="the variant followed across experiments, by its version (default: the newest "
+        "experiment's first variant that is not its baseline, else its first)",
+    )
     parser.add_argument(
         "--reference",
         metavar="VARIANT",

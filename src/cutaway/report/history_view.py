@@ -55,6 +55,7 @@ def history_blocks(history: History) -> list[Block]:
                     Quantity(point.ci_low, unit, fractional=history.reference is not None),
                     Quantity(point.ci_high, unit, fractional=history.reference is not None),
                     str(point.n),
+                    *((Name(point.reference_version or ""),) if history.reference else ()),
                     f"step {history.change_id(index)}" if step else "",
                 ),
                 strong=step is not None,
@@ -69,34 +70,72 @@ def history_blocks(history: History) -> list[Block]:
             Column("95% low", Align.RIGHT),
             Column("95% high", Align.RIGHT),
             Column("n", Align.RIGHT),
+            *((Column("reference version"),) if history.reference else ()),
             Column("change"),
         ),
         rows=tuple(rows),
         primary=True,
     )
-    return [header, (table,), (*_workload_lines(history), *_changes_block(history))]
+    return [header, (table,), (*_change_lines(history), *_changes_block(history))]
 
 
-def _workload_lines(history: History) -> list[Line]:
-    """A warning where the variant's workload changed between two points (see
-    cutaway.history.workload_identity): a step there may be the workload's, not the version's."""
+def _change_lines(history: History) -> list[Line]:
+    """Warnings where what was measured changed between two points: the variant's workload
+    (see cutaway.history.workload_identity), the machine (cutaway.environment.MACHINE_KEYS)
+    or the reference's version. A step there may be theirs, not the version's."""
     points = history.points
-    changed = [
-        f"#{points[i].experiment_id}"
-        for i in range(1, len(points))
-        if points[i].workload != points[i - 1].workload
-    ]
-    if not changed:
-        return []
-    return [
-        Line(
-            (
-                "the workload changed (command, environment, directory, hooks or input) at "
-                + ", ".join(changed),
-            ),
-            Tone.WARNING,
-        )
-    ]
+    indices = range(1, len(points))
+    lines = []
+    workload = [f"#{points[i].experiment_id}" for i in indices if history.workload_changed(i)]
+    if workload:
+        text = "the workload changed (command, environment, directory, hooks or input) at "
+        lines.append(Line((text + ", ".join(workload),), Tone.WARNING))
+    machine: list[str | Name] = []
+    for index in indices:
+        keys = history.machine_changes(index)
+        if keys:
+            separator = ", " if machine else "the machine changed at "
+            machine += [
+                separator,
+                f"#{points[index].experiment_id} (",
+                *_machine(history, index),
+                ")",
+            ]
+    if machine:
+        lines.append(Line(tuple(machine), Tone.WARNING))
+    reference = [f"#{points[i].experiment_id}" for i in indices if history.reference_changed(i)]
+    if reference:
+        name = Name(history.reference or "")
+        at = " changed at " + ", ".join(reference)
+        lines.append(Line(("the version of the reference ", name, at), Tone.WARNING))
+    return lines
+
+
+def _machine(history: History, index: int) -> list[str | Name]:
+    """``kernel 6.1 -> 6.8; cpu_governor powersave -> performance``: each value is data."""
+    before, after = history.points[index - 1].machine, history.points[index].machine
+    parts: list[str | Name] = []
+    for key in history.machine_changes(index):
+        parts += ["; " if parts else "", f"{key} ", _shown(before.get(key)), " -> "]
+        parts.append(_shown(after.get(key)))
+    return parts
+
+
+def _shown(value: object) -> str | Name:
+    """A fingerprint value: text the machine gave is data; None is "unknown" (not captured)."""
+    return "unknown" if value is None else Name(str(value))
+
+
+def _step_notes(history: History, index: int) -> list[str | Name]:
+    """What else changed where a step was found, said beside it."""
+    notes: list[str | Name] = []
+    if history.machine_changes(index):
+        notes += ["; the machine changed here (", *_machine(history, index), ")"]
+    if history.workload_changed(index):
+        notes.append("; the workload changed here")
+    if history.reference_changed(index):
+        notes.append("; the reference's version changed here")
+    return notes
 
 
 def _changes_block(history: History) -> Block:
@@ -132,6 +171,7 @@ def _changes_block(history: History) -> Block:
             f": {format_percent(step.relative * 100.0)} ({value(step.before)} -> "
             f"{value(step.after)}; size {value(step.size)}, 95% interval {value(step.ci_low)} "
             f"to {value(step.ci_high)}; p={step.p_value:.2g}), {'worse' if worse else 'better'}",
+            *_step_notes(history, step.index),
         ]
         if triage is None:
             parts.append("; not triaged")
@@ -168,6 +208,10 @@ def history_document(history: History) -> str:
                 "ci_high": _finite(p.ci_high),
                 "n": p.n,
                 "workload": p.workload,
+                "reference_version": p.reference_version,
+                "machine": {key: _plain(value) for key, value in p.machine.items()},
+                "machine_changed": list(history.machine_changes(i)),
+                "workload_changed": history.workload_changed(i),
                 "step_before": i in steps,
             }
             for i, p in enumerate(history.points)
@@ -185,6 +229,9 @@ def history_document(history: History) -> str:
                 "size_ci_low": c.ci_low,
                 "size_ci_high": c.ci_high,
                 "p_value": c.p_value,
+                "machine_changed": list(history.machine_changes(c.index)),
+                "workload_changed": history.workload_changed(c.index),
+                "reference_changed": history.reference_changed(c.index),
                 "triage": _triage(history, history.change_id(c.index)),
             }
             for c in history.segmentation.change_points
@@ -198,6 +245,11 @@ def _triage(history: History, change_id: str) -> dict[str, object] | None:
     if triage is None:
         return None
     return {"state": triage.state, "note": triage.note, "at": triage.at}
+
+
+def _plain(value: object) -> object:
+    """A fingerprint value as JSON holds it (they are strings, numbers or null as captured)."""
+    return value if value is None or isinstance(value, bool | int | float | str) else str(value)
 
 
 def _finite(value: float) -> float | None:

@@ -99,6 +99,7 @@ def _experiment(info: ExperimentInfo) -> dict[str, JsonValue]:
         "label": info.label,
         "baseline": info.baseline,
         "variants": list(info.variants),
+        "versions": {name: info.versions.get(name) for name in info.variants},
         "conditions": [{"name": c.name, "prepare": c.prepare} for c in info.conditions],
         "rounds_completed": int(info.rounds_completed),
         "margin": _number(info.margin),

@@ -332,6 +332,8 @@ def header_block(info: ExperimentInfo) -> Block:
         (f"equivalence margin {format_margin(info.margin)}",),
     )
     block: list[Heading | Facts] = [Heading(tuple(title)), Facts(facts)]
+    if info.versions:
+        block.append(Facts(_version_facts(info)))
     if info.conditions:
         block.append(
             Facts(tuple(_condition_fact(index, c) for index, c in enumerate(info.conditions)))
@@ -340,6 +342,27 @@ def header_block(info: ExperimentInfo) -> Block:
     if environment:
         block.append(Facts(tuple((fact,) for fact in environment), Tone.DIM))
     return tuple(block)
+
+
+def _version_facts(info: ExperimentInfo) -> tuple[tuple[Inline, ...], ...]:
+    """Each variant's version ("version of candidate: v1.3-2-gabc"): its own, else the label
+    (said so), in variant order; only called when some variant has a version of its own."""
+    facts: list[tuple[Inline, ...]] = []
+    for name in info.variants:
+        own = info.versions.get(name)
+        if own is not None:
+            facts.append(("version of ", Name(name), ": ", Name(own)))
+        elif info.label:
+            facts.append(("version of ", Name(name), ": ", Name(info.label), " (the label)"))
+        else:
+            facts.append(
+                (
+                    "version of ",
+                    Name(name),
+                    ": none given",
+                )
+            )
+    return tuple(facts)
 
 
 def _condition_fact(index: int, condition: Condition) -> tuple[Inline, ...]:

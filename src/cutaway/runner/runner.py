@@ -36,6 +36,7 @@ from cutaway.runner.hooks import HookResult, run_hook
 from cutaway.runner.order import round_order
 from cutaway.store import Store, StoreError
 from cutaway.store.lease import Owner
+from cutaway.versions import variant_versions
 
 CALIBRATION_RUNS = 30
 # Asked after the planned rounds and after every adaptive round: None to go on, else why the
@@ -417,13 +418,18 @@ def run_experiment(
 
     Ctrl-C or SIGTERM stops the running command; every cleanup runs, the experiment is marked
     incomplete and the Outcome says "interrupted". A failing setup or prepare hook raises
-    RunnerError after the same cleaning up. A probe that cannot work here raises RunnerError
-    before anything is stored or run."""
+    RunnerError after the same cleaning up. A probe that cannot work here raises RunnerError,
+    and a variant's version that cannot be read (cutaway.versions) SpecError, before anything
+    is stored or run; a resumed experiment keeps the versions read when it started."""
     probes, described = _checked_probes(spec)
     owner = Owner.current()
     try:
         if resume_id is None:
-            experiment_id = store.create_experiment(spec, environment, label, __version__, owner)
+            # Read before anything runs: a version that cannot be read stores nothing.
+            versions = variant_versions(spec, run_environment)
+            experiment_id = store.create_experiment(
+                spec, environment, label, __version__, owner, versions=versions
+            )
         else:
             experiment_id = resume_id
             store.claim(experiment_id, owner)  # refuses an experiment a live process runs

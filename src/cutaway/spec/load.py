@@ -229,9 +229,10 @@ def quick_load_spec(
     *,
     hooks: Mapping[str, Sequence[str]] | None = None,
     max_variants: int | None = None,
+    versions: Sequence[str] = (),
 ) -> Spec:
     """Quick mode's load experiment: one server variant per ``--url``, named by ``--name``
-    (else by its URL), the first the baseline; hooks as quick mode's."""
+    (else by its URL), the first the baseline; hooks and versions as quick mode's."""
     from cutaway.spec.quick import quick_spec
 
     if names and len(names) != len(urls):
@@ -242,7 +243,11 @@ def quick_load_spec(
         raise SpecError(message, key="--name")
     named = list(names) or list(urls)
     spec = quick_spec(
-        [GENERATOR_PROGRAM] * len(urls), named, hooks=hooks, max_variants=max_variants
+        [GENERATOR_PROGRAM] * len(urls),
+        named,
+        hooks=hooks,
+        max_variants=max_variants,
+        versions=versions,
     )
     load = dataclasses.replace(
         settings,

@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from cutaway.model import VersionSource
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -53,6 +54,7 @@ class VariantTemplate:
     stdin_key_path: KeyPath = ()
     stdout: str | None = None
     stdout_key_path: KeyPath = ()
+    version: VersionSource | None = None  # its key_path says where it was written
 
 
 def read_matrix(raw: object) -> dict[str, tuple[str, ...]]:
@@ -172,6 +174,12 @@ def _apply(template: VariantTemplate, params: dict[str, str]) -> VariantTemplate
         stdout=None
         if template.stdout is None
         else substitute(template.stdout, params, template.stdout_key_path),
+        version=None
+        if template.version is None
+        else replace(
+            template.version,
+            text=substitute(template.version.text, params, template.version.key_path),
+        ),
     )
 
 

@@ -22,12 +22,14 @@ from cutaway.model import (
     GENERATOR_PROGRAM,
     LOAD_METRICS,
     SERVER_METRICS,
+    VERSION_KEYS,
     Hooks,
     LoadSpec,
     MetricSpec,
     ProbeSpec,
     Spec,
     Variant,
+    VersionSource,
 )
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
@@ -77,6 +79,7 @@ TOP_LEVEL_KEYS = (
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 VARIANT_KEYS = (
     "name", "command", "shell", "env", "cwd", "input", "output", *HOOK_NAMES, *PER_VARIANT_KEYS,
+    *VERSION_KEYS,
 )  # fmt: skip
 SHELL_HINT = "set shell = true to run it with /bin/sh -c"
 
@@ -130,13 +133,26 @@ def load_spec(path: str | os.PathLike[str], *, max_variants: int | None = None) 
 
 def _with_experiment_dir(spec: Spec, path: str) -> Spec:
     """Give every variant ``CUTAWAY_EXPERIMENT_DIR``, the experiment file's directory, so that
-    hooks and commands can name files that sit beside it wherever cutaway is started from."""
+    hooks and commands can name files that sit beside it wherever cutaway is started from; a
+    relative ``version_from`` is taken from that directory too."""
     directory = os.path.dirname(os.path.abspath(path))
     variants = tuple(
-        dataclasses.replace(v, env={EXPERIMENT_DIR_VARIABLE: directory, **v.env})
+        dataclasses.replace(
+            v,
+            env={EXPERIMENT_DIR_VARIABLE: directory, **v.env},
+            version=_version_beside(v.version, directory),
+        )
         for v in spec.variants
     )
     return dataclasses.replace(spec, variants=variants)
+
+
+def _version_beside(version: VersionSource | None, directory: str) -> VersionSource | None:
+    if version is None or version.key != "version_from":
+        return version
+    return dataclasses.replace(
+        version, text=os.path.normpath(os.path.join(directory, version.text))
+    )
 
 
 def parse_spec(text: str, path: str | None = None, *, max_variants: int | None = None) -> Spec:
@@ -178,6 +194,11 @@ def _spec_from_document(
     version = document.get("version", FORMAT_VERSION)
     if isinstance(version, bool) or not isinstance(version, int) or version != FORMAT_VERSION:
         message = f"unsupported version {describe(version)} (this cutaway reads version 1)"
+        if isinstance(version, str):
+            message += (
+                "; the top-level version is the file format's: the version of what a variant "
+                "runs is its own version key in [[variants]], or `cutaway run --label`"
+            )
         raise SpecError(message, key_path=("version",))
     _check_keys(document, TOP_LEVEL_KEYS, (), VARIANT_KEYS, "in [[variants]]")
     if "name" not in document:
@@ -383,7 +404,23 @@ def _read_variant(
         cwd=fields.read_path(table["cwd"], (*key_path, "cwd")) if "cwd" in table else None,
         hooks=hooks,
         **_Streams.read(table, key_path, top_streams).fields(),
+        version=_read_version(table, key_path),
     )
+
+
+def _read_version(table: Mapping[str, object], key_path: KeyPath) -> VersionSource | None:
+    """The variant's own version: at most one of ``version`` (the text), ``version_from`` (a
+    directory, relative to the experiment file) and ``version_command`` (shell code)."""
+    given = [key for key in VERSION_KEYS if key in table]
+    if not given:
+        return None
+    if len(given) > 1:
+        message = f"give one of {', '.join(given)}, not {len(given)}: each sets the version"
+        raise SpecError(message, key_path=(*key_path, given[1]))
+    key = given[0]
+    where: KeyPath = (*key_path, key)
+    text = fields.read_text_without_nul(fields.read_string(table[key], where), where)
+    return VersionSource(key, text.strip() if key == "version" else text, where)
 
 
 @dataclass(frozen=True)
@@ -470,4 +507,5 @@ def _build_variant(template: VariantTemplate) -> Variant:
         params=template.params,
         stdin=stdin,
         stdout=stdout,
+        version=template.version,
     )

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
-from cutaway.model import DEFAULT_MARGIN, Hooks, Spec, Variant
+from cutaway.model import DEFAULT_MARGIN, Hooks, Spec, Variant, VersionSource
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
 from cutaway.spec.errors import SpecError, describe
@@ -33,6 +33,7 @@ HOOK_OPTIONS = {
     "cleanup": "--cleanup",
 }
 PARAMETER_OPTIONS = "--parameter-scan/--parameter-list"
+VERSION_OPTION = "--variant-version"
 # The experiment's name lists its variants up to this many.
 MAX_NAMED_VARIANTS = 4
 # What --shell may name besides a program: "sh" is /bin/sh -c (a variant's shell = true),
@@ -136,6 +137,7 @@ def quick_spec(
     hooks: Mapping[str, Sequence[str]] | None = None,
     parameters: Sequence[Parameter] = (),
     max_variants: int | None = None,
+    versions: Sequence[str] = (),
 ) -> Spec:
     """One variant per command (per command and combination of ``parameters``), in order; the
     first is the baseline unless ``baseline`` names another. Names default to the command
@@ -144,7 +146,8 @@ def quick_spec(
     ``shell`` is False or "none" (run the command directly), True or "sh" (``/bin/sh -c``, a
     variant's ``shell``), or another shell's name or path ("bash": ``bash -c COMMAND``).
     ``hooks`` maps "setup"... "cleanup" to one piece of shell code (every variant) or one per
-    command, in order."""
+    command, in order. ``versions`` (``--variant-version``) likewise: one version for every
+    variant, or one per command, in order."""
     if not commands:
         raise SpecError("give at least one command", key="-c")
     for command in commands:
@@ -158,6 +161,10 @@ def quick_spec(
     variant_env = _read_env(env or {})
     hooks_of = _read_hooks(hooks or {}, commands)
     templates = _templates(commands, names, shell_program, hooks_of, bool(matrix))
+    templates = [
+        replace(template, version=version)
+        for template, version in zip(templates, _read_versions(versions, commands), strict=True)
+    ]
     try:
         expanded = expand(templates, matrix, max_variants=limit, how_to_raise="--max-variants")
     except SpecError as error:
@@ -233,6 +240,28 @@ def _read_hooks(hooks: Mapping[str, Sequence[str]], commands: Sequence[str]) -> 
     return [Hooks(**hooks_of) for hooks_of in per_command]
 
 
+def _read_versions(versions: Sequence[str], commands: Sequence[str]) -> list[VersionSource | None]:
+    """Each command's own version: ``--variant-version`` given once is every command's, given
+    once per command is each one's, in order (as a hook option)."""
+    if not versions:
+        return [None] * len(commands)
+    if len(versions) not in (1, len(commands)):
+        message = (
+            f"got {len(versions)} {VERSION_OPTION} for {len(commands)} commands: give it once "
+            "(for every command) or once per -c, in the same order"
+        )
+        raise SpecError(message, key=VERSION_OPTION)
+    where = (VERSION_OPTION,)
+    texts = [
+        fields.read_text_without_nul(fields.read_string(text, where), where).strip()
+        for text in versions
+    ]
+    return [
+        VersionSource("version", texts[index if len(texts) > 1 else 0], where)
+        for index in range(len(commands))
+    ]
+
+
 def _templates(
     commands: Sequence[str],
     names: Sequence[str],
@@ -306,6 +335,7 @@ def _variant(template: VariantTemplate, shell_program: str | None, env: dict[str
         env=env,
         hooks=Hooks(**template.hooks),
         params=template.params,
+        version=template.version,
     )
 
 

@@ -91,10 +91,13 @@ class Store:
         label: str | None,
         cutaway_version: str,
         owner: Owner | None = None,
+        versions: Mapping[str, str] | None = None,
     ) -> int:
         """Store a new experiment, status "running", with its variants; return its id.
         ``owner`` is the process that will run it (its lease), None for none; with an owner,
-        the store holds a little space on its disk until :meth:`finish_experiment`."""
+        the store holds a little space on its disk until :meth:`finish_experiment`.
+        ``versions``: the variants' own versions, by name (cutaway.versions)."""
+        versions = versions or {}
         spec_json = dumps(spec.to_dict(), "the spec")
         environment_json = dumps(environment, "the environment")
         variant_jsons = [dumps(v.to_dict(), f"variant {v.name!r}") for v in spec.variants]
@@ -119,10 +122,16 @@ class Store:
             )
             experiment_id = _last_row_id(cursor)
             connection.executemany(
-                "INSERT INTO variants (experiment_id, position, name, spec_json)"
-                " VALUES (?, ?, ?, ?)",
+                "INSERT INTO variants (experiment_id, position, name, spec_json, version)"
+                " VALUES (?, ?, ?, ?, ?)",
                 [
-                    (experiment_id, position, variant.name, variant_json)
+                    (
+                        experiment_id,
+                        position,
+                        variant.name,
+                        variant_json,
+                        versions.get(variant.name),
+                    )
                     for position, (variant, variant_json) in enumerate(
                         zip(spec.variants, variant_jsons, strict=True)
                     )
@@ -284,7 +293,8 @@ class Store:
                 (experiment_id,),
             ).fetchone()
             variant_rows = connection.execute(
-                "SELECT position, name FROM variants WHERE experiment_id = ? ORDER BY position",
+                "SELECT position, name, version FROM variants WHERE experiment_id = ?"
+                " ORDER BY position",
                 (experiment_id,),
             ).fetchall()
         if row is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cutaway.model import Calibration, Spec
@@ -53,6 +53,12 @@ class StoredExperiment:
     environment_end: dict[str, Any] | None
     cutaway_version: str
     calibration: Calibration | None
+    # The variants' own versions, by name; the label is the version of a variant without one.
+    versions: Mapping[str, str] = field(default_factory=dict)
+
+    def version_of(self, variant: str) -> str | None:
+        """The version of a variant: its own, else the experiment's label (None: neither)."""
+        return self.versions.get(variant, self.label)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ def stored_experiment(
     row: Sequence[Any], variant_rows: Sequence[Sequence[Any]], columns: Columns
 ) -> StoredExperiment:
     """An experiment's row (joined with its calibration, NULLs when it has none) and its
-    variants' (position, name) rows, in position order."""
+    variants' (position, name, version) rows, in position order."""
     (id_, name, status, created_at, finished_at, label, spec_json, spec_text) = row[:8]
     environment_json, environment_end_json, cutaway_version = row[8:11]
     data = columns.json_object("experiments.spec_json", spec_json)
@@ -50,7 +50,19 @@ def stored_experiment(
         else columns.json_object("experiments.environment_end_json", end),
         cutaway_version=columns.text("experiments.cutaway_version", cutaway_version),
         calibration=None if row[11] is None else calibration(row[12:16], columns),
+        versions=variant_versions(variant_rows, columns),
     )
+
+
+def variant_versions(rows: Sequence[Sequence[Any]], columns: Columns) -> dict[str, str]:
+    """The variants' own versions, by name, from (position, name, version) rows; a variant
+    without one (NULL) is left out."""
+    versions = {}
+    for _, name, version in rows:
+        text = columns.optional_text("variants.version", version, f"variant {name!r}")
+        if text is not None:
+            versions[name] = text
+    return versions
 
 
 def calibration(row: Sequence[Any], columns: Columns) -> Calibration:
@@ -147,10 +159,11 @@ def run_data_item(
 
 
 def variant_names(rows: Sequence[Sequence[Any]], columns: Columns) -> tuple[str, ...]:
-    """The (position, name) rows of an experiment's variants, in position order: positions
-    0, 1, 2 ... as written."""
+    """The (position, name, ...) rows of an experiment's variants, in position order:
+    positions 0, 1, 2 ... as written."""
     names = []
-    for index, (position, name) in enumerate(rows):
+    for index, row in enumerate(rows):
+        position, name = row[:2]
         if columns.integer("variants.position", position) != index:
             raise columns.damaged("variants.position", f"{position} where {index} belongs")
         names.append(columns.text("variants.name", name, f"position {index}"))

@@ -31,6 +31,9 @@ Version history:
 - 8 (2026-11-24): ``triage``, a state (``'confirmed'``, ``'false alarm'``, ``'accepted'``) and
   a note per change that `cutaway history` flagged, keyed by the experiment name and the
   change's id (the ids of the experiments on either side of the step, e.g. ``'12-13'``).
+  ``variants.version``: the variant's own version (``version``, ``version_from`` or
+  ``version_command`` in the experiment file, ``--variant-version``), NULL for a variant
+  without one (its version is the experiment's label).
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
 has been released: databases out there already ran it) and add a dated line above.
@@ -290,6 +293,8 @@ _VERSION_8 = Migration(
             PRIMARY KEY (name, change_id)
         ) WITHOUT ROWID
         """,
+        # NULL for a variant without a version of its own: the experiment's label is its version.
+        "ALTER TABLE variants ADD COLUMN version TEXT",
     ),
 )
 

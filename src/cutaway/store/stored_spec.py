@@ -25,6 +25,7 @@ from cutaway.model import (
     METRIC_SOURCES,
     OUTPUT_STREAMS,
     PROCESS_STATS,
+    VERSION_KEYS,
     Condition,
     Hooks,
     LoadSpec,
@@ -37,6 +38,7 @@ from cutaway.model import (
     Spec,
     UprobeTarget,
     Variant,
+    VersionSource,
 )
 from cutaway.store.checks import describe as describe_column
 
@@ -193,6 +195,16 @@ def _variant(value: object, key: str) -> Variant:
         stdout=variant.optional("stdout", _name, "null"),
         condition=variant.optional("condition", _optional_text, None),
         family=variant.optional("family", _optional_text, None),
+        version=variant.optional("version", _version_source, None),
+    )
+
+
+def _version_source(value: object, key: str) -> VersionSource | None:
+    if value is None:
+        return None
+    source = _Object(value, key)
+    return VersionSource(
+        source.required("key", _one_of(VERSION_KEYS)), source.required("text", _name)
     )
 
 

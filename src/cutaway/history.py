@@ -79,7 +79,8 @@ def load_history(
     )
     if not rows:
         raise HistoryError(
-            f"no experiment named {name!r} in {store.path}; `cutaway list` shows the stored ones"
+            f"no experiment named {name!r} in {store.location}; "
+            "`cutaway list` shows the stored ones"
         )
     points: list[HistoryPoint] = []
     found_metric: Metric | None = None

@@ -102,9 +102,10 @@ def _run(command: list[str], what: str) -> None:
 
 
 @contextlib.contextmanager
-def running_server() -> Iterator[PostgresServer]:
+def running_server(*, durable: bool = False) -> Iterator[PostgresServer]:
     """Start a throw-away server, yield it, and stop it and remove its files afterwards (also
-    when the tests fail). ServerUnavailable when it cannot start."""
+    when the tests fail). ServerUnavailable when it cannot start. Tests run it without fsync;
+    ``durable`` keeps PostgreSQL's defaults (a benchmark's figures must be a real server's)."""
     binaries = _binaries()
     prefix, uid, gid = _as_server_user()
     # Not under pytest's tmp_path: that is private to root, and the server runs as postgres.
@@ -142,8 +143,9 @@ def running_server() -> Iterator[PostgresServer]:
         options = (
             f"-c listen_addresses=127.0.0.1 -c port={server.port}"
             f" -c unix_socket_directories={server.socket_directory}"
-            " -c fsync=off -c max_connections=100 -c shared_buffers=16MB"
         )
+        if not durable:
+            options += " -c fsync=off -c max_connections=100 -c shared_buffers=16MB"
         _run(
             [
                 *prefix,

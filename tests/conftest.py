@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from filesystems import Tmpfs
+from postgresql_server import PostgresServer, ServerUnavailable, running_server
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,3 +34,47 @@ def tmpfs(tmp_path: Path) -> Iterator[Tmpfs]:
         yield mounts
     finally:
         mounts.unmount_all()
+
+
+# -- the store's engines --------------------------------------------------------------------------
+
+ENGINES = ("sqlite", "postgresql")
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def postgresql_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of Debian's, started in a temporary directory for the session and
+    stopped after it (tests/postgresql_server.py); the tests that need it are skipped, saying
+    why, only where it cannot start."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (pip install 'cutaway[postgresql]')")
+    server = running_server()
+    try:
+        started = server.__enter__()
+    except ServerUnavailable as error:
+        pytest.skip(f"PostgreSQL cannot start here: {error}")
+    try:
+        yield started
+    finally:
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def postgresql_url(postgresql_server: PostgresServer) -> Iterator[str]:
+    """The URL of a new, empty database of this test's own (over the Unix socket)."""
+    name = f"test_{next(_databases)}"
+    url = postgresql_server.new_database(name)
+    yield url
+    postgresql_server.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=ENGINES)
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a new store goes, on each engine: an SQLite file that does not exist yet (in a
+    directory that does not either), or an empty PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "nested" / "dir" / "cutaway.db")
+    return str(request.getfixturevalue("postgresql_url"))

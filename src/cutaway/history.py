@@ -105,7 +105,8 @@ def load_history(
     )
     if not rows:
         raise HistoryError(
-            f"no experiment named {name!r} in {store.path}; `cutaway list` shows the stored ones"
+            f"no experiment named {name!r} in {store.location}; "
+            "`cutaway list` shows the stored ones"
         )
     experiments = [store.experiment(row.id) for row in rows]
     measured = [e for e in experiments if metric in {m.name for m in e.spec.all_metrics()}]

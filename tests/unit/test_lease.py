@@ -22,8 +22,8 @@ def dead_owner() -> Owner:
     return Owner(Owner.current().host, int(child.stdout), 12345)
 
 
-def test_a_live_owner_keeps_its_experiment(tmp_path: Path) -> None:
-    store = Store(tmp_path / "db")
+def test_a_live_owner_keeps_its_experiment(store_location: str) -> None:
+    store = Store(store_location)
     me = Owner.current()
     experiment_id = store.create_experiment(SPEC, {}, None, "test", me)
     other = Owner(me.host, me.pid + 1, None)
@@ -33,8 +33,8 @@ def test_a_live_owner_keeps_its_experiment(tmp_path: Path) -> None:
         store.resolve("latest-incomplete")  # the only candidate is live
 
 
-def test_a_dead_owner_or_a_reused_pid_gives_the_experiment_up(tmp_path: Path) -> None:
-    store = Store(tmp_path / "db")
+def test_a_dead_owner_or_a_reused_pid_gives_the_experiment_up(store_location: str) -> None:
+    store = Store(store_location)
     experiment_id = store.create_experiment(SPEC, {}, None, "test", dead_owner())
     reused = Owner(Owner.current().host, Owner.current().pid, -1)  # our pid, another start
     second = store.create_experiment(SPEC, {}, None, "test", reused)
@@ -52,9 +52,9 @@ def test_another_hosts_lease_lives_as_long_as_its_heartbeat(tmp_path: Path) -> N
 
 
 def test_finishing_releases_the_lease_and_a_complete_experiment_is_never_claimed(
-    tmp_path: Path,
+    store_location: str,
 ) -> None:
-    store = Store(tmp_path / "db")
+    store = Store(store_location)
     experiment_id = store.create_experiment(SPEC, {}, None, "test", Owner.current())
     store.finish_experiment(experiment_id, "incomplete", None)
     store.claim(experiment_id, Owner("elsewhere.example", 1, 1))  # nobody holds it now

@@ -1,6 +1,6 @@
 """Light commands start at once: `cutaway --version`, `--help` and `list` import neither scipy
-nor numpy nor rich (issue #8). Each case runs in a fresh interpreter, since this test process
-has long imported all three."""
+nor numpy nor rich (issue #8), nor psycopg, which only a postgresql:// store needs (issue #14).
+Each case runs in a fresh interpreter, since this test process has long imported them."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from cutaway.model import Run, RunStatus, Spec, Variant
 from cutaway.store import Store
 
-HEAVY = ("scipy", "numpy", "rich")
+HEAVY = ("scipy", "numpy", "rich", "psycopg")
 
 # Runs main(argv) and prints which heavy packages it left in sys.modules; argparse's --version
 # and --help end with SystemExit(0), which is their normal exit.
@@ -120,6 +120,23 @@ def test_list_imports_only_sqlite_and_the_listing(db: Path) -> None:
         "cutaway.visible",  # a translation table: names are shown with control characters escaped
     ]
     assert not modules & set(COSTLY)
+    assert not {"psycopg", "cutaway.store.postgresql", "cutaway.store.location"} & modules
+
+
+def test_a_sqlite_store_imports_no_postgresql(db: Path) -> None:
+    """Every command on an SQLite store: psycopg is imported for a postgresql:// URL only."""
+    code = (
+        "import sys\nfrom cutaway.store import Store\n"
+        f"Store({str(db)!r}, create=False).list_experiments()\n"
+        "import cutaway.cli.commands, cutaway.runner.runner\n"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    modules = set(result.stdout.split())
+    assert "cutaway.store.db" in modules
+    assert not {"psycopg", "cutaway.store.postgresql"} & modules
 
 
 def test_the_runner_imports_no_analysis() -> None:

@@ -1,4 +1,5 @@
-"""The SQLite store: round trips, loaders, resolution, migrations and atomicity."""
+"""The store: round trips, loaders, resolution, migrations and atomicity. The tests of a
+``store`` run on both engines, SQLite and PostgreSQL (a real server, conftest.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from types import MappingProxyType
 
 import numpy as np
 import pytest
+from stores import raw_execute
 
 from cutaway.model import Calibration, Hooks, Run, RunStatus, Spec, Variant
 from cutaway.store import LATEST_VERSION, ProbeInfo, Store, StoreError
@@ -69,8 +71,9 @@ def make_run(
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store(tmp_path / "nested" / "dir" / "cutaway.db") as opened:
+def store(store_location: str) -> Iterator[Store]:
+    """A new store on each engine."""
+    with Store(store_location) as opened:
         yield opened
 
 
@@ -171,15 +174,14 @@ def test_quick_mode_spec_without_source_round_trips(store: Store) -> None:
 
 def test_stored_json_has_sorted_keys(store: Store) -> None:
     experiment_id = store.create_experiment(make_spec(), {"z": 1, "a": 2}, None, "0.1.0")
-    with sqlite3.connect(store.path) as raw:
-        spec_json, environment_json = raw.execute(
-            "SELECT spec_json, environment_json FROM experiments WHERE id = ?", (experiment_id,)
-        ).fetchone()
-        variant_json = raw.execute(
-            "SELECT spec_json FROM variants WHERE experiment_id = ? AND position = 1",
-            (experiment_id,),
-        ).fetchone()[0]
-    raw.close()
+    ((spec_json, environment_json),) = raw_execute(
+        store, "SELECT spec_json, environment_json FROM experiments WHERE id = ?", (experiment_id,)
+    )
+    ((variant_json,),) = raw_execute(
+        store,
+        "SELECT spec_json FROM variants WHERE experiment_id = ? AND position = 1",
+        (experiment_id,),
+    )
     assert environment_json == '{"a": 2, "z": 1}'
     assert spec_json == json.dumps(make_spec().to_dict(), sort_keys=True)
     assert variant_json == json.dumps(make_spec().variants[1].to_dict(), sort_keys=True)
@@ -330,9 +332,7 @@ def test_a_run_for_the_same_slot_replaces_the_earlier_one(store: Store) -> None:
     store.add_run(experiment_id, redone)
     assert store.runs(experiment_id) == [redone]
     assert store.metric_names(experiment_id) == ("wall",)
-    with sqlite3.connect(store.path) as raw:
-        assert raw.execute("SELECT COUNT(*) FROM measurements").fetchone()[0] == 1
-    raw.close()
+    assert raw_execute(store, "SELECT COUNT(*) FROM measurements") == [(1,)]
 
 
 def test_completed_slots_skip_interrupted_runs(store: Store) -> None:
@@ -430,10 +430,10 @@ def test_a_run_of_an_unknown_variant_is_refused(store: Store) -> None:
     assert store.runs(experiment_id) == []
 
 
-def test_a_failed_measurement_insert_leaves_no_run(store: Store) -> None:
+def test_a_nan_measurement_stores_no_run(store: Store) -> None:
     experiment_id = new_experiment(store)
-    # SQLite stores NaN as NULL, which measurements.value refuses after the runs row is in.
-    with pytest.raises(StoreError, match=r"NOT NULL constraint failed: measurements\.value"):
+    # SQLite would store NaN as NULL, PostgreSQL as a NaN: the store refuses it on both.
+    with pytest.raises(StoreError, match=r"metric 'user' is NaN"):
         store.add_run(experiment_id, make_run("base", 0, metrics={"wall": 1.0, "user": math.nan}))
     assert store.runs(experiment_id) == []
     assert store.completed_slots(experiment_id) == set()
@@ -444,12 +444,24 @@ def test_a_failed_replacement_keeps_the_earlier_run(store: Store) -> None:
     earlier = make_run("base", 0, metrics={"wall": 1.0})
     store.add_run(experiment_id, earlier)
     # A trigger fails the transaction after the old run was deleted and the new one inserted.
-    with sqlite3.connect(store.path) as raw:
-        raw.execute(
+    if store.engine == "sqlite":
+        raw_execute(
+            store,
             "CREATE TRIGGER fail_midway BEFORE INSERT ON measurements"
-            " WHEN NEW.metric = 'explode' BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+            " WHEN NEW.metric = 'explode' BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
         )
-    raw.close()
+    else:
+        raw_execute(
+            store,
+            "CREATE FUNCTION fail_midway() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            " IF NEW.metric = 'explode' THEN RAISE EXCEPTION 'injected failure'; END IF;"
+            " RETURN NEW; END $$",
+        )
+        raw_execute(
+            store,
+            "CREATE TRIGGER fail_midway BEFORE INSERT ON measurements"
+            " FOR EACH ROW EXECUTE FUNCTION fail_midway()",
+        )
     with pytest.raises(StoreError, match="injected failure"):
         store.add_run(experiment_id, make_run("base", 0, metrics={"wall": 2.0, "explode": 1.0}))
     assert store.runs(experiment_id) == [earlier]
@@ -458,11 +470,10 @@ def test_a_failed_replacement_keeps_the_earlier_run(store: Store) -> None:
     assert len(store.runs(experiment_id)) == 2
 
 
-def test_run_data_is_stored_with_its_run_and_replaced_with_it(tmp_path: Path) -> None:
+def test_run_data_is_stored_with_its_run_and_replaced_with_it(store: Store) -> None:
     from cutaway.model import RunData
 
     spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
-    store = Store(tmp_path / "data.db")
     experiment_id = store.create_experiment(spec, {}, None, "test")
     blob = bytes(range(256)) * 10
     run = Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0)
@@ -480,11 +491,34 @@ def test_run_data_is_stored_with_its_run_and_replaced_with_it(tmp_path: Path) ->
     assert store.run_data(experiment_id, "calls") == []
 
 
+def test_probes_and_triage_are_replaced_not_doubled(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    store.set_probe(experiment_id, "calls", "uprobes", 1e-7)
+    store.set_probe(experiment_id, "calls", "LD_PRELOAD", 2e-7, 1e-3)
+    assert store.probes(experiment_id) == [ProbeInfo("calls", "LD_PRELOAD", 2e-7, 1e-3)]
+    store.set_triage("sort-speed", "1-2", "confirmed", "")
+    store.set_triage("sort-speed", "1-2", "accepted", "the new parser's price")
+    (triage,) = store.triage("sort-speed").values()
+    assert (triage.change_id, triage.state, triage.note) == (
+        "1-2",
+        "accepted",
+        "the new parser's price",
+    )
+
+
+def test_a_run_holds_64_bit_integers(store: Store) -> None:
+    """SQLite's INTEGER is 8 bytes, and so is what PostgreSQL is given (a process's start time
+    in clock ticks outgrows 4 bytes after 248 days of uptime at 100 Hz)."""
+    experiment_id = new_experiment(store)
+    store.add_run(experiment_id, Run("base", 2**40, 0, RunStatus.OK, 2**33, None, {}, 0.0))
+    assert store.runs(experiment_id)[0].round_index == 2**40
+
+
 def test_version_2_run_data_moves_to_the_rowid_table_of_version_3(tmp_path: Path) -> None:
     path = tmp_path / "v2.db"
     with sqlite3.connect(path, isolation_level=None) as raw:
         for migration in store_schema.MIGRATIONS[:2]:
-            for statement in migration.statements:
+            for statement in migration.sqlite_statements():
                 raw.execute(statement)
         raw.execute("PRAGMA user_version = 2")
     raw.close()
@@ -520,7 +554,7 @@ def test_probes_keep_their_overhead_per_event_and_per_process(tmp_path: Path) ->
     path = tmp_path / "v3.db"
     with sqlite3.connect(path, isolation_level=None) as raw:  # a version-3 store with a probe
         for migration in store_schema.MIGRATIONS[:3]:
-            for statement in migration.statements:
+            for statement in migration.sqlite_statements():
                 raw.execute(statement)
         raw.execute("PRAGMA user_version = 3")
         spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
@@ -541,15 +575,14 @@ def test_probes_keep_their_overhead_per_event_and_per_process(tmp_path: Path) ->
         ]
 
 
-def test_what_a_run_left_behind_is_stored_with_it(tmp_path: Path) -> None:
+def test_what_a_run_left_behind_is_stored_with_it(store: Store) -> None:
     spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
     names = ("sleep", "\x1b[2Jx", "sh")  # a process names itself: data, like any other
-    with Store(tmp_path / "db") as store:
-        experiment_id = store.create_experiment(spec, {}, None, "test")
-        left = Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0, "", 3, names)
-        store.add_run(experiment_id, left)
-        store.add_run(experiment_id, Run("a", 1, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0))
-        first, second = store.runs(experiment_id)
+    experiment_id = store.create_experiment(spec, {}, None, "test")
+    left = Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0, "", 3, names)
+    store.add_run(experiment_id, left)
+    store.add_run(experiment_id, Run("a", 1, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0))
+    first, second = store.runs(experiment_id)
     assert (first.leftover_processes, first.leftover_names) == (3, names)
     assert (second.leftover_processes, second.leftover_names) == (0, ())
 
@@ -559,7 +592,7 @@ def test_runs_stored_before_version_6_left_nothing_behind(tmp_path: Path) -> Non
     spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
     with sqlite3.connect(path, isolation_level=None) as raw:
         for migration in store_schema.MIGRATIONS[:5]:
-            for statement in migration.statements:
+            for statement in migration.sqlite_statements():
                 raw.execute(statement)
         raw.execute("PRAGMA user_version = 5")
         raw.execute(

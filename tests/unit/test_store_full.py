@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from filesystems import Tmpfs, fill_filesystem
+from stores import raw_execute
 
 from cutaway import events
 from cutaway.model import Spec, Variant
@@ -72,8 +73,8 @@ def run_until_full(
     with Store(db) as store:
         stored = store.experiment(1)
         (row,) = store.list_experiments()
-        owner = store._open_connection().execute("SELECT owner_pid FROM experiments").fetchone()
-    return caught.value, seen, (stored.status, row.n_runs, owner[0])
+        ((owner,),) = raw_execute(store, "SELECT owner_pid FROM experiments")
+    return caught.value, seen, (stored.status, row.n_runs, owner)
 
 
 def test_the_experiment_is_recorded_as_stopped_and_its_lease_released(

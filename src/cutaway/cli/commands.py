@@ -38,6 +38,7 @@ from cutaway.cli.check import add_check_arguments, cmd_check
 from cutaway.cli.history import add_history_arguments, cmd_history
 from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
 from cutaway.cli.streams import pipe_safe_streams, stdout_closed
+from cutaway.store.location import is_postgresql_url, shown
 from cutaway.visible import visible
 
 if TYPE_CHECKING:
@@ -113,11 +114,13 @@ class UsageError(Exception):
 
 
 def _add_db_option(parser: argparse.ArgumentParser) -> None:
+    now = shown(default_db()).replace("%", "%%")  # argparse formats help with %
     parser.add_argument(
         "--db",
         default=default_db(),
-        metavar="PATH",
-        help=f"the store (default: ${DB_VARIABLE}, else {DEFAULT_DB}; now %(default)s)",
+        metavar="PATH|URL",
+        help=f"the store: an SQLite file, or postgresql://USER@HOST/DATABASE for a team "
+        f"(default: ${DB_VARIABLE}, else {DEFAULT_DB}; now {now})",
     )
 
 
@@ -740,7 +743,7 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) 
     """Every file the command will write, checked before it does anything else (exit 2)."""
     from cutaway.output_files import check_output_paths
 
-    keep = [("the store (--db)", args.db)]
+    keep = [] if is_postgresql_url(args.db) else [("the store (--db)", args.db)]
     if getattr(args, "file", None):
         keep.append(("the experiment file", args.file))
     check_output_paths(outputs, keep)
@@ -891,14 +894,15 @@ def _run_exit_status(outcome: Outcome) -> int:
 
 
 def stored_line(experiment_id: int, db: str) -> str:
-    """The last line of `cutaway run`: where the result is and how to see it again."""
+    """The last line of `cutaway run`: where the result is and how to see it again (a URL's
+    password hidden: the hint then needs it from ~/.pgpass or PGPASSWORD)."""
     hint = f"cutaway report {experiment_id}{db_option(db)}"
-    return f"cutaway: stored as #{experiment_id} in {db}: {hint}"
+    return f"cutaway: stored as #{experiment_id} in {shown(db)}: {hint}"
 
 
 def db_option(db: str) -> str:
     """`` --db PATH`` for a command that names the store, empty for the default one."""
-    return "" if Path(db) == Path(DEFAULT_DB) else f" --db {shlex.quote(db)}"
+    return "" if Path(db) == Path(DEFAULT_DB) else f" --db {shlex.quote(shown(db))}"
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -1092,7 +1096,7 @@ def _exit_status(error: Exception) -> int | None:
     from cutaway.runner.errors import ProbeUnavailable, RunnerError
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
-    from cutaway.store import DamagedStoreError, StoreError
+    from cutaway.store import BadStoreUrl, DamagedStoreError, StoreError
     from cutaway.versions import VersionError
 
     # A damaged store is bad input, as a bad experiment file is: nothing can be measured from it.
@@ -1104,6 +1108,7 @@ def _exit_status(error: Exception) -> int | None:
             OutputPathError,
             ProbeUnavailable,
             DamagedStoreError,
+            BadStoreUrl,
             HistoryError,
             VersionError,
         ),

@@ -145,6 +145,10 @@ def print_listing(rows: list[ListingRow], db: str) -> None:
     from cutaway.visible import visible
 
     if not rows:
+        if "://" in db:  # a postgresql:// URL: never its password
+            from cutaway.store.location import shown
+
+            db = shown(db)
         print(visible(f"no experiments in {db}"))
     for experiment_id, name, status, _created, label, n_variants, n_runs in rows:
         labelled = f"  [{label}]" if label else ""

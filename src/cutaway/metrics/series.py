@@ -42,11 +42,11 @@ def load_series(store: Store, experiment_id: int) -> list[TimeSeries]:
             times, values = decode_series(item.data)
         except ValueError as error:
             raise DamagedStoreError(
-                store.path, experiment_id, "run_data.data", f"{where}: {error}"
+                store.location, experiment_id, "run_data.data", f"{where}: {error}"
             ) from None
         if len(times) != item.count:
             raise DamagedStoreError(
-                store.path,
+                store.location,
                 experiment_id,
                 "run_data.count",
                 f"{where}: {item.count} samples, but the blob holds {len(times)}",

@@ -1,4 +1,5 @@
-"""The SQLite store: experiments, their runs and measurements, and loaders for analysis.
+"""The store: experiments, their runs and measurements, and loaders for analysis, in SQLite
+(a file, the default) or PostgreSQL (the team store).
 
 The names below are imported on first use (PEP 562), so that a light module of the package
 (store/listing.py, which `cutaway list` uses) can be imported without the model's dataclasses.
@@ -17,11 +18,18 @@ if TYPE_CHECKING:
         StoredExperiment,
         StoredRunData,
     )
-    from cutaway.store.schema import BUSY_TIMEOUT_SECONDS, LATEST_VERSION, StoreError, StoreFull
+    from cutaway.store.schema import (
+        BUSY_TIMEOUT_SECONDS,
+        LATEST_VERSION,
+        BadStoreUrl,
+        StoreError,
+        StoreFull,
+    )
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
     "LATEST_VERSION",
+    "BadStoreUrl",
     "DamagedStoreError",
     "ExperimentRow",
     "MetricTable",
@@ -37,6 +45,7 @@ __all__ = [
 _EXPORTS = {
     "BUSY_TIMEOUT_SECONDS": "schema",
     "LATEST_VERSION": "schema",
+    "BadStoreUrl": "schema",
     "ExperimentRow": "records",
     "MetricTable": "records",
     "ProbeInfo": "records",

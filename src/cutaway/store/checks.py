@@ -22,7 +22,9 @@ class DamagedStoreError(StoreError):
     """A stored value that cannot be what cutaway wrote there: the store was edited or damaged.
     Nothing is changed; the message names the experiment, the column and the problem."""
 
-    def __init__(self, path: Path, experiment_id: int | None, column: str, problem: str) -> None:
+    def __init__(
+        self, path: Path | str, experiment_id: int | None, column: str, problem: str
+    ) -> None:
         self.path = path
         self.experiment_id = experiment_id
         self.column = column  # "table.column"
@@ -53,7 +55,7 @@ class Columns:
     """The columns of one experiment's rows: each method returns the value typed, or raises
     DamagedStoreError naming ``table.column`` (and ``where``, the row, when given)."""
 
-    path: Path
+    path: Path | str  # the store as messages name it (Store.location)
     experiment_id: int | None
 
     def damaged(self, column: str, problem: str, where: str = "") -> DamagedStoreError:

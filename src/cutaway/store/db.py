@@ -1,16 +1,17 @@
-"""The SQLite store of experiments, their runs and their measurements.
+"""The store of experiments, their runs and their measurements, in SQLite (a file, the
+default) or PostgreSQL (a ``postgresql://`` URL: the team store).
 
-Every write method is one ``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction, so a crash or a kill
-never leaves half a run, and two cutaway processes can write one database at once: WAL mode lets
-readers go on while one writer holds the lock, and the 30 s busy timeout makes a second writer
-wait for it instead of failing with "database is locked".
+Every write method is one transaction, so a crash or a kill never leaves half a run, and several
+cutaway processes, on one machine or many, can write one store at once (store/sqlite.py and
+store/postgresql.py say how each engine does it). The SQL here is written once for both engines
+(store/engine.py).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,8 +20,10 @@ from typing import TYPE_CHECKING
 
 from cutaway.model import TIMED, Calibration, Run, RunData, Spec
 from cutaway.store.checks import Columns, DamagedStoreError
+from cutaway.store.engine import Connection, Cursor, Engine
 from cutaway.store.lease import Owner, owner_from_row
 from cutaway.store.listing import listing_rows
+from cutaway.store.location import is_postgresql_url
 from cutaway.store.records import (
     ExperimentRow,
     MetricTable,
@@ -29,7 +32,6 @@ from cutaway.store.records import (
     StoredRunData,
     dumps,
 )
-from cutaway.store.reserve import SpaceReserve
 from cutaway.store.rows import (
     check_cells,
     listing_row,
@@ -44,7 +46,8 @@ from cutaway.store.rows import (
 
 if TYPE_CHECKING:
     from cutaway.history import Triage
-from cutaway.store.schema import EXPERIMENT_STATUSES, StoreError, StoreFull, open_database
+from cutaway.store.schema import EXPERIMENT_STATUSES, StoreError, StoreFull
+from cutaway.store.sqlite import SqliteEngine
 
 FINISHED_STATUSES = ("complete", "incomplete")
 
@@ -57,24 +60,38 @@ _RUN_COLUMNS = (
 class Store:
     """An open cutaway database. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
-        """Open the store at ``path``; with ``create`` false a missing store is an error and
-        an unwritable one is opened read-only (see :func:`open_database`)."""
-        self._path = Path(path)
-        self._connection: sqlite3.Connection | None = open_database(self._path, create=create)
-        # Held while this process runs an experiment, so that a full disk cannot keep it from
-        # recording that the experiment stopped (store/reserve.py).
-        self._reserve = SpaceReserve(self._path.parent)
+    def __init__(self, db: str | os.PathLike[str], *, create: bool = True) -> None:
+        """Open the store ``db``: an SQLite file's path, or a ``postgresql://`` URL. With
+        ``create`` false a missing store is an error, and an unwritable SQLite file is opened
+        read-only (see :func:`~cutaway.store.schema.open_database`)."""
+        location = os.fspath(db)
+        self._engine: Engine
+        if is_postgresql_url(location):
+            from cutaway.store.postgresql import PostgresEngine  # psycopg: only for a URL
+
+            self._engine = PostgresEngine(location, create=create)
+        else:
+            self._engine = SqliteEngine(Path(location), create=create)
+
+    @property
+    def location(self) -> str:
+        """The store as messages name it: the file's path, or the URL without its password."""
+        return self._engine.location
 
     @property
     def path(self) -> Path:
-        return self._path
+        """The SQLite file (StoreError for a PostgreSQL store, which has none)."""
+        if not isinstance(self._engine, SqliteEngine):
+            raise StoreError(f"the store {self.location} is a PostgreSQL database, not a file")
+        return self._engine.path
+
+    @property
+    def engine(self) -> str:
+        """ "sqlite" or "postgresql"."""
+        return "sqlite" if isinstance(self._engine, SqliteEngine) else "postgresql"
 
     def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-        self._reserve.release()
+        self._engine.close()
 
     def __enter__(self) -> Store:
         return self
@@ -106,7 +123,7 @@ class Store:
                 "INSERT INTO experiments (name, status, created_at, label, spec_json, spec_text,"
                 " spec_path, environment_json, cutaway_version, owner_host, owner_pid,"
                 " owner_started, heartbeat_at)"
-                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     spec.name,
                     time.time(),
@@ -120,7 +137,7 @@ class Store:
                     time.time(),
                 ),
             )
-            experiment_id = _last_row_id(cursor)
+            experiment_id = _returned_id(cursor)
             connection.executemany(
                 "INSERT INTO variants (experiment_id, position, name, spec_json, version)"
                 " VALUES (?, ?, ?, ?, ?)",
@@ -138,7 +155,7 @@ class Store:
                 ],
             )
         if owner is not None:
-            self._hold_reserve()
+            self._engine.hold_reserve()
         return experiment_id
 
     def add_run(self, experiment_id: int, run: Run, data: Sequence[RunData] = ()) -> None:
@@ -147,6 +164,9 @@ class Store:
         redo an interrupted slot."""
         measurements = [(metric, float(value)) for metric, value in run.metrics.items()]
         what = f"store run {run.variant!r} round {run.round_index} of experiment {experiment_id}"
+        for metric, value in measurements:
+            if math.isnan(value):  # SQLite would store NULL, PostgreSQL a NaN: neither is data
+                raise StoreError(f"cannot {what}: its metric {metric!r} is NaN")
         with self._write(what) as connection:
             self._require_variant(connection, experiment_id, run.variant)
             # Deleting cascades to the replaced run's measurements.
@@ -158,7 +178,7 @@ class Store:
             cursor = connection.execute(
                 "INSERT INTO runs (experiment_id, variant, round_index, order_in_round, status,"
                 " exit_code, signal, started_at, message, leftover_processes, leftover_names,"
-                " purpose) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " purpose) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     experiment_id,
                     run.variant,
@@ -174,7 +194,7 @@ class Store:
                     run.purpose,
                 ),
             )
-            run_id = _last_row_id(cursor)
+            run_id = _returned_id(cursor)
             connection.execute(  # the lease's heartbeat: the owner is still at work
                 "UPDATE experiments SET heartbeat_at = ? WHERE id = ?", (time.time(), experiment_id)
             )
@@ -217,11 +237,11 @@ class Store:
         try:
             self._finish(experiment_id, status, end_json)
         except StoreFull:
-            if not self._reserve.release():
+            if not self._engine.release_reserve():
                 raise
             self._finish(experiment_id, status, end_json)
         finally:
-            self._reserve.release()
+            self._engine.release_reserve()
 
     def _finish(self, experiment_id: int, status: str, end_json: str | None) -> None:
         with self._write(f"finish experiment {experiment_id}") as connection:
@@ -240,9 +260,8 @@ class Store:
         with self._write(f"set the status of experiment {experiment_id}") as connection:
             cursor = connection.execute(
                 "UPDATE experiments SET status = ?,"
-                " finished_at = CASE WHEN ? = 'running' THEN NULL ELSE finished_at END"
-                " WHERE id = ?",
-                (status, status, experiment_id),
+                " finished_at = CASE WHEN ? THEN NULL ELSE finished_at END WHERE id = ?",
+                (status, status == "running", experiment_id),
             )
             if cursor.rowcount == 0:
                 raise self._unknown(experiment_id)
@@ -254,7 +273,7 @@ class Store:
         with self._write(f"claim experiment {experiment_id}") as connection:
             row = connection.execute(
                 "SELECT status, owner_host, owner_pid, owner_started, heartbeat_at"
-                " FROM experiments WHERE id = ?",
+                f" FROM experiments WHERE id = ?{self._engine.lock_rows}",
                 (experiment_id,),
             ).fetchone()
             if row is None:
@@ -277,7 +296,7 @@ class Store:
                 " owner_pid = ?, owner_started = ?, heartbeat_at = ? WHERE id = ?",
                 (*_owner_columns(owner), now, experiment_id),
             )
-        self._hold_reserve()
+        self._engine.hold_reserve()
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -323,11 +342,11 @@ class Store:
         "latest-incomplete" (the newest that stopped before its end and that no live process
         is running), an id, or a name (the newest experiment of that name)."""
         with self._read(f"find experiment {ref!r}") as connection:
-            found = _find(connection, ref, self._path)
+            found = _find(connection, ref, self.location)
         if found is None:
             asked = "latest" if ref is None else ref
             raise StoreError(
-                f"no experiment {asked!r} in {self._path}; `cutaway list` shows the stored ones"
+                f"no experiment {asked!r} in {self.location}; `cutaway list` shows the stored ones"
             )
         return found
 
@@ -338,18 +357,20 @@ class Store:
         ordered by round_index, then order_in_round."""
         with self._read(f"read the runs of experiment {experiment_id}") as connection:
             self._require_experiment(connection, experiment_id)
+            # A NULL parameter has no type in PostgreSQL: "any purpose" is spelt in the SQL.
+            which = " AND r.purpose = ?" if purpose is not None else ""
+            chosen = (experiment_id, include_warmup, *(() if purpose is None else (purpose,)))
             run_rows = connection.execute(
-                f"SELECT {_RUN_COLUMNS} FROM runs WHERE experiment_id = ?"
-                " AND (? OR round_index >= 0) AND (? IS NULL OR purpose = ?)"
-                " ORDER BY round_index, order_in_round, id",
-                (experiment_id, include_warmup, purpose, purpose),
+                f"SELECT {_RUN_COLUMNS} FROM runs r WHERE r.experiment_id = ?"
+                f" AND (? OR r.round_index >= 0){which}"
+                " ORDER BY r.round_index, r.order_in_round, r.id",
+                chosen,
             ).fetchall()
             measurement_rows = connection.execute(
                 "SELECT m.run_id, m.metric, m.value FROM measurements m"
                 " JOIN runs r ON r.id = m.run_id"
-                " WHERE r.experiment_id = ? AND (? OR r.round_index >= 0)"
-                " AND (? IS NULL OR r.purpose = ?)",
-                (experiment_id, include_warmup, purpose, purpose),
+                f" WHERE r.experiment_id = ? AND (? OR r.round_index >= 0){which}",
+                chosen,
             ).fetchall()
         columns = self._columns(experiment_id)
         metrics_by_run = measurements(measurement_rows, columns)
@@ -388,8 +409,12 @@ class Store:
         with self._write(f"store probe {name!r} of experiment {experiment_id}") as connection:
             self._require_experiment(connection, experiment_id)
             connection.execute(
-                "INSERT OR REPLACE INTO probes (experiment_id, name, description,"
-                " overhead_seconds, process_overhead_seconds) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO probes (experiment_id, name, description, overhead_seconds,"
+                " process_overhead_seconds) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (experiment_id, name) DO UPDATE SET"
+                " description = excluded.description,"
+                " overhead_seconds = excluded.overhead_seconds,"
+                " process_overhead_seconds = excluded.process_overhead_seconds",
                 (experiment_id, name, description, overhead_seconds, process_overhead_seconds),
             )
 
@@ -401,8 +426,9 @@ class Store:
             raise StoreError(f"unknown triage state {state!r}; one of {', '.join(TRIAGE_STATES)}")
         with self._write(f"store the triage of change {change_id!r}") as connection:
             connection.execute(
-                "INSERT OR REPLACE INTO triage (name, change_id, state, note, at)"
-                " VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO triage (name, change_id, state, note, at) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (name, change_id) DO UPDATE SET state = excluded.state,"
+                " note = excluded.note, at = excluded.at",
                 (name, change_id, state, note, time.time()),
             )
 
@@ -423,7 +449,7 @@ class Store:
                 and isinstance(at, int | float)
             ):
                 raise DamagedStoreError(
-                    self._path, None, "triage", f"the row of change {change_id!r} of {name!r}"
+                    self.location, None, "triage", f"the row of change {change_id!r} of {name!r}"
                 )
             found[change_id] = Triage(change_id, state, note, float(at))
         return found
@@ -524,28 +550,23 @@ class Store:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _open_connection(self) -> sqlite3.Connection:
-        if self._connection is None:
-            raise StoreError(f"the store {self._path} is closed")
-        return self._connection
-
     @contextmanager
-    def _write(self, what: str) -> Iterator[sqlite3.Connection]:
-        """One write transaction; the lock is taken up front so that the busy timeout, not an
-        immediate SQLITE_BUSY, handles a second writer."""
-        with self._transaction("BEGIN IMMEDIATE", what) as connection:
+    def _write(self, what: str) -> Iterator[Connection]:
+        """One write transaction (the engine's BEGIN keeps a second writer from changing what
+        this one reads)."""
+        with self._transaction(self._engine.begin_write, what) as connection:
             yield connection
 
     @contextmanager
-    def _read(self, what: str) -> Iterator[sqlite3.Connection]:
+    def _read(self, what: str) -> Iterator[Connection]:
         """One read transaction: its queries see one snapshot even while another process
         writes."""
-        with self._transaction("BEGIN", what) as connection:
+        with self._transaction(self._engine.begin_read, what) as connection:
             yield connection
 
     @contextmanager
-    def _transaction(self, begin: str, what: str) -> Iterator[sqlite3.Connection]:
-        connection = self._open_connection()
+    def _transaction(self, begin: str, what: str) -> Iterator[Connection]:
+        connection = self._engine.connection()
         try:
             connection.execute(begin)
             try:
@@ -555,35 +576,30 @@ class Store:
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as exc:
-            if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL:
-                message = f"cannot {what} in {self._path}: no space left on its disk ({exc})"
-                raise StoreFull(message) from exc
-            raise StoreError(f"cannot {what} in {self._path}: {exc}") from exc
-
-    def _hold_reserve(self) -> None:
-        if str(self._path) != ":memory:":
-            self._reserve.take()
+        except Exception as exc:
+            error = self._engine.store_error(exc, f"cannot {what} in {self.location}")
+            if error is None or error is exc:
+                raise
+            raise error from exc
 
     def _columns(self, experiment_id: int | None) -> Columns:
         """The checks of values read for ``experiment_id`` (see checks.py)."""
-        return Columns(self._path, experiment_id)
+        return Columns(self.location, experiment_id)
 
     def _unknown(self, experiment_id: int) -> StoreError:
         return StoreError(
-            f"no experiment {experiment_id} in {self._path}; `cutaway list` shows the stored ones"
+            f"no experiment {experiment_id} in {self.location}; "
+            "`cutaway list` shows the stored ones"
         )
 
-    def _require_experiment(self, connection: sqlite3.Connection, experiment_id: int) -> None:
+    def _require_experiment(self, connection: Connection, experiment_id: int) -> None:
         found = connection.execute(
             "SELECT 1 FROM experiments WHERE id = ?", (experiment_id,)
         ).fetchone()
         if found is None:
             raise self._unknown(experiment_id)
 
-    def _require_variant(
-        self, connection: sqlite3.Connection, experiment_id: int, variant: str
-    ) -> None:
+    def _require_variant(self, connection: Connection, experiment_id: int, variant: str) -> None:
         found = connection.execute(
             "SELECT 1 FROM variants WHERE experiment_id = ? AND name = ?",
             (experiment_id, variant),
@@ -593,7 +609,7 @@ class Store:
             raise StoreError(f"experiment {experiment_id} has no variant {variant!r}")
 
 
-def _find(connection: sqlite3.Connection, ref: str | None, path: Path) -> int | None:
+def _find(connection: Connection, ref: str | None, location: str) -> int | None:
     if ref is None or ref == "latest":
         row = connection.execute("SELECT MAX(id) FROM experiments").fetchone()
     elif ref == "latest-incomplete":
@@ -604,7 +620,7 @@ def _find(connection: sqlite3.Connection, ref: str | None, path: Path) -> int | 
             " WHERE status IN ('running', 'incomplete') ORDER BY id DESC"
         ):
             holder = owner_from_row(host, pid, started)
-            heartbeat = Columns(path, found_id).optional_real(
+            heartbeat = Columns(location, found_id).optional_real(
                 "experiments.heartbeat_at", heartbeat_at
             )
             if holder is None or not holder.alive(heartbeat, now):
@@ -634,8 +650,7 @@ def _check_status(status: str, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"experiment status {status!r} is not one of {', '.join(allowed)}")
 
 
-def _last_row_id(cursor: sqlite3.Cursor) -> int:
-    row_id = cursor.lastrowid
-    if row_id is None:  # cannot happen after a successful INSERT; satisfies the type checker
-        raise StoreError("SQLite returned no row id for an insert")
-    return row_id
+def _returned_id(cursor: Cursor) -> int:
+    """The id of the row an ``INSERT ... RETURNING id`` made (both engines have RETURNING)."""
+    ((row_id,),) = cursor.fetchall()  # all of it: SQLite ends the statement only then
+    return int(row_id)

@@ -19,6 +19,10 @@ from cutaway.store.schema import (
     read_schema_version,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing, which costs start-up time
+if TYPE_CHECKING:
+    from cutaway.store.engine import Connection
+
 # (id, name, status, created_at, label, variants, runs), newest first; n_runs counts every
 # stored run, warmup and failed ones included.
 LISTING_QUERY = (
@@ -31,15 +35,18 @@ LISTING_QUERY = (
 ListingRow = tuple[int, str, str, float, "str | None", int, int]
 
 
-def listing_rows(connection: sqlite3.Connection) -> list[ListingRow]:
-    return connection.execute(LISTING_QUERY).fetchall()
+def listing_rows(connection: Connection | sqlite3.Connection) -> list[ListingRow]:
+    rows: list[ListingRow] = connection.execute(LISTING_QUERY).fetchall()
+    return rows
 
 
 def read_listing(path: str | os.PathLike[str]) -> list[ListingRow] | None:
     """The listing of the store at ``path``, or None when it must be opened as a Store."""
     location = os.fspath(path)
     if location.startswith("//") or not os.path.isfile(location):
-        return None  # "//" would start a URI's authority; Store says what a missing file is
+        # "//" would start a URI's authority; Store says what a missing file is, and opens a
+        # postgresql:// URL (which is no file)
+        return None
     try:
         # mode=rw: never create a file (isfile above may be stale); a write-protected file is
         # opened read-only by SQLite itself, and reading a WAL store needs no write.

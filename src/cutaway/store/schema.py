@@ -1,8 +1,16 @@
-"""The store's SQLite schema, the migrations that build it, and how a database is opened.
+"""The store's schema, the migrations that build it, and how an SQLite database is opened.
 
-The schema version is kept in ``PRAGMA user_version`` (0 in a new, empty database). Opening a
-database runs, in one transaction, every migration whose version is above the stored one, and
-refuses (without changing the file) a database whose version is newer than this code knows.
+One list of migrations builds both engines, SQLite (the embedded default) and PostgreSQL (the
+team store, store/postgresql.py), with the same version numbers. A statement is written once, in
+SQLite's DDL, and store/postgresql.py translates its column types (INTEGER PRIMARY KEY, INTEGER,
+REAL, BLOB, WITHOUT ROWID); only where the engines really differ (rebuilding a table) does a
+migration give each engine its own text, as :class:`PerEngine`. A test builds a store on each
+engine and checks that both have the same tables and columns.
+
+The schema version is kept in ``PRAGMA user_version`` in SQLite (0 in a new, empty database) and
+in the one-row table ``cutaway_schema`` in PostgreSQL. Opening a database runs, in one
+transaction, every migration whose version is above the stored one, and refuses (without
+changing the database) one whose version is newer than this code knows.
 
 Version history:
 
@@ -36,7 +44,9 @@ Version history:
   without one (its version is the experiment's label).
 
 To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never edit one that
-has been released: databases out there already ran it) and add a dated line above.
+has been released: databases out there already ran it) and add a dated line above. Write its
+statements once, in SQLite's DDL (a new column is one ``ALTER TABLE ... ADD COLUMN`` line that
+both engines run); give a :class:`PerEngine` only where the engines cannot share the text.
 """
 
 from __future__ import annotations
@@ -61,27 +71,55 @@ class StoreError(Exception):
     """The store cannot do what was asked; the message says why, in words for the user."""
 
 
+class BadStoreUrl(StoreError):
+    """A ``postgresql://`` URL that libpq cannot read: bad input, nothing was done."""
+
+
 class StoreFull(StoreError):
     """A write failed because the store's disk (or SQLite's size limit) is full."""
 
 
-class Migration:
-    """The statements that take a database from ``version - 1`` to ``version``. (A plain
-    class, not a dataclass: importing dataclasses costs `cutaway list` half its start-up.)
+class PerEngine:
+    """Statements that differ between the engines: the text each one runs, in order, in place
+    of one shared statement."""
 
-    ``rebuilds``: the migration rebuilds a table other tables refer to, so foreign keys must be
-    off while it runs (SQLite's "making other kinds of table schema changes" procedure), and
-    are checked before commit."""
+    __slots__ = ("postgresql", "sqlite")
+
+    def __init__(self, *, sqlite: tuple[str, ...], postgresql: tuple[str, ...]) -> None:
+        self.sqlite = sqlite
+        self.postgresql = postgresql
+
+
+class Migration:
+    """The statements that take a database from ``version - 1`` to ``version``: each one
+    shared by both engines (SQLite's DDL, translated for PostgreSQL) or a :class:`PerEngine`.
+    (A plain class, not a dataclass: importing dataclasses costs `cutaway list` half its
+    start-up.)
+
+    ``rebuilds``: the migration rebuilds a table other tables refer to, so SQLite's foreign keys
+    must be off while it runs (SQLite's "making other kinds of table schema changes"
+    procedure), and are checked before commit."""
 
     __slots__ = ("date", "rebuilds", "statements", "version")
 
     def __init__(
-        self, version: int, date: str, statements: tuple[str, ...], rebuilds: bool = False
+        self,
+        version: int,
+        date: str,
+        statements: tuple[str | PerEngine, ...],
+        rebuilds: bool = False,
     ) -> None:
         self.version = version
         self.date = date  # ISO date the migration was released, as in the version history
         self.statements = statements
         self.rebuilds = rebuilds
+
+    def sqlite_statements(self) -> list[str]:
+        """What SQLite runs for this migration."""
+        found: list[str] = []
+        for statement in self.statements:
+            found.extend(statement.sqlite if isinstance(statement, PerEngine) else (statement,))
+        return found
 
 
 _VERSION_1 = Migration(
@@ -245,7 +283,11 @@ _VERSION_7 = Migration(
     version=7,
     date="2026-11-24",
     statements=(
-        """
+        # SQLite cannot change a table's constraints: it rebuilds the table. PostgreSQL can,
+        # and must: dropping the old table would drop the foreign keys that refer to it.
+        PerEngine(
+            sqlite=(
+                """
         CREATE TABLE runs_v7 (
             id INTEGER PRIMARY KEY,
             experiment_id INTEGER NOT NULL,
@@ -266,13 +308,22 @@ _VERSION_7 = Migration(
                 REFERENCES variants (experiment_id, name) ON DELETE CASCADE
         )
         """,
-        "INSERT INTO runs_v7 (id, experiment_id, variant, round_index, order_in_round, status,"
-        " exit_code, signal, started_at, message, leftover_processes, leftover_names)"
-        " SELECT id, experiment_id, variant, round_index, order_in_round, status, exit_code,"
-        " signal, started_at, message, leftover_processes, leftover_names FROM runs",
-        "DROP TABLE runs",
-        "ALTER TABLE runs_v7 RENAME TO runs",
-        "CREATE INDEX runs_in_order ON runs (experiment_id, round_index, order_in_round)",
+                "INSERT INTO runs_v7 (id, experiment_id, variant, round_index, order_in_round,"
+                " status, exit_code, signal, started_at, message, leftover_processes,"
+                " leftover_names) SELECT id, experiment_id, variant, round_index, order_in_round,"
+                " status, exit_code, signal, started_at, message, leftover_processes,"
+                " leftover_names FROM runs",
+                "DROP TABLE runs",
+                "ALTER TABLE runs_v7 RENAME TO runs",
+                "CREATE INDEX runs_in_order ON runs (experiment_id, round_index, order_in_round)",
+            ),
+            postgresql=(
+                "ALTER TABLE runs ADD COLUMN purpose TEXT NOT NULL DEFAULT 'timed'",
+                "ALTER TABLE runs DROP CONSTRAINT runs_experiment_id_variant_round_index_key",
+                "ALTER TABLE runs ADD CONSTRAINT runs_experiment_id_variant_round_index_purpose_key"
+                " UNIQUE (experiment_id, variant, round_index, purpose)",
+            ),
+        ),
     ),
     rebuilds=True,
 )
@@ -318,8 +369,9 @@ def read_schema_version(connection: sqlite3.Connection) -> int:
     return int(row[0])
 
 
-def refuse_newer_schema(version: int, path: Path) -> None:
-    """Raise when the database was written by a newer cutaway than this one."""
+def refuse_newer_schema(version: int, path: Path | str) -> None:
+    """Raise when the database (``path``: a file, or the URL as shown) was written by a newer
+    cutaway than this one."""
     if version > LATEST_VERSION:
         raise StoreError(
             f"{path} has store schema version {version}, but this cutaway only knows versions "
@@ -352,7 +404,7 @@ def _migrate_in_transaction(connection: sqlite3.Connection, path: Path) -> None:
         version = read_schema_version(connection)
         refuse_newer_schema(version, path)
         for migration in MIGRATIONS[version:]:
-            for statement in migration.statements:
+            for statement in migration.sqlite_statements():
                 connection.execute(statement)
         if any(m.rebuilds for m in MIGRATIONS[version:]):
             broken = connection.execute("PRAGMA foreign_key_check").fetchall()

@@ -65,11 +65,11 @@ def load_calls(
                 raise StoreError(f"cannot read the calls of {where}: {error}") from None
             except CallsBlobError as error:
                 raise DamagedStoreError(
-                    store.path, experiment_id, "run_data.data", f"{where}: {error}"
+                    store.location, experiment_id, "run_data.data", f"{where}: {error}"
                 ) from None
             if len(calls) != item.count:
                 raise DamagedStoreError(
-                    store.path,
+                    store.location,
                     experiment_id,
                     "run_data.count",
                     f"{where}: {item.count} calls, but the blob holds {len(calls)}",
@@ -145,7 +145,7 @@ def losses_cautions(store: Store, experiment_id: int) -> list[Caution]:
         losses = _losses(item.data)
         if losses is None:
             raise DamagedStoreError(
-                store.path,
+                store.location,
                 experiment_id,
                 "run_data.data",
                 f"{item.variant!r} round {item.round_index}, the calls probe's losses: "

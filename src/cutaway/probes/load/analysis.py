@@ -43,14 +43,14 @@ def load_summaries(store: Store, experiment_id: int, variants: Sequence[str]) ->
         except ValueError as error:
             where = f"{item.variant!r} round {item.round_index}, load summary"
             raise DamagedStoreError(
-                store.path, experiment_id, "run_data.data", f"{where}: {error}"
+                store.location, experiment_id, "run_data.data", f"{where}: {error}"
             ) from None
         phases.setdefault(item.variant, []).append(summary)
     try:
         return [merged(name, phases[name]) for name in variants if phases.get(name)]
     except HistogramFormatError as error:
         raise DamagedStoreError(
-            store.path, experiment_id, "run_data.data", f"a load summary's histogram: {error}"
+            store.location, experiment_id, "run_data.data", f"a load summary's histogram: {error}"
         ) from None
 
 

@@ -45,7 +45,7 @@ def load_tables(
             if "this cutaway reads" in str(error):
                 raise StoreError(f"cannot read the phases of {where}: {error}") from None
             raise DamagedStoreError(
-                store.path, experiment_id, "run_data.data", f"{where}: {error}"
+                store.location, experiment_id, "run_data.data", f"{where}: {error}"
             ) from None
         loaded[(item.variant, condition_of(item), item.key)].append(table)
     return loaded

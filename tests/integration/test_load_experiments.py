@@ -11,12 +11,14 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,6 +207,45 @@ def test_memcached_over_its_text_protocol(root: Path) -> None:
         assert entry["protocol"] == "memcached" and entry["errors"] == 0
         assert entry["requests"] == 3 * 2000
     assert_all_stopped(root, pids(root))
+
+
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        (lambda s: s.pop("requests"), "load summary.requests: missing"),
+        (lambda s: s.update(duration="long"), "load summary.duration: expected a number"),
+        (lambda s: s["errors"].update(reset=None), "load summary.errors.reset"),
+        (
+            lambda s: s["generator"].update(saturated="no"),
+            "load summary.generator.saturated: expected true or false",
+        ),
+    ],
+)
+def test_a_damaged_stored_summary_is_named_never_read_as_zero(
+    root: Path, damage: Callable[[dict[str, Any]], object], named: str
+) -> None:
+    variants = nginx_variant(root, "a") + nginx_variant(root, "b")
+    path = experiment(root, variants, 'connections = 2\nduration = "200ms"\nwarmup = 0', 2)
+    started = pids(root)
+    assert cutaway("run", str(path), "--db", "c.db", "-q", cwd=root).returncode == 0
+    assert_all_stopped(root, started + pids(root))
+    with sqlite3.connect(root / "c.db") as connection:  # a hand edit of one stored summary
+        run_id, data = connection.execute(
+            "SELECT d.run_id, d.data FROM run_data d JOIN runs r ON r.id = d.run_id"
+            " WHERE d.kind = 'load' AND r.variant = 'b' AND r.round_index = 1"
+        ).fetchone()
+        summary = json.loads(data)
+        damage(summary)
+        connection.execute(
+            "UPDATE run_data SET data = ? WHERE run_id = ? AND kind = 'load'",
+            (json.dumps(summary).encode(), run_id),
+        )
+    connection.close()
+    result = cutaway("report", "--db", "c.db", cwd=root)
+    assert result.returncode == 2, result.stdout
+    assert "experiment #1 in" in result.stderr and "is damaged: run_data.data:" in result.stderr
+    assert f"'b' round 1: {named}" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_a_server_that_refuses_connections_is_named_before_the_first_round(root: Path) -> None:

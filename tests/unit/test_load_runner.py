@@ -18,31 +18,22 @@ from cutaway.compare import analyze
 from cutaway.model import LoadSpec, RunStatus, Spec, Variant, Verdict
 from cutaway.probes.base import Attachment
 from cutaway.probes.load import capture
-from cutaway.probes.load.generator import PHASES
 from cutaway.runner.executor import Measurement
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec.load import with_generator
 from cutaway.store import Store
 
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "load" / "summary-v1.json"
+
 
 def _summary(throughput: float, p99: float, requests: int = 1000) -> str:
+    """A real summary (recorded from cw_load, so that its histograms decode) with the figures
+    the test needs: throughput, requests and the corrected total latency's percentiles."""
+    summary = json.loads(RECORDED.read_text())
     percentiles = {"50": p99 / 3, "90": p99 / 2, "99": p99, "99.9": p99 * 2, "100": p99 * 4}
-    histogram = {"count": requests, "min": 1e-5, "max": p99 * 4, "mean": p99 / 3,
-                 "stdev": p99 / 10, "percentiles": percentiles}  # fmt: skip
-    phases = dict.fromkeys(PHASES, histogram)
-    return json.dumps(
-        {
-            "format": "cutaway-load", "version": 1, "mode": "closed", "protocol": "http",
-            "target": "127.0.0.1:1", "connections": 4, "rate": None, "new_connection": False,
-            "duration": 1.0, "requests": requests,
-            "errors": {"connect": 0, "reset": 0, "timeout": 0, "status": 0, "protocol": 0},
-            "throughput": throughput,
-            "latency": {"corrected": phases, "uncorrected": phases},
-            "generator": {"cpu_seconds": 0.1, "wall_seconds": 1.0, "threads": 1,
-                          "cpu_share": 0.1, "saturated": False, "missed_sends": 0,
-                          "max_send_lag": 0.0},
-        }
-    )  # fmt: skip
+    summary["latency"]["corrected"]["total"]["percentiles"] = percentiles
+    summary.update(mode="closed", rate=None, requests=requests, throughput=throughput)
+    return json.dumps(summary)
 
 
 class FakeGenerator:

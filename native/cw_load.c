@@ -644,6 +644,17 @@ static ssize_t take_line(conn *c, const char *data, size_t n, int *complete) {
     return (ssize_t)i;
 }
 
+/* A part of the answer of known length (a Content-Length body, a chunk with its CRLF, a
+ * memcached value with its CRLF) is dropped, never kept: takes up to c->body_left of the
+ * `available` bytes and returns how many it took; when the part is whole (body_left 0) the
+ * parser goes on in `next_state`. */
+static size_t take_body(conn *c, size_t available, int next_state) {
+    size_t take = (size_t)c->body_left < available ? (size_t)c->body_left : available;
+    c->body_left -= (int64_t)take;
+    if (c->body_left == 0) c->parse_state = next_state;
+    return take;
+}
+
 /* Feeds received bytes to the response parser. *used: bytes consumed. */
 static int parse_response(conn *c, const char *data, size_t n, size_t *used) {
     size_t i = 0;
@@ -669,16 +680,13 @@ static int parse_response(conn *c, const char *data, size_t n, size_t *used) {
             }
             break;
         }
-        case R_BODY: {
-            size_t take = (size_t)c->body_left < n - i ? (size_t)c->body_left : n - i;
-            c->body_left -= (int64_t)take;
-            i += take;
+        case R_BODY:
+            i += take_body(c, n - i, R_BODY);
             if (c->body_left == 0) {
                 *used = i;
                 return PARSE_DONE;
             }
             break;
-        }
         case R_BODY_TO_EOF:
             i = n;
             break;
@@ -698,13 +706,9 @@ static int parse_response(conn *c, const char *data, size_t n, size_t *used) {
             else c->parse_state = R_CHUNK_DATA, c->body_left = size + 2;
             break;
         }
-        case R_CHUNK_DATA: {
-            size_t take = (size_t)c->body_left < n - i ? (size_t)c->body_left : n - i;
-            c->body_left -= (int64_t)take;
-            i += take;
-            if (c->body_left == 0) c->parse_state = R_CHUNK_LINE;
+        case R_CHUNK_DATA:
+            i += take_body(c, n - i, R_CHUNK_LINE);
             break;
-        }
         case R_TRAILER: {
             taken = take_line(c, data + i, n - i, &complete);
             if (taken < 0) return PARSE_GARBAGE;
@@ -745,13 +749,9 @@ static int parse_response(conn *c, const char *data, size_t n, size_t *used) {
             c->body_left = bytes + 2;
             break;
         }
-        case R_MC_DATA: {
-            size_t take = (size_t)c->body_left < n - i ? (size_t)c->body_left : n - i;
-            c->body_left -= (int64_t)take;
-            i += take;
-            if (c->body_left == 0) c->parse_state = R_MC_LINE;
+        case R_MC_DATA:
+            i += take_body(c, n - i, R_MC_LINE);
             break;
-        }
         }
     }
     *used = i;

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,8 +148,26 @@ def test_open_loop_at_a_fixed_rate(nginx: str) -> None:
     assert corrected.max >= uncorrected.max
 
 
+def answer_to(target: str, request: bytes) -> bytes:
+    """The server's whole answer to one request on a connection of its own, closed after it
+    (HTTP: the request asks for the close; memcached: the answer ends at END)."""
+    host, port = target.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request)
+        answer = b""
+        while not answer.endswith(b"END\r\n"):
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        return answer
+
+
 def test_chunked_answers_are_read_to_their_end(nginx: str) -> None:
-    # nginx's SSI module answers /chunked.shtml with chunked transfer encoding.
+    # nginx's SSI module answers /chunked.shtml with chunked transfer encoding: the chunk
+    # lines and the chunks' data (9 kB) both go through the generator's parser.
+    head = answer_to(nginx, b"GET /chunked.shtml HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert b"\r\nTransfer-Encoding: chunked\r\n" in head.partition(b"\r\n\r\n")[0]
     result = run_generator(
         LoadSettings(target=nginx, connections=2, requests=50, path="/chunked.shtml"),
         timeout=30,
@@ -225,6 +244,8 @@ def test_memcached_gets(memcached: str, new_connection: bool) -> None:
         requests=400,
         new_connection=new_connection,
     )
+    # A hit: each answer is a VALUE line, the value's 1,000 bytes and END.
+    assert answer_to(memcached, b"get cutaway-key\r\n").startswith(b"VALUE cutaway-key 0 1000\r\n")
     result = run_generator(settings, timeout=60)
     assert result.protocol == "memcached"
     assert result.requests == 400 and result.errors.total == 0

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -224,6 +226,44 @@ def test_the_generators_encoding_is_hdrhistograms_byte_for_byte(nginx: str) -> N
             assert histogram.stdev / 1e9 == pytest.approx(entry["stdev"])
             for key, value in entry["percentiles"].items():
                 assert histogram.percentile_seconds(float(key)) == pytest.approx(value)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_generator_stopped_by_a_signal_writes_what_it_measured(
+    nginx: str, tmp_path: Path, stop: signal.Signals
+) -> None:
+    path = generator_path()
+    assert path is not None
+    log = tmp_path / "intervals.hlog"
+    settings = LoadSettings(target=nginx, connections=2, duration=60, interval_log=log)
+    process = subprocess.Popen(
+        [path, *settings.argv()], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        time.sleep(1.5)  # measured: a whole interval and half of the next one
+        process.send_signal(stop)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + stop
+    assert f"interrupted by {stop.name}" in err.decode()
+    result = read_summary(out.decode())
+    assert result.interrupted
+    assert 1.0 < result.duration < 30  # not the 60 s asked for
+    assert result.requests > 0 and result.errors.total == 0
+    assert result.throughput == pytest.approx(result.requests / result.duration)
+    assert result.latency.corrected.total.count == result.requests
+    # The interval log has its last, partial interval: every request measured is in it.
+    intervals = read_interval_log(log.read_text(), source=str(log))
+    assert merge_intervals(intervals)["corrected.total"] == result.latency.corrected.total
+    assert len([i for i in intervals if i.tag == "corrected.total"]) >= 2
+
+
+def test_an_uninterrupted_summary_says_so(nginx: str) -> None:
+    result = run_generator(LoadSettings(target=nginx, connections=2, requests=20), timeout=30)
+    assert result.interrupted is False
 
 
 @pytest.fixture

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from cutaway.metrics.process import alive
-from cutaway.probes.load.generator import generator_path
+from cutaway.probes.load.generator import generator_path, read_summary
+from cutaway.store import Store
 
 pytestmark = pytest.mark.skipif(generator_path() is None, reason="cw_load not built")
 CUTAWAY = [sys.executable, "-m", "cutaway"]
@@ -329,15 +330,33 @@ def test_ctrl_c_during_a_load_phase_stops_the_generator_and_every_server(root: P
             time.sleep(0.05)
         assert generators_against(root), "no load phase started"
         started = pids(root)
+        time.sleep(1.0)  # a second of the phase's five is measured
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+    assert process.returncode == 130
     assert "incomplete" in stderr
     assert not generators_against(root)
     assert_all_stopped(root, started)
+    # The generator wrote the summary of what it measured: kept with the run, as interrupted,
+    # which no figure counts and a resumed experiment runs again.
+    assert "is stored with what it measured, as interrupted" in stderr
+    with sqlite3.connect(root / "c.db") as connection:
+        rows = connection.execute(
+            "SELECT r.status, r.exit_code, d.data FROM runs r"
+            " JOIN run_data d ON d.run_id = r.id AND d.kind = 'load'"
+        ).fetchall()
+    connection.close()
+    assert [(status, code) for status, code, _ in rows] == [("interrupted", 130)]
+    summary = read_summary(rows[0][2].decode())
+    assert summary.interrupted and summary.requests > 0 and summary.errors.total == 0
+    assert 0.5 < summary.duration < 4.5  # interrupted after about one second of five
+    with Store(root / "c.db", create=False) as store:
+        assert store.completed_slots(1) == set()
+        assert store.run_data(1, "load") == []
 
 
 def generators_against(root: Path) -> list[int]:

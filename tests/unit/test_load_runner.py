@@ -18,7 +18,7 @@ from cutaway.compare import analyze
 from cutaway.model import LoadSpec, RunStatus, Spec, Variant, Verdict
 from cutaway.probes.base import Attachment
 from cutaway.probes.load import capture
-from cutaway.runner.executor import Measurement
+from cutaway.runner.executor import Measurement, RunInterrupted
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec.load import with_generator
 from cutaway.store import Store
@@ -53,9 +53,17 @@ class FakeGenerator:
         assert attachment is not None and "stdout" in attachment.capture
         self.timeouts.append(timeout_seconds)
         noise = 1 + self.random.uniform(-0.02, 0.02)
+        if variant.name == "interrupted" and len(self.timeouts) == 3:
+            # Ctrl-C during its second phase: the generator wrote what it measured.
+            assert attachment.interrupt_grace_seconds is not None
+            text = _summary(4_000.0, 0.003, requests=400)
+            stopped = Measurement(RunStatus.INTERRUPTED, 130, None, {"wall": 0.1},
+                                  "interrupted (exit status 130)", {"stdout": text})  # fmt: skip
+            raise RunInterrupted(stopped, KeyboardInterrupt())
         text = {
             "fast": _summary(10_000 * noise, 0.001 * noise),
             "slow": _summary(5_000 * noise, 0.002 * noise),
+            "interrupted": _summary(5_000 * noise, 0.002 * noise),
             "silent": "",
             "idle": _summary(0.0, 0.0, requests=0),
         }[variant.name]
@@ -147,3 +155,22 @@ def test_a_load_phase_without_figures_is_a_failed_run(
             _spec(listening, "fast", variant), store, environment={}, executor=FakeGenerator()
         )
     assert variant in str(error.value) and reason in str(error.value)
+
+
+def test_an_interrupted_load_phase_is_kept_as_an_interrupted_run(
+    tmp_path: Path, listening: int
+) -> None:
+    with Store(tmp_path / "s.db") as store:
+        outcome = run_experiment(
+            _spec(listening, "fast", "interrupted"), store, environment={}, executor=FakeGenerator()
+        )
+        assert (outcome.status, outcome.reason) == ("incomplete", "interrupted")
+        runs = store.runs(outcome.experiment_id)
+        interrupted = [run for run in runs if run.status is RunStatus.INTERRUPTED]
+        assert [(run.variant, run.exit_code) for run in interrupted] == [("interrupted", 130)]
+        assert interrupted[0].metrics["throughput"] == 4_000.0  # its summary, read
+        # Stored with its summary, but never counted, and run again by a resumed experiment.
+        assert (interrupted[0].round_index, "interrupted", "timed") not in store.completed_slots(
+            outcome.experiment_id
+        )
+        assert all(item.variant == "fast" for item in store.run_data(outcome.experiment_id, "load"))

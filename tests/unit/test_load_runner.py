@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from cutaway.compare import analyze
+from cutaway.compare import analyze, compare_experiments
 from cutaway.model import LoadSpec, RunStatus, Spec, Variant, Verdict
 from cutaway.probes.base import Attachment
 from cutaway.probes.load import capture
+from cutaway.report import FORMATS, render_terminal
+from cutaway.report.html import render_html
 from cutaway.runner.executor import Measurement, RunInterrupted
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec.load import with_generator
@@ -174,3 +176,30 @@ def test_an_interrupted_load_phase_is_kept_as_an_interrupted_run(
             outcome.experiment_id
         )
         assert all(item.variant == "fast" for item in store.run_data(outcome.experiment_id, "load"))
+
+
+def test_compare_of_two_load_experiments_lists_each_ones_load_phases(
+    tmp_path: Path, listening: int
+) -> None:
+    with Store(tmp_path / "s.db") as store:
+        ids = [
+            run_experiment(
+                _spec(listening, "fast", "slow"), store, environment={}, executor=FakeGenerator()
+            ).experiment_id
+            for _ in range(2)
+        ]
+        analysis = compare_experiments(store, *ids, resamples=200)
+    names = [f"{v} (#{i})" for v in ("fast", "slow") for i in ids]
+    assert sorted(s.variant for s in analysis.load) == sorted(names)
+    for summary in analysis.load:
+        assert summary.phases == 10 and summary.requests == 10 * 1000
+        assert {latency.variant for latency in summary.latencies} == {summary.variant}
+    document = json.loads(FORMATS["json"].render(analysis))
+    assert sorted(entry["variant"] for entry in document["load"]) == sorted(names)
+    text = render_terminal(analysis, color=False, width=120, all_metrics=True)
+    markdown = FORMATS["markdown"].render(analysis)
+    page = render_html(analysis)
+    for rendered in (text, markdown, page):
+        assert "Load phases" in rendered
+        assert "Connection Times (µs) of " in rendered
+        assert all(name in rendered for name in names)

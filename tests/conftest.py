@@ -32,3 +32,11 @@ def tmpfs(tmp_path: Path) -> Iterator[Tmpfs]:
         yield mounts
     finally:
         mounts.unmount_all()
+
+
+@pytest.fixture(scope="module")
+def native_build(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """A directory for one test module's builds of native/ code (tests/native_build.py),
+    shared by its tests."""
+    module = request.module.__name__.rsplit(".", 1)[-1]
+    return tmp_path_factory.mktemp(f"{module}_build")

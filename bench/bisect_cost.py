@@ -25,18 +25,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-RESULTS_DIR = BENCH_DIR / "results"
+from harness import Record, append_record, cutaway_command, new_results, read_records
+
 BUILD = "cc -O2 -o prog prog.c"
-
-Record = dict[str, Any]
-
-
-def cutaway_command() -> list[str]:
-    found = shutil.which("cutaway")
-    return [found] if found else [sys.executable, "-m", "cutaway"]
 
 
 def program(steps: int, number: int) -> str:
@@ -145,20 +137,14 @@ def main() -> int:
     parser.add_argument("--summarize", metavar="FILE")
     args = parser.parse_args()
     if args.summarize:
-        with open(args.summarize) as results:
-            print(summarize([json.loads(line) for line in results]))
+        print(summarize(read_records(args.summarize)))
         return 0
-    RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    raw = RESULTS_DIR / f"bisect-{stamp}"
-    raw.mkdir()
-    output = RESULTS_DIR / f"bisect-{stamp}.jsonl"
+    raw, output = new_results("bisect")
     records = []
     for index in range(args.first, args.first + args.repetitions):
         record = run_once(index, args, raw)
         records.append(record)
-        with output.open("a") as results:
-            results.write(json.dumps(record) + "\n")
+        append_record(output, record)
         print(
             f"#{index}: {'found' if record.get('correct') else 'NOT found'} "
             f"in {record.get('experiments')} experiments, {record['seconds'] / 60:.1f} min",

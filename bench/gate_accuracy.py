@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -34,21 +33,22 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-RESULTS_DIR = BENCH_DIR / "results"
+from harness import (
+    BENCH_DIR,
+    RESULTS_DIR,
+    Record,
+    append_record,
+    cutaway_command,
+    new_results,
+    read_records,
+)
+
 EXTRA_WORK_FRACTION = 0.01
 HYPERFINE_THRESHOLDS = (0.005, 0.01, 0.02, 0.05)
 CHECK_LINE = re.compile(
     r"check (?P<metric>\S+) of (?P<variant>\S+): (?P<change>\S+ %|n/a) "
     r".*\((?P<rounds>\d+) rounds?\)"
 )
-
-Record = dict[str, Any]
-
-
-def cutaway_command() -> list[str]:
-    found = shutil.which("cutaway")
-    return [found] if found else [sys.executable, "-m", "cutaway"]
 
 
 def compile_spin(results_dir: Path) -> Path:
@@ -220,25 +220,19 @@ def main() -> int:
     parser.add_argument("--summarize", metavar="FILE", help="summarize a results file again")
     args = parser.parse_args()
     if args.summarize:
-        with open(args.summarize) as results:
-            print(summarize([json.loads(line) for line in results]))
+        print(summarize(read_records(args.summarize)))
         return 0
-    RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    raw = RESULTS_DIR / f"gate-{stamp}"
-    raw.mkdir()
+    raw, output = new_results("gate")
     paths = {"raw": raw, "db": raw / "gate.db"}
     spin = compile_spin(RESULTS_DIR)
     n_a = calibrate(spin, args.target_seconds)
     n_b = round(n_a * (1 + EXTRA_WORK_FRACTION))
     print(f"spin {n_a} against spin {n_b}", file=sys.stderr)
-    output = RESULTS_DIR / f"gate-{stamp}.jsonl"
     records: list[Record] = []
     for index in range(args.repetitions):
         for record in repetition(index, spin, n_a, n_b, args, paths):
             records.append(record)
-            with output.open("a") as results:
-                results.write(json.dumps(record) + "\n")
+            append_record(output, record)
     print(f"results: {output}", file=sys.stderr)
     print(summarize(records))
     return 0

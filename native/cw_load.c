@@ -8,7 +8,8 @@
  * Usage and the JSON summary: docs/load-format.md; the contract with the Python side:
  * src/cutaway/probes/load/generator.py. Exit 0 when the run happened (errors counted in the
  * summary), 2 for bad arguments (a message naming the flag), 1 when nothing could be measured
- * (a message on standard error, the summary still written).
+ * (a message on standard error, the summary still written), 128 + the signal when SIGINT or
+ * SIGTERM stopped it early (the summary of what it measured until then, marked interrupted).
  *
  * Design: --threads worker threads, each with its own epoll instance, its share of the
  * connections and of the rate, and its own HdrHistograms (cw_hdr.h), merged exactly at the
@@ -48,6 +49,9 @@
 #define RETRY_AFTER_CONNECT_ERROR_NS 10000000
 #define MISSED_SEND_NS 1000000    /* a send later than this past its due time is missed */
 #define MAX_EVENTS 256
+/* Interrupted (SIGINT, SIGTERM): the requests in flight get this long (at most --timeout) to
+ * finish before they are abandoned and counted as unfinished. */
+#define INTERRUPT_DRAIN_NS 1000000000LL
 
 enum { PROTO_HTTP, PROTO_MEMCACHED };
 enum { ERR_CONNECT, ERR_RESET, ERR_TIMEOUT, ERR_STATUS, ERR_PROTOCOL, ERR_KINDS };
@@ -280,6 +284,8 @@ typedef struct {
     long long request_limit; /* --requests: this thread's share; 0: by time */
     long long issued, finished;
     int stopping;
+    int64_t interrupted_at; /* when this worker saw the stop signal; 0: not interrupted */
+    int64_t measured_until; /* interrupted: the end of what it measured */
     /* results */
     cw_hdr *hist[2][PHASES];
     cw_hdr *interval_hist[2][PHASES];
@@ -644,6 +650,17 @@ static ssize_t take_line(conn *c, const char *data, size_t n, int *complete) {
     return (ssize_t)i;
 }
 
+/* A part of the answer of known length (a Content-Length body, a chunk with its CRLF, a
+ * memcached value with its CRLF) is dropped, never kept: takes up to c->body_left of the
+ * `available` bytes and returns how many it took; when the part is whole (body_left 0) the
+ * parser goes on in `next_state`. */
+static size_t take_body(conn *c, size_t available, int next_state) {
+    size_t take = (size_t)c->body_left < available ? (size_t)c->body_left : available;
+    c->body_left -= (int64_t)take;
+    if (c->body_left == 0) c->parse_state = next_state;
+    return take;
+}
+
 /* Feeds received bytes to the response parser. *used: bytes consumed. */
 static int parse_response(conn *c, const char *data, size_t n, size_t *used) {
     size_t i = 0;
@@ -669,16 +686,13 @@ static int parse_response(conn *c, const char *data, size_t n, size_t *used) {
             }
             break;
         }
-        case R_BODY: {
-            size_t take = (size_t)c->body_left < n - i ? (size_t)c->body_left : n - i;
-            c->body_left -= (int64_t)take;
-            i += take;
+        case R_BODY:
+            i += take_body(c, n - i, R_BODY);
             if (c->body_left == 0) {
                 *used = i;
                 return PARSE_DONE;
             }
             break;
-        }
         case R_BODY_TO_EOF:
             i = n;
             break;
@@ -698,13 +712,9 @@ static int parse_response(conn *c, const char *data, size_t n, size_t *used) {
             else c->parse_state = R_CHUNK_DATA, c->body_left = size + 2;
             break;
         }
-        case R_CHUNK_DATA: {
-            size_t take = (size_t)c->body_left < n - i ? (size_t)c->body_left : n - i;
-            c->body_left -= (int64_t)take;
-            i += take;
-            if (c->body_left == 0) c->parse_state = R_CHUNK_LINE;
+        case R_CHUNK_DATA:
+            i += take_body(c, n - i, R_CHUNK_LINE);
             break;
-        }
         case R_TRAILER: {
             taken = take_line(c, data + i, n - i, &complete);
             if (taken < 0) return PARSE_GARBAGE;
@@ -745,13 +755,9 @@ static int parse_response(conn *c, const char *data, size_t n, size_t *used) {
             c->body_left = bytes + 2;
             break;
         }
-        case R_MC_DATA: {
-            size_t take = (size_t)c->body_left < n - i ? (size_t)c->body_left : n - i;
-            c->body_left -= (int64_t)take;
-            i += take;
-            if (c->body_left == 0) c->parse_state = R_MC_LINE;
+        case R_MC_DATA:
+            i += take_body(c, n - i, R_MC_LINE);
             break;
-        }
         }
     }
     *used = i;
@@ -899,7 +905,7 @@ static void issue_due(worker *w, int64_t now) {
  * whether or not a connection would have been free for it: a late generator also handles
  * completions late, and would otherwise pass its own delay off as the server's. */
 static void note_absence(worker *w, int64_t from, int64_t to) {
-    if (to - from <= MISSED_SEND_NS || w->s->rate <= 0) return;
+    if (to - from <= MISSED_SEND_NS || w->s->rate <= 0 || w->stopping) return;
     if (from < w->measure_start) from = w->measure_start;
     if (to <= from) return;
     if (to - from > w->max_send_lag) w->max_send_lag = to - from;
@@ -923,6 +929,32 @@ static int wait_events(worker *w, struct epoll_event *events, int64_t wait_ns) {
     return n;
 }
 
+/* The signal (SIGINT, SIGTERM) that asked the run to stop; 0 while none has. Set by the
+ * handler, read by every worker at each turn of its loop (at least every SCAN_INTERVAL_NS). */
+static atomic_int stop_signal;
+
+static void on_stop_signal(int number) {
+    atomic_store(&stop_signal, number);
+}
+
+static int requests_in_flight(const worker *w) {
+    int count = 0;
+    for (int i = 0; i < w->connection_count; i++) {
+        int state = w->conns[i].state;
+        count += state == C_CONNECTING || state == C_WRITING || state == C_READING;
+    }
+    return count;
+}
+
+/* Interrupted: no request is sent any more; the ones in flight may finish until the returned
+ * deadline. */
+static int64_t begin_interruption(worker *w, int64_t now) {
+    w->interrupted_at = now;
+    w->stopping = 1;
+    int64_t timeout_ns = (int64_t)(w->s->timeout * (double)NS);
+    return now + (timeout_ns < INTERRUPT_DRAIN_NS ? timeout_ns : INTERRUPT_DRAIN_NS);
+}
+
 static void *run_worker(void *argument) {
     worker *w = argument;
     const settings *s = w->s;
@@ -935,9 +967,12 @@ static void *run_worker(void *argument) {
         if (open_loop) w->free_slots[w->free_count++] = w->connection_count - 1 - i;
         else if (request_budget_left(w)) start_request(w, &w->conns[i], now, now);
     }
-    int64_t next_scan = now + SCAN_INTERVAL_NS;
+    int64_t next_scan = now + SCAN_INTERVAL_NS, drain_until = 0;
     for (;;) {
         now = now_ns();
+        if (!w->interrupted_at && atomic_load_explicit(&stop_signal, memory_order_relaxed))
+            drain_until = begin_interruption(w, now);
+        if (w->interrupted_at && (now >= drain_until || !requests_in_flight(w))) break;
         if (!w->request_limit && now >= w->end_at) break;
         if (w->request_limit && w->finished >= w->request_limit) break;
         if (open_loop) issue_due(w, now);
@@ -949,6 +984,7 @@ static void *run_worker(void *argument) {
         int64_t wake = next_scan;
         if (!w->request_limit && w->end_at < wake) wake = w->end_at;
         if (w->log && w->next_interval_at < wake) wake = w->next_interval_at;
+        if (w->interrupted_at && drain_until < wake) wake = drain_until;
         if (open_loop && w->free_count > 0 && request_budget_left(w) && next_due(w) < wake)
             wake = next_due(w);
         int64_t before_wait = now_ns();
@@ -971,9 +1007,14 @@ static void *run_worker(void *argument) {
             w->unfinished++;
         close_socket(w, c);
     }
+    /* Interrupted: what it measured ends at the interruption, or at the last answer counted
+     * after it (the requests in flight that finished). */
+    int64_t stopped = w->interrupted_at ? w->interrupted_at : now;
+    if (w->interrupted_at)
+        w->measured_until = w->last_finish > w->interrupted_at ? w->last_finish : w->interrupted_at;
     if (open_loop && !w->request_limit) {
         /* Due but never sent for want of a free connection: the backlog at the end. */
-        int64_t due = (now - w->schedule_start) / (int64_t)(w->period_ns > 1 ? w->period_ns : 1);
+        int64_t due = (stopped - w->schedule_start) / (int64_t)(w->period_ns > 1 ? w->period_ns : 1);
         if (due > w->next_index) w->unsent = due - w->next_index;
     }
     if (!w->last_finish || w->request_limit == 0) w->last_finish = now;
@@ -1032,15 +1073,17 @@ typedef struct {
     int64_t max_send_lag;
     double duration, cpu_seconds, wall_seconds, cpu_share, busiest_thread_share;
     int saturated;
+    int interrupted_by; /* the signal that stopped the run early, 0 if none */
     long long peak_rss_bytes;
     cw_hdr *hist[2][PHASES];
     char *encoded[2][PHASES];
 } totals;
 
 static int write_summary(FILE *out, const settings *s, const totals *t) {
-    fprintf(out, "{\"format\": \"cutaway-load\", \"version\": 1, \"mode\": \"%s\", "
-                 "\"protocol\": \"%s\", \"target\": ",
-            s->rate > 0 ? "open" : "closed", s->protocol == PROTO_HTTP ? "http" : "memcached");
+    fprintf(out, "{\"format\": \"cutaway-load\", \"version\": 2, \"interrupted\": %s, "
+                 "\"mode\": \"%s\", \"protocol\": \"%s\", \"target\": ",
+            t->interrupted_by ? "true" : "false", s->rate > 0 ? "open" : "closed",
+            s->protocol == PROTO_HTTP ? "http" : "memcached");
     json_string(out, s->target);
     fprintf(out, ", \"connections\": %d, \"rate\": ", s->connections);
     if (s->rate > 0) fprintf(out, "%.9g", s->rate);
@@ -1125,6 +1168,13 @@ int main(int argc, char **argv) {
         files.rlim_cur = files.rlim_max;
         setrlimit(RLIMIT_NOFILE, &files);
     }
+    /* SIGINT, SIGTERM: stop sending, let the requests in flight finish (briefly), write the
+     * summary of what was measured, marked interrupted, and exit 128 + the signal. A second
+     * signal ends the process at once (SA_RESETHAND). */
+    struct sigaction stop = {.sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND};
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGINT, &stop, NULL);
+    sigaction(SIGTERM, &stop, NULL);
     FILE *out = stdout;
     if (s.output && !(out = fopen(s.output, "w")))
         usage_error("--output: cannot write '%s': %s", s.output, strerror(errno));
@@ -1184,7 +1234,7 @@ int main(int argc, char **argv) {
     finish_interval_log(log, run_end);
 
     totals t = {0};
-    int64_t last_finish = measure_start;
+    int64_t last_finish = measure_start, measured_until = 0;
     int first_errno = 0;
     for (int view = 0; view < 2; view++)
         for (int phase = 0; phase < PHASES; phase++) t.hist[view][phase] = new_histogram();
@@ -1199,11 +1249,16 @@ int main(int argc, char **argv) {
         if (w->max_send_lag > t.max_send_lag) t.max_send_lag = w->max_send_lag;
         if (w->last_finish > last_finish) last_finish = w->last_finish;
         if (!first_errno) first_errno = w->first_errno;
+        if (w->interrupted_at) t.interrupted_by = atomic_load(&stop_signal);
+        if (w->measured_until > measured_until) measured_until = w->measured_until;
         for (int view = 0; view < 2; view++)
             for (int phase = 0; phase < PHASES; phase++)
                 cw_hdr_add(t.hist[view][phase], w->hist[view][phase]);
     }
-    t.duration = (double)((s.requests ? last_finish : end_at) - measure_start) / (double)NS;
+    int64_t measured_end = s.requests ? last_finish : end_at;
+    if (t.interrupted_by && (s.requests || measured_until < end_at)) measured_end = measured_until;
+    if (measured_end < measure_start) measured_end = measure_start; /* stopped in the warmup */
+    t.duration = (double)(measured_end - measure_start) / (double)NS;
     t.cpu_seconds = process_cpu_seconds() - cpu_before;
     t.wall_seconds = (double)(run_end - run_start) / (double)NS;
     t.cpu_share = t.wall_seconds > 0 ? t.cpu_seconds / (t.wall_seconds * s.threads) : 0;
@@ -1232,6 +1287,14 @@ int main(int argc, char **argv) {
     }
     for (int view = 0; view < 2; view++)
         for (int phase = 0; phase < PHASES; phase++) free(t.encoded[view][phase]);
+    if (t.interrupted_by) {
+        fprintf(stderr,
+                "cw_load: interrupted by %s: the summary covers the %.3f s measured before it "
+                "(%lld requests, %lld unfinished)\n",
+                t.interrupted_by == SIGINT ? "SIGINT" : "SIGTERM", t.duration, t.requests,
+                t.unfinished);
+        return 128 + t.interrupted_by;
+    }
     if (t.requests == 0) {
         long long errors = 0;
         for (int e = 0; e < ERR_KINDS; e++) errors += t.errors[e];

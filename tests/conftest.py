@@ -78,3 +78,11 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "nested" / "dir" / "cutaway.db")
     return str(request.getfixturevalue("postgresql_url"))
+
+
+@pytest.fixture(scope="module")
+def native_build(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """A directory for one test module's builds of native/ code (tests/native_build.py),
+    shared by its tests."""
+    module = request.module.__name__.rsplit(".", 1)[-1]
+    return tmp_path_factory.mktemp(f"{module}_build")

@@ -29,6 +29,8 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     FlameProfile,
+    LatencySummary,
+    LoadSummary,
     Metric,
     PhaseStat,
     Run,
@@ -335,10 +337,13 @@ def compare_experiments(
             _tagged(first.flame_profiles, tag_a, shared)
             + _tagged(second.flame_profiles, tag_b, shared)
         ),
+        load=_tagged_load(first.load, tag_a, shared) + _tagged_load(second.load, tag_b, shared),
     )
 
 
-_Item = TypeVar("_Item", Run, CallSummary, CallPercentiles, FlameProfile)
+_Item = TypeVar(
+    "_Item", Run, CallSummary, CallPercentiles, FlameProfile, LoadSummary, LatencySummary
+)
 
 
 def _tagged(items: Sequence[_Item], tag: str, shared: Sequence[str]) -> tuple[_Item, ...]:
@@ -347,6 +352,16 @@ def _tagged(items: Sequence[_Item], tag: str, shared: Sequence[str]) -> tuple[_I
         dataclasses.replace(item, variant=f"{item.variant} ({tag})")
         for item in items
         if item.variant in shared
+    )
+
+
+def _tagged_load(
+    summaries: Sequence[LoadSummary], tag: str, shared: Sequence[str]
+) -> tuple[LoadSummary, ...]:
+    """As :func:`_tagged`, each summary's latencies named with it."""
+    return tuple(
+        dataclasses.replace(summary, latencies=_tagged(summary.latencies, tag, shared))
+        for summary in _tagged(summaries, tag, shared)
     )
 
 

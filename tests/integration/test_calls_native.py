@@ -30,12 +30,9 @@ from cutaway.probes.calls.records import (
     read_call_file,
     tsc_hz,
 )
+from tests.native_build import NATIVE, ROOT, SANITIZERS, compile_native
 
-ROOT = Path(__file__).resolve().parents[2]
-NATIVE = ROOT / "native"
 PROGRAM_SOURCE = NATIVE / "tests" / "cw_calls_test_program.c"
-STRICT = ["-Wall", "-Wextra", "-Werror", "-std=gnu11"]
-SANITIZERS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
 GETENT = shutil.which("getent")
 # A library whose constructor runs before ours (listed after ours in LD_PRELOAD, it is
 # initialized first) and calls interposed functions: they reach the stubs, not libc's code.
@@ -94,20 +91,9 @@ ENUMERATIONS = {
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 
 
-def _compile(output: Path, sources: Sequence[Path], *flags: str) -> str:
-    command = ["gcc", *STRICT, *flags, "-o", str(output), *map(str, sources)]
-    subprocess.run(command, check=True, capture_output=True)
-    return str(output)
-
-
 @pytest.fixture(scope="module")
-def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("calls_build")
-
-
-@pytest.fixture(scope="module")
-def program(build: Path) -> str:
-    return _compile(build / "program", [PROGRAM_SOURCE], "-O2", "-pthread")
+def program(native_build: Path) -> str:
+    return compile_native(native_build / "program", [PROGRAM_SOURCE], "-O2", "-pthread")
 
 
 @pytest.fixture
@@ -344,10 +330,10 @@ def test_thread_cpu_time_only_when_asked(program: str, out: Path) -> None:
     assert not plain.thread_cpu_measured and (plain.thread_cpu_ns == -1).all()
 
 
-def _library(build: Path, name: str, source_text: str) -> str:
-    source = build / f"{name}.c"
+def _library(native_build: Path, name: str, source_text: str) -> str:
+    source = native_build / f"{name}.c"
     source.write_text(source_text)
-    return _compile(build / f"lib{name}.so", [source], "-O2", "-fPIC", "-shared")
+    return compile_native(native_build / f"lib{name}.so", [source], "-O2", "-fPIC", "-shared")
 
 
 @pytest.mark.parametrize(
@@ -362,9 +348,9 @@ def _library(build: Path, name: str, source_text: str) -> str:
     ids=["monotonic", "tsc"],
 )
 def test_either_clock_gives_clock_monotonic_durations_and_instants(
-    build: Path, program: str, out: Path, clock: int
+    native_build: Path, program: str, out: Path, clock: int
 ) -> None:
-    sleeping = _library(build, "sleeping_fsync", SLEEPING_FSYNC_SOURCE)
+    sleeping = _library(native_build, "sleeping_fsync", SLEEPING_FSYNC_SOURCE)
     before = time.monotonic_ns()
     done = _run(
         [program, "calls", "fsync", "3"],
@@ -394,8 +380,10 @@ def test_a_single_threaded_exit_cuts_the_file_after_its_last_record(
     assert without.stat().st_size == 4096 and len(read_call_file(without)) == 0
 
 
-def test_calls_before_the_constructor_reach_libc(build: Path, program: str, out: Path) -> None:
-    early = _library(build, "early", EARLY_SOURCE)
+def test_calls_before_the_constructor_reach_libc(
+    native_build: Path, program: str, out: Path
+) -> None:
+    early = _library(native_build, "early", EARLY_SOURCE)
     done = _run(
         [program, "calls", "close", "2"], ["getpwnam", "open", "close"], out, preload_after=early
     )
@@ -406,9 +394,9 @@ def test_calls_before_the_constructor_reach_libc(build: Path, program: str, out:
 
 
 def test_a_fork_inside_a_timed_call_records_it_in_the_parent_only(
-    build: Path, program: str, out: Path
+    native_build: Path, program: str, out: Path
 ) -> None:
-    forking = _library(build, "forking_fsync", FORKING_FSYNC_SOURCE)
+    forking = _library(native_build, "forking_fsync", FORKING_FSYNC_SOURCE)
     done = _run([program, "calls", "fsync", "1"], ["fsync", "close"], out, preload_after=forking)
     assert done.returncode == 0, done.stderr
     parent, child = _in_process_order(out)
@@ -438,8 +426,12 @@ def test_only_interposed_names_are_exported() -> None:
     assert {name for name in exported if not name.startswith("cw_")} == allowed
 
 
-def test_the_vectors_program_regenerates_the_committed_vectors(build: Path, tmp_path: Path) -> None:
-    vectors = _compile(build / "vectors", [NATIVE / "tests" / "cw_calls_vectors.c"], "-O2")
+def test_the_vectors_program_regenerates_the_committed_vectors(
+    native_build: Path, tmp_path: Path
+) -> None:
+    vectors = compile_native(
+        native_build / "vectors", [NATIVE / "tests" / "cw_calls_vectors.c"], "-O2"
+    )
     subprocess.run([vectors, str(tmp_path)], check=True)
     committed = ROOT / "tests" / "vectors"
     # Span vectors come from their own program (tests/integration/test_spans_native.py).
@@ -453,19 +445,20 @@ def test_the_vectors_program_regenerates_the_committed_vectors(build: Path, tmp_
 # AddressSanitizer must be the first library loaded, so it goes first in LD_PRELOAD, ahead
 # of an instrumented build of the library; the test program is instrumented too.
 @pytest.fixture(scope="module")
-def sanitized(build: Path) -> tuple[str, str, str]:
+def sanitized(native_build: Path) -> tuple[str, str, str]:
     runtime = subprocess.run(
         ["gcc", "-print-file-name=libasan.so"], check=True, capture_output=True, text=True
     ).stdout.strip()
     if not os.path.isabs(runtime):
         pytest.skip("no AddressSanitizer runtime")
-    library = _compile(
-        build / "libcwcalls-sanitized.so",
+    library = compile_native(
+        native_build / "libcwcalls-sanitized.so",
         [NATIVE / "cw_calls.c"],
         "-O1", "-fPIC", "-shared", "-fvisibility=hidden", *SANITIZERS, "-ldl", "-lpthread",
     )  # fmt: skip
-    program = _compile(build / "program-sanitized", [PROGRAM_SOURCE], "-O1", "-pthread",
-                       *SANITIZERS)  # fmt: skip
+    program = compile_native(
+        native_build / "program-sanitized", [PROGRAM_SOURCE], "-O1", "-pthread", *SANITIZERS
+    )
     return runtime, library, program
 
 

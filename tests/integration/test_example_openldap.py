@@ -19,6 +19,7 @@ import pytest
 
 from cutaway.probes.base import ProbeError
 from cutaway.probes.uprobes.targets import check_system
+from tests.daemons import daemons_mentioning, listening_ports
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "openldap"
 CONTROL = EXAMPLE / "slapd-ctl"
@@ -51,29 +52,8 @@ def root() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def listening_ports() -> set[int]:
-    ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A":  # TCP_LISTEN
-                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
-    return ports
-
-
 def slapds_mentioning(text: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            program = os.path.basename(os.readlink(entry / "exe"))
-            cmdline = (entry / "cmdline").read_text().replace("\0", " ")
-        except OSError:
-            continue
-        if program.startswith("slapd") and text in cmdline:
-            found.append(f"{entry.name}: {cmdline}")
-    return found
+    return daemons_mentioning(text, ("slapd",))
 
 
 def assert_nothing_left(root: Path) -> None:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.daemons import alive, daemons_mentioning, listening_ports, read
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "squid"
 CONTROL = EXAMPLE / "squid-ctl"
 CUTAWAY = [sys.executable, "-m", "cutaway"]
@@ -67,45 +69,6 @@ class Watcher:
         self.thread.join()
 
 
-def read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
-
-def alive(pid: int) -> str | None:
-    """The program a live (not zombie) process runs, or None."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        program = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
-    except OSError:
-        return None
-    return None if state in ("Z", "X") else program
-
-
-def listening_ports() -> set[int]:
-    ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A":  # TCP_LISTEN
-                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
-    return ports
-
-
-def daemons_mentioning(text: str) -> list[str]:
-    """Live squid and nginx processes whose command line names the test's directory."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or alive(int(entry.name)) not in ("squid", "nginx"):
-            continue
-        cmdline = read(entry / "cmdline").replace("\0", " ")
-        if text in cmdline:
-            found.append(f"{entry.name}: {cmdline}")
-    return found
-
-
 def assert_nothing_left(
     root: Path, watcher: Watcher, programs: frozenset[str] = frozenset({"squid", "nginx"})
 ) -> None:
@@ -114,7 +77,7 @@ def assert_nothing_left(
     assert {program for _, program in watcher.pids} == programs
     assert [pid for pid, program in watcher.pids if alive(pid) == program] == []
     assert watcher.ports & listening_ports() == set()
-    assert daemons_mentioning(str(root)) == []
+    assert daemons_mentioning(str(root), ("squid", "nginx")) == []
     assert list(root.glob("cutaway-squid-*")) == []  # stop removed each variant's directory
 
 

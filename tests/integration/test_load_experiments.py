@@ -11,17 +11,20 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cutaway.metrics.process import alive
-from cutaway.probes.load.generator import generator_path
+from cutaway.probes.load.generator import generator_path, read_summary
+from cutaway.store import Store
 
 pytestmark = pytest.mark.skipif(generator_path() is None, reason="cw_load not built")
 CUTAWAY = [sys.executable, "-m", "cutaway"]
@@ -207,6 +210,45 @@ def test_memcached_over_its_text_protocol(root: Path) -> None:
     assert_all_stopped(root, pids(root))
 
 
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        (lambda s: s.pop("requests"), "load summary.requests: missing"),
+        (lambda s: s.update(duration="long"), "load summary.duration: expected a number"),
+        (lambda s: s["errors"].update(reset=None), "load summary.errors.reset"),
+        (
+            lambda s: s["generator"].update(saturated="no"),
+            "load summary.generator.saturated: expected true or false",
+        ),
+    ],
+)
+def test_a_damaged_stored_summary_is_named_never_read_as_zero(
+    root: Path, damage: Callable[[dict[str, Any]], object], named: str
+) -> None:
+    variants = nginx_variant(root, "a") + nginx_variant(root, "b")
+    path = experiment(root, variants, 'connections = 2\nduration = "200ms"\nwarmup = 0', 2)
+    started = pids(root)
+    assert cutaway("run", str(path), "--db", "c.db", "-q", cwd=root).returncode == 0
+    assert_all_stopped(root, started + pids(root))
+    with sqlite3.connect(root / "c.db") as connection:  # a hand edit of one stored summary
+        run_id, data = connection.execute(
+            "SELECT d.run_id, d.data FROM run_data d JOIN runs r ON r.id = d.run_id"
+            " WHERE d.kind = 'load' AND r.variant = 'b' AND r.round_index = 1"
+        ).fetchone()
+        summary = json.loads(data)
+        damage(summary)
+        connection.execute(
+            "UPDATE run_data SET data = ? WHERE run_id = ? AND kind = 'load'",
+            (json.dumps(summary).encode(), run_id),
+        )
+    connection.close()
+    result = cutaway("report", "--db", "c.db", cwd=root)
+    assert result.returncode == 2, result.stdout
+    assert "experiment #1 in" in result.stderr and "is damaged: run_data.data:" in result.stderr
+    assert f"'b' round 1: {named}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_a_server_that_refuses_connections_is_named_before_the_first_round(root: Path) -> None:
     port = free_port()  # nothing listens there
     variants = f'[[variants]]\nname = "gone"\ntarget = "http://127.0.0.1:{port}/"\n'
@@ -288,15 +330,33 @@ def test_ctrl_c_during_a_load_phase_stops_the_generator_and_every_server(root: P
             time.sleep(0.05)
         assert generators_against(root), "no load phase started"
         started = pids(root)
+        time.sleep(1.0)  # a second of the phase's five is measured
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+    assert process.returncode == 130
     assert "incomplete" in stderr
     assert not generators_against(root)
     assert_all_stopped(root, started)
+    # The generator wrote the summary of what it measured: kept with the run, as interrupted,
+    # which no figure counts and a resumed experiment runs again.
+    assert "is stored with what it measured, as interrupted" in stderr
+    with sqlite3.connect(root / "c.db") as connection:
+        rows = connection.execute(
+            "SELECT r.status, r.exit_code, d.data FROM runs r"
+            " JOIN run_data d ON d.run_id = r.id AND d.kind = 'load'"
+        ).fetchall()
+    connection.close()
+    assert [(status, code) for status, code, _ in rows] == [("interrupted", 130)]
+    summary = read_summary(rows[0][2].decode())
+    assert summary.interrupted and summary.requests > 0 and summary.errors.total == 0
+    assert 0.5 < summary.duration < 4.5  # interrupted after about one second of five
+    with Store(root / "c.db", create=False) as store:
+        assert store.completed_slots(1) == set()
+        assert store.run_data(1, "load") == []
 
 
 def generators_against(root: Path) -> list[int]:

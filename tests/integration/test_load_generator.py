@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,8 +150,26 @@ def test_open_loop_at_a_fixed_rate(nginx: str) -> None:
     assert corrected.max >= uncorrected.max
 
 
+def answer_to(target: str, request: bytes) -> bytes:
+    """The server's whole answer to one request on a connection of its own, closed after it
+    (HTTP: the request asks for the close; memcached: the answer ends at END)."""
+    host, port = target.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request)
+        answer = b""
+        while not answer.endswith(b"END\r\n"):
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        return answer
+
+
 def test_chunked_answers_are_read_to_their_end(nginx: str) -> None:
-    # nginx's SSI module answers /chunked.shtml with chunked transfer encoding.
+    # nginx's SSI module answers /chunked.shtml with chunked transfer encoding: the chunk
+    # lines and the chunks' data (9 kB) both go through the generator's parser.
+    head = answer_to(nginx, b"GET /chunked.shtml HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert b"\r\nTransfer-Encoding: chunked\r\n" in head.partition(b"\r\n\r\n")[0]
     result = run_generator(
         LoadSettings(target=nginx, connections=2, requests=50, path="/chunked.shtml"),
         timeout=30,
@@ -207,6 +228,44 @@ def test_the_generators_encoding_is_hdrhistograms_byte_for_byte(nginx: str) -> N
                 assert histogram.percentile_seconds(float(key)) == pytest.approx(value)
 
 
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_generator_stopped_by_a_signal_writes_what_it_measured(
+    nginx: str, tmp_path: Path, stop: signal.Signals
+) -> None:
+    path = generator_path()
+    assert path is not None
+    log = tmp_path / "intervals.hlog"
+    settings = LoadSettings(target=nginx, connections=2, duration=60, interval_log=log)
+    process = subprocess.Popen(
+        [path, *settings.argv()], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        time.sleep(1.5)  # measured: a whole interval and half of the next one
+        process.send_signal(stop)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + stop
+    assert f"interrupted by {stop.name}" in err.decode()
+    result = read_summary(out.decode())
+    assert result.interrupted
+    assert 1.0 < result.duration < 30  # not the 60 s asked for
+    assert result.requests > 0 and result.errors.total == 0
+    assert result.throughput == pytest.approx(result.requests / result.duration)
+    assert result.latency.corrected.total.count == result.requests
+    # The interval log has its last, partial interval: every request measured is in it.
+    intervals = read_interval_log(log.read_text(), source=str(log))
+    assert merge_intervals(intervals)["corrected.total"] == result.latency.corrected.total
+    assert len([i for i in intervals if i.tag == "corrected.total"]) >= 2
+
+
+def test_an_uninterrupted_summary_says_so(nginx: str) -> None:
+    result = run_generator(LoadSettings(target=nginx, connections=2, requests=20), timeout=30)
+    assert result.interrupted is False
+
+
 @pytest.fixture
 def memcached() -> Iterator[str]:
     if shutil.which("memcached") is None:
@@ -225,6 +284,8 @@ def test_memcached_gets(memcached: str, new_connection: bool) -> None:
         requests=400,
         new_connection=new_connection,
     )
+    # A hit: each answer is a VALUE line, the value's 1,000 bytes and END.
+    assert answer_to(memcached, b"get cutaway-key\r\n").startswith(b"VALUE cutaway-key 0 1000\r\n")
     result = run_generator(settings, timeout=60)
     assert result.protocol == "memcached"
     assert result.requests == 400 and result.errors.total == 0

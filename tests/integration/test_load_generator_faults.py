@@ -98,6 +98,30 @@ def test_a_fixed_count_against_a_silent_server_ends_by_timeouts(
     assert raised.value.result.errors.timeout == 4
 
 
+def test_an_interrupted_generator_abandons_unanswered_requests_within_its_bound(
+    server_of_mode: StartServer,
+) -> None:
+    # A server that never answers: the requests in flight at the interruption get the
+    # generator's short bound (1 s, less than their 5 s timeout), then count as unfinished.
+    target = server_of_mode("silent")
+    path = generator_path()
+    assert path is not None
+    settings = LoadSettings(target=target, connections=3, duration=60)
+    process = subprocess.Popen([path, *settings.argv()], stdout=subprocess.PIPE)
+    try:
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        out, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + signal.SIGINT
+    result = read_summary(out.decode())
+    assert result.interrupted and result.requests == 0
+    assert result.unfinished == 3 and result.errors.total == 0
+
+
 def test_an_answer_without_length_ends_at_the_close(server_of_mode: StartServer) -> None:
     target = server_of_mode("to-eof")
     result = run_generator(LoadSettings(target=target, connections=2, requests=100), timeout=30)

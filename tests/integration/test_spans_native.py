@@ -24,12 +24,9 @@ from cutaway.probes.spans.records import (
     read_span_file,
     span_files,
 )
+from tests.native_build import NATIVE, ROOT, SANITIZERS, compile_native
 
-ROOT = Path(__file__).resolve().parents[2]
-NATIVE = ROOT / "native"
 PROGRAM_SOURCE = NATIVE / "tests" / "cw_span_test_program.c"
-STRICT = ["-Wall", "-Wextra", "-Werror", "-std=gnu11"]
-SANITIZERS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
 OTLP_FIXTURE = ROOT / "tests" / "fixtures" / "otlp" / "two-services.jsonl"
 # ASan's leak checker runs at exit; ptrace-based tools are not involved here.
 SANITIZER_ENV = {
@@ -38,28 +35,20 @@ SANITIZER_ENV = {
 }
 
 
-def _compile(output: Path, sources: Sequence[Path], *flags: str) -> str:
-    command = ["gcc", *STRICT, *flags, "-o", str(output), *map(str, sources)]
-    subprocess.run(command, check=True, capture_output=True)
-    return str(output)
-
-
 @pytest.fixture(scope="module")
-def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("spans_build")
-
-
-@pytest.fixture(scope="module")
-def program(build: Path) -> str:
+def program(native_build: Path) -> str:
     include = f"-I{NATIVE / 'include'}"
-    return _compile(build / "program", [PROGRAM_SOURCE], include, "-O1", "-pthread", *SANITIZERS)
+    return compile_native(
+        native_build / "program", [PROGRAM_SOURCE], include, "-O1", "-pthread", *SANITIZERS
+    )
 
 
 @pytest.fixture(scope="module")
-def instrumented_writer(build: Path) -> str:
+def instrumented_writer(native_build: Path) -> str:
     """libcwspans.so built from cw_calls.c as setup.py builds it, plus the sanitizers."""
-    return _compile(
-        build / "libcwspans.so", [NATIVE / "cw_calls.c"], f"-I{NATIVE}", "-DCW_SPANS_LIBRARY",
+    return compile_native(
+        native_build / "libcwspans.so", [NATIVE / "cw_calls.c"],
+        f"-I{NATIVE}", "-DCW_SPANS_LIBRARY",
         "-O1", "-fPIC", "-shared", "-fvisibility=hidden", *SANITIZERS, "-ldl", "-pthread",
     )  # fmt: skip
 
@@ -143,8 +132,12 @@ def test_unbalanced_and_too_long_names_are_reported_and_nothing_else_lost(
     assert "n" * 1024 in {event.name for event in long_file.events}
 
 
-def test_the_vectors_program_regenerates_the_committed_vector(build: Path, tmp_path: Path) -> None:
-    vectors = _compile(build / "vectors", [NATIVE / "tests" / "cw_spans_vectors.c"], *SANITIZERS)
+def test_the_vectors_program_regenerates_the_committed_vector(
+    native_build: Path, tmp_path: Path
+) -> None:
+    vectors = compile_native(
+        native_build / "vectors", [NATIVE / "tests" / "cw_spans_vectors.c"], *SANITIZERS
+    )
     subprocess.run([vectors, str(tmp_path)], check=True, env={**os.environ, **SANITIZER_ENV})
     committed = ROOT / "tests" / "vectors" / "spans_v4_tsc.bin"
     assert (tmp_path / "spans_v4_tsc.bin").read_bytes() == committed.read_bytes()

@@ -278,6 +278,56 @@ def test_an_interrupt_kills_the_child_and_leaves_the_server_usable(server: ForkS
     assert server.server_pid == server_pid  # the same server, in step
 
 
+# Ends with status 7 on SIGINT (after its "ready" line); "deaf" ignores SIGINT.
+GRACEFUL = (
+    "import signal, sys, time\n"
+    "action = signal.SIG_IGN if sys.argv[1] == 'deaf' else (lambda *_: sys.exit(7))\n"
+    "signal.signal(signal.SIGINT, action)\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(30)\n"
+)
+
+
+def _interrupted_when_ready(server: ForkServer, mode: str, grace: float) -> RawResult | None:
+    """Runs GRACEFUL with a grace period, interrupted (an alarm) once it said it is ready."""
+    read_end, write_end = os.pipe()
+    previous = signal.signal(signal.SIGALRM, _raise_alarm)
+    try:
+        ready = threading.Thread(
+            target=lambda: os.read(read_end, 6) and signal.setitimer(signal.ITIMER_REAL, 0.05)
+        )
+        ready.start()
+        with pytest.raises(Alarm):
+            argv = [sys.executable, "-c", GRACEFUL, mode]
+            run(server, argv, stdout_fd=write_end, interrupt_grace_seconds=grace)
+        ready.join()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        os.close(read_end)
+        os.close(write_end)
+    return server.last_result
+
+
+def test_an_interrupt_with_a_grace_period_lets_the_child_end_on_its_own(
+    server: ForkServer,
+) -> None:
+    result = _interrupted_when_ready(server, "graceful", grace=20)
+    assert result is not None and result.interrupted
+    assert result.exit_code == 7 and result.signal is None  # its own exit, after SIGINT
+    assert run(server, ["/bin/true"]).exit_code == 0  # the server is in step
+
+
+def test_a_child_that_ignores_the_interrupt_is_killed_after_the_grace_period(
+    server: ForkServer,
+) -> None:
+    result = _interrupted_when_ready(server, "deaf", grace=0.3)
+    assert result is not None and result.interrupted
+    assert result.signal == signal.SIGKILL
+    assert not _running(result.pid)
+    assert run(server, ["/bin/true"]).exit_code == 0
+
+
 def test_a_dead_server_is_an_error_and_its_child_is_killed(server: ForkServer) -> None:
     server_pid = server.server_pid
     assert server_pid is not None

@@ -43,7 +43,9 @@ def test_the_recorded_summary_reads_into_typed_values() -> None:
     [
         (lambda d: d.pop("requests"), "load summary.requests: missing"),
         (lambda d: d.update(format="other"), "format"),
-        (lambda d: d.update(version=2), "version 2"),
+        (lambda d: d.update(version=3), "version 3 is not 1 or 2"),
+        (lambda d: d.update(version=2), "load summary.interrupted: missing"),
+        (lambda d: d.update(version=2, interrupted="yes"), "load summary.interrupted"),
         (lambda d: d.update(mode="sideways"), "load summary.mode"),
         (lambda d: d.update(requests=-1), "load summary.requests"),
         (lambda d: d.update(requests=True), "load summary.requests"),
@@ -67,6 +69,15 @@ def test_a_damaged_summary_names_its_field(damage: Any, named: str) -> None:
     with pytest.raises(LoadSummaryError) as raised:
         read_summary(json.dumps(data))
     assert named in str(raised.value)
+
+
+def test_version_2_says_whether_the_run_was_interrupted() -> None:
+    assert read_summary(RECORDED.read_text()).interrupted is False  # version 1: never
+    data = recorded()
+    data.update(version=2, interrupted=True)
+    assert read_summary(json.dumps(data)).interrupted is True
+    data.update(interrupted=False)
+    assert read_summary(json.dumps(data)).interrupted is False
 
 
 def test_not_json_is_a_clear_error() -> None:

@@ -14,35 +14,28 @@ from pathlib import Path
 
 import pytest
 
-from cutaway.compare import analyze
+from cutaway.compare import analyze, compare_experiments
 from cutaway.model import LoadSpec, RunStatus, Spec, Variant, Verdict
 from cutaway.probes.base import Attachment
 from cutaway.probes.load import capture
-from cutaway.probes.load.generator import PHASES
-from cutaway.runner.executor import Measurement
+from cutaway.report import FORMATS, render_terminal
+from cutaway.report.html import render_html
+from cutaway.runner.executor import Measurement, RunInterrupted
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec.load import with_generator
 from cutaway.store import Store
 
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "load" / "summary-v1.json"
+
 
 def _summary(throughput: float, p99: float, requests: int = 1000) -> str:
+    """A real summary (recorded from cw_load, so that its histograms decode) with the figures
+    the test needs: throughput, requests and the corrected total latency's percentiles."""
+    summary = json.loads(RECORDED.read_text())
     percentiles = {"50": p99 / 3, "90": p99 / 2, "99": p99, "99.9": p99 * 2, "100": p99 * 4}
-    histogram = {"count": requests, "min": 1e-5, "max": p99 * 4, "mean": p99 / 3,
-                 "stdev": p99 / 10, "percentiles": percentiles}  # fmt: skip
-    phases = dict.fromkeys(PHASES, histogram)
-    return json.dumps(
-        {
-            "format": "cutaway-load", "version": 1, "mode": "closed", "protocol": "http",
-            "target": "127.0.0.1:1", "connections": 4, "rate": None, "new_connection": False,
-            "duration": 1.0, "requests": requests,
-            "errors": {"connect": 0, "reset": 0, "timeout": 0, "status": 0, "protocol": 0},
-            "throughput": throughput,
-            "latency": {"corrected": phases, "uncorrected": phases},
-            "generator": {"cpu_seconds": 0.1, "wall_seconds": 1.0, "threads": 1,
-                          "cpu_share": 0.1, "saturated": False, "missed_sends": 0,
-                          "max_send_lag": 0.0},
-        }
-    )  # fmt: skip
+    summary["latency"]["corrected"]["total"]["percentiles"] = percentiles
+    summary.update(mode="closed", rate=None, requests=requests, throughput=throughput)
+    return json.dumps(summary)
 
 
 class FakeGenerator:
@@ -62,9 +55,17 @@ class FakeGenerator:
         assert attachment is not None and "stdout" in attachment.capture
         self.timeouts.append(timeout_seconds)
         noise = 1 + self.random.uniform(-0.02, 0.02)
+        if variant.name == "interrupted" and len(self.timeouts) == 3:
+            # Ctrl-C during its second phase: the generator wrote what it measured.
+            assert attachment.interrupt_grace_seconds is not None
+            text = _summary(4_000.0, 0.003, requests=400)
+            stopped = Measurement(RunStatus.INTERRUPTED, 130, None, {"wall": 0.1},
+                                  "interrupted (exit status 130)", {"stdout": text})  # fmt: skip
+            raise RunInterrupted(stopped, KeyboardInterrupt())
         text = {
             "fast": _summary(10_000 * noise, 0.001 * noise),
             "slow": _summary(5_000 * noise, 0.002 * noise),
+            "interrupted": _summary(5_000 * noise, 0.002 * noise),
             "silent": "",
             "idle": _summary(0.0, 0.0, requests=0),
         }[variant.name]
@@ -156,3 +157,49 @@ def test_a_load_phase_without_figures_is_a_failed_run(
             _spec(listening, "fast", variant), store, environment={}, executor=FakeGenerator()
         )
     assert variant in str(error.value) and reason in str(error.value)
+
+
+def test_an_interrupted_load_phase_is_kept_as_an_interrupted_run(
+    tmp_path: Path, listening: int
+) -> None:
+    with Store(tmp_path / "s.db") as store:
+        outcome = run_experiment(
+            _spec(listening, "fast", "interrupted"), store, environment={}, executor=FakeGenerator()
+        )
+        assert (outcome.status, outcome.reason) == ("incomplete", "interrupted")
+        runs = store.runs(outcome.experiment_id)
+        interrupted = [run for run in runs if run.status is RunStatus.INTERRUPTED]
+        assert [(run.variant, run.exit_code) for run in interrupted] == [("interrupted", 130)]
+        assert interrupted[0].metrics["throughput"] == 4_000.0  # its summary, read
+        # Stored with its summary, but never counted, and run again by a resumed experiment.
+        assert (interrupted[0].round_index, "interrupted", "timed") not in store.completed_slots(
+            outcome.experiment_id
+        )
+        assert all(item.variant == "fast" for item in store.run_data(outcome.experiment_id, "load"))
+
+
+def test_compare_of_two_load_experiments_lists_each_ones_load_phases(
+    tmp_path: Path, listening: int
+) -> None:
+    with Store(tmp_path / "s.db") as store:
+        ids = [
+            run_experiment(
+                _spec(listening, "fast", "slow"), store, environment={}, executor=FakeGenerator()
+            ).experiment_id
+            for _ in range(2)
+        ]
+        analysis = compare_experiments(store, *ids, resamples=200)
+    names = [f"{v} (#{i})" for v in ("fast", "slow") for i in ids]
+    assert sorted(s.variant for s in analysis.load) == sorted(names)
+    for summary in analysis.load:
+        assert summary.phases == 10 and summary.requests == 10 * 1000
+        assert {latency.variant for latency in summary.latencies} == {summary.variant}
+    document = json.loads(FORMATS["json"].render(analysis))
+    assert sorted(entry["variant"] for entry in document["load"]) == sorted(names)
+    text = render_terminal(analysis, color=False, width=120, all_metrics=True)
+    markdown = FORMATS["markdown"].render(analysis)
+    page = render_html(analysis)
+    for rendered in (text, markdown, page):
+        assert "Load phases" in rendered
+        assert "Connection Times (µs) of " in rendered
+        assert all(name in rendered for name in names)

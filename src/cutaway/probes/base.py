@@ -40,6 +40,10 @@ class Attachment:
     # Standard streams ("stdout", "stderr") whose whole text the run's Measurement must carry
     # (Measurement.output), for the metrics read from a run's output (cutaway.metrics).
     capture: frozenset[str] = frozenset()
+    # On an interruption, the run gets SIGINT and this long to end on its own (the load
+    # generator writes the summary of what it measured) before it is killed, and its
+    # measurement is kept (runner.executor.RunInterrupted); None: killed at once, nothing kept.
+    interrupt_grace_seconds: float | None = None
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,19 @@ class Measurement:
     leftover_names: tuple[str, ...] = ()
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """measure() was interrupted during a run that asked for a graceful stop
+    (Attachment.interrupt_grace_seconds). The run has ended; ``measurement`` (status
+    INTERRUPTED, its captured output included) is what it measured until then, and
+    ``interruption`` what interrupted it, for the caller to raise again once it has kept the
+    measurement."""
+
+    def __init__(self, measurement: Measurement, interruption: BaseException) -> None:
+        super().__init__("interrupted")
+        self.measurement = measurement
+        self.interruption = interruption
+
+
 class Executor(Protocol):
     def measure(
         self,
@@ -55,7 +68,8 @@ class Executor(Protocol):
         """Run the variant's command once, with what probes attach (variables added to its
         environment, a tracer in front of its command), and measure it. Raises
         KeyboardInterrupt (or whatever a signal handler raised) after stopping the command
-        when interrupted."""
+        when interrupted; RunInterrupted, carrying the measurement, when the attachment asked
+        for a graceful stop and the command ended."""
 
     def check(self, variant: Variant) -> str | None:
         """Why the variant's command cannot start here (no such program, not executable), or
@@ -168,10 +182,17 @@ class ProcessExecutor:
                     self._stderr,
                     stdin_fd,
                     keep_leftovers=self._keep_leftovers,
+                    interrupt_grace_seconds=attachment.interrupt_grace_seconds,
                 )
             except OSError as error:
                 message = f"cannot run {argv[0]}: {error}"
                 return Measurement(RunStatus.ERROR, None, None, {}, message)
+            except KeyboardInterrupt as interruption:
+                stopped = self._server.last_result
+                if attachment.interrupt_grace_seconds is None or stopped is None:
+                    raise
+                measured = self._interrupted(stopped, self._output(variant, attachment))
+                raise RunInterrupted(measured, interruption) from None
         measured = self._judged(raw, timeout_seconds, self._output(variant, attachment))
         return dataclasses.replace(
             measured,
@@ -193,6 +214,16 @@ class ProcessExecutor:
         tail = self._stderr_tail()
         message = f"{how}: {tail}" if tail else how
         return Measurement(RunStatus.FAILED, raw.exit_code, raw.signal, metrics, message, output)
+
+    def _interrupted(self, raw: RawResult, output: dict[str, str]) -> Measurement:
+        """A run stopped because cutaway was interrupted: how it ended, what it measured."""
+        how = f"exit status {raw.exit_code}" if raw.signal is None else f"signal {raw.signal}"
+        tail = self._stderr_tail()
+        message = f"interrupted ({how}): {tail}" if tail else f"interrupted ({how})"
+        return Measurement(
+            RunStatus.INTERRUPTED, raw.exit_code, raw.signal, metrics_from(raw), message, output,
+            leftover_processes=raw.leftover_processes, leftover_names=raw.leftover_names,
+        )  # fmt: skip
 
     def _captures_stdout(self, variant: Variant, attachment: Attachment) -> bool:
         return variant.stdout == "pipe" or "stdout" in attachment.capture

@@ -22,7 +22,9 @@ The wire format is documented in native/cw_protocol.h; this module mirrors its s
 ``struct`` formats. One run at a time: a ForkServer is neither thread-safe nor fork-safe
 (it may be created in any thread: the server tells its parent thread's exit from its
 parent process's). The child runs in a process group of its own, so a Ctrl-C on the terminal
-reaches only cutaway, which decides: run() kills the group and re-raises.
+reaches only cutaway, which decides: run() kills the group and re-raises (or, for a command
+that can stop on its own, such as the load generator, first sends it SIGINT and gives it a
+grace period to write what it measured).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import contextlib
 import dataclasses
 import errno
 import os
+import select
 import signal
 import socket
 import struct
@@ -76,7 +79,9 @@ class RawResult:
     block_in: int
     block_out: int
     timed_out: bool  # the server killed the process group at the timeout
-    interrupted: bool  # the client killed the process group because run() was interrupted
+    # The client stopped the process group (SIGINT with a grace period, or SIGKILL) because
+    # run() was interrupted.
+    interrupted: bool
     # Processes the run left running after it ended (stopped by the server unless kept), and
     # their distinct names (at most 8). A timed-out run's group, killed by the server, is not
     # counted: only what escaped it.
@@ -168,6 +173,7 @@ class ForkServer:
         stderr_fd: int,
         stdin_fd: int | None = None,
         keep_leftovers: bool = False,
+        interrupt_grace_seconds: float | None = None,
     ) -> RawResult:
         """Spawn ``path`` (no PATH search; relative to ``cwd`` when relative, as subprocess
         does) with exactly ``argv`` and ``env``, wait for it, and return its record. Its stdin
@@ -177,7 +183,8 @@ class ForkServer:
         Raises OSError (FileNotFoundError, PermissionError, ...) naming the path, or the cwd,
         when it cannot be started. If a BaseException (KeyboardInterrupt, or what a signal
         handler raised) arrives while it runs, kills its process group, waits for the server
-        to reap it (see ``last_result``) and re-raises."""
+        to reap it (see ``last_result``) and re-raises. With ``interrupt_grace_seconds``, the
+        group first gets SIGINT and that long to end on its own before it is killed."""
         if self._closed:
             raise ForkServerError("run() on a closed ForkServer")
         if cwd is not None:
@@ -185,6 +192,7 @@ class ForkServer:
         elif os.getcwd() != self._server_cwd:
             cwd = os.getcwd()  # the server still sits where we were when it started
         self._sequence = (self._sequence + 1) % 2**32
+        self.last_result = None
         exchange = _Exchange(self._sequence)
         has_stdin = stdin_fd is not None
         request = _encode_run(
@@ -202,7 +210,7 @@ class ForkServer:
         except BaseException as error:
             if isinstance(error, OSError) and (exchange.finished or _refused_fds(error, exchange)):
                 raise  # cannot be started, or a bad stdout_fd/stderr_fd: nothing runs
-            self._recover(exchange)
+            self._recover(exchange, interrupt_grace_seconds)
             if isinstance(error, OSError):
                 raise ForkServerError(f"lost the fork server: {error}") from error
             raise
@@ -278,8 +286,9 @@ class ForkServer:
             return self.last_result
         raise ForkServerError(f"unexpected message type {kind} from the fork server")
 
-    def _recover(self, exchange: _Exchange) -> None:
-        """After an interruption: kill the child, read the replies to their end so that the
+    def _recover(self, exchange: _Exchange, grace_seconds: float | None = None) -> None:
+        """After an interruption: stop the child (SIGINT and up to ``grace_seconds`` to end on
+        its own when given, else or then SIGKILL), read the replies to their end so that the
         server is ready for the next run; if that fails in any way, discard the server."""
         if exchange.finished:
             return
@@ -288,11 +297,17 @@ class ForkServer:
             return
         try:
             self._socket.settimeout(_SERVER_REPLY_SECONDS)
-            killed = False
+            killed = signalled = False
             while not exchange.finished:
                 if exchange.pid is not None and not killed:
-                    _kill_group(exchange.pid)
-                    killed = True
+                    if grace_seconds is not None and not signalled:
+                        signalled = True
+                        _signal_group(exchange.pid, signal.SIGINT)
+                        killed = not self._replied_within(grace_seconds)
+                    else:
+                        killed = True
+                    if killed:
+                        _kill_group(exchange.pid)
                 try:
                     result = self._receive_one(exchange, "", None)
                 except OSError:
@@ -300,10 +315,18 @@ class ForkServer:
                         break  # it could not be started: nothing to stop
                     raise
                 if result is not None:
-                    self.last_result = dataclasses.replace(result, interrupted=killed)
+                    stopped = killed or signalled
+                    self.last_result = dataclasses.replace(result, interrupted=stopped)
             self._socket.settimeout(None)
         except BaseException:
             self._discard()
+
+    def _replied_within(self, seconds: float) -> bool:
+        """Whether the server has a reply ready within ``seconds`` (waited for before reading,
+        so that a timeout never cuts a message in half)."""
+        assert self._socket is not None
+        readable, _, _ = select.select([self._socket], [], [], seconds)
+        return bool(readable)
 
     def _read_exactly(self, size: int) -> bytes:
         assert self._socket is not None
@@ -398,3 +421,13 @@ def _kill_group(pid: int) -> None:
     for kill in (os.killpg, os.kill):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             kill(pid, signal.SIGKILL)
+
+
+def _signal_group(pid: int, number: int) -> None:
+    """Send ``number`` to the child's process group, or to the child alone when it has no
+    group of its own (yet): once, since a second SIGINT is "stop at once" to many programs."""
+    try:
+        os.killpg(pid, number)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, number)

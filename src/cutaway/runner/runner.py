@@ -6,7 +6,9 @@ ends is counted with it, and stopped by the fork server unless Spec.keep_leftove
 SIGTERM stop the running command's process group (and what it left outside it); the current
 run's ``conclude`` and every started variant's ``cleanup`` still run; the experiment is marked
 incomplete and ``cutaway run --resume`` continues it, skipping every (round, variant) already
-stored."""
+stored. A load phase is stopped more gently (SIGINT, a grace period): the generator's summary
+of what it measured is stored with the run, whose status ``interrupted`` keeps it out of
+every figure and lets the resumed experiment run it again."""
 
 from __future__ import annotations
 
@@ -31,7 +33,13 @@ from cutaway.probes.registry import build_probes
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
 from cutaway.runner.errors import ProbeUnavailable
 from cutaway.runner.errors import RunnerError as RunnerError
-from cutaway.runner.executor import Executor, Measurement, ProcessExecutor, run_environment
+from cutaway.runner.executor import (
+    Executor,
+    Measurement,
+    ProcessExecutor,
+    RunInterrupted,
+    run_environment,
+)
 from cutaway.runner.hooks import HookResult, run_hook
 from cutaway.runner.order import round_order
 from cutaway.store import Store, StoreError
@@ -268,8 +276,14 @@ class ExperimentRunner:
         timeout = self.spec.timeout_seconds
         server: load_capture.ServerSampling | None = None
         load_data: list[RunData] = []
+        interruption: BaseException | None = None
         if load is not None:
-            attachment = dataclasses.replace(attachment, capture=attachment.capture | {"stdout"})
+            # Interrupted, the generator writes what it measured: kept as an interrupted run.
+            attachment = dataclasses.replace(
+                attachment,
+                capture=attachment.capture | {"stdout"},
+                interrupt_grace_seconds=load_capture.INTERRUPT_GRACE_SECONDS,
+            )
             timeout = load_capture.run_timeout(load, timeout)
             if load.server_metrics:
                 try:
@@ -278,7 +292,12 @@ class ExperimentRunner:
                     collecting.stop()
                     raise RunnerError(str(error)) from None
         try:
-            measured = self.executor.measure(self.measured_variant(variant), timeout, attachment)
+            try:
+                measured = self.executor.measure(
+                    self.measured_variant(variant), timeout, attachment
+                )
+            except RunInterrupted as stopped:
+                measured, interruption = stopped.measurement, stopped.interruption
             if self.spec.ignore_failure:
                 measured = _failure_ignored(measured)
             if load is not None:
@@ -309,6 +328,10 @@ class ExperimentRunner:
             purpose=purpose,
         )
         self.store.add_run(self.experiment_id, run, data)
+        if interruption is not None:
+            # Kept for what it measured, never counted: a resumed experiment runs it again.
+            self.emit(events.Notice(_interrupted_notice(run)))
+            raise interruption
         self.done.add((round_index, variant.name, purpose))
         self.runs_done += 1
         elapsed = self.clock() - self.started
@@ -579,6 +602,14 @@ def _leftover_notice(variant: Variant, run: Run, kept: bool) -> str:
         else "stopped (keep_leftovers = true or --keep-leftovers keeps them)"
     )
     return f"variant {variant.name!r}: a run left {processes} running ({names}); {fate}"
+
+
+def _interrupted_notice(run: Run) -> str:
+    where = "a warmup round" if run.warmup else f"round {run.round_index}"
+    return (
+        f"the interrupted run of {run.variant!r} ({where}) is stored with "
+        "what it measured, as interrupted: not counted, and run again by --resume"
+    )
 
 
 def _hook_failure(variant: Variant, result: HookResult) -> str:

@@ -8,9 +8,8 @@ latencies is the ordinary paired one (compare.py) over the run metrics."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from cutaway.model import (
     AB_PERCENTILES,
@@ -23,102 +22,66 @@ from cutaway.model import (
     LoadSummary,
 )
 from cutaway.probes.load.capture import LOAD_KIND
-from cutaway.probes.load.hdr import Histogram, HistogramFormatError
+from cutaway.probes.load.generator import ERROR_KINDS, LoadResult, LoadSummaryError, read_summary
+from cutaway.probes.load.hdr import Histogram
 from cutaway.store import DamagedStoreError, Store
 
-# Optional histograms the generator may add for ab's rows: total and first byte less connect.
+# Ab's rows beside the three phases: from the connection ready to the first and the last byte.
 AB_ONLY_PHASES = ("processing", "waiting")
 # Every percentile a view or the JSON export reads, in order.
 READ_PERCENTILES = tuple(sorted({*AB_PERCENTILES, *LOAD_PERCENTILES, *PERCENTILE_GRID}))
 
 
 def load_summaries(store: Store, experiment_id: int, variants: Sequence[str]) -> list[LoadSummary]:
-    """Every variant's counted, successful load phases merged, in ``variants`` order."""
-    phases: dict[str, list[Mapping[str, object]]] = {name: [] for name in variants}
+    """Every variant's counted, successful load phases merged, in ``variants`` order. Each
+    stored summary is read as the generator's own output is (:func:`read_summary`): one that
+    is not a valid summary is a DamagedStoreError naming the experiment, the run and the
+    field, never a zero."""
+    phases: dict[str, list[LoadResult]] = {name: [] for name in variants}
     for item in store.run_data(experiment_id, LOAD_KIND):
         try:
-            summary = json.loads(item.data)
-            if not isinstance(summary, dict):
-                raise ValueError("not an object")
-        except ValueError as error:
-            where = f"{item.variant!r} round {item.round_index}, load summary"
+            result = read_summary(item.data.decode("utf-8", errors="replace"))
+        except LoadSummaryError as error:
+            where = f"{item.variant!r} round {item.round_index}"
             raise DamagedStoreError(
                 store.location, experiment_id, "run_data.data", f"{where}: {error}"
             ) from None
-        phases.setdefault(item.variant, []).append(summary)
-    try:
-        return [merged(name, phases[name]) for name in variants if phases.get(name)]
-    except HistogramFormatError as error:
-        raise DamagedStoreError(
-            store.location, experiment_id, "run_data.data", f"a load summary's histogram: {error}"
-        ) from None
+        phases.setdefault(item.variant, []).append(result)
+    return [merged(name, phases[name]) for name in variants if phases.get(name)]
 
 
-def merged(variant: str, phases: Sequence[Mapping[str, object]]) -> LoadSummary:
+def merged(variant: str, phases: Sequence[LoadResult]) -> LoadSummary:
     """One variant's load phases as one summary (``phases`` not empty)."""
     first = phases[0]
     errors: Counter[str] = Counter()
-    requests = 0
-    seconds = 0.0
-    saturated = 0
-    missed = 0
-    shares = []
     histograms: dict[tuple[str, str], Histogram] = {}
     for phase in phases:
-        requests += int(_number(phase.get("requests")))
-        seconds += _number(phase.get("duration"))
-        phase_errors = phase.get("errors")
-        if isinstance(phase_errors, dict):
-            errors.update({kind: int(_number(count)) for kind, count in phase_errors.items()})
-        generator = phase.get("generator")
-        if isinstance(generator, dict):
-            saturated += bool(generator.get("saturated"))
-            missed += int(_number(generator.get("missed_sends", 0)))
-            if isinstance(generator.get("cpu_share"), int | float):
-                shares.append(float(generator["cpu_share"]))
-        latency = phase.get("latency")
-        if not isinstance(latency, dict):
-            continue
+        errors.update({kind: getattr(phase.errors, kind) for kind in ERROR_KINDS})
         for kind in LATENCY_KINDS:
-            per_kind = latency.get(kind)
-            if not isinstance(per_kind, dict):
-                continue
+            per_kind = getattr(phase.latency, kind)
             for name in (*LOAD_PHASES, *AB_ONLY_PHASES):
-                entry = per_kind.get(name)
-                if not isinstance(entry, dict) or not isinstance(entry.get("hdr"), str):
-                    continue
-                histogram = Histogram.decode(entry["hdr"])
-                key = (kind, name)
-                if key in histograms:
-                    histograms[key].add(histogram)
-                else:
-                    histograms[key] = histogram
-    rate = first.get("rate")
+                histograms.setdefault((kind, name), Histogram()).add(getattr(per_kind, name))
+    requests = sum(phase.requests for phase in phases)
+    seconds = sum(phase.duration for phase in phases)
     return LoadSummary(
         variant=variant,
         phases=len(phases),
-        mode=str(first.get("mode", "")),
-        protocol=str(first.get("protocol", "")),
-        connections=int(_number(first.get("connections", 0))),
-        rate=float(rate) if isinstance(rate, int | float) else None,
+        mode=first.mode,
+        protocol=first.protocol,
+        connections=first.connections,
+        rate=first.rate,
         seconds=seconds,
         requests=requests,
         errors=dict(errors),
         throughput=requests / seconds if seconds > 0 else 0.0,
-        saturated_phases=saturated,
-        missed_sends=missed,
-        generator_cpu_share=max(shares) if shares else None,
+        saturated_phases=sum(phase.generator.saturated for phase in phases),
+        missed_sends=sum(phase.generator.missed_sends for phase in phases),
+        generator_cpu_share=max(phase.generator.cpu_share for phase in phases),
         latencies=tuple(
             _latency(variant, kind, name, histogram)
             for (kind, name), histogram in histograms.items()
         ),
     )
-
-
-def _number(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0.0
-    return float(value)
 
 
 NS = 1e-9  # the histograms hold nanoseconds

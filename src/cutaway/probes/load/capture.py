@@ -35,6 +35,9 @@ SUMMARY_KEY = "summary"
 # generator ends on its own (each request has a timeout), this only bounds a defect.
 RUN_GRACE_SECONDS = 30.0
 REQUESTS_RUN_LIMIT_SECONDS = 600.0
+# Ctrl-C during a load phase: the generator gets SIGINT and this long to let its requests in
+# flight finish (it waits at most 1 s for them) and write its summary before it is killed.
+INTERRUPT_GRACE_SECONDS = 5.0
 LATENCY_PERCENTILES = {
     "latency_p50": "50",
     "latency_p90": "90",

@@ -1,7 +1,8 @@
 """The load generator (native/cw_load.c, built by ``pip install`` next to the package as
 ``cw_load``): its settings, how to run it, and its JSON summary read into typed values.
 
-The summary's format (``cutaway-load`` version 1) is documented in docs/load-format.md; the
+The summary's format (``cutaway-load`` version 2; version 1 is read too) is documented in
+docs/load-format.md; the
 latencies come as HdrHistograms (:mod:`cutaway.probes.load.hdr`), so that the results of
 several runs or processes merge exactly. :func:`read_summary` checks every field it reads and
 names the one that is wrong."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,9 @@ from cutaway.probes.load.hdr import Histogram, HistogramFormatError
 
 GENERATOR_NAME = "cw_load"
 SUMMARY_FORMAT = "cutaway-load"
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
+# Version 1 had no ``interrupted`` field: it never was (cw_load stopped early wrote nothing).
+READABLE_VERSIONS = (1, 2)
 ERROR_KINDS = ("connect", "reset", "timeout", "status", "protocol")
 PHASES = ("connect", "first_byte", "total", "waiting", "processing")
 
@@ -166,6 +170,8 @@ class LoadResult:
     throughput: float  # requests / duration
     latency: Latency
     generator: GeneratorCheck
+    # Stopped early by SIGINT or SIGTERM: the figures cover what was measured until then.
+    interrupted: bool = False
 
 
 class LoadSummaryError(ValueError):
@@ -181,12 +187,17 @@ class GeneratorError(RuntimeError):
         self.result = result
 
 
+# cw_load's exit status when SIGINT or SIGTERM stopped it early (128 + the signal).
+INTERRUPTED_EXITS = (128 + signal.SIGINT, 128 + signal.SIGTERM)
+
+
 def run_generator(
     settings: LoadSettings, *, timeout: float, executable: str | None = None
 ) -> LoadResult:
     """Runs cw_load to the end and reads its summary. GeneratorError when it is not built,
-    rejects the settings (exit 2), measured nothing (exit 1, with the summary), or outlives
-    ``timeout`` seconds (it is killed)."""
+    rejects the settings (exit 2), measured nothing (exit 1, with the summary), was stopped
+    early by a signal (exit 128 + the signal, with the summary of what it measured), or
+    outlives ``timeout`` seconds (it is killed)."""
     path = executable or generator_path()
     if path is None:
         raise GeneratorError(f"{GENERATOR_NAME} is not built: run `pip install .`")
@@ -199,12 +210,13 @@ def run_generator(
     message = done.stderr.decode("utf-8", errors="replace").strip()
     if done.returncode == 2:
         raise GeneratorError(message or f"{GENERATOR_NAME}: bad arguments")
-    if done.returncode not in (0, 1):
+    interrupted = done.returncode in INTERRUPTED_EXITS
+    if done.returncode not in (0, 1) and not interrupted:
         raise GeneratorError(f"{GENERATOR_NAME} failed (exit {done.returncode}): {message}")
-    if done.returncode == 1 and not done.stdout.strip():
+    if done.returncode != 0 and not done.stdout.strip():
         raise GeneratorError(message or f"{GENERATOR_NAME} failed without a summary")
     result = read_summary(done.stdout.decode("utf-8", errors="replace"))
-    if done.returncode == 1:
+    if done.returncode != 0:
         raise GeneratorError(message or "no request succeeded", result=result)
     return result
 
@@ -219,8 +231,9 @@ def read_summary(text: str) -> LoadResult:
     if reader.string("format") != SUMMARY_FORMAT:
         raise LoadSummaryError(f"load summary: format is not {SUMMARY_FORMAT!r}")
     version = reader.integer("version")
-    if version != SUMMARY_VERSION:
-        raise LoadSummaryError(f"load summary: version {version} is not {SUMMARY_VERSION}")
+    if version not in READABLE_VERSIONS:
+        known = " or ".join(str(v) for v in READABLE_VERSIONS)
+        raise LoadSummaryError(f"load summary: version {version} is not {known}")
     errors = reader.child("errors")
     latency = reader.child("latency")
     generator = reader.child("generator")
@@ -254,6 +267,7 @@ def read_summary(text: str) -> LoadResult:
             max_send_lag=generator.number("max_send_lag"),
             peak_rss_bytes=generator.integer("peak_rss_bytes", default=0),
         ),
+        interrupted=reader.boolean("interrupted") if version >= 2 else False,
     )
 
 

@@ -26,16 +26,18 @@ from cutaway.probes.spans.records import (
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "vectors"
-VECTOR = VECTORS / "spans_v4_tsc.bin"
+VECTOR = VECTORS / "spans_v4_tsc.bin"  # a begin and an end record per span
+VECTOR_5 = VECTORS / "spans_v5_tsc.bin"  # one record per span, written at its end
 
 
 def _name(text: str) -> str:
     return "x" * 1024 if text == "<1024 x>" else text
 
 
-def test_reader_decodes_the_c_vector_to_exactly_the_json() -> None:
-    expected: dict[str, Any] = json.loads((VECTORS / "spans_v4_tsc.json").read_text())
-    span_file = read_span_file(VECTOR)
+@pytest.mark.parametrize("vector", [VECTOR, VECTOR_5], ids=["v4", "v5"])
+def test_reader_decodes_the_c_vector_to_exactly_the_json(vector: Path) -> None:
+    expected: dict[str, Any] = json.loads(vector.with_suffix(".json").read_text())
+    span_file = read_span_file(vector)
     for field in ("pid", "ppid", "exe", "sequence", "dropped_records", "truncated_bytes"):
         assert getattr(span_file, field) == expected[field], field
     decoded = [
@@ -44,7 +46,7 @@ def test_reader_decodes_the_c_vector_to_exactly_the_json() -> None:
     ]
     assert decoded == [{**e, "name": _name(e["name"])} for e in expected["events"]]
     assert [p.split(": ", 1)[1] for p in span_file.problems] == expected["problems"]
-    assert all(p.startswith(str(VECTOR)) for p in span_file.problems)
+    assert all(p.startswith(str(vector)) for p in span_file.problems)
 
 
 def test_the_vector_nests_with_the_undefined_end_reported() -> None:
@@ -58,6 +60,22 @@ def test_the_vector_nests_with_the_undefined_end_reported() -> None:
     ]
     (problem,) = nesting.unbalanced
     assert "end of '<undefined span name 9>' without a begin" in problem.message
+
+
+def test_the_v5_vector_nests_in_record_order_and_reports_what_did_not_pair() -> None:
+    nesting = nest(read_span_file(VECTOR_5).events)
+    # The long name and the second "decode" both last 0 ns at one instant: the records, not
+    # the times, say which came first.
+    assert [(s.name[:6], s.tid, s.depth, s.parent, s.operation) for s in nesting.spans] == [
+        ("op", 7070, 0, None, 0),
+        ("decode", 7070, 1, "op", 0),
+        ("twenty", 7070, 1, "op", 0),
+        ("decode", 7070, 1, "op", 0),
+        ("op", 7071, 0, None, 1),
+    ]
+    ghost, left_open = (problem.message for problem in nesting.unbalanced)
+    assert "end of '<undefined span name 9>' without a begin" in ghost
+    assert "without an end (the end of the enclosing 'op' came first)" in left_open
 
 
 def test_a_call_file_is_not_a_span_file_and_back() -> None:

@@ -287,8 +287,8 @@ def render_phases_csv(analysis: Analysis) -> str:
     condition; the JSON report has the others); empty elsewhere. Just the header without
     phases."""
     comparisons: dict[tuple[str, str], Comparison] = {}
-    for comparison in analysis.phase_comparisons:  # the first: against the baseline
-        comparisons.setdefault((comparison.variant, comparison.metric), comparison)
+    for found in analysis.phase_comparisons:  # the first: against the baseline
+        comparisons.setdefault((found.variant, found.metric), found)
     rows: list[list[Cell]] = []
     for stat in analysis.phases:
         metric = phase_metric_name(stat, [s for s in analysis.phases if s.source == stat.source])

@@ -203,7 +203,8 @@ def test_csv_neutralizes_formulas_and_keeps_numbers() -> None:
         "unaccounted",
     }
     document = json.loads(FORMATS["json"].render(analysis))
-    assert [json.loads(row["path"]) for row in phase_rows] == [p["path"] for p in document["phases"]]
+    paths = [json.loads(row["path"]) for row in phase_rows]
+    assert paths == [phase["path"] for phase in document["phases"]]
 
 
 def test_json_keeps_every_name_exactly() -> None:

@@ -39,7 +39,7 @@ import time
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: a measured program pays it
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import TracebackType
+    from types import ModuleType, TracebackType
     from typing import ParamSpec, TypeVar
 
     _P = ParamSpec("_P")
@@ -378,3 +378,46 @@ class span:
                 _end(name, _now())
 
         return spanned
+
+
+def _native_writer() -> ModuleType | None:
+    """cutaway._cwspans when spans are on and it loaded the C span writer (the probe names it
+    in CUTAWAY_SPANS_LIBRARY): a span is then one C call on enter and one on exit, written
+    by the writer of C programs. None otherwise: the pure-Python writer above."""
+    if not _directory:
+        return None
+    try:
+        from cutaway import _cwspans
+    except ImportError:  # not built (a source tree without `pip install .`)
+        return None
+    return _cwspans if _cwspans.enabled() else None
+
+
+def _native_span_type(native: ModuleType) -> type[span]:
+    """The C span type with the decorator: what ``span`` is when the C writer records."""
+    native_begin, native_end = native.begin, native.end
+
+    def decorate(self: span, function: Callable[_P, _R]) -> Callable[_P, _R]:
+        name = self.name
+
+        @functools.wraps(function)
+        def spanned(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            native_begin(name)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                native_end(name)
+
+        return spanned
+
+    namespace = {"__slots__": (), "__call__": decorate, "__doc__": span.__doc__}
+    return type("span", (native.span,), {**namespace, "__module__": __name__})
+
+
+_native = _native_writer()
+if _native is not None:
+    if not os.access(_directory, os.W_OK):  # the C writer could not create its file either
+        _failed, _directory = True, ""
+    begin = _native.begin  # the same functions, in C
+    end = _native.end
+    span = _native_span_type(_native)  # type: ignore[misc]

@@ -1,6 +1,6 @@
-"""Span files: the reader on the committed C test vector, and the Python SDK (cutaway.spans)
-writing files the reader decodes as the C writer's, in real processes: threads, fork, exec,
-an unbalanced begin, hostile names."""
+"""Span files: the reader on the committed C test vectors, and the Python SDK (cutaway.spans,
+with its own writer and with the C writer) writing files the reader decodes as the C
+writer's, in real processes: threads, fork, exec, an unbalanced begin, hostile names."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from cutaway.probes.spans.model import Edge, nest
 from cutaway.probes.spans.records import (
     DIRECTORY_VARIABLE,
     SpanFileError,
+    environment_for,
     read_span_file,
     span_files,
 )
@@ -133,18 +134,36 @@ PROGRAM = textwrap.dedent(
 )
 
 
-def _run(program: str, directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+# cutaway.spans has two writers: its own, in Python, and the C writer of span.h through
+# cutaway._cwspans, which it takes when the environment names the C writer (as the probe's does).
+WRITERS = ["python", "c"]
+
+
+def _run(
+    program: str, directory: Path, *args: str, writer: str = "python"
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUTAWAY_SPANS")}
+    if writer == "c":
+        env.update(environment_for(directory))
     return subprocess.run(
         [sys.executable, "-c", program, *args],
-        env={**os.environ, DIRECTORY_VARIABLE: str(directory)},
+        env={**env, DIRECTORY_VARIABLE: str(directory)},
         capture_output=True,
         text=True,
         check=True,
     )
 
 
-def test_python_sdk_writes_what_the_reader_nests(tmp_path: Path) -> None:
-    result = _run(PROGRAM, tmp_path, *HOSTILE)
+@pytest.mark.parametrize("writer", WRITERS)
+def test_the_writer_is_the_one_the_environment_asks_for(tmp_path: Path, writer: str) -> None:
+    program = "from cutaway import spans\nprint(type(spans.span('x')).__mro__[1].__module__)\n"
+    base = _run(program, tmp_path, writer=writer).stdout.strip()
+    assert base == ("cutaway._cwspans" if writer == "c" else "builtins")
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_python_sdk_writes_what_the_reader_nests(tmp_path: Path, writer: str) -> None:
+    result = _run(PROGRAM, tmp_path, *HOSTILE, writer=writer)
     assert result.stdout.strip() == "True"
     parent, child = span_files(tmp_path)  # the fork child starts its own file
     parent_file, child_file = read_span_file(parent), read_span_file(child)
@@ -162,14 +181,15 @@ def test_python_sdk_writes_what_the_reader_nests(tmp_path: Path) -> None:
     assert [s.name for s in nest(child_file.events).spans] == ["handle", "decode", "retrieve"]
 
 
-def test_exec_starts_the_next_file_of_the_same_pid(tmp_path: Path) -> None:
+@pytest.mark.parametrize("writer", WRITERS)
+def test_exec_starts_the_next_file_of_the_same_pid(tmp_path: Path, writer: str) -> None:
     program = (
         "import os, sys\nfrom cutaway import spans\nspans.begin('before exec')\n"
         "spans.end('before exec')\n"
         "os.execv(sys.executable, [sys.executable, '-c', "
         "'from cutaway import spans\\nwith spans.span(\"after exec\"): pass'])\n"
     )
-    _run(program, tmp_path)
+    _run(program, tmp_path, writer=writer)
     first, second = span_files(tmp_path)
     assert first.name.endswith(".0.bin") and second.name.endswith(".1.bin")
     assert [e.name for e in read_span_file(second).events] == ["after exec", "after exec"]
@@ -191,7 +211,10 @@ def test_not_under_cutaway_spans_do_nothing_and_numpy_is_not_imported(tmp_path: 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_unwritable_directory_turns_spans_off_without_failing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("writer", WRITERS)
+def test_an_unwritable_directory_turns_spans_off_without_failing(
+    tmp_path: Path, writer: str
+) -> None:
     missing = tmp_path / "missing"
     program = "from cutaway import spans\nwith spans.span('x'): pass\nprint(spans.enabled())\n"
-    assert _run(program, missing).stdout.strip() == "False"
+    assert _run(program, missing, writer=writer).stdout.strip() == "False"

@@ -13,10 +13,11 @@ compiler barrier. Modes:
 - uftrace: `uftrace record -F bench_function` on an empty function of a -pg build, against the
   same build without uftrace (the function-tracing alternative: no source change).
 Python (python -c loops, best of 7 batches): a `with span(...)` block of cutaway.spans off and
-on (under the probe's environment, which names the C writer: cutaway._cwspans hands each span to
-it; and with the directory alone, cutaway.spans's own writer in Python), against opentelemetry-sdk's `tracer.start_as_current_span` with no processor (a recording
-span that goes nowhere: the SDK's floor) and with a BatchSpanProcessor whose exporter drops
-everything (what a traced service pays before the network).
+on (under the probe's environment, which names the C writer: cutaway._cwspans hands each span
+to it; and with the directory alone: cutaway.spans's own writer, in Python), against
+opentelemetry-sdk's `tracer.start_as_current_span` with no processor (a recording span that
+goes nowhere: the SDK's floor) and with a BatchSpanProcessor whose exporter drops everything
+(what a traced service pays before the network).
 
 The machine's speed drifts (a shared host), so each mode is compared with the plain mode of its
 own round (C: the plain loop; Python: an empty `with nullcontext()` block) and the table gives

@@ -965,7 +965,7 @@ static uint32_t cw_span_next_id; /* atomic: ids are unique in the process's file
 static inline char *cw_next_slot(struct cw_thread *self) {
     if (CW_LIKELY(self->cursor != self->end)) {
         char *slot = self->cursor;
-        self->cursor += cw_record_bytes;
+        self->cursor += sizeof(struct cw_calls_record); /* span files: never thread CPU time */
         return slot;
     }
     return cw_claim_chunk(self);

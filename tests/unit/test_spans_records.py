@@ -181,6 +181,45 @@ def test_python_sdk_writes_what_the_reader_nests(tmp_path: Path, writer: str) ->
     assert [s.name for s in nest(child_file.events).spans] == ["handle", "decode", "retrieve"]
 
 
+TANGLED = textwrap.dedent(
+    """
+    import threading
+    from cutaway import spans
+    spans.begin("outer")
+    spans.begin("inner")
+    spans.end("outer")  # "inner" has no end now
+    spans.end("inner")  # an end without a begin
+    thread = threading.Thread(target=spans.begin, args=("thread left open",))
+    thread.start()
+    thread.join()
+    for _ in range(300):  # deeper than the first stack of the C writer
+        spans.begin("deep")
+    for _ in range(300):
+        spans.end("deep")
+    """
+)
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_spans_that_do_not_pair_are_reported_as_when_each_begin_was_a_record(
+    tmp_path: Path, writer: str
+) -> None:
+    _run(TANGLED, tmp_path, writer=writer)
+    (span_file,) = (read_span_file(path) for path in span_files(tmp_path))
+    nesting = nest(span_file.events)
+    assert span_file.problems == ()
+    assert [s.name for s in nesting.spans if s.depth == 0] == ["outer", "deep"]
+    assert sorted(s.depth for s in nesting.spans if s.name == "deep") == list(range(300))
+    messages = [problem.message for problem in nesting.unbalanced]
+    assert len(messages) == 3, messages
+    assert (
+        "begin of 'inner' without an end (the end of the enclosing 'outer' came first)"
+        in (messages[0])
+    )
+    assert "end of 'inner' without a begin" in messages[1]
+    assert "begin of 'thread left open' without an end (still open" in messages[2]
+
+
 @pytest.mark.parametrize("writer", WRITERS)
 def test_exec_starts_the_next_file_of_the_same_pid(tmp_path: Path, writer: str) -> None:
     program = (

@@ -49,7 +49,7 @@
  *                  writes spans.<pid>.<n>.bin (header flag CW_CALLS_FLAG_SPANS) with span
  *                  records (function ids CW_SPAN_*, below). Call files are as in version 3,
  *                  which readers still accept.
- *   5  2026-11-25  a span is one CW_SPAN record written at its end (start, duration, level)
+ *   5  2026-11-24  a span is one CW_SPAN record written at its end (start, duration, level)
  *                  instead of a begin and an end record; CW_SPAN_BEGIN and CW_SPAN_END remain
  *                  for what does not pair up. Call files are as in version 3; readers accept
  *                  version 4 span files (begin and end records) too.

@@ -593,6 +593,17 @@ def test_phases_csv_has_the_json_phase_fields_and_no_nan() -> None:
     assert empty.splitlines() == [",".join(PHASE_COLUMNS)]
 
 
+def test_phases_csv_is_registered_for_export_and_compare() -> None:
+    from cutaway.cli.commands import build_parser
+
+    for argv in (
+        ["export", "5", "--format", "phases-csv"],
+        ["compare", "1", "2", "--format", "phases-csv"],
+    ):
+        args = build_parser().parse_args(argv)
+        assert FORMATS[args.format].render(phases()).startswith("variant,condition,source,phase,")
+
+
 def test_csv_has_a_row_per_summary_and_ratios_only_where_compared() -> None:
     analysis = two_variants()
     rows = list(csv.DictReader(io.StringIO(render_csv(analysis))))

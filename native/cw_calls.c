@@ -147,7 +147,7 @@ struct cw_thread {
     uint8_t key_set; /* pthread_setspecific done: cw_thread_exit unmaps the chunk */
     uint32_t chunks; /* chunks claimed so far: the first is small */
 #ifdef CW_SPANS_LIBRARY
-    struct cw_open_span *spans; /* this thread's open spans, innermost last (see cw_span_push) */
+    struct cw_open_span *spans; /* its open spans, innermost last (cw_span_begin_event) */
     uint32_t open;              /* how many */
     uint32_t capacity;          /* of `spans`, a private anonymous mapping */
     uint32_t overflow;          /* begins past the deepest level kept: dropped, and their ends */
@@ -555,7 +555,8 @@ __attribute__((noinline, cold)) static char *cw_claim_chunk(struct cw_thread *se
 }
 
 /* pthread key destructor: unmap the exiting thread's chunk (a server that starts a thread per
- * connection would otherwise run out of mappings). */
+ * connection would otherwise run out of mappings); the span writer first writes the spans the
+ * thread left open. */
 #ifdef CW_SPANS_LIBRARY
 static void cw_span_close_thread(struct cw_thread *self);
 #endif
@@ -1055,10 +1056,10 @@ __attribute__((noinline, cold)) static int cw_span_grow(struct cw_thread *self) 
     if (capacity > CW_SPAN_MAX_CAPACITY) return 0;
     int saved_errno = errno;
     size_t bytes = (size_t)capacity * sizeof(struct cw_open_span);
-    void *spans = self->spans == NULL
-                      ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                      : mremap(self->spans, (size_t)self->capacity * sizeof(struct cw_open_span),
-                               bytes, MREMAP_MAYMOVE);
+    size_t old_bytes = (size_t)self->capacity * sizeof(struct cw_open_span);
+    void *spans = self->spans == NULL ? mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                      : mremap(self->spans, old_bytes, bytes, MREMAP_MAYMOVE);
     if (spans != MAP_FAILED) {
         self->spans = spans;
         self->capacity = capacity;

@@ -1,9 +1,11 @@
 """Build the native parts with the package, so that `pip install .` and `pip install -e .` need
 no manual step.
 
-All metadata lives in pyproject.toml. There is no C extension module: `build_ext` is extended
-to compile, next to the package's __init__.py (build/lib*/cutaway/ for a wheel, src/cutaway/
-for an in-place or editable build):
+All metadata lives in pyproject.toml. One C extension module, cutaway._cwspans
+(native/cw_spans_python.c): cutaway.spans's C path, which hands Python spans to the C span
+writer (it builds as any extension; cutaway.spans falls back to pure Python without it). And
+`build_ext` is extended to compile, next to the package's __init__.py (build/lib*/cutaway/ for
+a wheel, src/cutaway/ for an in-place or editable build):
 - native/cw_forkserver.c into the executable cw_forkserver, where
   cutaway.runner.forkserver.executable_path() looks for it;
 - native/cw_calls.c into the LD_PRELOAD library libcwcalls.so, where
@@ -26,7 +28,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.dist import Distribution
 
@@ -207,4 +209,16 @@ class BuildExtWithForkServer(build_ext):
         return os.path.join(self.build_lib, PACKAGE, name)
 
 
-setup(distclass=BinaryDistribution, cmdclass={"build_ext": BuildExtWithForkServer})
+SPANS_EXTENSION = Extension(
+    "cutaway._cwspans",
+    sources=["native/cw_spans_python.c"],
+    include_dirs=["native/include"],
+    depends=["native/include/cutaway/span.h"],
+    extra_compile_args=FLAGS,
+)
+
+setup(
+    distclass=BinaryDistribution,
+    cmdclass={"build_ext": BuildExtWithForkServer},
+    ext_modules=[SPANS_EXTENSION],
+)

@@ -13,9 +13,11 @@ compiler barrier. Modes:
 - uftrace: `uftrace record -F bench_function` on an empty function of a -pg build, against the
   same build without uftrace (the function-tracing alternative: no source change).
 Python (python -c loops, best of 7 batches): a `with span(...)` block of cutaway.spans off and
-on, against opentelemetry-sdk's `tracer.start_as_current_span` with no processor (a recording
-span that goes nowhere: the SDK's floor) and with a BatchSpanProcessor whose exporter drops
-everything (what a traced service pays before the network).
+on (under the probe's environment, which names the C writer: cutaway._cwspans hands each span
+to it; and with the directory alone: cutaway.spans's own writer, in Python), against
+opentelemetry-sdk's `tracer.start_as_current_span` with no processor (a recording span that
+goes nowhere: the SDK's floor) and with a BatchSpanProcessor whose exporter drops everything
+(what a traced service pays before the network).
 
 The machine's speed drifts (a shared host), so each mode is compared with the plain mode of its
 own round (C: the plain loop; Python: an empty `with nullcontext()` block) and the table gives
@@ -37,7 +39,7 @@ from pathlib import Path
 
 from cutaway.probes.calls.capture import records_directory
 from cutaway.probes.calls.records import tsc_hz
-from cutaway.probes.spans.records import environment_for
+from cutaway.probes.spans.records import DIRECTORY_VARIABLE, environment_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,7 +129,11 @@ def python_modes(spans: int, records: Path) -> dict[str, tuple[list[str], dict[s
         "plain (an empty `with nullcontext()`)": ([*loop, "plain", count], base),
         "cutaway.spans, off": ([*loop, "cutaway", count], base),
         "**cutaway.spans, on**": ([*loop, "cutaway", count], {**base, **environment_for(records)}),
-    }
+        # Without the C writer in the environment: cutaway.spans's own writer, in Python.
+        "cutaway.spans, on, its Python writer": (
+            [*loop, "cutaway", count], {**base, DIRECTORY_VARIABLE: str(records)}
+        ),
+    }  # fmt: skip
     try:
         import opentelemetry.sdk  # noqa: F401
     except ImportError:

@@ -146,7 +146,22 @@ struct cw_thread {
     uint8_t writing; /* inside cw_end's record write: a signal handler's record is dropped */
     uint8_t key_set; /* pthread_setspecific done: cw_thread_exit unmaps the chunk */
     uint32_t chunks; /* chunks claimed so far: the first is small */
+#ifdef CW_SPANS_LIBRARY
+    struct cw_open_span *spans; /* its open spans, innermost last (cw_span_begin_event) */
+    uint32_t open;              /* how many */
+    uint32_t capacity;          /* of `spans`, a private anonymous mapping */
+    uint32_t overflow;          /* begins past the deepest level kept: dropped, and their ends */
+    uint32_t position;          /* event records written by this thread (overall_index) */
+#endif
 };
+
+#ifdef CW_SPANS_LIBRARY
+/* A span begun and not ended yet: its record is written when it ends (version 5). */
+struct cw_open_span {
+    const char *name;
+    int64_t start; /* record clock */
+};
+#endif
 
 /* One call between cw_begin and cw_end. id 0: not recorded. */
 struct cw_call {
@@ -540,9 +555,17 @@ __attribute__((noinline, cold)) static char *cw_claim_chunk(struct cw_thread *se
 }
 
 /* pthread key destructor: unmap the exiting thread's chunk (a server that starts a thread per
- * connection would otherwise run out of mappings). */
+ * connection would otherwise run out of mappings); the span writer first writes the spans the
+ * thread left open. */
+#ifdef CW_SPANS_LIBRARY
+static void cw_span_close_thread(struct cw_thread *self);
+#endif
+
 static void cw_thread_exit(void *value) {
     struct cw_thread *self = value;
+#ifdef CW_SPANS_LIBRARY
+    cw_span_close_thread(self); /* its open spans, while its chunk is still mapped */
+#endif
     if (self->map_base != NULL) munmap(self->map_base, self->map_bytes);
     self->map_base = NULL;
     self->cursor = self->end = self->chunk = NULL;
@@ -627,8 +650,19 @@ __attribute__((noinline, cold)) static int cw_resume(void) {
     cw_process.header = NULL;
     cw_process.first_chunk = NULL;
     uint8_t key_set = self->key_set; /* the key's value is per thread and survives fork */
+#ifdef CW_SPANS_LIBRARY
+    /* The spans open in the parent are the parent's: the child's end of one is an end
+     * without a begin in the child's file, as the child never saw its begin. The stack's
+     * mapping (a private copy) is kept for the child's own spans. */
+    struct cw_open_span *spans = self->spans;
+    uint32_t capacity = self->capacity;
+#endif
     memset(self, 0, sizeof *self);
     self->key_set = key_set;
+#ifdef CW_SPANS_LIBRARY
+    self->spans = spans;
+    self->capacity = capacity;
+#endif
     int started = cw_start_process() == 0;
     cw_process.generation++;
     *cw_state = started ? CW_STATE_RECORDING : CW_STATE_CLOSED;
@@ -932,7 +966,7 @@ static uint32_t cw_span_next_id; /* atomic: ids are unique in the process's file
 static inline char *cw_next_slot(struct cw_thread *self) {
     if (CW_LIKELY(self->cursor != self->end)) {
         char *slot = self->cursor;
-        self->cursor += cw_record_bytes;
+        self->cursor += sizeof(struct cw_calls_record); /* span files: never thread CPU time */
         return slot;
     }
     return cw_claim_chunk(self);
@@ -1004,37 +1038,161 @@ static inline uint32_t cw_span_id(struct cw_thread *self, const char *name) {
     return cw_span_new_id(self, name); /* the table is crowded here: define it again */
 }
 
-/* One span event: `begin` 1 for cw_span_begin, 0 for cw_span_end. Called through the pointer
- * that span.h looks up with dlsym; the only symbol the span library exports. */
-CW_EXPORT void cw_spans_event(const char *name, unsigned begin) {
-    int64_t now = begin ? 0 : cw_ticks(); /* an end: first, closest to the work */
+/* Version 5: one record per span, written when it ends. A begin only pushes the name and the
+ * clock on the thread's stack of open spans; an end finds the innermost open span of its name
+ * (by address, then by text), writes it as one CW_SPAN record (start, duration, level) and pops
+ * it. What does not pair up is written as in version 4, so that readers report it by name: an
+ * end with no open span of its name is a CW_SPAN_END record; spans still open above the one
+ * an end closes, and spans still open when the thread or the process exits, are CW_SPAN_BEGIN
+ * records (innermost first, so that a reader rebuilds the nesting from the levels alone). */
+
+#define CW_SPAN_FIRST_CAPACITY 256u  /* open spans per thread: 4 KiB, then x 4 */
+#define CW_SPAN_MAX_CAPACITY 65536u  /* levels 0 to 65535: the record's level is 16 bits */
+
+/* Room for one more open span: maps or grows the thread's stack (a few system calls, once per
+ * thread and per factor of 4). Returns 0 when the stack is as deep as it can be. */
+__attribute__((noinline, cold)) static int cw_span_grow(struct cw_thread *self) {
+    uint32_t capacity = self->capacity == 0 ? CW_SPAN_FIRST_CAPACITY : self->capacity * 4u;
+    if (capacity > CW_SPAN_MAX_CAPACITY) return 0;
+    int saved_errno = errno;
+    size_t bytes = (size_t)capacity * sizeof(struct cw_open_span);
+    size_t old_bytes = (size_t)self->capacity * sizeof(struct cw_open_span);
+    void *spans = self->spans == NULL ? mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                      : mremap(self->spans, old_bytes, bytes, MREMAP_MAYMOVE);
+    if (spans != MAP_FAILED) {
+        self->spans = spans;
+        self->capacity = capacity;
+        /* The thread's exit writes its open spans and unmaps the stack. */
+        if (!self->key_set && cw_thread_key_ok)
+            self->key_set = pthread_setspecific(cw_thread_key, self) == 0;
+    }
+    errno = saved_errno;
+    return spans != MAP_FAILED;
+}
+
+/* Write one event record of this thread: `kind` CW_SPAN, CW_SPAN_BEGIN or CW_SPAN_END. */
+static inline void cw_span_write(struct cw_thread *self, uint16_t kind, const char *name,
+                                 uint32_t level, int64_t start, int64_t end) {
+    uint32_t id = cw_span_id(self, name == NULL ? "" : name);
+    struct cw_calls_record *record = (struct cw_calls_record *)(void *)cw_next_slot(self);
+    if (CW_UNLIKELY(record == NULL)) {
+        cw_drop_record();
+        return;
+    }
+    uint64_t duration = end > start ? (uint64_t)(end - start) : 0;
+    unsigned flags = 0;
+    if (CW_UNLIKELY(duration >> 48 != 0)) {
+        duration = (UINT64_C(1) << 48) - 1;
+        flags = CW_CALL_LONG_DURATION;
+    }
+    record->depth = level > UINT8_MAX ? UINT8_MAX : (uint8_t)level;
+    record->flags = (uint8_t)flags;
+    record->thread_id = self->tid;
+    record->call_index = id;
+    record->overall_index = ++self->position;
+    record->start = start;
+    record->duration_low = (uint32_t)duration;
+    record->duration_high = (uint16_t)(duration >> 32);
+    record->error = (int16_t)(uint16_t)level;
+    /* Last, with release order: a record cut short by a kill reads as unused. */
+    __atomic_store_n(&record->function_id, kind, __ATOMIC_RELEASE);
+}
+
+/* The open spans from level `from` up, as begins without an end, innermost first. */
+__attribute__((noinline, cold)) static void cw_span_abandon(struct cw_thread *self,
+                                                            uint32_t from) {
+    while (self->open > from) {
+        self->open--;
+        const struct cw_open_span *open = &self->spans[self->open];
+        cw_span_write(self, CW_SPAN_BEGIN, open->name, self->open, open->start, open->start);
+    }
+}
+
+/* At a thread's exit (the key's destructor) and the process's (cw_finish, for the thread that
+ * exits): its spans still open become begins without an end; then the stack is unmapped. */
+static void cw_span_close_thread(struct cw_thread *self) {
+    if ((self->open > 0 || self->overflow > 0) && *cw_state == CW_STATE_RECORDING &&
+        !self->writing) {
+        self->writing = 1;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        cw_span_abandon(self, 0);
+        self->overflow = 0;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        self->writing = 0;
+    }
+    if (self->spans != NULL) munmap(self->spans, (size_t)self->capacity * sizeof *self->spans);
+    self->spans = NULL;
+    self->open = self->capacity = 0;
+}
+
+/* The level of the innermost open span named `name` (by address, else by text), or `open` when
+ * there is none. The innermost open span is checked by address before calling this. */
+__attribute__((noinline)) static uint32_t cw_span_find(const struct cw_thread *self,
+                                                       const char *name) {
+    for (uint32_t level = self->open; level-- > 0;)
+        if (self->spans[level].name == name) return level;
+    if (name == NULL) name = "";
+    for (uint32_t level = self->open; level-- > 0;) {
+        const char *open = self->spans[level].name == NULL ? "" : self->spans[level].name;
+        if (strcmp(open, name) == 0) return level;
+    }
+    return self->open;
+}
+
+__attribute__((always_inline)) static inline void cw_span_begin_event(const char *name) {
     if (CW_UNLIKELY(*cw_state != CW_STATE_RECORDING) && !cw_resume()) return;
     struct cw_thread *self = &cw_self;
-    if (CW_UNLIKELY(self->writing)) { /* a signal handler inside this thread's write */
+    if (CW_UNLIKELY(self->writing)) { /* a signal handler inside this thread's event */
         cw_drop_record();
         return;
     }
     self->writing = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (CW_UNLIKELY(self->tid == 0)) self->tid = (int32_t)syscall(SYS_gettid);
-    uint32_t id = cw_span_id(self, name == NULL ? "" : name);
-    uint16_t depth = begin ? self->depth++ : (self->depth > 0 ? --self->depth : 0);
-    uint64_t position = cw_count(&cw_process.overall_count);
-    struct cw_calls_record *record = (struct cw_calls_record *)(void *)cw_next_slot(self);
-    if (begin) now = cw_ticks(); /* a begin: last, closest to the work */
-    if (CW_LIKELY(record != NULL)) {
-        record->depth = depth > UINT8_MAX ? UINT8_MAX : (uint8_t)depth;
-        record->thread_id = self->tid;
-        record->call_index = id;
-        record->overall_index = cw_saturate32(position);
-        record->start = now;
-        __atomic_store_n(&record->function_id, (uint16_t)(begin ? CW_SPAN_BEGIN : CW_SPAN_END),
-                         __ATOMIC_RELEASE);
+    if (CW_LIKELY(self->open < self->capacity) || cw_span_grow(self)) {
+        struct cw_open_span *open = &self->spans[self->open++];
+        open->name = name;
+        open->start = cw_ticks(); /* last: closest to the work */
     } else {
+        self->overflow++; /* deeper than 65536 levels: dropped, with its end */
         cw_drop_record();
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     self->writing = 0;
+}
+
+__attribute__((always_inline)) static inline void cw_span_end_event(const char *name) {
+    int64_t now = cw_ticks(); /* first: closest to the work */
+    if (CW_UNLIKELY(*cw_state != CW_STATE_RECORDING) && !cw_resume()) return;
+    struct cw_thread *self = &cw_self;
+    if (CW_UNLIKELY(self->writing)) {
+        cw_drop_record();
+        return;
+    }
+    self->writing = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    uint32_t top = self->open; /* (the thread's id is set when it claims its first chunk) */
+    uint32_t level = top > 0 && self->spans[top - 1].name == name ? top - 1
+                                                                  : cw_span_find(self, name);
+    if (CW_UNLIKELY(self->overflow > 0)) {
+        self->overflow--; /* the end of a begin that was dropped */
+        cw_drop_record();
+    } else if (CW_LIKELY(level < top)) {
+        if (CW_UNLIKELY(level + 1 < top)) cw_span_abandon(self, level + 1);
+        cw_span_write(self, CW_SPAN, name, level, self->spans[level].start, now);
+        self->open = level;
+    } else {
+        cw_span_write(self, CW_SPAN_END, name, top, now, now); /* no begin: reported */
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    self->writing = 0;
+}
+
+/* One span event: `begin` 1 for cw_span_begin, 0 for cw_span_end. Called through the pointer
+ * that span.h looks up with dlsym; the only symbol the span library exports. */
+CW_EXPORT void cw_spans_event(const char *name, unsigned begin) {
+    if (begin) cw_span_begin_event(name);
+    else cw_span_end_event(name);
 }
 #endif /* CW_SPANS_LIBRARY */
 
@@ -1156,6 +1314,9 @@ static int cw_single_threaded(void) {
 __attribute__((destructor)) static void cw_finish(void) {
     if (*cw_state != CW_STATE_RECORDING) return; /* e.g. a fork child that timed nothing */
     int saved_errno = errno;
+#ifdef CW_SPANS_LIBRARY
+    cw_span_close_thread(&cw_self);
+#endif
     *cw_state = CW_STATE_CLOSED;
     const struct cw_thread *self = &cw_self;
     uint64_t claimed_end = __atomic_load_n(&cw_process.next_offset, __ATOMIC_RELAXED);

@@ -49,6 +49,10 @@
  *                  writes spans.<pid>.<n>.bin (header flag CW_CALLS_FLAG_SPANS) with span
  *                  records (function ids CW_SPAN_*, below). Call files are as in version 3,
  *                  which readers still accept.
+ *   5  2026-11-24  a span is one CW_SPAN record written at its end (start, duration, level)
+ *                  instead of a begin and an end record; CW_SPAN_BEGIN and CW_SPAN_END remain
+ *                  for what does not pair up. Call files are as in version 3; readers accept
+ *                  version 4 span files (begin and end records) too.
  */
 #ifndef CW_CALLS_FORMAT_H
 #define CW_CALLS_FORMAT_H
@@ -56,7 +60,7 @@
 #include <stdint.h>
 
 #define CW_CALLS_MAGIC 0x4c435743u /* bytes "CWCL" on a little-endian machine */
-#define CW_CALLS_VERSION 4u
+#define CW_CALLS_VERSION 5u
 #define CW_CALLS_HEADER_BYTES 4096u /* records start here */
 #define CW_CALLS_FILE_PREFIX "calls."
 #define CW_CALLS_FILE_SUFFIX ".bin"
@@ -185,8 +189,30 @@ struct cw_calls_record_cpu {
     int64_t thread_cpu_ns; /* CLOCK_THREAD_CPUTIME_ID consumed by the call */
 };
 
-/* Span records (version 4, span files only). Ids from the top of the 16-bit range, far from
- * the catalog. An event (begin or end of a named span) is a struct cw_calls_record with:
+/* Span records (version 5, span files only). Ids from the top of the 16-bit range, far from
+ * the catalog. A span is one struct cw_calls_record, written when it ends:
+ *   function_id    CW_SPAN
+ *   depth          spans of this thread open around it, at most 255 (informational)
+ *   flags          CW_CALL_LONG_DURATION: the duration did not fit 48 bits
+ *   thread_id      gettid()
+ *   call_index     the name id (defined by a CW_SPAN_NAME record of the same file)
+ *   overall_index  1-based: the nth CW_SPAN, CW_SPAN_BEGIN or CW_SPAN_END record of this
+ *                  thread (informational: a thread's records are in file order, since its
+ *                  chunks are claimed at growing offsets)
+ *   start          the record clock at the begin
+ *   duration_*     ticks from the begin to the end
+ *   error          read as uint16: the level, the spans of this thread open around it (exact:
+ *                  the writer keeps at most 65536 levels and drops, and counts, deeper ones)
+ * An end is matched, per thread, with the innermost open span of its name. What does not pair
+ * up is written as version 4's events, with the same fields (duration 0, level as above):
+ * CW_SPAN_END for an end with no open span of its name (start: the end's instant), and
+ * CW_SPAN_BEGIN for a span still open above the one an end closes, or when its thread or the
+ * process exits (start: the begin's instant), innermost first. A thread's records thus list
+ * its spans in the order they ended, each after the spans that ended inside it: a reader
+ * rebuilds the nesting from the levels alone. A span still open at exec, _exit, a crash or a
+ * kill, or in a thread other than the exiting one at exit, leaves no record.
+ *
+ * Version 4 (still read): every begin and end is an event, a struct cw_calls_record with:
  *   function_id    CW_SPAN_BEGIN or CW_SPAN_END
  *   depth          spans of this thread open before this event (informational: readers nest
  *                  by name, so that an unbalanced begin or end is found, not trusted)
@@ -201,6 +227,7 @@ struct cw_calls_record_cpu {
  * CW_SPAN_NAME_MAX bytes) and ceil(length / 24) CW_SPAN_NAME_TEXT records, each carrying
  * its own name id and part number, so they need not be adjacent. Two ids may name the same
  * text (two copies of a literal, two threads defining it at once): readers merge by text. */
+#define CW_SPAN 0xfffbu /* version 5: a whole span, written at its end */
 #define CW_SPAN_BEGIN 0xffffu
 #define CW_SPAN_END 0xfffeu
 #define CW_SPAN_NAME 0xfffdu

@@ -9,6 +9,10 @@
  *   exec        after the operations, exec itself for one more operation (a new image)
  *   unbalanced  an end without its begin ("ghost") and a begin never ended ("left open")
  *   long        one span whose name is longer than the writer keeps (2000 bytes)
+ *   tangled     what a writer keeping open spans on a stack must still report as today:
+ *               spans 1000 deep (recursion), an end that closes "outer" while "inner" is
+ *               open, an end named by a copy of its begin's name, a span left open by a
+ *               thread that exits, and a fork child ending a span its parent began
  * and prints "enabled=N" (1 under the spans probe).
  */
 #define CUTAWAY_SPAN_IMPLEMENTATION
@@ -44,6 +48,40 @@ static void cw_operation(void) {
     }
 }
 
+static void cw_recurse(int levels) {
+    if (levels == 0) return;
+    CW_SPAN_SCOPE("recursion");
+    cw_recurse(levels - 1);
+}
+
+static void *cw_leave_open(void *unused) {
+    (void)unused;
+    cw_span_begin("thread left open");
+    return NULL;
+}
+
+static void cw_tangled(void) {
+    cw_recurse(1000);
+    cw_span_begin("outer");
+    cw_span_begin("inner");
+    cw_span_end("outer"); /* "inner" has no end: reported, "outer" kept */
+    cw_span_end("inner"); /* an end without a begin now */
+    char copy[] = "copied name";
+    cw_span_begin(copy); /* another address, the same text */
+    cw_span_end("copied name");
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, cw_leave_open, NULL) == 0) pthread_join(thread, NULL);
+    cw_span_begin("across fork");
+    pid_t child = fork();
+    if (child == 0) {
+        cw_span_end("across fork"); /* the child never saw its begin */
+        _exit(0);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    cw_span_end("across fork");
+}
+
 static int cw_operations;
 
 static void *cw_thread(void *unused) {
@@ -73,6 +111,7 @@ int main(int argc, char **argv) {
         cw_span_end("ghost");
         cw_span_begin("left open");
     }
+    if (strcmp(mode, "tangled") == 0) cw_tangled();
     if (strcmp(mode, "long") == 0) {
         static char name[2001];
         memset(name, 'n', sizeof name - 1);

@@ -312,6 +312,7 @@ def compare_experiments(
                     )
                 )
         comparisons += judge(rows, a.margin, a.confidence)
+    phases, phase_comparisons = _compared_phases(store, first, second, shared, resamples)
     return Analysis(
         experiments=(a, b),
         summaries=tuple(summaries),
@@ -338,11 +339,48 @@ def compare_experiments(
             + _tagged(second.flame_profiles, tag_b, shared)
         ),
         load=_tagged_load(first.load, tag_a, shared) + _tagged_load(second.load, tag_b, shared),
+        phases=phases,
+        phase_comparisons=phase_comparisons,
     )
 
 
+def _compared_phases(
+    store: Store, first: Analysis, second: Analysis, shared: Sequence[str], resamples: int
+) -> tuple[tuple[PhaseStat, ...], tuple[Comparison, ...]]:
+    """The phases of two experiments that both have them, as the process metrics are
+    compared: each one's dissection of the shared variants (tagged), and each phase metric
+    ``phase:<name>`` both measured, unpaired, one Holm family per variant apart from the
+    process metrics (as within one experiment)."""
+    if not first.phases or not second.phases:
+        return (), ()
+    a, b = first.experiments[0], second.experiments[0]
+    tag_a, tag_b = f"#{a.id} {a.label or ''}".strip(), f"#{b.id} {b.label or ''}".strip()
+    b_names = {m.name for m in phase_metrics(store, b.id)}
+    metrics = [m for m in phase_metrics(store, a.id) if m.name in b_names]
+    comparisons: list[Comparison] = []
+    for name in shared:
+        rows: list[Row] = []
+        for metric in metrics:
+            estimate = unpaired_ratio(
+                _variant_values(store, a.id, metric, name),
+                _variant_values(store, b.id, metric, name),
+                confidence=a.confidence,
+                resamples=resamples,
+                seed=0,
+            )
+            if estimate is not None:
+                n = min(estimate.n_first, estimate.n_second)
+                rows.append(
+                    Row(metric.name, f"{name} ({tag_a})", f"{name} ({tag_b})", n, estimate,
+                        metric.better)
+                )  # fmt: skip
+        comparisons += judge(rows, a.margin, a.confidence, primary=None)
+    tagged = _tagged(first.phases, tag_a, shared) + _tagged(second.phases, tag_b, shared)
+    return tagged, tuple(comparisons)
+
+
 _Item = TypeVar(
-    "_Item", Run, CallSummary, CallPercentiles, FlameProfile, LoadSummary, LatencySummary
+    "_Item", Run, CallSummary, CallPercentiles, FlameProfile, LoadSummary, LatencySummary, PhaseStat
 )
 
 

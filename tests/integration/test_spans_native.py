@@ -132,6 +132,38 @@ def test_unbalanced_and_too_long_names_are_reported_and_nothing_else_lost(
     assert "n" * 1024 in {event.name for event in long_file.events}
 
 
+@pytest.mark.parametrize("writer", ["installed", "instrumented"])
+def test_spans_kept_open_by_the_writer_are_reported_as_before(
+    program: str, instrumented_writer: str, tmp_path: Path, writer: str
+) -> None:
+    """Version 5 keeps a thread's open spans in memory until they end: deep nesting, ends that
+    close a span around an open one, names matched by text, a thread that exits and a fork
+    child must still nest and be reported as when every begin was a record."""
+    env = environment_for(tmp_path)
+    if writer == "instrumented":
+        env[LIBRARY_VARIABLE] = instrumented_writer
+    _run(program, ["1", "tangled"], env)
+    parent, child = _events(tmp_path)
+    nesting = nest(parent.events)
+    assert parent.problems == () and parent.dropped_records == 0
+    recursion = [s for s in nesting.spans if s.name == "recursion"]
+    assert sorted(s.depth for s in recursion) == list(range(1000))
+    assert all(s.parent == "recursion" for s in recursion if s.depth > 0)
+    names = {s.name for s in nesting.spans}
+    assert {"outer", "copied name", "across fork", "search"} <= names
+    assert "inner" not in names and "thread left open" not in names
+    messages = [problem.message for problem in nesting.unbalanced]
+    assert len(messages) == 3, messages
+    assert (
+        "begin of 'inner' without an end (the end of the enclosing 'outer' came first)"
+        in (messages[0])
+    )
+    assert "end of 'inner' without a begin" in messages[1]
+    assert "begin of 'thread left open' without an end (still open" in messages[2]
+    (in_child,) = nest(child.events).unbalanced
+    assert "end of 'across fork' without a begin" in in_child.message
+
+
 def test_the_vectors_program_regenerates_the_committed_vector(
     native_build: Path, tmp_path: Path
 ) -> None:
@@ -139,8 +171,9 @@ def test_the_vectors_program_regenerates_the_committed_vector(
         native_build / "vectors", [NATIVE / "tests" / "cw_spans_vectors.c"], *SANITIZERS
     )
     subprocess.run([vectors, str(tmp_path)], check=True, env={**os.environ, **SANITIZER_ENV})
-    committed = ROOT / "tests" / "vectors" / "spans_v4_tsc.bin"
-    assert (tmp_path / "spans_v4_tsc.bin").read_bytes() == committed.read_bytes()
+    for name in ("spans_v4_tsc.bin", "spans_v5_tsc.bin"):
+        committed = ROOT / "tests" / "vectors" / name
+        assert (tmp_path / name).read_bytes() == committed.read_bytes(), name
 
 
 # --- whole experiments ---------------------------------------------------------------------

@@ -112,8 +112,8 @@ def test_a_file_without_records_reads_as_empty(tmp_path: Path) -> None:
     ("offset", "value", "message"),
     [
         (0, b"XXXX", "bad magic"),
-        (4, b"\x01\x00", "version 1, this reader knows 2, 3 and 4"),
-        (4, b"\x05\x00", "version 5"),
+        (4, b"\x01\x00", "version 1, this reader knows 2, 3, 4 and 5"),
+        (4, b"\x06\x00", "version 6"),
         (6, b"\x20\x00", "size"),  # 32-byte records in a file with thread CPU time
         (60, b"\x07\x00\x00\x00", "unknown record clock 7"),
     ],

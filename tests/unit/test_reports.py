@@ -39,7 +39,7 @@ from cutaway.report import (
     render_runs_csv,
     render_terminal,
 )
-from cutaway.report.csv_format import SUMMARY_COLUMNS
+from cutaway.report.csv_format import PHASE_COLUMNS, SUMMARY_COLUMNS
 from cutaway.report.units import (
     format_bytes,
     format_change,
@@ -412,6 +412,10 @@ def test_runs_csv_matches_golden(update_golden: bool) -> None:
     _check_golden("runs.csv", render_runs_csv(_runs()), update_golden)
 
 
+def test_phases_csv_matches_golden(update_golden: bool) -> None:
+    _check_golden("phases.phases.csv", FORMATS["phases-csv"].render(phases()), update_golden)
+
+
 # ---------------------------------------------------------------------------------------------
 # Behaviour, independent of the goldens.
 
@@ -423,6 +427,7 @@ def test_registry_has_every_format_with_its_extension() -> None:
         "csv": "csv",
         "calls-csv": "csv",
         "load-csv": "csv",
+        "phases-csv": "csv",
         "markdown": "md",
         "html": "html",
     }
@@ -565,6 +570,46 @@ def test_csv_writes_an_empty_field_for_a_missing_value() -> None:
         assert "nan" not in text and "inf" not in text
     rows = list(csv.DictReader(io.StringIO(render_csv(analysis))))
     assert rows[0]["sd"] == "" and rows[0]["mean"] == "0.1012"
+
+
+def test_phases_csv_has_the_json_phase_fields_and_no_nan() -> None:
+    analysis = phases()
+    single = replace(analysis.phases[0], runs=1, ci_low=math.nan, ci_high=math.inf)
+    text = FORMATS["phases-csv"].render(replace(analysis, phases=(single, *analysis.phases[1:])))
+    assert "nan" not in text and "inf" not in text
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert rows[0]["ci_low"] == rows[0]["ci_high"] == ""
+    document = json.loads(render_json(analysis))
+    rows = list(csv.DictReader(io.StringIO(FORMATS["phases-csv"].render(analysis))))
+    assert len(rows) == len(document["phases"])
+    for row, entry in zip(rows, document["phases"], strict=True):
+        assert json.loads(row["path"]) == entry["path"]
+        assert row["unaccounted"] == ("true" if entry["unaccounted"] else "false")
+        assert (row["variant"], row["phase"], row["parent"]) == (
+            entry["variant"],
+            entry["phase"],
+            entry["parent"] or "",
+        )
+        for field in ("mean", "median", "ci_low", "ci_high", "share"):
+            assert float(row[field]) == entry[field], field
+    compared = [row for row in rows if row["verdict"]]
+    assert compared and all(row["baseline"] == "cold" for row in compared)
+    assert {row["metric"] for row in compared} <= {
+        c["metric"] for c in document["phase_comparisons"]
+    }
+    empty = FORMATS["phases-csv"].render(single_variant())
+    assert empty.splitlines() == [",".join(PHASE_COLUMNS)]
+
+
+def test_phases_csv_is_registered_for_export_and_compare() -> None:
+    from cutaway.cli.commands import build_parser
+
+    for argv in (
+        ["export", "5", "--format", "phases-csv"],
+        ["compare", "1", "2", "--format", "phases-csv"],
+    ):
+        args = build_parser().parse_args(argv)
+        assert FORMATS[args.format].render(phases()).startswith("variant,condition,source,phase,")
 
 
 def test_csv_has_a_row_per_summary_and_ratios_only_where_compared() -> None:

@@ -28,7 +28,7 @@ from cutaway.model import (
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import ProfileAnalysis, analyse_profiles
 from cutaway.report import FORMATS, render_calls_csv, render_terminal
-from cutaway.report.csv_format import render_runs_csv
+from cutaway.report.csv_format import _neutralized, render_runs_csv
 from cutaway.visible import visible
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # what rich itself emits for colour
@@ -196,6 +196,7 @@ def test_csv_neutralizes_formulas_and_keeps_numbers() -> None:
         FORMATS["csv"].render(analysis),
         render_calls_csv(analysis),
         render_runs_csv(list(analysis.runs)),
+        FORMATS["phases-csv"].render(analysis),
     ]
     for text in texts:
         for row in csv.reader(io.StringIO(text)):
@@ -205,6 +206,14 @@ def test_csv_neutralizes_formulas_and_keeps_numbers() -> None:
     first = texts[0]
     assert "'=cmd|' /C calc'!A0" in first and "'@SUM(1+1)" in first and "'\tTAB" in first
     assert "'-2+3" in first
+    phase_rows = list(csv.DictReader(io.StringIO(texts[-1])))
+    assert {row["phase"] for row in phase_rows} == {
+        *(_neutralized(name) for name in HOSTILE),
+        "unaccounted",
+    }
+    document = json.loads(FORMATS["json"].render(analysis))
+    paths = [json.loads(row["path"]) for row in phase_rows]
+    assert paths == [phase["path"] for phase in document["phases"]]
 
 
 def test_json_keeps_every_name_exactly() -> None:

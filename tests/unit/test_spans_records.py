@@ -1,6 +1,6 @@
-"""Span files: the reader on the committed C test vector, and the Python SDK (cutaway.spans)
-writing files the reader decodes as the C writer's, in real processes: threads, fork, exec,
-an unbalanced begin, hostile names."""
+"""Span files: the reader on the committed C test vectors, and the Python SDK (cutaway.spans,
+with its own writer and with the C writer) writing files the reader decodes as the C
+writer's, in real processes: threads, fork, exec, an unbalanced begin, hostile names."""
 
 from __future__ import annotations
 
@@ -20,22 +20,25 @@ from cutaway.probes.spans.model import Edge, nest
 from cutaway.probes.spans.records import (
     DIRECTORY_VARIABLE,
     SpanFileError,
+    environment_for,
     read_span_file,
     span_files,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "vectors"
-VECTOR = VECTORS / "spans_v4_tsc.bin"
+VECTOR = VECTORS / "spans_v4_tsc.bin"  # a begin and an end record per span
+VECTOR_5 = VECTORS / "spans_v5_tsc.bin"  # one record per span, written at its end
 
 
 def _name(text: str) -> str:
     return "x" * 1024 if text == "<1024 x>" else text
 
 
-def test_reader_decodes_the_c_vector_to_exactly_the_json() -> None:
-    expected: dict[str, Any] = json.loads((VECTORS / "spans_v4_tsc.json").read_text())
-    span_file = read_span_file(VECTOR)
+@pytest.mark.parametrize("vector", [VECTOR, VECTOR_5], ids=["v4", "v5"])
+def test_reader_decodes_the_c_vector_to_exactly_the_json(vector: Path) -> None:
+    expected: dict[str, Any] = json.loads(vector.with_suffix(".json").read_text())
+    span_file = read_span_file(vector)
     for field in ("pid", "ppid", "exe", "sequence", "dropped_records", "truncated_bytes"):
         assert getattr(span_file, field) == expected[field], field
     decoded = [
@@ -44,7 +47,7 @@ def test_reader_decodes_the_c_vector_to_exactly_the_json() -> None:
     ]
     assert decoded == [{**e, "name": _name(e["name"])} for e in expected["events"]]
     assert [p.split(": ", 1)[1] for p in span_file.problems] == expected["problems"]
-    assert all(p.startswith(str(VECTOR)) for p in span_file.problems)
+    assert all(p.startswith(str(vector)) for p in span_file.problems)
 
 
 def test_the_vector_nests_with_the_undefined_end_reported() -> None:
@@ -58,6 +61,22 @@ def test_the_vector_nests_with_the_undefined_end_reported() -> None:
     ]
     (problem,) = nesting.unbalanced
     assert "end of '<undefined span name 9>' without a begin" in problem.message
+
+
+def test_the_v5_vector_nests_in_record_order_and_reports_what_did_not_pair() -> None:
+    nesting = nest(read_span_file(VECTOR_5).events)
+    # The long name and the second "decode" both last 0 ns at one instant: the records, not
+    # the times, say which came first.
+    assert [(s.name[:6], s.tid, s.depth, s.parent, s.operation) for s in nesting.spans] == [
+        ("op", 7070, 0, None, 0),
+        ("decode", 7070, 1, "op", 0),
+        ("twenty", 7070, 1, "op", 0),
+        ("decode", 7070, 1, "op", 0),
+        ("op", 7071, 0, None, 1),
+    ]
+    ghost, left_open = (problem.message for problem in nesting.unbalanced)
+    assert "end of '<undefined span name 9>' without a begin" in ghost
+    assert "without an end (the end of the enclosing 'op' came first)" in left_open
 
 
 def test_a_call_file_is_not_a_span_file_and_back() -> None:
@@ -115,18 +134,36 @@ PROGRAM = textwrap.dedent(
 )
 
 
-def _run(program: str, directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+# cutaway.spans has two writers: its own, in Python, and the C writer of span.h through
+# cutaway._cwspans, which it takes when the environment names the C writer (as the probe's does).
+WRITERS = ["python", "c"]
+
+
+def _run(
+    program: str, directory: Path, *args: str, writer: str = "python"
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUTAWAY_SPANS")}
+    if writer == "c":
+        env.update(environment_for(directory))
     return subprocess.run(
         [sys.executable, "-c", program, *args],
-        env={**os.environ, DIRECTORY_VARIABLE: str(directory)},
+        env={**env, DIRECTORY_VARIABLE: str(directory)},
         capture_output=True,
         text=True,
         check=True,
     )
 
 
-def test_python_sdk_writes_what_the_reader_nests(tmp_path: Path) -> None:
-    result = _run(PROGRAM, tmp_path, *HOSTILE)
+@pytest.mark.parametrize("writer", WRITERS)
+def test_the_writer_is_the_one_the_environment_asks_for(tmp_path: Path, writer: str) -> None:
+    program = "from cutaway import spans\nprint(type(spans.span('x')).__mro__[1].__module__)\n"
+    base = _run(program, tmp_path, writer=writer).stdout.strip()
+    assert base == ("cutaway._cwspans" if writer == "c" else "builtins")
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_python_sdk_writes_what_the_reader_nests(tmp_path: Path, writer: str) -> None:
+    result = _run(PROGRAM, tmp_path, *HOSTILE, writer=writer)
     assert result.stdout.strip() == "True"
     parent, child = span_files(tmp_path)  # the fork child starts its own file
     parent_file, child_file = read_span_file(parent), read_span_file(child)
@@ -144,14 +181,54 @@ def test_python_sdk_writes_what_the_reader_nests(tmp_path: Path) -> None:
     assert [s.name for s in nest(child_file.events).spans] == ["handle", "decode", "retrieve"]
 
 
-def test_exec_starts_the_next_file_of_the_same_pid(tmp_path: Path) -> None:
+TANGLED = textwrap.dedent(
+    """
+    import threading
+    from cutaway import spans
+    spans.begin("outer")
+    spans.begin("inner")
+    spans.end("outer")  # "inner" has no end now
+    spans.end("inner")  # an end without a begin
+    thread = threading.Thread(target=spans.begin, args=("thread left open",))
+    thread.start()
+    thread.join()
+    for _ in range(300):  # deeper than the first stack of the C writer
+        spans.begin("deep")
+    for _ in range(300):
+        spans.end("deep")
+    """
+)
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_spans_that_do_not_pair_are_reported_as_when_each_begin_was_a_record(
+    tmp_path: Path, writer: str
+) -> None:
+    _run(TANGLED, tmp_path, writer=writer)
+    (span_file,) = (read_span_file(path) for path in span_files(tmp_path))
+    nesting = nest(span_file.events)
+    assert span_file.problems == ()
+    assert [s.name for s in nesting.spans if s.depth == 0] == ["outer", "deep"]
+    assert sorted(s.depth for s in nesting.spans if s.name == "deep") == list(range(300))
+    messages = [problem.message for problem in nesting.unbalanced]
+    assert len(messages) == 3, messages
+    assert (
+        "begin of 'inner' without an end (the end of the enclosing 'outer' came first)"
+        in (messages[0])
+    )
+    assert "end of 'inner' without a begin" in messages[1]
+    assert "begin of 'thread left open' without an end (still open" in messages[2]
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_exec_starts_the_next_file_of_the_same_pid(tmp_path: Path, writer: str) -> None:
     program = (
         "import os, sys\nfrom cutaway import spans\nspans.begin('before exec')\n"
         "spans.end('before exec')\n"
         "os.execv(sys.executable, [sys.executable, '-c', "
         "'from cutaway import spans\\nwith spans.span(\"after exec\"): pass'])\n"
     )
-    _run(program, tmp_path)
+    _run(program, tmp_path, writer=writer)
     first, second = span_files(tmp_path)
     assert first.name.endswith(".0.bin") and second.name.endswith(".1.bin")
     assert [e.name for e in read_span_file(second).events] == ["after exec", "after exec"]
@@ -173,7 +250,10 @@ def test_not_under_cutaway_spans_do_nothing_and_numpy_is_not_imported(tmp_path: 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_unwritable_directory_turns_spans_off_without_failing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("writer", WRITERS)
+def test_an_unwritable_directory_turns_spans_off_without_failing(
+    tmp_path: Path, writer: str
+) -> None:
     missing = tmp_path / "missing"
     program = "from cutaway import spans\nwith spans.span('x'): pass\nprint(spans.enabled())\n"
-    assert _run(program, missing).stdout.strip() == "False"
+    assert _run(program, missing, writer=writer).stdout.strip() == "False"

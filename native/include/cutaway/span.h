@@ -17,8 +17,9 @@
  * cw_span_end: a load of cw_span_hook and a compare with NULL. The environment is read once,
  * by a constructor, before main. Under cutaway's spans probe, CUTAWAY_SPANS_LIBRARY names the
  * span writer (libcwspans.so, installed with cutaway) and CUTAWAY_SPANS_DIR the directory of
- * its files: the constructor loads the writer (dlopen) and every event becomes one 32-byte
- * record in this process's file, spans.<pid>.<n>.bin (docs/spans.md, docs/calls-format.md).
+ * its files: the constructor loads the writer (dlopen); a begin then notes the name and the
+ * time in the thread's memory, and the end writes the span as one 32-byte record in this
+ * process's file, spans.<pid>.<n>.bin (docs/spans.md, docs/calls-format.md).
  * The writer is cutaway's call interposer built for spans: same files, same threads, fork and
  * exec behaviour, same reader.
  *

@@ -106,7 +106,9 @@ EXPORT_OPTIONS = {
 
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
-REPORT_FORMATS = ("calls-csv", "csv", "html", "json", "load-csv", "markdown", "terminal")
+REPORT_FORMATS = (
+    "calls-csv", "csv", "html", "json", "load-csv", "markdown", "phases-csv", "terminal",
+)  # fmt: skip
 
 
 class UsageError(Exception):

@@ -17,6 +17,7 @@ from cutaway.report.csv_format import (
     render_calls_csv,
     render_csv,
     render_load_csv,
+    render_phases_csv,
     render_runs_csv,
 )
 from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
@@ -78,6 +79,12 @@ FORMATS: dict[str, Format] = {
             render_load_csv,
         ),
         Format(
+            "phases-csv",
+            "csv",
+            "spans probe: one row per variant, condition, source and phase, full precision",
+            render_phases_csv,
+        ),
+        Format(
             "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
         ),
         Format(
@@ -113,6 +120,7 @@ __all__ = [
     "render_json",
     "render_load_csv",
     "render_markdown",
+    "render_phases_csv",
     "render_runs_csv",
     "render_terminal",
 ]

@@ -1,6 +1,7 @@
 """CSV: the summary report (one row per variant and metric), the calls probe's report (one row
 per variant, function and call position), a load experiment's latencies (one row per variant,
-kind and phase) and the raw runs of `cutaway export`.
+kind and phase), the spans probe's phases (one row per variant, condition, source and phase)
+and the raw runs of `cutaway export`.
 
 Values are in base units (seconds, bytes, counts) at full precision: every float is written as
 its repr(), which reads back to the very same float. A value that is missing or not a number
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from collections.abc import Iterable, Sequence
 
@@ -27,6 +29,7 @@ from cutaway.model import (
     Summary,
 )
 from cutaway.probes.calls.tables import ALL_CALLS, CALL_METRIC_PREFIX, CALL_UNIT
+from cutaway.probes.spans.sections import phase_metric_name
 from cutaway.report.units import metric_sort_key, metric_unit
 
 SUMMARY_COLUMNS: tuple[str, ...] = (
@@ -246,6 +249,73 @@ def render_load_csv(analysis: Analysis) -> str:
                 ]
             )
     return _write(LOAD_COLUMNS, rows)
+
+
+PHASE_COLUMNS: tuple[str, ...] = (
+    "variant",
+    "condition",
+    "source",
+    "phase",
+    "parent",
+    "path",
+    "unaccounted",
+    "unit",
+    "n",
+    "runs",
+    "mean",
+    "median",
+    "ci_low",
+    "ci_high",
+    "share",
+    "metric",
+    "baseline",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "verdict",
+)
+
+
+def render_phases_csv(analysis: Analysis) -> str:
+    """The spans probe's phases, the JSON report's ``phases``: one row per variant, condition,
+    source and phase in the Analysis order, times per operation in seconds. ``path`` is the
+    phase's names from the outermost span down, as a JSON array (names are any text);
+    ``unaccounted`` is true or false. The comparison columns come from ``phase_comparisons``:
+    the metric comparing the row (``phase:<name>``, for a name that is one row only, and the
+    outermost spans' rest), and, on each compared variant's row, its change against
+    ``baseline`` with the verdict (under conditions, the comparison with the baseline of its
+    condition; the JSON report has the others); empty elsewhere. Just the header without
+    phases."""
+    comparisons: dict[tuple[str, str], Comparison] = {}
+    for found in analysis.phase_comparisons:  # the first: against the baseline
+        comparisons.setdefault((found.variant, found.metric), found)
+    rows: list[list[Cell]] = []
+    for stat in analysis.phases:
+        metric = phase_metric_name(stat, [s for s in analysis.phases if s.source == stat.source])
+        comparison = comparisons.get((stat.variant, metric)) if metric else None
+        rows.append(
+            [
+                stat.variant,
+                stat.condition,
+                stat.source,
+                stat.phase,
+                stat.parent,
+                json.dumps(list(stat.path), ensure_ascii=False),
+                "true" if stat.unaccounted else "false",
+                "seconds",
+                stat.n,
+                stat.runs,
+                stat.mean,
+                stat.median,
+                stat.ci_low,
+                stat.ci_high,
+                stat.share,
+                metric,
+                comparison.baseline if comparison else None,
+                *_compared(comparison),
+            ]
+        )
+    return _write(PHASE_COLUMNS, rows)
 
 
 def _metric_columns(runs: Sequence[Run]) -> list[str]:

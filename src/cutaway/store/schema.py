@@ -52,6 +52,7 @@ both engines run); give a :class:`PerEngine` only where the engines cannot share
 from __future__ import annotations
 
 import os
+
 try:
     # The C module alone: the sqlite3 package around it adds the datetime adapters (importing
     # datetime, about 2 ms, a tenth of `cutaway list`), which the store never uses: it keeps

@@ -29,13 +29,14 @@ import numpy.typing as npt
 
 LIBRARY_NAME = "libcwcalls.so"  # must match LIBRARY in setup.py
 CALIBRATOR_NAME = "cw_calls_calibrate"  # must match CALIBRATOR in setup.py
-FORMAT_VERSION = 4  # what the library writes
+FORMAT_VERSION = 5  # what the library writes
 # Versions read: 3 only added catalog ids 33 to 44, so a version 2 file reads the same; 4 only
-# added span files (cutaway.probes.spans.records), which call files never contain.
-READABLE_VERSIONS = (2, 3, 4)
+# added span files (cutaway.probes.spans.records), which call files never contain; 5 only
+# changed span records (one per span), so a call file of version 5 reads as one of 3.
+READABLE_VERSIONS = (2, 3, 4, 5)
 FLAG_SPANS = 4  # header flag: a span file (libcwspans.so), read by cutaway.probes.spans
 # Span record kinds (function_id), far above the catalog: see native/cw_calls_format.h.
-SPAN_NAME_TEXT, SPAN_NAME, SPAN_END, SPAN_BEGIN = 0xFFFC, 0xFFFD, 0xFFFE, 0xFFFF
+SPAN, SPAN_NAME_TEXT, SPAN_NAME, SPAN_END, SPAN_BEGIN = 0xFFFB, 0xFFFC, 0xFFFD, 0xFFFE, 0xFFFF
 NOT_MEASURED = -1  # thread_cpu_ns of a call whose thread CPU time was not measured
 FUNCTIONS_VARIABLE = "CUTAWAY_CALLS"
 DIRECTORY_VARIABLE = "CUTAWAY_CALLS_DIR"

@@ -19,16 +19,19 @@ import dataclasses
 import os
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from cutaway.probes.calls.records import (
+    SPAN,
     SPAN_BEGIN,
     SPAN_END,
     SPAN_NAME,
     SPAN_NAME_TEXT,
     CallFileError,
+    RawFile,
     read_raw_file,
 )
 from cutaway.probes.spans.model import Edge, SpanEvent
@@ -40,6 +43,7 @@ TSC_HZ_VARIABLE = "CUTAWAY_SPANS_TSC_HZ"  # the C writer's clock, as CUTAWAY_CAL
 NAME_MAX_BYTES = 1024
 TEXT_BYTES = 24
 _NAME_CUT = 1
+SPANS_AS_WHOLE_VERSION = 5  # from this format version on, a span is one record (SPAN)
 _FILE_NAME = re.compile(r"spans\.(\d+)\.(\d+)\.bin")
 
 
@@ -112,20 +116,28 @@ def read_span_file(path: str | os.PathLike[str]) -> SpanFile:
     kind = records["function_id"]
     problems: list[str] = []
     names = _names(records[kind == SPAN_NAME], records[kind == SPAN_NAME_TEXT], name, problems)
-    events = records[(kind == SPAN_BEGIN) | (kind == SPAN_END)]
-    events = events[np.argsort(events["overall_index"], kind="stable")]
-    times = raw.monotonic_ns(events["start"].astype(np.int64))
     pid = int(raw.header["pid"])
     undefined: set[int] = set()
-    decoded = []
-    for record, time_ns in zip(events.tolist(), times.tolist(), strict=True):
-        kind_id, _, _, tid, name_id = record[:5]
+
+    def text_of(name_id: int) -> str:
         text = names.get(name_id)
         if text is None:
             undefined.add(name_id)
-            text = f"<undefined span name {name_id}>"
-        edge = Edge.BEGIN if kind_id == SPAN_BEGIN else Edge.END
-        decoded.append(SpanEvent(edge, text, pid, tid, time_ns))
+            return f"<undefined span name {name_id}>"
+        return text
+
+    if int(raw.header["version"]) >= SPANS_AS_WHOLE_VERSION:
+        spans = records[(kind == SPAN) | (kind == SPAN_BEGIN) | (kind == SPAN_END)]
+        decoded = _whole_span_events(raw, spans, pid, text_of)
+    else:
+        events = records[(kind == SPAN_BEGIN) | (kind == SPAN_END)]
+        events = events[np.argsort(events["overall_index"], kind="stable")]
+        times = raw.monotonic_ns(events["start"].astype(np.int64))
+        decoded = []
+        for record, time_ns in zip(events.tolist(), times.tolist(), strict=True):
+            kind_id, _, _, tid, name_id = record[:5]
+            edge = Edge.BEGIN if kind_id == SPAN_BEGIN else Edge.END
+            decoded.append(SpanEvent(edge, text_of(name_id), pid, tid, time_ns))
     problems += [
         f"{name}: events use span name id {name_id}, which the file never defines "
         "(its name record was lost: a full disk, or a kill while it was written)"
@@ -144,6 +156,67 @@ def read_span_file(path: str | os.PathLike[str]) -> SpanFile:
         truncated_bytes=raw.truncated_bytes,
         problems=tuple(problems),
     )
+
+
+@dataclasses.dataclass(slots=True)
+class _Node:
+    """A span record of a version 5 file and the spans that ended inside it."""
+
+    index: int  # of its record, in the file's span records
+    begin: SpanEvent | None  # None: an end without a begin
+    end: SpanEvent | None  # None: a begin without an end
+    children: list[_Node]
+
+
+def _whole_span_events(
+    raw: RawFile, records: np.ndarray, pid: int, text_of: Callable[[int], str]
+) -> list[SpanEvent]:
+    """Version 5: a span is one record written at its end (SPAN, with its level: the spans of
+    its thread open around it); an unbalanced end or begin is a SPAN_END or SPAN_BEGIN record
+    with its level. A thread's records are in file order (its chunks are claimed at growing
+    offsets), and a span's record comes after the records of the spans that ended inside it,
+    so each record adopts the records of the level below it that came since the last record
+    of its own level. The begin and end events come back in the order they happened, which
+    times alone would not give where two instants are equal."""
+    kinds = records["function_id"]
+    starts = records["start"].astype(np.int64)
+    durations = records["duration_low"].astype(np.int64) + (
+        records["duration_high"].astype(np.int64) << 32
+    )
+    begin_ns = raw.monotonic_ns(starts).tolist()
+    end_ns = raw.monotonic_ns(starts + durations).tolist()
+    levels = (records["error"].astype(np.int64) & 0xFFFF).tolist()
+    waiting: dict[int, dict[int, list[_Node]]] = defaultdict(dict)  # tid -> level -> nodes
+    for index, (kind_id, tid, name_id) in enumerate(
+        zip(kinds.tolist(), records["thread_id"].tolist(), records["call_index"].tolist(),
+            strict=True)
+    ):  # fmt: skip
+        name, level, below = text_of(name_id), levels[index], waiting[tid]
+        if kind_id == SPAN_END:
+            node = _Node(index, None, SpanEvent(Edge.END, name, pid, tid, begin_ns[index]), [])
+        else:
+            begin = SpanEvent(Edge.BEGIN, name, pid, tid, begin_ns[index])
+            end = SpanEvent(Edge.END, name, pid, tid, end_ns[index]) if kind_id == SPAN else None
+            node = _Node(index, begin, end, below.pop(level + 1, []))
+        below.setdefault(level, []).append(node)
+    roots = sorted(  # the outermost spans, and those whose enclosing span left no record
+        (node for below in waiting.values() for nodes in below.values() for node in nodes),
+        key=lambda node: node.index,
+    )
+    decoded: list[SpanEvent] = []
+    stack: list[tuple[_Node, bool]] = [(root, False) for root in reversed(roots)]
+    while stack:  # depth first, without recursion: levels go up to 65535
+        node, done = stack.pop()
+        if done:
+            if node.end is not None:
+                decoded.append(node.end)
+            continue
+        if node.begin is not None:
+            decoded.append(node.begin)
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(node.children))
+    decoded.sort(key=lambda event: event.time_ns)  # threads interleaved; each keeps its order
+    return decoded
 
 
 def _names(

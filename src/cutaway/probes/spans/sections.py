@@ -82,9 +82,12 @@ def dissection_blocks(analysis: Analysis, *, compact: bool = False) -> list[Bloc
 def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) -> Block:
     stats = [stat for stat in analysis.phases if stat.source == source]
     labels = list(dict.fromkeys(column_label(stat) for stat in stats))
-    baseline = analysis.experiments[0].baseline if analysis.experiments else None
-    others = [c for c in analysis.phase_comparisons if c.baseline == baseline]
-    other_variants = list(dict.fromkeys(c.variant for c in others))
+    # One experiment: each variant against its baseline. Two (cutaway compare): each variant
+    # of the second against itself in the first, as the comparisons name them.
+    one = len(analysis.experiments) == 1
+    baseline = analysis.experiments[0].baseline if one else None
+    others = [c for c in analysis.phase_comparisons if not one or c.baseline == baseline]
+    pairs = list(dict.fromkeys((c.baseline, c.variant) for c in others))
     confidence = (
         format_confidence(analysis.experiments[0].confidence) if analysis.experiments else ""
     )
@@ -97,8 +100,8 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
                 Column("median", Align.RIGHT),
             ]
         columns.append(Column("share", Align.RIGHT))
-    for variant in other_variants:
-        columns += [Column(f"{variant} vs {baseline}", Align.RIGHT), Column("verdict")]
+    for reference, variant in pairs:
+        columns += [Column(f"{variant} vs {reference}", Align.RIGHT), Column("verdict")]
     cells_of: dict[tuple[tuple[str, ...], bool], dict[str, PhaseStat]] = {}
     for stat in stats:
         cells_of.setdefault((stat.path, stat.unaccounted), {})[column_label(stat)] = stat
@@ -111,8 +114,8 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
             shown = 2 if compact else 4
             cells += [None] * shown if found is None else _statistics(found, compact=compact)
         metric = phase_metric_name(first, stats)
-        for variant in other_variants:
-            cells += _verdict(others, variant, metric)
+        for reference, variant in pairs:
+            cells += _verdict(others, reference, variant, metric)
         rows.append(Row(tuple(cells), strong=len(path) == 1))
     title = Heading(
         ("phases from spans",),
@@ -142,8 +145,17 @@ def _statistics(stat: PhaseStat, *, compact: bool) -> list[Cell]:
     ]
 
 
-def _verdict(comparisons: Sequence[Comparison], variant: str, metric: str | None) -> list[Cell]:
-    found = next((c for c in comparisons if c.variant == variant and c.metric == metric), None)
+def _verdict(
+    comparisons: Sequence[Comparison], reference: str, variant: str, metric: str | None
+) -> list[Cell]:
+    found = next(
+        (
+            c
+            for c in comparisons
+            if c.baseline == reference and c.variant == variant and c.metric == metric
+        ),
+        None,
+    )
     if found is None:
         return [None, None]
     return [

@@ -111,14 +111,23 @@ def root(tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "tmp").mkdir()
     (tmp_path / "html" / "index.html").write_text("<html>hello</html>\n")
     yield tmp_path
-    for pid_file in tmp_path.glob("*.pid"):  # whatever a failed test left: stop it
-        text = pid_file.read_text().strip()
-        if text.isdigit() and alive(int(text)):
-            os.kill(int(text), 15)
+    for pid in pids(tmp_path):  # whatever a failed test left: stop it
+        if alive(pid):
+            os.kill(pid, 15)
 
 
 def pids(root: Path) -> list[int]:
-    return [int(p.read_text()) for p in root.glob("*.pid") if p.read_text().strip().isdigit()]
+    """The pids in root's pid files. A daemon that is stopping removes its file: one listed
+    by the glob may be gone when read."""
+    found = []
+    for pid_file in root.glob("*.pid"):
+        try:
+            text = pid_file.read_text().strip()
+        except FileNotFoundError:
+            continue
+        if text.isdigit():
+            found.append(int(text))
+    return found
 
 
 def running_in(root: Path) -> list[int]:

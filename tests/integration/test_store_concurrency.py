@@ -116,32 +116,8 @@ def start_together(code: str, argument_lists: list[list[str]]) -> list[str]:
 
 def run_writers(path: Path | str, writer_args: list[list[str]]) -> list[int]:
     """Start one writer process per argument list, release them together, return the ids."""
-    source_dir = str(Path(cutaway.__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([source_dir, *sys.path])}
-    writers = [
-        subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(path), *args, str(RUNS_PER_WRITER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        for args in writer_args
-    ]
-    for writer in writers:
-        assert writer.stdout is not None
-        assert writer.stdout.readline() == "ready\n"
-    for writer in writers:
-        assert writer.stdin is not None
-        writer.stdin.write("go\n")
-        writer.stdin.flush()
-    experiment_ids = []
-    for writer in writers:
-        stdout, stderr = writer.communicate(timeout=60)
-        assert writer.returncode == 0, stderr
-        experiment_ids.append(int(stdout))
-    return experiment_ids
+    arguments = [[str(path), *args, str(RUNS_PER_WRITER)] for args in writer_args]
+    return [int(printed) for printed in start_together(WRITER, arguments)]
 
 
 def assert_writers_overlapped(store: Store, experiment_ids: list[int]) -> None:

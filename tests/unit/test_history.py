@@ -4,11 +4,11 @@ step between versions is found where it is, triage round-trips, bad input exits 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from hostile import HOSTILE, raw_controls
+from repositories import git
 
 from cutaway.cli import main as entry
 
@@ -107,28 +107,19 @@ def test_an_unknown_name_exits_2(store: Path, capsys: pytest.CaptureFixture[str]
     assert "no experiment named 'nobody'" in capsys.readouterr().err
 
 
-def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.org", "-c", "user.name=t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
-
-
 def test_version_from_stores_git_describe_of_the_checkout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     checkout = tmp_path / "checkout"
     checkout.mkdir()
-    _git("init", "-q", cwd=checkout)
-    _git("commit", "-q", "--allow-empty", "-m", "one", cwd=checkout)
-    _git("tag", "v1.2", cwd=checkout)
+    git("init", "-q", cwd=checkout)
+    git("commit", "-q", "--allow-empty", "-m", "one", cwd=checkout)
+    git("tag", "v1.2", cwd=checkout)
     db = tmp_path / "v.db"
     run = ["run", "--db", str(db), "--rounds", "2", "-n", "server", "-c", "true"]
     assert entry.main([*run, "--version-from", str(checkout)]) == 0
     (checkout / "new").write_text("x")
-    _git("add", "new", cwd=checkout)  # uncommitted: the tree is dirty
+    git("add", "new", cwd=checkout)  # uncommitted: the tree is dirty
     assert entry.main([*run, "--version-from", str(checkout), "--label", "nightly"]) == 0
     capsys.readouterr()
     assert entry.main(["history", NAME, "--db", str(db), "--format", "json"]) == 0

@@ -7,29 +7,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
+from repositories import git
 
 from cutaway.cli import main as entry
 from cutaway.spec import SpecError, parse_spec, quick_spec
 
 
-def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.org", "-c", "user.name=t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
-
-
 def _checkout(path: Path, tag: str) -> Path:
     path.mkdir(parents=True)
-    _git("init", "-q", cwd=path)
-    _git("commit", "-q", "--allow-empty", "-m", "one", cwd=path)
-    _git("tag", tag, cwd=path)
+    git("init", "-q", cwd=path)
+    git("commit", "-q", "--allow-empty", "-m", "one", cwd=path)
+    git("tag", tag, cwd=path)
     return path
 
 
@@ -108,7 +99,7 @@ command = ["true"]
 def test_a_dirty_checkout_says_so(tmp_path: Path) -> None:
     checkout = _checkout(tmp_path / "src", "v3")
     (checkout / "new").write_text("x")
-    _git("add", "new", cwd=checkout)
+    git("add", "new", cwd=checkout)
     (tmp_path / "e.toml").write_text(
         'name = "e"\n[[variants]]\nname = "a"\ncommand = ["true"]\nversion_from = "src"\n'
     )

@@ -6,8 +6,9 @@ time, from wait4, over the requests it completed).
 
 nginx runs with one worker (tests/load_servers.py); the three generators compete with it for
 the same cores, which is the point: a generator that needs less CPU per request leaves more to
-the server. The figures are medians over the rounds; the load average before and after is
-printed, since the machine is shared.
+the server. The share of a core nginx's worker was busy during each run is printed too: near
+100 %, the rate is the server's limit, not the generator's. The figures are medians over the
+rounds; the load average before and after is printed, since the machine is shared.
 Usage: ``python bench/load_throughput.py [--rounds 5] [--seconds 5] [--connections 10]
 [--threads 1]``.
 """
@@ -22,13 +23,20 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
 
+from cutaway.metrics import process  # noqa: E402
 from cutaway.probes.load.generator import generator_path  # noqa: E402
 from tests.load_servers import nginx_server  # noqa: E402
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds used so far by ``pids`` (nginx's workers)."""
+    return sum(process.read_stat(pid, "cpu") for pid in pids)
 
 
 def timed(argv: list[str]) -> tuple[str, float]:
@@ -84,13 +92,20 @@ def main() -> None:
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in TOOLS}
     load_before = os.getloadavg()
     names = list(TOOLS)
-    with tempfile.TemporaryDirectory() as directory, nginx_server(Path(directory)) as (target, _):
+    busy: dict[str, list[float]] = {name: [] for name in TOOLS}
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        nginx_server(Path(directory)) as (target, server),
+    ):
+        workers = process.tree(server.pid)[1:]  # the master's children: its one worker
         for round_number in range(options.rounds):
             order = names[round_number % len(names) :] + names[: round_number % len(names)]
             for name in order:
+                before, started = _cpu_seconds(workers), time.monotonic()
                 rate, cpu = TOOLS[name](
                     target, options.connections, options.seconds, options.threads
                 )
+                busy[name].append((_cpu_seconds(workers) - before) / (time.monotonic() - started))
                 results[name].append((rate, cpu))
                 print(f"round {round_number + 1} {name}: {rate:,.0f} req/s", file=sys.stderr)
     load_after = os.getloadavg()
@@ -101,14 +116,17 @@ def main() -> None:
         f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
         f"({os.cpu_count()} CPUs)\n"
     )
-    print("| generator | requests/s (median) | min .. max | CPU per request (median) |")
-    print("|---|---:|---:|---:|")
+    print(
+        "| generator | requests/s (median) | min .. max | CPU per request (median) "
+        "| nginx worker busy (median) |"
+    )
+    print("|---|---:|---:|---:|---:|")
     for name, runs in results.items():
         rates = [rate for rate, _ in runs]
         cpu = statistics.median(cpu for _, cpu in runs)
         print(
             f"| {name} | {statistics.median(rates):,.0f} | {min(rates):,.0f} .. "
-            f"{max(rates):,.0f} | {cpu * 1e6:.1f} us |"
+            f"{max(rates):,.0f} | {cpu * 1e6:.1f} us | {statistics.median(busy[name]):.0%} |"
         )
     print()
     for other in names[1:]:

@@ -563,41 +563,43 @@ static void begin_write(worker *w, conn *c, int64_t now) {
 
 enum { PARSE_MORE, PARSE_DONE, PARSE_GARBAGE };
 
-static int header_has(const char *head, size_t length, const char *name, const char *value) {
-    /* Case-insensitive "\r\nname:" followed by a value containing `value`. */
+/* The value of the first header `name` (case-insensitive "\r\nname:") in head[0, length): a
+ * pointer just past the colon, or NULL when there is none. */
+static const char *header_value(const char *head, size_t length, const char *name) {
     size_t name_length = strlen(name);
     for (size_t i = 0; i + 2 + name_length < length; i++) {
         if (head[i] != '\r' || head[i + 1] != '\n') continue;
         if (strncasecmp(head + i + 2, name, name_length) || head[i + 2 + name_length] != ':')
             continue;
-        const char *v = head + i + 3 + name_length;
-        const char *end = memmem(v, length - (size_t)(v - head), "\r\n", 2);
-        size_t vl = end ? (size_t)(end - v) : length - (size_t)(v - head);
-        if (!value) return 1;
-        for (size_t j = 0; j + strlen(value) <= vl; j++)
-            if (!strncasecmp(v + j, value, strlen(value))) return 1;
-        return 0;
+        return head + i + 3 + name_length;
     }
+    return NULL;
+}
+
+/* Header `name` is present and, unless `value` is NULL, its value contains `value`. */
+static int header_has(const char *head, size_t length, const char *name, const char *value) {
+    const char *v = header_value(head, length, name);
+    if (!v) return 0;
+    if (!value) return 1;
+    const char *end = memmem(v, length - (size_t)(v - head), "\r\n", 2);
+    size_t vl = end ? (size_t)(end - v) : length - (size_t)(v - head);
+    for (size_t j = 0; j + strlen(value) <= vl; j++)
+        if (!strncasecmp(v + j, value, strlen(value))) return 1;
     return 0;
 }
 
+/* Header `name`'s value as a number: -1 when there is no such header, -2 when it is not one. */
 static int64_t header_number(const char *head, size_t length, const char *name) {
-    size_t name_length = strlen(name);
-    for (size_t i = 0; i + 2 + name_length < length; i++) {
-        if (head[i] != '\r' || head[i + 1] != '\n') continue;
-        if (strncasecmp(head + i + 2, name, name_length) || head[i + 2 + name_length] != ':')
-            continue;
-        const char *v = head + i + 3 + name_length;
-        while (*v == ' ' || *v == '\t') v++;
-        if (*v < '0' || *v > '9') return -2;
-        int64_t n = 0;
-        while (*v >= '0' && *v <= '9') {
-            if (n > (INT64_MAX - 9) / 10) return -2;
-            n = n * 10 + (*v++ - '0');
-        }
-        return n;
+    const char *v = header_value(head, length, name);
+    if (!v) return -1;
+    while (*v == ' ' || *v == '\t') v++;
+    if (*v < '0' || *v > '9') return -2;
+    int64_t n = 0;
+    while (*v >= '0' && *v <= '9') {
+        if (n > (INT64_MAX - 9) / 10) return -2;
+        n = n * 10 + (*v++ - '0');
     }
-    return -1;
+    return n;
 }
 
 static int parse_http_head(conn *c) {

@@ -251,9 +251,16 @@ def environment_for(
 
 def call_files(directory: str | os.PathLike[str]) -> list[Path]:
     """The call files in `directory`, by pid, then by sequence (exec order within a pid)."""
+    return writer_files(directory, _FILE_NAME)
+
+
+def writer_files(directory: str | os.PathLike[str], name: re.Pattern[str]) -> list[Path]:
+    """The files in `directory` whose names match `name` (its groups: the pid, then the
+    sequence number), by pid, then by sequence: the per-process files of the C writer, for
+    calls or for spans."""
     found = []
     for path in Path(directory).iterdir():
-        match = _FILE_NAME.fullmatch(path.name)
+        match = name.fullmatch(path.name)
         if match is not None:
             found.append((int(match[1]), int(match[2]), path))
     return [path for _, _, path in sorted(found)]

@@ -33,6 +33,7 @@ from cutaway.probes.calls.records import (
     CallFileError,
     RawFile,
     read_raw_file,
+    writer_files,
 )
 from cutaway.probes.spans.model import Edge, SpanEvent
 
@@ -93,12 +94,7 @@ def environment_for(
 
 def span_files(directory: str | os.PathLike[str]) -> list[Path]:
     """The span files in `directory`, by pid, then by sequence (exec order within a pid)."""
-    found = []
-    for path in Path(directory).iterdir():
-        match = _FILE_NAME.fullmatch(path.name)
-        if match is not None:
-            found.append((int(match[1]), int(match[2]), path))
-    return [path for _, _, path in sorted(found)]
+    return writer_files(directory, _FILE_NAME)
 
 
 def read_span_file(path: str | os.PathLike[str]) -> SpanFile:

@@ -824,7 +824,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         listeners.append(preload)
     try:
         with TerminalProgress(
-            bar=bar,
+            bar=False if args.quiet else bar,  # -q: nothing but errors, on a terminal too
             lines=lines and not args.quiet,
             color=_color(args),
             db_option=db_option(args.db),

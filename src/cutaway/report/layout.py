@@ -38,6 +38,7 @@ from cutaway.report.views import (
     cautions_block,
     changed_metrics,
     compact_header_block,
+    compact_verdict_rows,
     conclusion_block,
     environment_value,
     equivalent_line,
@@ -59,7 +60,6 @@ from cutaway.report.views import (
     table_variants,
     verdict_columns,
     verdict_title,
-    wall_verdict_rows,
 )
 
 
@@ -120,9 +120,10 @@ def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:
 
 
 def _compact_report(analysis: Analysis) -> Report:
-    """Verdicts (wall and the probes' rows), the ranking, one table of medians (wall, the
-    probes' positions, the other metrics that changed), the metrics left out in a line, the
-    probes' answer tables, runs that failed, cautions, the conclusion."""
+    """Verdicts (wall, every other metric that changed, the probes' rows), the ranking, one
+    table of medians (wall, the probes' positions, the other metrics that changed), the
+    equivalent verdicts in a line, the probes' answer tables, runs that failed, cautions, the
+    conclusion."""
     body: list[Block] = [
         _compact_verdicts(analysis),
         pairwise_block(analysis),
@@ -145,10 +146,11 @@ def _compact_report(analysis: Analysis) -> Report:
 
 
 def _compact_verdicts(analysis: Analysis) -> Block:
-    """Wall and the probes' rows per variant; the other metrics' inconclusive verdicts in a
-    line (those that changed are in the medians table), the ranking. Only wall's verdicts say
-    how many rounds would settle them."""
-    rows = wall_verdict_rows(analysis)
+    """Per variant, wall (or throughput), every other metric that regressed or improved, and
+    the probes' rows; the other metrics' inconclusive verdicts in a line, each with its
+    comparison; the ranking. The probes' rows leave the rounds to settle them to the full
+    report."""
+    rows = compact_verdict_rows(analysis)
     for probe in PROBE_VIEWS:
         rows += [
             (variant, _without_advice(row))

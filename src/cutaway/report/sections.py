@@ -76,13 +76,15 @@ class Interval:
 @dataclass(frozen=True)
 class VerdictCell:
     """A verdict; an inconclusive one carries the estimate of the total rounds that would
-    settle it, the rounds run so far, and the row it belongs to (for a format that says how
-    to settle it below the table)."""
+    settle it, the rounds run so far, and the row it belongs to: what is compared
+    (``subject``) and in which comparison ("B vs A"), for a format that says how to settle it
+    below the table."""
 
     verdict: Verdict
     rounds_to_settle: int | None = None
     rounds_run: int = 0
     subject: str = ""
+    comparison: str = ""
 
 
 Cell = Inline | Quantity | Change | Interval | VerdictCell | None  # None: an empty cell

@@ -164,6 +164,7 @@ def _verdict(
             found.verdict,
             found.rounds_to_settle,
             found.n_pairs,
-            f"{metric} of {variant}",
+            str(metric),
+            f"{variant} vs {reference}",
         ),
     ]

@@ -55,6 +55,8 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # The terminal report's width in a file or a pipe, and on a terminal that reports no width (some
 # CI pseudo-terminals say 0 columns).
 WIDTH_OFF_TERMINAL, WIDTH_FALLBACK = 100, 80
+# The narrowest report --width accepts: a verdict row needs about this much.
+MIN_WIDTH = 40
 # hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
 STYLES: dict[str, tuple[str, bool | None, bool]] = {
     "auto": ("auto", None, True),
@@ -146,6 +148,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         help="as hyperfine: basic (no colour, no progress bar), full (colour and bar, even "
         "when not on a terminal), nocolor, color, none (no colour, no progress at all)",
     )
+    add_width_option(parser)
     parser.add_argument(
         "--all-metrics",
         action="store_true",
@@ -156,6 +159,29 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compare every pair of variants, not only each against the baseline",
     )
+
+
+def add_width_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--width",
+        type=_width,
+        metavar="N",
+        help="the terminal report's width in columns, on a terminal, in a file or in a pipe "
+        f"(default: $COLUMNS, else the terminal's, else {WIDTH_OFF_TERMINAL} off a terminal)",
+    )
+
+
+def _width(text: str) -> int:
+    """--width's value: a whole number of columns, at least MIN_WIDTH."""
+    try:
+        columns = int(text)
+    except ValueError:
+        columns = 0
+    if columns < MIN_WIDTH:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of columns, at least {MIN_WIDTH}, not {text!r}"
+        )
+    return columns
 
 
 class _AppendParameter(argparse.Action):
@@ -751,9 +777,16 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) 
     check_output_paths(outputs, keep)
 
 
-def report_width() -> int:
-    """The terminal's columns (COLUMNS first, as shutil reads them), 80 when it reports none;
-    100 when standard output is not a terminal."""
+def report_width(args: argparse.Namespace | None = None) -> int:
+    """The terminal report's width: --width when given; else COLUMNS when it is set to a
+    width, on a terminal or not (`COLUMNS=220 cutaway report > file`); else the terminal's
+    columns, 80 when it reports none; 100 when standard output is not a terminal."""
+    given: int | None = getattr(args, "width", None)
+    if given is not None:
+        return given
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) >= MIN_WIDTH:
+        return int(columns)
     if not sys.stdout.isatty():
         return WIDTH_OFF_TERMINAL
     return shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK
@@ -774,7 +807,10 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
     if fmt == "terminal":  # escaped and styled by the renderer itself
         sys.stdout.write(
             render_terminal(
-                analysis, color=_color(args), width=report_width(), all_metrics=args.all_metrics
+                analysis,
+                color=_color(args),
+                width=report_width(args),
+                all_metrics=args.all_metrics,
             )
         )
     else:

@@ -78,7 +78,11 @@ def render_blocks(blocks: Sequence[Block], *, color: bool, width: int = 100) -> 
         if printed:
             console.print()
         for renderable in renderables:
-            console.print(renderable)
+            if isinstance(renderable, Text) and renderable.no_wrap:
+                # A table's line, laid out to fit already: wrapping it would break the row.
+                console.print(renderable, no_wrap=True, overflow="ignore", crop=False)
+            else:
+                console.print(renderable)
         printed += 1
     # Tables pad their cells to the table's width; trailing blanks only bother diffs and editors.
     return "".join(line.rstrip(" ") + "\n" for line in buffer.getvalue().splitlines())

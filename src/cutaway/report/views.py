@@ -22,7 +22,6 @@ from cutaway.model import (
 )
 from cutaway.report.cell_text import (
     amount_sentence,
-    change_text,
     format_factor,
     grouped_names,
     interval_text,
@@ -45,6 +44,7 @@ from cutaway.report.sections import (
     VerdictCell,
 )
 from cutaway.report.units import (
+    format_change,
     format_column,
     format_confidence,
     format_margin,
@@ -315,12 +315,9 @@ def _conclusion_line(analysis: Analysis, c: Comparison) -> Line:
         parts: tuple[Inline, ...] = (Name(c.variant), " has no ratio to ", Name(c.baseline))
     elif _no_difference_shown(c):
         # Leading with "slower" would read as a finding: the interval allows no change at all.
-        metric = metric_of(analysis, c.metric)
+        # As a signed percentage, never as a factor: "2.28x slower" would read as a finding.
         what = "" if primary == PRIMARY_METRIC else f" in {primary}"
-        amount = (
-            f"{change_text(Change(c.ratio, metric.unit, metric.better))} "
-            f"{interval_text(Interval(c.ci_low, c.ci_high))}"
-        )
+        amount = f"{format_change(c.ratio)} {interval_text(Interval(c.ci_low, c.ci_high))}"
         said = f": no difference shown{what}, {amount}"
         parts = (Name(c.variant), " vs ", Name(c.baseline), said)
     elif primary == PRIMARY_METRIC:

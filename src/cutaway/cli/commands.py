@@ -456,6 +456,14 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("first", help="the reference experiment (id or name)")
     compare.add_argument("second", help="the experiment compared with it")
     compare.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
+    compare.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="compare variant OLD of FIRST with variant NEW of SECOND (repeat for each pair; "
+        "variants of the same name are paired without it)",
+    )
     _add_output_options(compare)
 
     listing = _subparser(commands, "list", "list stored experiments")
@@ -955,13 +963,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from cutaway.compare import compare_experiments
+    from cutaway.compare import VariantMismatch, compare_experiments, variant_map_from_options
     from cutaway.store import Store
 
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
     store = Store(args.db, create=False)  # reading never creates a store
     first, second = store.resolve(args.first), store.resolve(args.second)
-    analysis = compare_experiments(store, first, second, all_pairs=args.all_pairs)
+    try:
+        variant_map = variant_map_from_options(store, first, second, args.map)
+        analysis = compare_experiments(
+            store, first, second, all_pairs=args.all_pairs, variant_map=variant_map
+        )
+    except VariantMismatch as error:
+        raise UsageError(str(error)) from None
     emit(analysis, args, args.format)
     return EXIT_OK
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from cutaway.attribution.sections import AttributionViews
-from cutaway.model import Analysis
+from cutaway.model import Analysis, Calibration, ExperimentInfo
 from cutaway.probes.calls.sections import CallsViews
 from cutaway.probes.load.sections import LoadViews
 from cutaway.probes.profile.sections import ProfileViews
@@ -190,12 +190,16 @@ def _medians(analysis: Analysis) -> Block:
 
 
 def _header(analysis: Analysis) -> tuple[Block, ...]:
-    blocks = [header_block(info) for info in analysis.experiments]
+    several = len(analysis.experiments) > 1
+    # Each experiment's harness overhead is its own (`cutaway compare`): under its header.
+    blocks = [
+        header_block(info) + _calibration_lines(analysis, info) if several else header_block(info)
+        for info in analysis.experiments
+    ]
     # What measured belongs to the whole report: under the last header, or on its own.
     trailer: Block = tuple(Line((f"measured by: {probe}",), Tone.DIM) for probe in analysis.probes)
-    calibration = calibration_line(analysis)
-    if calibration is not None:
-        trailer += (calibration,)
+    if not several:
+        trailer += _calibration_lines(analysis, None)
     if trailer and blocks:
         blocks[-1] += trailer
     elif trailer:
@@ -206,17 +210,30 @@ def _header(analysis: Analysis) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
+def _calibration_lines(analysis: Analysis, info: ExperimentInfo | None) -> Block:
+    """The harness overhead of ``info``'s experiment (None: the analysis's), if measured."""
+    calibration = analysis.calibration if info is None else analysis.calibration_of(info)
+    line = calibration_line(calibration)
+    return () if line is None else (line,)
+
+
 def _environment_details(analysis: Analysis) -> Details | None:
     pairs: list[tuple[str, str]] = []
+    prefixed = len(analysis.experiments) > 1
     for info in analysis.experiments:
-        prefix = f"#{info.id} " if len(analysis.experiments) > 1 else ""
+        prefix = f"#{info.id} " if prefixed else ""
         pairs += [(prefix + key, environment_value(v)) for key, v in info.environment.items()]
-    calibration = analysis.calibration
-    if calibration is not None:
-        median = format_seconds(calibration.median_wall_seconds)
-        overhead = f"{median} per run (median of {calibration.n} runs of {calibration.command})"
-        pairs.append(("harness overhead", overhead))
+        calibration = analysis.calibration_of(info)
+        if calibration is not None:
+            pairs.append((prefix + "harness overhead", _overhead(calibration)))
+    if not analysis.experiments and analysis.calibration is not None:
+        pairs.append(("harness overhead", _overhead(analysis.calibration)))
     return Details("Environment", tuple(pairs)) if pairs else None
+
+
+def _overhead(calibration: Calibration) -> str:
+    median = format_seconds(calibration.median_wall_seconds)
+    return f"{median} per run (median of {calibration.n} runs of {calibration.command})"
 
 
 def _verdicts(analysis: Analysis, *, all_metrics: bool) -> Block:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from cutaway.model import (
     PRIMARY_METRIC,
     Analysis,
+    Calibration,
     Comparison,
     Condition,
     ExperimentInfo,
@@ -405,8 +406,7 @@ def _condition_fact(index: int, condition: Condition) -> tuple[Inline, ...]:
     return tuple(parts)
 
 
-def calibration_line(analysis: Analysis) -> Line | None:
-    calibration = analysis.calibration
+def calibration_line(calibration: Calibration | None) -> Line | None:
     if calibration is None:
         return None
     return Line(
@@ -473,7 +473,7 @@ def short_probe_line(probe: str, cost: str = "") -> str:
 def compact_header_block(info: ExperimentInfo, analysis: Analysis) -> Block:
     """header_block in fewer words, with the harness overhead folded into the facts."""
     block = list(header_block(info))
-    calibration = analysis.calibration
+    calibration = analysis.calibration_of(info)
     facts = block[1]
     if isinstance(facts, Facts):
         items = [

@@ -79,3 +79,23 @@ def test_a_verdict_table_split_keeps_the_variant_and_metric_in_each_part() -> No
         rows = [line for line in lines[2:] if line.startswith("  ")]
         assert [row.split()[0] for row in rows] == ["wall", "block_out"] * 3
     assert "regressed" in parts[2] and "+38.4 %" in parts[0] and "[+37.3 %" in parts[1]
+
+
+def test_a_split_keeps_each_variant_with_the_columns_that_follow_it() -> None:
+    variants = ("first-variant", "second-variant", "third-variant", "fourth-variant")
+    columns = [Column("phase")]
+    for variant in variants:
+        columns += [Column(variant, Align.RIGHT), Column("share", Align.RIGHT, follows=True)]
+    cells = [cell for n in range(4) for cell in (Quantity(n + 1.0, "count"), f"{n}0 %")]
+    table = Table(None, tuple(columns), (Row(("search", *cells)),))
+    parts = render_blocks([(table,)], color=False, width=70).split("\n\n")
+    assert [part.splitlines()[0].split() for part in parts] == [
+        ["phase", "first-variant", "share", "second-variant", "share"],
+        ["phase", "third-variant", "share", "fourth-variant", "share"],
+    ]
+    assert parts[1].splitlines()[2].split() == ["search", "3", "20", "%", "4", "30", "%"]
+    # Narrower than two variants: one each with its share, never a share apart from it.
+    parts = render_blocks([(table,)], color=False, width=50).split("\n\n")
+    assert [part.splitlines()[0].split() for part in parts] == [
+        ["phase", variant, "share"] for variant in variants
+    ]

@@ -98,6 +98,9 @@ class Column:
     # Columns of one table with the same ``scale`` share one unit (the variants' columns of one
     # quantity), so that a row never reads "3.17 ms" beside "4,338 µs".
     scale: str | None = None
+    # Read with the column before it (a variant's share beside its time, a verdict beside its
+    # change): a table split to fit a narrow width never puts them in different parts.
+    follows: bool = False
 
 
 @dataclass(frozen=True)

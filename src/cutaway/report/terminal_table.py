@@ -72,27 +72,43 @@ def _split(
     table: Table, texts: Sequence[Sequence[str]], units: Sequence[str], width: int
 ) -> list[Text]:
     """The table as the fewest tables that each fit in ``width``, one under the other and a
-    blank line apart, each led by the first column (and the second, when the first names
-    groups: "variant" and "metric") and as many of the next columns as the others (4 variants
-    side by side: 2 and 2, not 3 and 1); a column each when nothing narrower fits."""
+        blank line apart, each led by the first column (and the second, when the first names
+        groups: "variant" and "metric") and as many of the next columns as the others (4 variants
+        side by side: 2 and 2, not 3 and 1), never parting a column from those that follow it; a
+    column each when nothing narrower fits."""
     lead = [0, 1] if table.columns[0].group and len(table.columns) > 3 else [0]
-    rest = list(range(len(lead), len(table.columns)))
+    units_of_columns = _column_units(table, len(lead))
     tables: list[list[Text]] = []
-    for count in range(1, len(rest) + 1):
-        size = math.ceil(len(rest) / count)
-        parts = [[*lead, *rest[start : start + size]] for start in range(0, len(rest), size)]
+    for count in range(1, len(units_of_columns) + 1):
+        size = math.ceil(len(units_of_columns) / count)
+        parts = [
+            [*lead, *(i for unit in units_of_columns[start : start + size] for i in unit)]
+            for start in range(0, len(units_of_columns), size)
+        ]
         fitting = _parts_that_fit(table, texts, units, parts, width)
         if fitting is not None:
             tables = fitting
             break
-    if not tables:  # nothing fits, not even a column each: each part as narrow as it gets
-        tables = [_fitted(table, texts, units, [*lead, i], width) for i in rest]
+    if not tables:  # nothing fits, not even one each: each part as narrow as it gets
+        tables = [_fitted(table, texts, units, [*lead, *unit], width) for unit in units_of_columns]
     lines: list[Text] = []
     for part_lines in tables:
         if lines:
             lines.append(Text(""))
         lines += part_lines
     return lines
+
+
+def _column_units(table: Table, first: int) -> list[list[int]]:
+    """The columns from ``first`` on, each with those that follow it (Column.follows): what
+    a split keeps together."""
+    units: list[list[int]] = []
+    for index in range(first, len(table.columns)):
+        if table.columns[index].follows and units:
+            units[-1].append(index)
+        else:
+            units.append([index])
+    return units
 
 
 def _parts_that_fit(

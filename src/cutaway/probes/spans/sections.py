@@ -96,12 +96,15 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
         columns.append(Column(label, Align.RIGHT))
         if not compact:
             columns += [
-                Column(f"{confidence} CI".strip(), Align.RIGHT),
-                Column("median", Align.RIGHT),
+                Column(f"{confidence} CI".strip(), Align.RIGHT, follows=True),
+                Column("median", Align.RIGHT, follows=True),
             ]
-        columns.append(Column("share", Align.RIGHT))
+        columns.append(Column("share", Align.RIGHT, follows=True))
     for reference, variant in pairs:
-        columns += [Column(f"{variant} vs {reference}", Align.RIGHT), Column("verdict")]
+        columns += [
+            Column(f"{variant} vs {reference}", Align.RIGHT),
+            Column("verdict", follows=True),
+        ]
     cells_of: dict[tuple[tuple[str, ...], bool], dict[str, PhaseStat]] = {}
     for stat in stats:
         cells_of.setdefault((stat.path, stat.unaccounted), {})[column_label(stat)] = stat
@@ -164,6 +167,7 @@ def _verdict(
             found.verdict,
             found.rounds_to_settle,
             found.n_pairs,
-            f"{metric} of {variant}",
+            str(metric),
+            f"{variant} vs {reference}",
         ),
     ]

@@ -22,6 +22,8 @@ from cutaway.model import Metric
 from cutaway.stats.changepoints import Segmentation, change_points
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from cutaway.store import MetricTable, Store, StoredExperiment
 
 TRIAGE_STATES = ("confirmed", "false alarm", "accepted")
@@ -29,7 +31,7 @@ TRIAGE_STATES = ("confirmed", "false alarm", "accepted")
 # history starts with a handful of versions, where 0.001 asks for a step several times the
 # between-experiment drift of wall time on a shared machine: six versions of a 10 % step were
 # read as no step. Simulated 6-version histories (docs/performance.md): at 0.01 a 10 % step in
-# 8 % per-run noise is found 90 % of the time with 30 rounds per version, and 1 to 4 % of
+# 8 % per-run noise is found 90 % of the time with 30 rounds per version, and 1 to 5 % of
 # histories without a step show one (a step to triage, not a failed build).
 HISTORY_ALPHA = 0.01
 
@@ -231,10 +233,7 @@ def _estimate(
         if usable.size == 0:
             return None
         low, high = _median_interval(sorted(float(v) for v in usable))
-        centre = median(usable)
-        deviation = median(np.abs(usable - centre))
-        error = math.sqrt(math.pi / 2.0) * 1.4826 * deviation / math.sqrt(usable.size)
-        return centre, low, high, int(usable.size), error if usable.size >= 2 else math.nan
+        return median(usable), low, high, int(usable.size), median_standard_error(usable)
     base = table.values[:, table.variants.index(reference)]
     keep = ~(np.isnan(column) | np.isnan(base))
     ratio = paired_ratio(base[keep], column[keep])
@@ -242,6 +241,21 @@ def _estimate(
         return None
     error = ratio.ratio * ratio.log_sd / math.sqrt(ratio.n)
     return ratio.ratio, ratio.ci_low, ratio.ci_high, ratio.n, error
+
+
+def median_standard_error(values: npt.ArrayLike) -> float:
+    """The median's large-sample standard error, sqrt(pi / 2) * sigma / sqrt(n), with sigma
+    read from the median absolute deviation (1.4826 MAD: sigma for normal noise, and blind to
+    a few slowed runs); NaN for fewer than 2 values."""
+    import numpy as np
+
+    from cutaway.stats.descriptive import median
+
+    data = np.asarray(values, dtype=np.float64)
+    if data.size < 2:
+        return math.nan
+    deviation = median(np.abs(data - median(data)))
+    return math.sqrt(math.pi / 2.0) * 1.4826 * deviation / math.sqrt(data.size)
 
 
 def _version(stored: StoredExperiment, variant: str) -> str:

@@ -170,7 +170,7 @@ def _settings(args: argparse.Namespace) -> BisectSettings:
 
 
 def _result_lines(result: BisectResult) -> list[str]:
-    from cutaway.report.units import format_change, format_change_interval
+    from cutaway.report.units import format_change, format_change_interval, format_quantity
 
     lines: list[str] = []
     if result.status == "found" and result.first_bad is not None:
@@ -213,7 +213,7 @@ def _result_lines(result: BisectResult) -> list[str]:
             f"{tested.seconds:.1f} s  {tested.subject}{detail}"
         )
     lines.append(
-        f"{result.experiments} experiments, {result.rounds} rounds, "
+        f"{format_quantity(result.experiments, 'experiment')}, {result.rounds} rounds, "
         f"{result.seconds / 60:.1f} minutes, over {result.commits} commits"
     )
     return lines

@@ -1098,7 +1098,7 @@ def _exit_status(error: Exception) -> int | None:
     from cutaway.runner.errors import ProbeUnavailable, RunnerError
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
-    from cutaway.store import BadStoreUrl, DamagedStoreError, StoreError
+    from cutaway.store import BadStorePath, BadStoreUrl, DamagedStoreError, StoreError
     from cutaway.versions import VersionError
 
     # A damaged store is bad input, as a bad experiment file is: nothing can be measured from it.
@@ -1110,6 +1110,7 @@ def _exit_status(error: Exception) -> int | None:
             OutputPathError,
             ProbeUnavailable,
             DamagedStoreError,
+            BadStorePath,
             BadStoreUrl,
             HistoryError,
             VersionError,

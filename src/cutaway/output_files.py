@@ -74,6 +74,8 @@ def output_plan(path: str) -> OutputPlan | str:
     try:
         status = os.stat(path)  # through symbolic links, to what they name
     except (FileNotFoundError, NotADirectoryError):
+        if path.endswith("/"):  # realpath would drop the slash and make a file of the name
+            return "ends with '/', which names a directory, not a file"
         return _new_file_plan(path)
     except OSError as error:
         return error.strerror or str(error)
@@ -164,6 +166,8 @@ def store_path_problem(path: str) -> str | None:
     ``/dev/null-journal`` behind."""
     if "\0" in path:
         return "a path cannot contain a NUL byte (\\0)"
+    if path.endswith("/"):
+        return "ends with '/', which names a directory, not a file"
     for name in (path, *(path + suffix for suffix in STORE_COMPANIONS)):
         try:
             mode = os.stat(name).st_mode

@@ -191,14 +191,14 @@ def check_output_paths(
     seen: dict[str, str] = {}
     kept = {os.path.realpath(path): what for what, path in keep if path}
     for option, path in outputs:
+        target = os.path.realpath(path) if path and "\0" not in path else path
+        if target in kept:
+            raise OutputPathError(f"{option} {path!r} would replace {kept[target]}")
         plan = output_plan(path)
         if isinstance(plan, str):
             raise OutputPathError(f"{option} {path!r}: {plan}")
         if plan.how == THROUGH:
             continue
-        target = os.path.realpath(path)
-        if target in kept:
-            raise OutputPathError(f"{option} {path!r} would replace {kept[target]}")
         if target in seen:
             raise OutputPathError(f"{option} {path!r} names the same file as {seen[target]}")
         seen[target] = option

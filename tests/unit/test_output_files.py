@@ -268,3 +268,13 @@ def test_the_store_refuses_what_is_no_regular_file(tmp_path: Path) -> None:
     assert store_path_problem(str(tmp_path / "cutaway.db")) == (
         f"{journal} beside it is a character device, not a regular file"
     )
+
+
+def test_links_to_odd_places_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    assert output_path_problem(str(tmp_path / "loop")) == "Too many levels of symbolic links"
+    (tmp_path / "to-directory").symlink_to(tmp_path)
+    assert output_path_problem(str(tmp_path / "to-directory")) == "is a directory, not a file"
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing" / "x.json")
+    problem = output_path_problem(str(tmp_path / "dangling"))
+    assert problem == f"no such directory: '{tmp_path / 'missing'}'"

@@ -237,3 +237,34 @@ def test_a_store_beside_a_device_journal_is_refused(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert "'.cutaway/cutaway.db-wal' beside it is a character device" in result.stderr
     assert is_device(wal, 1, 3)
+
+
+def test_standard_output_on_a_full_device_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    full = device_copy(tmp_path, "full", 1, 7)
+    assert cutaway(tmp_path, *quick_run(tmp_path)).returncode == 0
+    for argv in (
+        ["report"],
+        ["list"],
+        ["export", "1", "--format", "json"],
+        ["export", "1", "--format", "html", "-o", "/dev/stdout"],
+    ):
+        with open(full, "w") as stdout:
+            result = subprocess.run(
+                [*CUTAWAY, *argv], cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE, text=True
+            )
+        assert result.returncode == 1, (argv, result.stderr)
+        assert "No space left on device" in result.stderr, argv
+        assert "Traceback" not in result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr
+    with open(full, "w") as stdout:
+        run = subprocess.run(
+            [*CUTAWAY, *quick_run(tmp_path, "-q")],
+            cwd=tmp_path,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.startswith("cutaway: cannot write standard output: No space left on device\n")
+    assert "`cutaway export 2 --format FORMAT -o PATH` writes them" in run.stderr
+    assert is_device(full, 1, 7)

@@ -1073,7 +1073,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse_arguments(argv)
         try:
             with _stop_signals_interrupt():
-                return COMMANDS[args.command](args)
+                command_status = COMMANDS[args.command](args)
+                sys.stdout.flush()  # here, so that a failed write is a message and exit 1
+                return command_status
         except KeyboardInterrupt:
             print("cutaway: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED

@@ -93,7 +93,7 @@ def _existing_plan(path: str, mode: int) -> OutputPlan | str:
     if stat.S_ISREG(mode):
         if not os.access(path, os.W_OK):
             return "the file exists and cannot be written (permission denied)"
-        return OutputPlan(ATOMIC)
+        return _new_file_plan(path)  # the rename over it needs its directory, as a new file
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         if not os.access(path, os.W_OK):
             return f"the {_kind(mode)} cannot be written (permission denied)"
@@ -104,7 +104,8 @@ def _existing_plan(path: str, mode: int) -> OutputPlan | str:
 
 
 def _new_file_plan(path: str) -> OutputPlan | str:
-    target = os.path.realpath(path)  # a dangling link: the file it would create
+    """A file written atomically: its directory must exist and be writable."""
+    target = os.path.realpath(path)  # through links: the file they name, or would create
     directory = os.path.dirname(target)
     if not os.path.exists(directory):
         return f"no such directory: {directory!r}"

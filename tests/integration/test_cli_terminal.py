@@ -164,7 +164,11 @@ def test_machine_formats_on_a_terminal_show_control_characters_escaped(tmp_path:
     """CSV and Markdown keep names exactly in a file or a pipe; on a terminal they are shown."""
     run = cutaway("run", str(hostile_experiment(tmp_path)), cwd=tmp_path)
     assert run.returncode == 1, run.stderr
-    for args in (["report", "--format", "csv"], ["export", "--format", "runs-csv"]):
+    for args in (
+        ["report", "--format", "csv"],
+        ["export", "--format", "runs-csv"],
+        ["export", "--format", "runs-csv", "-o", "/dev/stdout"],  # written through: the same
+    ):
         status, received, stderr = on_pty(args, tmp_path, columns=100, rows=40)
         assert status == 0, stderr
         assert raw_controls(SGR.sub("", received)) == [], args

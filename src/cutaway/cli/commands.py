@@ -1123,7 +1123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse_arguments(argv)
         try:
             with _stop_signals_interrupt():
-                return COMMANDS[args.command](args)
+                command_status = COMMANDS[args.command](args)
+                sys.stdout.flush()  # here, so that a failed write is a message and exit 1
+                return command_status
         except KeyboardInterrupt:
             print("cutaway: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
@@ -1148,7 +1150,7 @@ def _exit_status(error: Exception) -> int | None:
     from cutaway.runner.errors import ProbeUnavailable, RunnerError
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
-    from cutaway.store import BadStoreUrl, DamagedStoreError, StoreError
+    from cutaway.store import BadStorePath, BadStoreUrl, DamagedStoreError, StoreError
     from cutaway.versions import VersionError
 
     # A damaged store is bad input, as a bad experiment file is: nothing can be measured from it.
@@ -1160,6 +1162,7 @@ def _exit_status(error: Exception) -> int | None:
             OutputPathError,
             ProbeUnavailable,
             DamagedStoreError,
+            BadStorePath,
             BadStoreUrl,
             HistoryError,
             VersionError,

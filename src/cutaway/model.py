@@ -202,7 +202,9 @@ class Condition:
         return {"name": self.name, "prepare": self.prepare}
 
 
-CALL_GRAPHS = ("fp", "dwarf")  # frame pointers, or DWARF unwinding of a copied user stack
+# Frame pointers, or DWARF unwinding of a copied user stack; "dwarf!" insists on DWARF: no
+# frame pointers instead when it costs more than the probe's limit (it still must work).
+CALL_GRAPHS = ("fp", "dwarf", "dwarf!")
 # 999 Hz, not 1000: an odd rate never runs in lockstep with the kernel's 1000/250/100 Hz tick
 # or with timer-driven work, which a round rate would sample at the same phase every time
 # (DTrace's profile-997 and perf's -F 99 follow the same rule). ~1 ms of CPU per sample keeps

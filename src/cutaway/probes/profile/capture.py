@@ -114,11 +114,14 @@ def cost_text(cost: SamplingCost) -> str:
     """How the per-sample cost was measured, and its bound when below resolution."""
     how = (
         f"the CPU time sampling adds to a CPU-bound program, {cost.pairs} alternating pairs "
-        f"of about {cost.samples:.0f} samples"
+        f"of runs with about {cost.samples:.0f} samples each"
     )
     if cost.resolved:
         return f"per-sample cost measured as {how}"
-    return f"per-sample cost below {short_seconds(cost.bound)}, the resolution of {how}"
+    return (
+        f"per-sample cost below {short_seconds(cost.bound)}: not every pair showed it, "
+        f"measured as {how}"
+    )
 
 
 @dataclass(frozen=True)
@@ -223,6 +226,7 @@ class ProfileProbe:
         self.capabilities = Capabilities(spec.kernel, spec.call_graph.rstrip("!"), spec.off_cpu)
         self.folder = Folder(FoldOptions(annotate_kernel=True, annotate_jit=True))
         self.measured_cost: SamplingCost | None = None  # measured by check()
+        self.own_pids: frozenset[str] = frozenset()
 
     # -- check ---------------------------------------------------------------------------------
 
@@ -399,6 +403,7 @@ class ProfileProbe:
     def before_run(self, environment: Mapping[str, str]) -> Attachment:
         assert self.perf is not None
         self.data_path.unlink(missing_ok=True)
+        self.own_pids = own_processes()  # the fork server may be gone by the end of the run
         prefix = (self.perf, *self.record_arguments(), "-o", str(self.data_path), "--")
         return Attachment(argv_prefix=prefix)
 
@@ -408,10 +413,14 @@ class ProfileProbe:
         arguments = [self.perf, "script", "-i", str(self.data_path), "--ns"]
         if self.capabilities.off_cpu and not self.spec.system_wide:
             arguments.append("--show-switch-events")
+        own = None
+        if self.spec.system_wide:
+            arguments += ["-F", "+pid"]
+            own = self.own_pids | own_processes()
         done = subprocess.run(arguments, capture_output=True, check=False)
         self.data_path.unlink(missing_ok=True)
         text = done.stdout.decode("utf-8", errors="replace")
-        profiles = read_perf_script(text, self.folder, backend=self.describe())
+        profiles = read_perf_script(text, self.folder, backend=self.describe(), own=own)
         return [
             RunData(records.KIND, profile.what, profile.events, records.encode(profile))
             for profile in profiles
@@ -429,9 +438,44 @@ def _time(match: re.Match[str]) -> int:
     return int(match["seconds"]) * 1_000_000_000 + int(match["fraction"].ljust(9, "0")[:9])
 
 
-def read_perf_script(text: str, folder: Folder, backend: str = "") -> list[Profile]:
+HARNESS_NAMES = ("cutaway", "cw_forkserver")  # the process names of cutaway's own processes
+OTHER_SUFFIX = "(other)"  # after the name of another cutaway's process in a system-wide profile
+
+
+def own_processes() -> frozenset[str]:
+    """This cutaway's process and its children (the fork server among them), as perf
+    prints pids: what a system-wide profile counts as this experiment's own harness."""
+    pids = {str(os.getpid())}
+    for children in Path("/proc/self/task").glob("*/children"):
+        try:
+            pids.update(children.read_text().split())
+        except OSError:
+            continue
+    return frozenset(pids)
+
+
+def root_name(comm: str, pid: str, own: frozenset[str] | None) -> str:
+    """The root frame of a stack: the process name (spaces as ``_``, as folding writes it).
+    With ``own`` (a system-wide profile, whose events carry their pid): this cutaway's own
+    processes are ``cutaway`` and ``cw_forkserver`` whatever they are called, another
+    cutaway's (another experiment on the machine) ``cutaway(other)``, so that the harness's
+    row counts this experiment's processes only."""
+    name = comm.replace(" ", "_")
+    if own is None:
+        return name
+    if pid == str(os.getpid()):
+        return HARNESS_NAMES[0]
+    if name in HARNESS_NAMES and pid not in own:
+        return name + OTHER_SUFFIX
+    return name
+
+
+def read_perf_script(
+    text: str, folder: Folder, backend: str = "", own: frozenset[str] | None = None
+) -> list[Profile]:
     """One profiled run's perf script output (``--ns``, ``--show-switch-events`` when
-    recorded) -> its on-CPU profile and, when it has scheduler events, its off-CPU profile."""
+    recorded; ``-F +pid`` when ``own`` is given, see root_name) -> its on-CPU profile and,
+    when it has scheduler events, its off-CPU profile."""
     on_cpu: dict[str, int] = {}
     off_cpu: dict[str, int] = {}
     samples = intervals = 0
@@ -466,7 +510,7 @@ def read_perf_script(text: str, folder: Folder, backend: str = "") -> list[Profi
         if header is None:
             continue
         stack_text = lines
-        name = header.comm.replace(" ", "_")
+        name = root_name(header.comm, header.pid, own)
         switch = _SCHED_SWITCH.match(header.after)
         if switch is not None:
             saw_switches = True

@@ -1157,6 +1157,11 @@ class LoadSummary:
     missed_sends: int
     generator_cpu_share: float | None
     latencies: tuple[LatencySummary, ...]
+    sends: int = 0  # open loop: sends in the measured windows
+    max_send_lag: float = 0.0  # seconds: the latest send, for the generator's reasons
+    busiest_thread_share: float = 0.0  # the generator's busiest thread's CPU / wall, at most
+    waited_sends: int = 0  # open loop: sends due while every connection was busy
+    max_connection_wait: float = 0.0  # seconds: the longest such wait
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "errors", MappingProxyType(dict(self.errors)))

@@ -202,7 +202,9 @@ class Condition:
         return {"name": self.name, "prepare": self.prepare}
 
 
-CALL_GRAPHS = ("fp", "dwarf")  # frame pointers, or DWARF unwinding of a copied user stack
+# Frame pointers, or DWARF unwinding of a copied user stack; "dwarf!" insists on DWARF: no
+# frame pointers instead when it costs more than the probe's limit (it still must work).
+CALL_GRAPHS = ("fp", "dwarf", "dwarf!")
 # 999 Hz, not 1000: an odd rate never runs in lockstep with the kernel's 1000/250/100 Hz tick
 # or with timer-driven work, which a round rate would sample at the same phase every time
 # (DTrace's profile-997 and perf's -F 99 follow the same rule). ~1 ms of CPU per sample keeps
@@ -1157,6 +1159,11 @@ class LoadSummary:
     missed_sends: int
     generator_cpu_share: float | None
     latencies: tuple[LatencySummary, ...]
+    sends: int = 0  # open loop: sends in the measured windows
+    max_send_lag: float = 0.0  # seconds: the latest send, for the generator's reasons
+    busiest_thread_share: float = 0.0  # the generator's busiest thread's CPU / wall, at most
+    waited_sends: int = 0  # open loop: sends due while every connection was busy
+    max_connection_wait: float = 0.0  # seconds: the longest such wait
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "errors", MappingProxyType(dict(self.errors)))

@@ -388,8 +388,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--profile-call-graph",
-        choices=("fp", "dwarf"),
-        help="how --profile unwinds stacks: frame pointers (default) or DWARF",
+        choices=("fp", "dwarf", "dwarf!"),
+        help="how --profile unwinds stacks: frame pointers (default) or DWARF; DWARF falls back "
+        "to frame pointers when it costs more than 10 %% of a CPU-bound program's CPU time, "
+        "dwarf! keeps it whatever it costs",
     )
     run.add_argument(
         "--system-wide",

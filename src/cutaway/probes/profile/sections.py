@@ -45,13 +45,17 @@ class ProfileViews(TablesOnly):
     """The profile probe's part of a report (cutaway.report.layout.ProbeViews)."""
 
     def compact_blocks(self, analysis: Analysis) -> list[Block]:
-        """The top functions by self time, on and off the CPU, side by side."""
+        """The top functions by self and by inclusive time, on and off the CPU, side by
+        side, and each variant's top stacks: what the profile is read for (the full report
+        lists every function the analysis kept)."""
         if not analysis.profile_totals:
             return []
         blocks = [totals_block(analysis.profile_totals)]
         blocks += [phases_block(analysis, what) for what in _kinds(analysis)]
         for what in _kinds(analysis):
             blocks.append(functions_block(analysis, what, inclusive=False, limit=COMPACT_FUNCTIONS))
+            blocks.append(functions_block(analysis, what, inclusive=True, limit=COMPACT_FUNCTIONS))
+            blocks.append(stacks_block(analysis, what))
         return [block for block in blocks if block]
 
     def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:

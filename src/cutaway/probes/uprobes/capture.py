@@ -33,6 +33,7 @@ from cutaway.probes.uprobes.targets import (
     ResolvedTarget,
     check_names,
     check_system,
+    merge_same_files,
     resolve_target,
 )
 from cutaway.probes.uprobes.tracer import TARGET_FUNCTION, Tracer, calibrator_path
@@ -62,7 +63,7 @@ class UprobesProbe:
 
     def check(self) -> str:
         self.bpftrace = check_system()
-        self.resolved = tuple(resolve_target(target) for target in self.targets)
+        self.resolved = merge_same_files([resolve_target(target) for target in self.targets])
         self.tracer = Tracer(self.bpftrace, self.resolved)
         version = _version(self.bpftrace)
         where = "; ".join(f"{t.path}: {', '.join(t.functions)}" for t in self.resolved)

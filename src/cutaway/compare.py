@@ -31,6 +31,7 @@ from cutaway.model import (
     FlameProfile,
     LatencySummary,
     LoadSummary,
+    PHASE_METRIC_PREFIX,
     Metric,
     PhaseStat,
     Run,
@@ -186,14 +187,16 @@ def analyze(
     )
 
 
-PHASE_METRIC_PREFIX = "phase:"  # as cutaway.probes.spans.phases.METRIC_PREFIX
-
-
 def phase_metrics(store: Store, experiment_id: int) -> list[Metric]:
-    """The spans probe's per-run metrics ``phase:<name>``, as stored (names are the program's
-    span names: known only after the runs)."""
+    """The spans probe's per-run metrics ``phase:<key>`` (a phase's place in the tree,
+    cutaway.model.phase_key), as stored (names are the program's span names: known only after
+    the runs)."""
     return [
-        Metric(name, "seconds", f"mean time per operation in the phase {name[6:]!r}")
+        Metric(
+            name,
+            "seconds",
+            f"mean time per operation in the phase {name[len(PHASE_METRIC_PREFIX) :]!r}",
+        )
         for name in store.metric_names(experiment_id)
         if name.startswith(PHASE_METRIC_PREFIX)
     ]

@@ -258,6 +258,8 @@ PHASE_COLUMNS: tuple[str, ...] = (
     "phase",
     "parent",
     "path",
+    "key",
+    "parent_key",
     "unaccounted",
     "unit",
     "n",
@@ -267,6 +269,8 @@ PHASE_COLUMNS: tuple[str, ...] = (
     "ci_low",
     "ci_high",
     "share",
+    "calls_per_operation",
+    "calls_per_run",
     "metric",
     "baseline",
     "ratio",
@@ -279,10 +283,12 @@ PHASE_COLUMNS: tuple[str, ...] = (
 def render_phases_csv(analysis: Analysis) -> str:
     """The spans probe's phases, the JSON report's ``phases``: one row per variant, condition,
     source and phase in the Analysis order, times per operation in seconds. ``path`` is the
-    phase's names from the outermost span down, as a JSON array (names are any text);
-    ``unaccounted`` is true or false. The comparison columns come from ``phase_comparisons``:
-    the metric comparing the row (``phase:<name>``, for a name that is one row only, and the
-    outermost spans' rest), and, on each compared variant's row, its change against
+    phase's names from the outermost span down, as a JSON array (names are any text), ``key``
+    the same joined by ``/`` (cutaway.model.phase_key) and ``parent_key`` its parent's;
+    ``unaccounted`` is true or false; ``calls_per_operation`` and ``calls_per_run`` count the
+    phase's spans (empty for an unaccounted rest). The comparison columns come from
+    ``phase_comparisons``: the metric comparing the row (``phase:<key>``, every row of a
+    source whose phases are metrics), and, on each compared variant's row, its change against
     ``baseline`` with the verdict (under conditions, the comparison with the baseline of its
     condition; the JSON report has the others); empty elsewhere. Just the header without
     phases."""
@@ -291,7 +297,7 @@ def render_phases_csv(analysis: Analysis) -> str:
         comparisons.setdefault((found.variant, found.metric), found)
     rows: list[list[Cell]] = []
     for stat in analysis.phases:
-        metric = phase_metric_name(stat, [s for s in analysis.phases if s.source == stat.source])
+        metric = phase_metric_name(stat)
         comparison = comparisons.get((stat.variant, metric)) if metric else None
         rows.append(
             [
@@ -301,6 +307,8 @@ def render_phases_csv(analysis: Analysis) -> str:
                 stat.phase,
                 stat.parent,
                 json.dumps(list(stat.path), ensure_ascii=False),
+                stat.key,
+                stat.parent_key,
                 "true" if stat.unaccounted else "false",
                 "seconds",
                 stat.n,
@@ -310,6 +318,8 @@ def render_phases_csv(analysis: Analysis) -> str:
                 stat.ci_low,
                 stat.ci_high,
                 stat.share,
+                stat.calls_per_operation,
+                stat.calls_per_run,
                 metric,
                 comparison.baseline if comparison else None,
                 *_compared(comparison),

@@ -5,9 +5,12 @@ Rows are phases, nested and indented under their outermost span, with an ``unacc
 under every phase that has sub-phases, so that each level adds up to the phase above it.
 Columns, as the profile probe's "phases from samples" table: each variant (x condition, once
 conditions exist) side by side, with its mean time per operation, the mean's confidence
-interval over runs, the median over operations and the share of the outermost span; then each
-other variant's change against the baseline on the phase's metric ``phase:<name>``, with the
-verdict the whole-process metrics get. Phase names are the program's: always ``Name`` cells."""
+interval over runs, the median over operations, the share of the outermost span and the phase's
+spans (a function's calls) per operation and per run; then each other variant's change against
+the baseline on the phase's metric ``phase:<key>`` (its place in the tree,
+``do_search/mdb_search/unaccounted``), with the verdict the whole-process metrics get, on every
+row. A row shows its last name, indented under its parent; its verdict names its key. Phase
+names are the program's: always ``Name`` cells."""
 
 from __future__ import annotations
 
@@ -35,11 +38,15 @@ from cutaway.report.units import format_confidence, format_percent, format_secon
 
 INDENT = "  "  # per level of nesting, before the phase's name
 UNACCOUNTED_NOTE = (
-    "unaccounted: a phase's time outside its sub-phases (the outermost span's, under it), so "
-    "that each level adds up; change and verdict: the phase's metric phase:<name> per "
-    "operation, paired round by round with the baseline, Holm-adjusted over the phases"
+    "unaccounted: a phase's time outside its sub-phases, so that each level adds up; calls: "
+    "the phase's spans (a function's calls at that place) per operation and per run; change "
+    "and verdict: the phase's metric phase:<path> (e.g. phase:do_search/mdb_search/unaccounted) "
+    "per operation, paired round by round with the baseline, Holm-adjusted over the phases"
 )
 SOURCE_TITLES = {"sdk": "span SDK", "otlp": "OpenTelemetry", "uprobes": "uprobes"}
+# The sources whose phases are run metrics (cutaway.probes.spans.capture, uprobes.capture);
+# another table (uprobes' "first after start") shows its times without a verdict of its own.
+COMPARED_SOURCES = frozenset(SOURCE_TITLES)
 
 
 class SpansViews(TablesOnly):
@@ -58,14 +65,10 @@ def column_label(stat: PhaseStat) -> str:
     return stat.variant if stat.condition is None else f"{stat.variant} ({stat.condition})"
 
 
-def phase_metric_name(stat: PhaseStat, stats: Sequence[PhaseStat]) -> str | None:
-    """The metric comparing this row, ``phase:<name>`` (cutaway.probes.spans.phases): for a
-    phase whose name is one row only (the metric sums a name's every place), and for the
-    unaccounted rest of an outermost span; None for the rest."""
-    if stat.unaccounted:
-        return "phase:unaccounted" if len(stat.path) == 2 else None
-    places = {s.path for s in stats if not s.unaccounted and s.path[-1] == stat.phase}
-    return f"phase:{stat.phase}" if len(places) == 1 else None
+def phase_metric_name(stat: PhaseStat) -> str | None:
+    """The metric comparing this row, ``phase:<key>`` (its place in the tree,
+    cutaway.model.phase_key), for every row of a source whose phases are metrics."""
+    return stat.metric if stat.source in COMPARED_SOURCES else None
 
 
 def dissection_blocks(analysis: Analysis, *, compact: bool = False) -> list[Block]:
@@ -100,6 +103,9 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
                 Column("median", Align.RIGHT),
             ]
         columns.append(Column("share", Align.RIGHT))
+        columns.append(Column("calls/op", Align.RIGHT))
+        if not compact:
+            columns.append(Column("calls/run", Align.RIGHT))
     for reference, variant in pairs:
         columns += [Column(f"{variant} vs {reference}", Align.RIGHT), Column("verdict")]
     cells_of: dict[tuple[tuple[str, ...], bool], dict[str, PhaseStat]] = {}
@@ -111,9 +117,9 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
         cells: list[Cell] = [Name(INDENT * (len(path) - 1) + path[-1])]
         for label in labels:
             found = by_label.get(label)
-            shown = 2 if compact else 4
+            shown = 3 if compact else 6
             cells += [None] * shown if found is None else _statistics(found, compact=compact)
-        metric = phase_metric_name(first, stats)
+        metric = phase_metric_name(first)
         for reference, variant in pairs:
             cells += _verdict(others, reference, variant, metric)
         rows.append(Row(tuple(cells), strong=len(path) == 1))
@@ -135,14 +141,24 @@ def _statistics(stat: PhaseStat, *, compact: bool) -> list[Cell]:
         else None
     )
     share = format_percent(stat.share * 100.0, signed=False) if math.isfinite(stat.share) else None
+    per_operation = _count(stat.calls_per_operation)
     if compact:
-        return [Quantity(stat.mean, "seconds", fractional=True), share]
+        return [Quantity(stat.mean, "seconds", fractional=True), share, per_operation]
     return [
         Quantity(stat.mean, "seconds", fractional=True),
         interval,
         Quantity(stat.median, "seconds", fractional=True),
         share,
+        per_operation,
+        _count(stat.calls_per_run),
     ]
+
+
+def _count(value: float) -> Cell:
+    """A mean count: whole when it is one (10,011), else to three significant digits."""
+    if not math.isfinite(value):
+        return None
+    return Quantity(value, "count", fractional=not float(value).is_integer())
 
 
 def _verdict(

@@ -22,6 +22,7 @@ from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.metrics.series import load_series
 from cutaway.model import (
+    PHASE_METRIC_PREFIX,
     Analysis,
     CallPercentiles,
     CallSummary,
@@ -31,7 +32,6 @@ from cutaway.model import (
     FlameProfile,
     LatencySummary,
     LoadSummary,
-    PHASE_METRIC_PREFIX,
     Metric,
     PhaseStat,
     Run,

@@ -970,7 +970,9 @@ def phase_key(path: Sequence[str], *, unaccounted: bool = False) -> str:
     by ``/``, a name's own ``\\`` and ``/`` escaped (``\\\\``, ``\\/``: an OpenTelemetry span
     is often named ``GET /users``), and a span that is itself called ``unaccounted`` written
     ``\\unaccounted``, so that no two phases share a key."""
-    names = [name.replace("\\", "\\\\").replace(PHASE_SEPARATOR, "\\" + PHASE_SEPARATOR) for name in path]
+    names = [
+        name.replace("\\", "\\\\").replace(PHASE_SEPARATOR, "\\" + PHASE_SEPARATOR) for name in path
+    ]
     if unaccounted:
         return PHASE_SEPARATOR.join([*names[:-1], UNACCOUNTED])
     if names and names[-1] == UNACCOUNTED:

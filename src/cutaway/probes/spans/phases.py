@@ -134,9 +134,7 @@ def operation_table(spans: Sequence[Span]) -> OperationTable:
             row.append(value)
         rows.append(tuple(row))
         calls_of = counted[key]
-        call_rows.append(
-            tuple(0 if p.unaccounted else calls_of.get(p.path, 0) for p in phases)
-        )
+        call_rows.append(tuple(0 if p.unaccounted else calls_of.get(p.path, 0) for p in phases))
     keys = sorted(totals)
     return OperationTable(
         phases=tuple(phases),

@@ -94,6 +94,10 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
     confidence = (
         format_confidence(analysis.experiments[0].confidence) if analysis.experiments else ""
     )
+    # The terminal's table shows calls only where they say more than "once per operation".
+    counted = not compact or any(
+        math.isfinite(s.calls_per_operation) and s.calls_per_operation != 1 for s in stats
+    )
     columns = [Column("phase")]
     for label in labels:
         columns.append(Column(label, Align.RIGHT))
@@ -103,7 +107,8 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
                 Column("median", Align.RIGHT),
             ]
         columns.append(Column("share", Align.RIGHT))
-        columns.append(Column("calls/op", Align.RIGHT))
+        if counted:  # the terminal's narrow header: calls per operation
+            columns.append(Column("calls" if compact else "calls/op", Align.RIGHT))
         if not compact:
             columns.append(Column("calls/run", Align.RIGHT))
     for reference, variant in pairs:
@@ -117,8 +122,12 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
         cells: list[Cell] = [Name(INDENT * (len(path) - 1) + path[-1])]
         for label in labels:
             found = by_label.get(label)
-            shown = 3 if compact else 6
-            cells += [None] * shown if found is None else _statistics(found, compact=compact)
+            shown = (2 + counted) if compact else 6
+            cells += (
+                [None] * shown
+                if found is None
+                else _statistics(found, compact=compact, counted=counted)
+            )
         metric = phase_metric_name(first)
         for reference, variant in pairs:
             cells += _verdict(others, reference, variant, metric)
@@ -128,13 +137,13 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
         (
             f": {SOURCE_TITLES.get(source, source)}, time per operation by phase (mean over "
             "runs with its confidence interval, median over operations, share of the outermost "
-            "span)",
+            "span, calls)",
         ),
     )
     return (Table(title, tuple(columns), tuple(rows)),)
 
 
-def _statistics(stat: PhaseStat, *, compact: bool) -> list[Cell]:
+def _statistics(stat: PhaseStat, *, compact: bool, counted: bool = True) -> list[Cell]:
     interval = (
         f"[{format_seconds(stat.ci_low)}, {format_seconds(stat.ci_high)}]"
         if math.isfinite(stat.ci_low) and stat.runs > 1
@@ -143,7 +152,8 @@ def _statistics(stat: PhaseStat, *, compact: bool) -> list[Cell]:
     share = format_percent(stat.share * 100.0, signed=False) if math.isfinite(stat.share) else None
     per_operation = _count(stat.calls_per_operation)
     if compact:
-        return [Quantity(stat.mean, "seconds", fractional=True), share, per_operation]
+        shown: list[Cell] = [Quantity(stat.mean, "seconds", fractional=True), share]
+        return [*shown, per_operation] if counted else shown
     return [
         Quantity(stat.mean, "seconds", fractional=True),
         interval,

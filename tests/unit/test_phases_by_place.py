@@ -167,3 +167,15 @@ def test_uprobes_phases_are_counted_the_same(tmp_path: Path) -> None:
     assert check.calls_per_operation == 7 and check.source == "uprobes"
     verdicts = {c.metric: c.verdict.value for c in analysis.phase_comparisons}
     assert verdicts[REPLY_PARSE] == "regressed" and verdicts[REQUEST_PARSE] != "regressed"
+
+
+def test_history_follows_a_phase_by_its_place(tmp_path: Path) -> None:
+    from cutaway.history import load_history
+    from tests.unit.test_compare_phases import _store_experiment
+
+    store = Store(tmp_path / "db")
+    _store_experiment(store, 300_000, seed=1)
+    _store_experiment(store, 150_000, seed=2)
+    history = load_history(store, "search", metric="phase:search/retrieve", variant="server")
+    assert history.metric.name == "phase:search/retrieve" and history.metric.unit == "seconds"
+    assert [round(p.value * 1e5) for p in history.points] == [30, 15]  # seconds: 300, 150 µs

@@ -1275,7 +1275,8 @@ class Analysis:
     # A load experiment: each variant's load phases merged (cutaway.probes.load.analysis).
     load: tuple[LoadSummary, ...] = ()
     # The spans probe (cutaway.probes.spans): the dissection per phase, variant and condition,
-    # and each phase's metric ``phase:<name>`` against the baseline (its own Holm family).
+    # and each phase's metric ``phase:<path>`` (its place in the tree) against the baseline
+    # (its own Holm family).
     phases: tuple[PhaseStat, ...] = ()
     phase_comparisons: tuple[Comparison, ...] = ()
 

@@ -8,7 +8,7 @@ server may still be finishing the operation a client already has its answer from
 operation that started during the run has returned (at most :data:`FINISH_SECONDS`). The
 operations that started during the run are its spans (cutaway.probes.spans.model), stored as
 one blob (cutaway.probes.uprobes.records) and as the phase table every span source stores
-(cutaway.probes.spans.phases: the dissection view and the ``phase:<function>`` metrics read
+(cutaway.probes.spans.phases: the dissection view and the ``phase:<path>`` metrics read
 it). What cannot be nested (a return without its entry, an operation that never returned,
 events bpftrace lost) is stored as the run's span problems, in words."""
 
@@ -186,7 +186,7 @@ class UprobesProbe:
         return spans, [item.message for item in nesting.unbalanced]
 
     def run_metrics(self) -> Mapping[str, float]:
-        """``phase:<function>`` of the run that just ended (cutaway.probes.spans.phases)."""
+        """``phase:<path>`` of the run that just ended (cutaway.probes.spans.phases)."""
         return self.measured
 
     def close(self) -> None:

@@ -154,7 +154,7 @@ def test_saturated_generator_is_said_next_to_its_figures() -> None:
 
 def test_json_load_list_has_every_phase_corrected_and_uncorrected() -> None:
     document = json.loads(FORMATS["json"].render(_analysis(("before", "after"))))
-    assert document["version"] == 8
+    assert document["version"] == 9
     entry = document["load"][0]
     assert entry["variant"] == "before"
     assert {"requests", "errors", "throughput"} <= set(entry)

@@ -30,6 +30,7 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     FlameProfile,
+    FunctionCalls,
     LatencySummary,
     LoadSummary,
     Metric,
@@ -153,6 +154,11 @@ def analyze(
         phase_stats = dissect(load_tables(store, experiment_id), names, spec.confidence)
         phase_comparisons = _phase_comparisons(store, experiment_id, spec, resamples)
         cautions += problem_cautions(store, experiment_id)
+    counted_calls: list[FunctionCalls] = []
+    if spec.probes.uprobes:
+        from cutaway.probes.uprobes.analysis import function_calls
+
+        counted_calls = function_calls(store, experiment_id, names)
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -174,6 +180,7 @@ def analyze(
         attribution_curve=attribution.curve if attribution else (),
         phases=tuple(phase_stats),
         phase_comparisons=tuple(phase_comparisons),
+        function_calls=tuple(counted_calls),
         metrics=metrics,
         ranking=wall_ranking(wall),
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)
@@ -344,6 +351,10 @@ def compare_experiments(
         load=_tagged_load(first.load, tag_a, shared) + _tagged_load(second.load, tag_b, shared),
         phases=phases,
         phase_comparisons=phase_comparisons,
+        function_calls=(
+            _tagged(first.function_calls, tag_a, shared)
+            + _tagged(second.function_calls, tag_b, shared)
+        ),
     )
 
 
@@ -383,7 +394,15 @@ def _compared_phases(
 
 
 _Item = TypeVar(
-    "_Item", Run, CallSummary, CallPercentiles, FlameProfile, LoadSummary, LatencySummary, PhaseStat
+    "_Item",
+    Run,
+    CallSummary,
+    CallPercentiles,
+    FlameProfile,
+    LoadSummary,
+    LatencySummary,
+    PhaseStat,
+    FunctionCalls,
 )
 
 

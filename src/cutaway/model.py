@@ -1056,6 +1056,25 @@ class PhaseStat:
 
 
 @dataclass(frozen=True)
+class FunctionCalls:
+    """One probed function of one binary (the uprobes probe) in one variant, in the operations
+    of one outermost function (``operation``: ``do_search``): its calls, every one (recursion
+    included, wherever in the tree), per operation and per counted run, and its mean time per
+    call in seconds (the probe's own cost included, as every uprobes time)."""
+
+    variant: str
+    operation: str
+    binary: str
+    function: str
+    runs: int
+    operations: int
+    calls: int
+    calls_per_operation: float
+    calls_per_run: float
+    seconds_per_call: float
+
+
+@dataclass(frozen=True)
 class StackWeight:
     """One whole stack (``root;...;leaf``, the root being the process name) in one variant's
     profiles of one kind: its mean weight per profiled run and its share of the total."""
@@ -1279,6 +1298,8 @@ class Analysis:
     # (its own Holm family).
     phases: tuple[PhaseStat, ...] = ()
     phase_comparisons: tuple[Comparison, ...] = ()
+    # The uprobes probe: calls per probed function (binary and function) per variant.
+    function_calls: tuple[FunctionCalls, ...] = ()
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""

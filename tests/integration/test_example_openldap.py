@@ -127,7 +127,21 @@ def test_every_phase_by_its_place_gets_a_verdict_and_calls_are_counted(root: Pat
     assert test_filter["calls_per_operation"] >= 10_000  # one per candidate, 10,011
     assert test_filter["calls_per_run"] >= 10_000
     assert by_place[("no-index/warm", "do_search")]["calls_per_operation"] == 1
-    assert "test_filter" in stdout and "calls" in stdout
+    counted = {
+        (item["variant"], item["operation"], item["binary"], item["function"]): item
+        for item in document["function_calls"]
+    }
+    per_function = counted[("no-index/warm", "do_search", "/usr/sbin/slapd", "test_filter")]
+    assert per_function["calls_per_operation"] >= 10_000  # recursion included: at least
+    assert per_function["seconds_per_call"] > 0
+    assert (
+        counted[("cn-index/warm", "do_search", "/usr/sbin/slapd", "do_search")][
+            "calls_per_operation"
+        ]
+        == 1
+    )
+    assert "test_filter" in stdout and "calls per probed function" in stdout
+    print(stdout)  # read with -s: how the dissection looks on the real server
 
 
 @pytest.mark.skipif(bool(PORTS & listening_ports()), reason="the example's ports are taken")

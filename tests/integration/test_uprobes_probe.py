@@ -160,3 +160,11 @@ def test_two_builds_compare_by_the_same_function_and_count_its_calls(tmp_path: P
     compared = {(c["variant"], c["metric"]) for c in document["phase_comparisons"]}
     assert {("v2", "phase:handle"), ("v2", "phase:handle/lookup")} <= compared
     assert ("v2", "phase:handle/unaccounted") in compared
+    counted = {
+        (item["variant"], item["binary"], item["function"]): item
+        for item in document["function_calls"]
+    }
+    for variant, binary in (("v1", v1), ("v2", v2)):  # each variant's calls in its own build
+        assert counted[(variant, str(binary), "lookup")]["calls_per_operation"] == 2
+        assert counted[(variant, str(binary), "lookup")]["calls_per_run"] == 12
+    assert ("v1", str(v2), "lookup") not in counted and ("v2", str(v1), "lookup") not in counted

@@ -430,6 +430,7 @@ def test_registry_has_every_format_with_its_extension() -> None:
         "calls-csv": "csv",
         "load-csv": "csv",
         "phases-csv": "csv",
+        "uprobe-calls-csv": "csv",
         "markdown": "md",
         "html": "html",
     }
@@ -493,7 +494,8 @@ def test_json_has_the_documented_keys_in_base_units() -> None:
         "format", "version", "experiments", "summaries", "comparisons", "cautions",
         "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs", "series",
         "profile_totals", "top_functions", "top_stacks", "profile_phases", "phases",
-        "phase_comparisons", "attribution", "attribution_totals", "attribution_curve", "load",
+        "phase_comparisons", "function_calls", "attribution", "attribution_totals",
+        "attribution_curve", "load",
     ]  # fmt: skip
     # Without the calls probe its keys are still there, empty: readers need not test for them.
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []

@@ -108,6 +108,7 @@ EXPORT_OPTIONS = {
 # reports; a test checks that the two agree.
 REPORT_FORMATS = (
     "calls-csv", "csv", "html", "json", "load-csv", "markdown", "phases-csv", "terminal",
+    "uprobe-calls-csv",
 )  # fmt: skip
 
 

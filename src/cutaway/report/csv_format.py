@@ -1,7 +1,8 @@
 """CSV: the summary report (one row per variant and metric), the calls probe's report (one row
 per variant, function and call position), a load experiment's latencies (one row per variant,
 kind and phase), the spans probe's phases (one row per variant, condition, source and phase)
-and the raw runs of `cutaway export`.
+the uprobes probe's calls per probed function (one row per variant, operation, binary and
+function) and the raw runs of `cutaway export`.
 
 Values are in base units (seconds, bytes, counts) at full precision: every float is written as
 its repr(), which reads back to the very same float. A value that is missing or not a number
@@ -326,6 +327,45 @@ def render_phases_csv(analysis: Analysis) -> str:
             ]
         )
     return _write(PHASE_COLUMNS, rows)
+
+
+FUNCTION_CALL_COLUMNS: tuple[str, ...] = (
+    "variant",
+    "operation",
+    "binary",
+    "function",
+    "runs",
+    "operations",
+    "calls",
+    "calls_per_operation",
+    "calls_per_run",
+    "unit",
+    "seconds_per_call",
+)
+
+
+def render_function_calls_csv(analysis: Analysis) -> str:
+    """The uprobes probe's calls per probed function, the JSON report's ``function_calls``:
+    one row per variant, outermost function (``operation``), binary and function; every call
+    counted, recursion included; the mean time per call in seconds. Just the header without
+    the probe."""
+    rows: list[list[Cell]] = [
+        [
+            item.variant,
+            item.operation,
+            item.binary,
+            item.function,
+            item.runs,
+            item.operations,
+            item.calls,
+            item.calls_per_operation,
+            item.calls_per_run,
+            "seconds",
+            item.seconds_per_call,
+        ]
+        for item in analysis.function_calls
+    ]
+    return _write(FUNCTION_CALL_COLUMNS, rows)
 
 
 def _metric_columns(runs: Sequence[Run]) -> list[str]:

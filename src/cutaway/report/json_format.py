@@ -36,7 +36,8 @@ Version history:
         ``phases`` gain ``key``, ``metric``, ``parent_key``, ``calls_per_operation`` and
         ``calls_per_run`` (the phase's spans, a function's calls there); each of
         ``phase_comparisons`` gains ``key``, ``path``, ``parent``, ``parent_key`` and
-        ``unaccounted``.
+        ``unaccounted``. ``function_calls``: the uprobes probe's calls per probed function
+        (binary and function) per variant (always present, an empty list without the probe).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from cutaway.model import (
     Caution,
     Comparison,
     ExperimentInfo,
+    FunctionCalls,
     FunctionWeight,
     LatencySummary,
     LoadSummary,
@@ -256,6 +258,7 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "profile_phases": [_phase_weight(phase) for phase in analysis.profile_phases],
         "phases": [_phase_stat(stat) for stat in analysis.phases],
         "phase_comparisons": [_phase_comparison(c) for c in analysis.phase_comparisons],
+        "function_calls": [_function_calls(item) for item in analysis.function_calls],
         "attribution": [_attribution(entry) for entry in analysis.attribution],
         "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
         "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
@@ -382,6 +385,21 @@ def _function_weight(weight: FunctionWeight) -> dict[str, JsonValue]:
         "inclusive": _number(weight.inclusive_value),
         "self_share": _number(weight.self_share),
         "inclusive_share": _number(weight.inclusive_share),
+    }
+
+
+def _function_calls(item: FunctionCalls) -> dict[str, JsonValue]:
+    return {
+        "variant": item.variant,
+        "operation": item.operation,
+        "binary": item.binary,
+        "function": item.function,
+        "runs": item.runs,
+        "operations": item.operations,
+        "calls": item.calls,
+        "calls_per_operation": _number(item.calls_per_operation),
+        "calls_per_run": _number(item.calls_per_run),
+        "seconds_per_call": _number(item.seconds_per_call),
     }
 
 

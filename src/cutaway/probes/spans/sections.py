@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from cutaway.model import Analysis, Comparison, PhaseStat
+from cutaway.model import Analysis, Comparison, FunctionCalls, PhaseStat
 from cutaway.report.sections import (
     Align,
     Block,
@@ -77,6 +77,8 @@ def dissection_blocks(analysis: Analysis, *, compact: bool = False) -> list[Bloc
     blocks: list[Block] = [
         dissection_block(analysis, source, compact=compact) for source in sources
     ]
+    if analysis.function_calls:
+        blocks.append(function_calls_block(analysis, compact=compact))
     if blocks:
         blocks.append((Line((UNACCOUNTED_NOTE,), Tone.DIM),))
     return blocks
@@ -138,6 +140,45 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
             f": {SOURCE_TITLES.get(source, source)}, time per operation by phase (mean over "
             "runs with its confidence interval, median over operations, share of the outermost "
             "span, calls)",
+        ),
+    )
+    return (Table(title, tuple(columns), tuple(rows)),)
+
+
+def function_calls_block(analysis: Analysis, *, compact: bool = False) -> Block:
+    """The uprobes probe's calls per probed function: per outermost function, binary and
+    function, each variant's calls per operation (and per run) and mean time per call."""
+    counted = analysis.function_calls
+    labels = list(dict.fromkeys(item.variant for item in counted))
+    columns = [Column("in"), Column("function"), Column("binary")]
+    for label in labels:
+        columns.append(Column(f"{label} calls/op", Align.RIGHT))
+        if not compact:
+            columns.append(Column("calls/run", Align.RIGHT))
+        columns.append(Column("per call", Align.RIGHT))
+    cells_of: dict[tuple[str, str, str], dict[str, FunctionCalls]] = {}
+    for item in counted:
+        key = (item.operation, item.function, item.binary)
+        cells_of.setdefault(key, {})[item.variant] = item
+    rows = []
+    for (operation, function, binary), by_variant in cells_of.items():
+        cells: list[Cell] = [Name(operation), Name(function), Name(binary)]
+        for label in labels:
+            found = by_variant.get(label)
+            if found is None:
+                cells += [None] * (2 if compact else 3)
+                continue
+            cells.append(_count(found.calls_per_operation))
+            if not compact:
+                cells.append(_count(found.calls_per_run))
+            cells.append(Quantity(found.seconds_per_call, "seconds", fractional=True))
+        rows.append(Row(tuple(cells)))
+    title = Heading(
+        ("calls per probed function",),
+        (
+            ": uprobes, every call of each function of each binary in the operations of an "
+            "outermost function, recursion included (per operation, per run; mean time per "
+            "call, the probe's own cost included)",
         ),
     )
     return (Table(title, tuple(columns), tuple(rows)),)

@@ -93,6 +93,8 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
     baseline = analysis.experiments[0].baseline if one else None
     others = [c for c in analysis.phase_comparisons if not one or c.baseline == baseline]
     pairs = list(dict.fromkeys((c.baseline, c.variant) for c in others))
+    if source not in COMPARED_SOURCES:
+        pairs = []  # its phases are no metrics of their own: times only
     confidence = (
         format_confidence(analysis.experiments[0].confidence) if analysis.experiments else ""
     )
@@ -150,35 +152,56 @@ def function_calls_block(analysis: Analysis, *, compact: bool = False) -> Block:
     function, each variant's calls per operation (and per run) and mean time per call."""
     counted = analysis.function_calls
     labels = list(dict.fromkeys(item.variant for item in counted))
-    columns = [Column("in"), Column("function"), Column("binary")]
+    # The terminal's table: calls per operation only, and the binary only where one function
+    # is probed in two (two builds).
+    binaries_of: dict[str, set[str]] = {}
+    for item in counted:
+        binaries_of.setdefault(item.function, set()).add(item.binary)
+    show_binary = not compact or any(len(found) > 1 for found in binaries_of.values())
+    columns = [Column("in"), Column("function")]
+    if show_binary:
+        columns.append(Column("binary"))
     for label in labels:
-        columns.append(Column(f"{label} calls/op", Align.RIGHT))
-        if not compact:
-            columns.append(Column("calls/run", Align.RIGHT))
-        columns.append(Column("per call", Align.RIGHT))
+        if compact:
+            columns.append(Column(f"{label}", Align.RIGHT))
+            continue
+        columns += [
+            Column(f"{label} calls/op", Align.RIGHT),
+            Column("calls/run", Align.RIGHT),
+            Column("per call", Align.RIGHT),
+        ]
     cells_of: dict[tuple[str, str, str], dict[str, FunctionCalls]] = {}
     for item in counted:
         key = (item.operation, item.function, item.binary)
         cells_of.setdefault(key, {})[item.variant] = item
     rows = []
     for (operation, function, binary), by_variant in cells_of.items():
-        cells: list[Cell] = [Name(operation), Name(function), Name(binary)]
+        cells: list[Cell] = [Name(operation), Name(function)]
+        if show_binary:
+            cells.append(Name(binary))
         for label in labels:
             found = by_variant.get(label)
             if found is None:
-                cells += [None] * (2 if compact else 3)
-                continue
-            cells.append(_count(found.calls_per_operation))
-            if not compact:
-                cells.append(_count(found.calls_per_run))
-            cells.append(Quantity(found.seconds_per_call, "seconds", fractional=True))
+                cells += [None] * (1 if compact else 3)
+            elif compact:
+                cells.append(_count(found.calls_per_operation))
+            else:
+                cells += [
+                    _count(found.calls_per_operation),
+                    _count(found.calls_per_run),
+                    Quantity(found.seconds_per_call, "seconds", fractional=True),
+                ]
         rows.append(Row(tuple(cells)))
+    what = (
+        "calls per operation"
+        if compact
+        else "calls per operation and per run, mean time per call (the probe's cost included)"
+    )
     title = Heading(
         ("calls per probed function",),
         (
             ": uprobes, every call of each function of each binary in the operations of an "
-            "outermost function, recursion included (per operation, per run; mean time per "
-            "call, the probe's own cost included)",
+            f"outermost function, recursion included: {what}",
         ),
     )
     return (Table(title, tuple(columns), tuple(rows)),)

@@ -39,6 +39,7 @@ def test_every_call_is_counted_in_its_outermost_functions_operations() -> None:
     assert counted.calls[("do_search", "/usr/sbin/slapd", "test_filter")] == (4, 2 + 5 + 1 + 1)
     assert counted.calls[("do_search", "/usr/sbin/slapd", "do_search")] == (2, 20)
     assert counted.calls[("do_bind", "./v2/slapd", "test_filter")] == (1, 2)
+    assert [key[2] for key in counted.calls][:2] == ["do_search", "test_filter"]  # entry order
     assert counts.decode(counts.encode(counted)) == counted
     with pytest.raises(counts.DamagedCounts, match="version 9"):
         counts.decode(b'{"version": 9, "operations": {}, "functions": []}')

@@ -43,7 +43,7 @@ def count_calls(
     function ``i``. An operation whose first event is not an entry (its entry came before the
     tracer) or that never returned (unnumbered) is not counted."""
     per_root: dict[str, int] = defaultdict(int)
-    calls: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    calls: dict[tuple[str, str, str], list[int]] = {}  # in the order first called
     for operation in operations:
         if operation.number is None or not operation.events or not operation.events[0].begin:
             continue
@@ -51,25 +51,27 @@ def count_calls(
         per_root[root] += 1
         open_calls: list[tuple[int, int]] = []  # (function index, entry time)
         for event in operation.events:
+            key = (root, binaries[event.function], functions[event.function])
             if event.begin:
                 open_calls.append((event.function, event.time_ns))
+                calls.setdefault(key, [0, 0])
                 continue
-            match = next(
-                (
-                    i
-                    for i in range(len(open_calls) - 1, -1, -1)
-                    if open_calls[i][0] == event.function
-                ),
-                None,
-            )
+            match = _innermost(open_calls, event.function)
             if match is None:
-                continue
-            index, start_ns = open_calls[match]
+                continue  # a return without its entry: nest() reports it with the spans
+            start_ns = open_calls[match][1]
             del open_calls[match:]
-            counted = calls[(root, binaries[index], functions[index])]
-            counted[0] += 1
-            counted[1] += event.time_ns - start_ns
-    return RunCounts(dict(per_root), {key: (c, ns) for key, (c, ns) in calls.items()})
+            calls[key][0] += 1
+            calls[key][1] += event.time_ns - start_ns
+    return RunCounts(dict(per_root), {key: (c, ns) for key, (c, ns) in calls.items() if c})
+
+
+def _innermost(open_calls: Sequence[tuple[int, int]], function: int) -> int | None:
+    """The position of the innermost open call of `function`, None when none is open."""
+    for position in range(len(open_calls) - 1, -1, -1):
+        if open_calls[position][0] == function:
+            return position
+    return None
 
 
 def encode(counts: RunCounts) -> bytes:

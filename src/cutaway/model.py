@@ -911,6 +911,8 @@ class ExperimentInfo:
     conditions: tuple[Condition, ...] = ()  # [[conditions]]: the variants are their copies
     # The variants' own versions, by name (only those that have one; the label is the others').
     versions: Mapping[str, str] = field(default_factory=dict)
+    # The harness overhead measured for this experiment (each one's own in `cutaway compare`).
+    calibration: Calibration | None = None
 
 
 @dataclass(frozen=True)
@@ -1300,6 +1302,13 @@ class Analysis:
     phase_comparisons: tuple[Comparison, ...] = ()
     # The uprobes probe: calls per probed function (binary and function) per variant.
     function_calls: tuple[FunctionCalls, ...] = ()
+
+    def calibration_of(self, info: ExperimentInfo) -> Calibration | None:
+        """The harness overhead of ``info``'s experiment: its own, else, when the analysis is
+        of that one experiment only, the analysis's."""
+        if info.calibration is not None:
+            return info.calibration
+        return self.calibration if len(self.experiments) == 1 else None
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""

@@ -694,18 +694,22 @@ def test_terminal_shows_what_the_spec_asks_for() -> None:
     assert text.index("verdicts against files") < text.index("wall: elapsed") < text.index("user:")
     assert "max_rss:" in text
     compact = render_terminal(two_variants(), color=False)
-    assert "max_rss" not in compact.split("equivalent for every variant")[0]  # no row
-    assert "equivalent for every variant: max_rss" in compact
+    assert "max_rss" not in compact.split("equivalent:")[0]  # no row
+    assert "equivalent: max_rss (nscd vs files)" in compact
     assert "harness 612 µs/run" in compact and "harness overhead" not in compact
-    assert compact.index("wall    +5.12 %") < compact.index("median") < compact.index("sys ")
-    assert re.search(r"sys\s+1\.97 ms\s+2\.20 ms \(\+11\.6 %\)", compact)
-    assert "inconclusive: user of nscd" in compact
+    # Every metric that changed has its verdict in the table, after wall; its median below.
+    verdicts = compact[: compact.index("median")]
+    assert re.search(r"wall\s+\+5\.12 %[^\n]*\n\s+sys\s", verdicts)
+    assert re.search(r"sys\s+\+11\.6 %\s+\[\+9\.52 %, \+13\.7 %\]\s+regressed", verdicts)
+    assert re.search(r"sys\s+1\.97 ms\s+2\.20 ms\n", compact)
+    assert "inconclusive: user (nscd vs files)" in compact
     assert compact.rstrip().endswith("slower than files: regressed")
     assert text.rstrip().endswith("nscd is 5.12 % [4.60 %, 5.64 %] slower than files: regressed")
     assert "runs that did not succeed" in text
     assert "runs that did not succeed" not in render_terminal(matrix(), color=False)
-    assert "wall of senders=1,queue_dirs=10: about 54 more rounds" in render_terminal(
-        matrix(), color=False
+    assert (
+        "wall (senders=1,queue_dirs=10 vs senders=1,queue_dirs=1): about 54 more rounds"
+        in render_terminal(matrix(), color=False, width=200)
     )
 
 

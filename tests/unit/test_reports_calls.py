@@ -375,7 +375,7 @@ def test_terminal_shows_seed_000_tables_without_empty_positions() -> None:
     assert re.search(
         r"getservbyname call 2\s+5\.47x faster\s+\[-82\.2 %, -81\.2 %\]\s+improved", verdicts
     )
-    assert "getservbyname call 2 of nscd-invalidated: about 88 more rounds" in text
+    assert "getservbyname call 2 (nscd-invalidated vs files): about 88 more rounds" in text
     # Reading order: verdicts, wall, the overview, then per function its table.
     assert (
         text.index("verdicts against files")

@@ -55,6 +55,8 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # The terminal report's width in a file or a pipe, and on a terminal that reports no width (some
 # CI pseudo-terminals say 0 columns).
 WIDTH_OFF_TERMINAL, WIDTH_FALLBACK = 100, 80
+# The narrowest report --width accepts: a verdict row needs about this much.
+MIN_WIDTH = 40
 # hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
 STYLES: dict[str, tuple[str, bool | None, bool]] = {
     "auto": ("auto", None, True),
@@ -147,6 +149,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         help="as hyperfine: basic (no colour, no progress bar), full (colour and bar, even "
         "when not on a terminal), nocolor, color, none (no colour, no progress at all)",
     )
+    add_width_option(parser)
     parser.add_argument(
         "--all-metrics",
         action="store_true",
@@ -157,6 +160,29 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compare every pair of variants, not only each against the baseline",
     )
+
+
+def add_width_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--width",
+        type=_width,
+        metavar="N",
+        help="the terminal report's width in columns, on a terminal, in a file or in a pipe "
+        f"(default: $COLUMNS, else the terminal's, else {WIDTH_OFF_TERMINAL} off a terminal)",
+    )
+
+
+def _width(text: str) -> int:
+    """--width's value: a whole number of columns, at least MIN_WIDTH."""
+    try:
+        columns = int(text)
+    except ValueError:
+        columns = 0
+    if columns < MIN_WIDTH:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of columns, at least {MIN_WIDTH}, not {text!r}"
+        )
+    return columns
 
 
 class _AppendParameter(argparse.Action):
@@ -433,6 +459,14 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("first", help="the reference experiment (id or name)")
     compare.add_argument("second", help="the experiment compared with it")
     compare.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
+    compare.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="compare variant OLD of FIRST with variant NEW of SECOND (repeat for each pair; "
+        "variants of the same name are paired without it)",
+    )
     _add_output_options(compare)
 
     listing = _subparser(commands, "list", "list stored experiments")
@@ -754,9 +788,16 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) 
     check_output_paths(outputs, keep)
 
 
-def report_width() -> int:
-    """The terminal's columns (COLUMNS first, as shutil reads them), 80 when it reports none;
-    100 when standard output is not a terminal."""
+def report_width(args: argparse.Namespace | None = None) -> int:
+    """The terminal report's width: --width when given; else COLUMNS when it is set to a
+    width, on a terminal or not (`COLUMNS=220 cutaway report > file`); else the terminal's
+    columns, 80 when it reports none; 100 when standard output is not a terminal."""
+    given: int | None = getattr(args, "width", None)
+    if given is not None:
+        return given
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) >= MIN_WIDTH:
+        return int(columns)
     if not sys.stdout.isatty():
         return WIDTH_OFF_TERMINAL
     return shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK
@@ -777,7 +818,10 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
     if fmt == "terminal":  # escaped and styled by the renderer itself
         sys.stdout.write(
             render_terminal(
-                analysis, color=_color(args), width=report_width(), all_metrics=args.all_metrics
+                analysis,
+                color=_color(args),
+                width=report_width(args),
+                all_metrics=args.all_metrics,
             )
         )
     else:
@@ -827,7 +871,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         listeners.append(preload)
     try:
         with TerminalProgress(
-            bar=bar,
+            bar=False if args.quiet else bar,  # -q: nothing but errors, on a terminal too
             lines=lines and not args.quiet,
             color=_color(args),
             db_option=db_option(args.db),
@@ -922,13 +966,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from cutaway.compare import compare_experiments
+    from cutaway.compare import VariantMismatch, compare_experiments, variant_map_from_options
     from cutaway.store import Store
 
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
     store = Store(args.db, create=False)  # reading never creates a store
     first, second = store.resolve(args.first), store.resolve(args.second)
-    analysis = compare_experiments(store, first, second, all_pairs=args.all_pairs)
+    try:
+        variant_map = variant_map_from_options(store, first, second, args.map)
+        analysis = compare_experiments(
+            store, first, second, all_pairs=args.all_pairs, variant_map=variant_map
+        )
+    except VariantMismatch as error:
+        raise UsageError(str(error)) from None
     emit(analysis, args, args.format)
     return EXIT_OK
 

@@ -103,7 +103,7 @@ def _plain(value: object) -> JsonValue:
     return str(value)
 
 
-def _experiment(info: ExperimentInfo) -> dict[str, JsonValue]:
+def _experiment(info: ExperimentInfo, calibration: Calibration | None) -> dict[str, JsonValue]:
     return {
         "id": info.id,
         "name": info.name,
@@ -118,6 +118,7 @@ def _experiment(info: ExperimentInfo) -> dict[str, JsonValue]:
         "margin": _number(info.margin),
         "confidence": _number(info.confidence),
         "environment": _plain(info.environment),
+        "calibration": _calibration(calibration),
     }
 
 
@@ -238,7 +239,9 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
     return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
-        "experiments": [_experiment(info) for info in analysis.experiments],
+        "experiments": [
+            _experiment(info, analysis.calibration_of(info)) for info in analysis.experiments
+        ],
         "summaries": [_summary(summary) for summary in analysis.summaries],
         "comparisons": [_comparison(comparison) for comparison in analysis.comparisons],
         "cautions": [_caution(caution) for caution in analysis.cautions],

@@ -143,7 +143,10 @@ def functions_block(
     shown = functions[:limit] if limit else functions
     columns = [Column("function")]
     for variant in variants:
-        columns += [Column(variant, Align.RIGHT, scale="weight"), Column("share", Align.RIGHT)]
+        columns += [
+            Column(variant, Align.RIGHT, scale="weight"),
+            Column("share", Align.RIGHT, follows=True),
+        ]
     several = len(variants) > 1
     if several:
         columns.append(Column("only in"))
@@ -254,7 +257,10 @@ def phases_block(analysis: Analysis, what: str) -> Block:
         cells_of.setdefault(weight.phase, {})[weight.variant] = weight
     columns = [Column("phase")]
     for variant in variants:
-        columns += [Column(variant, Align.RIGHT, scale="weight"), Column("share", Align.RIGHT)]
+        columns += [
+            Column(variant, Align.RIGHT, scale="weight"),
+            Column("share", Align.RIGHT, follows=True),
+        ]
     others = [variant for variant in variants if variant != baseline]
     columns += [Column(f"{variant} vs {baseline}", Align.RIGHT) for variant in others]
     rows = []

@@ -107,16 +107,19 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
         columns.append(Column(label, Align.RIGHT))
         if not compact:
             columns += [
-                Column(f"{confidence} CI".strip(), Align.RIGHT),
-                Column("median", Align.RIGHT),
+                Column(f"{confidence} CI".strip(), Align.RIGHT, follows=True),
+                Column("median", Align.RIGHT, follows=True),
             ]
-        columns.append(Column("share", Align.RIGHT))
+        columns.append(Column("share", Align.RIGHT, follows=True))
         if counted:  # the terminal's narrow header: calls per operation
-            columns.append(Column("calls" if compact else "calls/op", Align.RIGHT))
+            columns.append(Column("calls" if compact else "calls/op", Align.RIGHT, follows=True))
         if not compact:
-            columns.append(Column("calls/run", Align.RIGHT))
+            columns.append(Column("calls/run", Align.RIGHT, follows=True))
     for reference, variant in pairs:
-        columns += [Column(f"{variant} vs {reference}", Align.RIGHT), Column("verdict")]
+        columns += [
+            Column(f"{variant} vs {reference}", Align.RIGHT),
+            Column("verdict", follows=True),
+        ]
     cells_of: dict[tuple[tuple[str, ...], bool], dict[str, PhaseStat]] = {}
     for stat in stats:
         cells_of.setdefault((stat.path, stat.unaccounted), {})[column_label(stat)] = stat
@@ -167,8 +170,8 @@ def function_calls_block(analysis: Analysis, *, compact: bool = False) -> Block:
             continue
         columns += [
             Column(f"{label} calls/op", Align.RIGHT),
-            Column("calls/run", Align.RIGHT),
-            Column("per call", Align.RIGHT),
+            Column("calls/run", Align.RIGHT, follows=True),
+            Column("per call", Align.RIGHT, follows=True),
         ]
     cells_of: dict[tuple[str, str, str], dict[str, FunctionCalls]] = {}
     for item in counted:
@@ -254,6 +257,7 @@ def _verdict(
             found.verdict,
             found.rounds_to_settle,
             found.n_pairs,
-            f"{metric} of {variant}",
+            str(metric),
+            f"{variant} vs {reference}",
         ),
     ]

@@ -147,7 +147,7 @@ class SpansProbe:
             if table_data is not None:
                 data.append(table_data)
             for name, value in table_metrics.items():
-                metrics.setdefault(name, value)  # one source per phase name: the SDK's first
+                metrics.setdefault(name, value)  # one source per phase path: the SDK's first
         self.run_metrics_now = metrics
         shown = problems[:MAX_PROBLEMS]
         if len(problems) > MAX_PROBLEMS:

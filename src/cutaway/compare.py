@@ -22,6 +22,7 @@ from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.metrics.series import load_series
 from cutaway.model import (
+    PHASE_METRIC_PREFIX,
     Analysis,
     CallPercentiles,
     CallSummary,
@@ -29,6 +30,7 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     FlameProfile,
+    FunctionCalls,
     LatencySummary,
     LoadSummary,
     Metric,
@@ -153,6 +155,11 @@ def analyze(
         phase_stats = dissect(load_tables(store, experiment_id), names, spec.confidence)
         phase_comparisons = _phase_comparisons(store, experiment_id, spec, resamples)
         cautions += problem_cautions(store, experiment_id)
+    counted_calls: list[FunctionCalls] = []
+    if spec.probes.uprobes:
+        from cutaway.probes.uprobes.analysis import function_calls
+
+        counted_calls = function_calls(store, experiment_id, names)
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -174,6 +181,7 @@ def analyze(
         attribution_curve=attribution.curve if attribution else (),
         phases=tuple(phase_stats),
         phase_comparisons=tuple(phase_comparisons),
+        function_calls=tuple(counted_calls),
         metrics=metrics,
         ranking=wall_ranking(wall),
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)
@@ -187,14 +195,16 @@ def analyze(
     )
 
 
-PHASE_METRIC_PREFIX = "phase:"  # as cutaway.probes.spans.phases.METRIC_PREFIX
-
-
 def phase_metrics(store: Store, experiment_id: int) -> list[Metric]:
-    """The spans probe's per-run metrics ``phase:<name>``, as stored (names are the program's
-    span names: known only after the runs)."""
+    """The spans probe's per-run metrics ``phase:<key>`` (a phase's place in the tree,
+    cutaway.model.phase_key), as stored (names are the program's span names: known only after
+    the runs)."""
     return [
-        Metric(name, "seconds", f"mean time per operation in the phase {name[6:]!r}")
+        Metric(
+            name,
+            "seconds",
+            f"mean time per operation in the phase {name[len(PHASE_METRIC_PREFIX) :]!r}",
+        )
         for name in store.metric_names(experiment_id)
         if name.startswith(PHASE_METRIC_PREFIX)
     ]
@@ -414,6 +424,10 @@ def compare_experiments(
         ),
         phases=phases,
         phase_comparisons=phase_comparisons,
+        function_calls=(
+            _tagged(first.function_calls, tag_a, shared_a)
+            + _tagged(second.function_calls, tag_b, shared_b)
+        ),
     )
 
 
@@ -433,7 +447,7 @@ def _compared_phases(
 ) -> tuple[tuple[PhaseStat, ...], tuple[Comparison, ...]]:
     """The phases of two experiments that both have them, as the process metrics are
     compared: each one's dissection of the shared variants (tagged), and each phase metric
-    ``phase:<name>`` both measured, unpaired, one Holm family per variant apart from the
+    ``phase:<path>`` both measured, unpaired, one Holm family per variant apart from the
     process metrics (as within one experiment)."""
     if not first.phases or not second.phases:
         return (), ()
@@ -465,7 +479,15 @@ def _compared_phases(
 
 
 _Item = TypeVar(
-    "_Item", Run, CallSummary, CallPercentiles, FlameProfile, LoadSummary, LatencySummary, PhaseStat
+    "_Item",
+    Run,
+    CallSummary,
+    CallPercentiles,
+    FlameProfile,
+    LoadSummary,
+    LatencySummary,
+    PhaseStat,
+    FunctionCalls,
 )
 
 

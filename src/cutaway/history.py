@@ -121,7 +121,7 @@ def load_history(
             "`cutaway list` shows the stored ones"
         )
     experiments = [store.experiment(row.id) for row in rows]
-    measured = [e for e in experiments if metric in {m.name for m in e.spec.all_metrics()}]
+    measured = [e for e in experiments if metric in {m.name for m in _metrics(store, e)}]
     if not measured:
         raise HistoryError(f"no experiment named {name!r} measured the metric {metric!r}")
     seen = {v.name for e in measured for v in e.spec.variants}
@@ -142,7 +142,7 @@ def load_history(
             f"no experiment named {name!r} has usable runs of variant {chosen!r}"
             + (f" and reference {reference!r}" if reference else "")
         )
-    found_metric = next(m for m in measured[0].spec.all_metrics() if m.name == metric)
+    found_metric = next(m for m in _metrics(store, measured[0]) if m.name == metric)
     return History(
         name=name,
         metric=found_metric,
@@ -156,6 +156,17 @@ def load_history(
         ),
         triage=store.triage(name),
     )
+
+
+def _metrics(store: Store, stored: StoredExperiment) -> list[Metric]:
+    """The experiment's metrics: its spec's, and the phases' ``phase:<path>`` its runs
+    carry (the spans and uprobes probes name them after the runs)."""
+    from cutaway.compare import phase_metrics
+
+    declared = list(stored.spec.all_metrics())
+    if stored.spec.probes.spans is None and not stored.spec.probes.uprobes:
+        return declared
+    return declared + phase_metrics(store, stored.id)
 
 
 def _standard_errors(points: list[HistoryPoint]) -> list[float] | None:
@@ -188,7 +199,7 @@ def _point(
     names = [v.name for v in stored.spec.variants]
     if chosen not in names or (reference is not None and reference not in names):
         return None
-    purpose = next(m.purpose for m in stored.spec.all_metrics() if m.name == metric)
+    purpose = next(m.purpose for m in _metrics(store, stored) if m.name == metric)
     table = store.metric_table(stored.id, metric, purpose)
     estimate = _estimate(table, chosen, reference)
     if estimate is None:

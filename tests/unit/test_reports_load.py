@@ -199,7 +199,7 @@ def test_sends_that_waited_for_a_busy_server_are_the_servers() -> None:
 
 def test_json_load_list_has_every_phase_corrected_and_uncorrected() -> None:
     document = json.loads(FORMATS["json"].render(_analysis(("before", "after"))))
-    assert document["version"] == 8
+    assert document["version"] == 9
     entry = document["load"][0]
     assert entry["variant"] == "before"
     assert {"requests", "errors", "throughput"} <= set(entry)

@@ -110,6 +110,7 @@ EXPORT_OPTIONS = {
 # reports; a test checks that the two agree.
 REPORT_FORMATS = (
     "calls-csv", "csv", "html", "json", "load-csv", "markdown", "phases-csv", "terminal",
+    "uprobe-calls-csv",
 )  # fmt: skip
 
 
@@ -336,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--calls",
         metavar="F,G",
         help="time every call of these libc functions, "
-        "e.g. getpwnam,getservbyname (the calls probe)",
+        "e.g. getpwnam,getservbyname (the calls probe; adds to an experiment file's)",
     )
     run.add_argument("--label", help="a label stored with the experiment, e.g. a version")
     run.add_argument(
@@ -364,15 +365,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--syscalls",
         metavar="S,T",
         help="time every call of these system calls "
-        "with strace, e.g. fsync,openat (the syscalls probe)",
+        "with strace, e.g. fsync,openat (the syscalls probe; adds to an experiment file's)",
     )
     run.add_argument(
         "--uprobes",
         action="append",
         metavar="BINARY:F,G",
         help="time every call of these functions of an unmodified binary with uprobes (root, "
-        "bpftrace), as nested phases, e.g. /usr/sbin/slapd:do_search,test_filter; repeat for "
-        "more binaries (the uprobes probe)",
+        "bpftrace), as nested phases, and count them, e.g. "
+        "/usr/sbin/slapd:do_search,test_filter; repeat for more binaries (a function in two "
+        "binaries is one phase: two builds compare); adds to an experiment file's (the uprobes "
+        "probe)",
     )
     # -- the profile probe (cutaway.probes.profile; docs/experiment-file.md, [probes] profile)
     run.add_argument(

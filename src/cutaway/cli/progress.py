@@ -119,9 +119,14 @@ class TerminalProgress:
             self.done, self.elapsed = event.runs_done, event.seconds_elapsed
             self.total = max(event.runs_planned, event.runs_done)
             if not event.run.ok:
+                where = (  # warmup rounds are numbered below 0 inside; a reader knows "warmup"
+                    f"round {event.run.round_index}"
+                    if event.run.round_index >= 0
+                    else "its warmup run"
+                )
                 self.say(
-                    f"cutaway: run of {event.run.variant!r} in round "
-                    f"{event.run.round_index}: {event.run.status.value}: {event.run.message}"
+                    f"cutaway: run of {event.run.variant!r} in {where}: "
+                    f"{event.run.status.value}: {event.run.message}"
                 )
             self._draw()
         elif isinstance(event, events.CalibrationDone):
@@ -141,11 +146,19 @@ class TerminalProgress:
         """What an experiment that stopped before its end kept, and how to continue it. After
         an error this is part of the error message: it is printed even under --quiet."""
         why = "stopped by the error below" if event.reason == "error" else event.reason
-        message = (
-            f"cutaway: experiment #{event.experiment_id} is incomplete ({why}): "
-            f"{event.runs_kept} runs in {event.rounds_kept} complete rounds are stored; "
-            f"`cutaway run --resume {event.experiment_id}{self.db_option}` continues it"
-        )
+        resume = f"`cutaway run --resume {event.experiment_id}{self.db_option}`"
+        if event.runs_kept == 0 and event.reason == "error":
+            # Nothing measured: "continues it" would promise the same error again.
+            message = (
+                f"cutaway: experiment #{event.experiment_id} measured nothing ({why}); "
+                f"once that is fixed, {resume} runs it"
+            )
+        else:
+            message = (
+                f"cutaway: experiment #{event.experiment_id} is incomplete ({why}): "
+                f"{event.runs_kept} runs in {event.rounds_kept} complete rounds are stored; "
+                f"{resume} continues it"
+            )
         if event.status == "running":
             message += " (its status could not be stored: it still reads running)"
         if self.lines or event.reason == "error":

@@ -80,6 +80,8 @@ def experiment_info(stored: StoredExperiment, rounds_completed: int) -> Experime
         conditions=spec.conditions,
         versions=dict(stored.versions),
         calibration=stored.calibration,
+        commands={v.name: v.command_text for v in spec.variants},
+        parameters={v.name: dict(v.params) for v in spec.variants if v.params},
     )
 
 

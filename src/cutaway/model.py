@@ -6,6 +6,7 @@ every other module may import it (see docs/how-it-works.md for the dependency di
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
@@ -138,6 +139,11 @@ class Variant:
         object.__setattr__(self, "params", _frozen(self.params))
         if isinstance(self.command, list):
             object.__setattr__(self, "command", tuple(self.command))
+
+    @property
+    def command_text(self) -> str:
+        """The command as one line a shell would read (an argument vector shell-quoted)."""
+        return self.command if isinstance(self.command, str) else shlex.join(self.command)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -915,6 +921,9 @@ class ExperimentInfo:
     versions: Mapping[str, str] = field(default_factory=dict)
     # The harness overhead measured for this experiment (each one's own in `cutaway compare`).
     calibration: Calibration | None = None
+    # Each variant's command as one line, and the matrix parameters that made it (if any).
+    commands: Mapping[str, str] = field(default_factory=dict)
+    parameters: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

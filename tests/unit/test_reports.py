@@ -495,7 +495,7 @@ def test_json_has_the_documented_keys_in_base_units() -> None:
         "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs", "series",
         "profile_totals", "top_functions", "top_stacks", "profile_phases", "phases",
         "phase_comparisons", "function_calls", "attribution", "attribution_totals",
-        "attribution_curve", "load",
+        "attribution_curve", "load", "results",
     ]  # fmt: skip
     # Without the calls probe its keys are still there, empty: readers need not test for them.
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []

@@ -38,12 +38,18 @@ Version history:
         ``phase_comparisons`` gains ``key``, ``path``, ``parent``, ``parent_key`` and
         ``unaccounted``. ``function_calls``: the uprobes probe's calls per probed function
         (binary and function) per variant (always present, an empty list without the probe).
+    Added since without a version change: ``results`` (2026-11-27), hyperfine's own list, one
+        entry per variant with its command and the statistics of its counted, successful
+        runs' wall times in seconds (``mean``, ``stddev``, ``median``, ``user``, ``system``,
+        ``min``, ``max``, ``times``, ``exit_codes``, and ``parameters`` of a matrix variant),
+        so that hyperfine's scripts read cutaway's export unchanged.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -69,6 +75,7 @@ from cutaway.model import (
     PhaseWeight,
     ProfileTotal,
     Run,
+    RunStatus,
     StackWeight,
     Summary,
     TimeSeries,
@@ -266,7 +273,48 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
         "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
         "load": [_load(summary) for summary in analysis.load],
+        "results": _hyperfine_results(analysis),
     }
+
+
+def _hyperfine_results(analysis: Analysis) -> list[JsonValue]:
+    """hyperfine's ``results``: per variant its command and its counted successful runs' wall
+    times, with hyperfine's statistics (sample standard deviation, null for one run; ``user``
+    and ``system`` the mean CPU seconds). Only for one experiment: `cutaway compare` has no
+    single command per name."""
+    if len(analysis.experiments) != 1:
+        return []
+    info = analysis.experiments[0]
+    results: list[JsonValue] = []
+    for variant in info.variants:
+        ok = [
+            run
+            for run in analysis.runs
+            if run.variant == variant and run.status is RunStatus.OK and "wall" in run.metrics
+        ]
+        times = [run.metrics["wall"] for run in ok]
+        result: dict[str, JsonValue] = {
+            "command": info.commands.get(variant, variant),
+            "name": variant,
+            "mean": _number(statistics.fmean(times)) if times else None,
+            "stddev": _number(statistics.stdev(times)) if len(times) > 1 else None,
+            "median": _number(statistics.median(times)) if times else None,
+            "user": _mean_of(ok, "user"),
+            "system": _mean_of(ok, "sys"),
+            "min": _number(min(times)) if times else None,
+            "max": _number(max(times)) if times else None,
+            "times": [_number(t) for t in times],
+            "exit_codes": [run.exit_code for run in ok],
+        }
+        if variant in info.parameters:
+            result["parameters"] = dict(info.parameters[variant])
+        results.append(result)
+    return results
+
+
+def _mean_of(runs: Sequence[Run], metric: str) -> float | None:
+    values = [run.metrics[metric] for run in runs if metric in run.metrics]
+    return _number(statistics.fmean(values)) if values else None
 
 
 def _latency(latency: LatencySummary | None) -> JsonValue:

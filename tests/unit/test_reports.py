@@ -701,7 +701,8 @@ def test_terminal_shows_what_the_spec_asks_for() -> None:
     verdicts = compact[: compact.index("median")]
     assert re.search(r"wall\s+\+5\.12 %[^\n]*\n\s+sys\s", verdicts)
     assert re.search(r"sys\s+\+11\.6 %\s+\[\+9\.52 %, \+13\.7 %\]\s+regressed", verdicts)
-    assert re.search(r"sys\s+1\.97 ms\s+2\.20 ms\n", compact)
+    # Each median with its variant's range (min…max) in the row's unit, as hyperfine's Range.
+    assert re.search(r"sys\s+1\.97 ms \(1\.78…2\.47\)\s+2\.20 ms \(1\.99…2\.76\)\n", compact)
     assert "inconclusive: user (nscd vs files)" in compact
     assert compact.rstrip().endswith("slower than files: regressed")
     assert text.rstrip().endswith("nscd is 5.12 % [4.60 %, 5.64 %] slower than files: regressed")

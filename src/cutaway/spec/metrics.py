@@ -19,7 +19,7 @@ from cutaway.model import (
     PROCESS_STATS,
     MetricSpec,
 )
-from cutaway.spec import fields
+from cutaway.spec import fields, limits
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 
 COMMON_KEYS = ("name", "source", "unit", "better", "description")
@@ -89,8 +89,8 @@ def read_metric(table: Mapping[str, object], key_path: KeyPath) -> MetricSpec:
             raise expected('"lower" or "higher"', table["better"], key("better"))
         values["better"] = table["better"]
     if "interval" in table:
-        values["interval_seconds"] = fields.read_positive_duration(
-            table["interval"], key("interval")
+        values["interval_seconds"] = fields.read_duration(
+            table["interval"], key("interval"), maximum_seconds=limits.MAX_SAMPLE_INTERVAL_SECONDS
         )
     if "series" in table:
         values["series"] = fields.read_bool(table["series"], key("series"))

@@ -118,7 +118,7 @@ def _settings(args: argparse.Namespace) -> BisectSettings:
     from cutaway.bisect.session import BisectSettings
     from cutaway.cli.commands import UsageError
     from cutaway.model import INSTRUCTIONS_METRIC, PRIMARY_METRIC
-    from cutaway.spec import SpecError, fields
+    from cutaway.spec import SpecError, fields, limits
     from cutaway.spec.command import command_for
 
     if not args.workload:
@@ -135,15 +135,14 @@ def _settings(args: argparse.Namespace) -> BisectSettings:
     else:
         workload = tuple(args.workload)
     for option, value in (("--rounds", args.rounds), ("--max-rounds", args.max_rounds)):
-        if value < 2:
-            raise SpecError(f"expected at least 2 rounds, found {value}", key=option)
+        fields.read_integer(value, (option,), 2, limits.MAX_ROUNDS)
     if args.max_rounds < args.rounds:
         raise SpecError("--max-rounds is below --rounds", key="--max-rounds")
-    if args.retries < 0:
-        raise SpecError(f"expected 0 or more, found {args.retries}", key="--retries")
+    fields.read_integer(args.retries, ("--retries",), 0, limits.MAX_BISECT_RETRIES)
+    fields.read_seed(args.seed, ("--seed",))
 
     def duration(value: str | None, option: str) -> float | None:
-        return None if value is None else fields.read_positive_duration(value, (option,))
+        return None if value is None else fields.read_run_timeout(value, (option,))
 
     return BisectSettings(
         good=args.good,
@@ -158,11 +157,11 @@ def _settings(args: argparse.Namespace) -> BisectSettings:
         instructions=bool(args.instructions),
         rounds=args.rounds,
         max_rounds=args.max_rounds,
-        max_time_seconds=duration(args.max_time, "--max-time"),
+        max_time_seconds=None
+        if args.max_time is None
+        else fields.read_max_time(args.max_time, ("--max-time",)),
         retries=args.retries,
-        build_timeout_seconds=fields.read_positive_duration(
-            args.build_timeout, ("--build-timeout",)
-        ),
+        build_timeout_seconds=fields.read_run_timeout(args.build_timeout, ("--build-timeout",)),
         timeout_seconds=duration(args.timeout, "--timeout"),
         seed=args.seed,
     )

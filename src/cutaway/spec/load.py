@@ -26,7 +26,6 @@ from cutaway.model import (
 from cutaway.spec import fields, limits
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 from cutaway.spec.matrix import VariantTemplate, substitute
-from cutaway.spec.units import parse_duration
 
 LOAD_KEYS = (
     "target",
@@ -384,9 +383,9 @@ def read_latency_target(text: str, option: str = "--max-rate-under") -> LatencyT
     if not 0 < percentile <= 100:
         raise SpecError(f"{describe(name)} is not a percentile in (0, 100] such as p99", key=option)
     try:
-        seconds = parse_duration(limit.strip())
+        seconds = fields.read_duration(
+            limit.strip(), (option,), maximum_seconds=limits.MAX_REQUEST_TIMEOUT_SECONDS
+        )
     except SpecError as error:
-        raise SpecError(error.message, key=option) from None
-    if seconds <= 0:
-        raise SpecError("the latency limit must be above 0", key=option)
+        raise SpecError(f"the latency limit: {error.message}", key=option) from None
     return LatencyTarget(percentile, seconds)

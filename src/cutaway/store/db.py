@@ -43,6 +43,7 @@ from cutaway.store.rows import (
     stored_experiment,
     variant_names,
 )
+from cutaway.visible import clip, left_out_note
 
 if TYPE_CHECKING:
     from cutaway.history import Triage
@@ -341,12 +342,12 @@ class Store:
         """The id of the experiment ``ref`` names: None or "latest" (the newest),
         "latest-incomplete" (the newest that stopped before its end and that no live process
         is running), an id, or a name (the newest experiment of that name)."""
-        with self._read(f"find experiment {ref!r}") as connection:
+        asked = _quoted("latest" if ref is None else ref)
+        with self._read(f"find experiment {asked}") as connection:
             found = _find(connection, ref, self.location)
         if found is None:
-            asked = "latest" if ref is None else ref
             raise StoreError(
-                f"no experiment {asked!r} in {self.location}; `cutaway list` shows the stored ones"
+                f"no experiment {asked} in {self.location}; `cutaway list` shows the stored ones"
             )
         return found
 
@@ -609,6 +610,12 @@ class Store:
             raise StoreError(f"experiment {experiment_id} has no variant {variant!r}")
 
 
+def _quoted(ref: str) -> str:
+    """An experiment's id or name as a message quotes it: cut, decoded with replacement."""
+    shown, left_out = clip(ref)
+    return repr(shown) + left_out_note(left_out)
+
+
 def _find(connection: Connection, ref: str | None, location: str) -> int | None:
     if ref is None or ref == "latest":
         row = connection.execute("SELECT MAX(id) FROM experiments").fetchone()
@@ -628,7 +635,8 @@ def _find(connection: Connection, ref: str | None, location: str) -> int | None:
         return None
     else:
         row = None
-        if ref.isascii() and ref.isdigit():
+        # An id fits the stores' 64-bit integers; longer digits can only be a name.
+        if ref.isascii() and ref.isdigit() and len(ref) <= 19 and int(ref) < 2**63:
             row = connection.execute(
                 "SELECT id FROM experiments WHERE id = ?", (int(ref),)
             ).fetchone()

@@ -39,7 +39,7 @@ from cutaway.cli.history import add_history_arguments, cmd_history
 from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
 from cutaway.cli.streams import pipe_safe_streams, stdout_closed
 from cutaway.store.location import is_postgresql_url, shown
-from cutaway.visible import visible
+from cutaway.visible import display, visible
 
 if TYPE_CHECKING:
     from cutaway.events import Listener
@@ -715,7 +715,7 @@ def looks_like_command(argument: str) -> bool:
 
 
 def command_hint(words: Sequence[str]) -> str:
-    command = " ".join(words)
+    command = display(" ".join(words))
     return (
         f"{command!r} is not an experiment file; to measure a command, give it with -c: "
         f"cutaway run -c {shlex.quote(command)}"

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from cutaway.model import ProbeSpec, ProfileSpec, SpansSpec, Spec
 from cutaway.spec import fields
 from cutaway.spec.conditions import conditioned_baseline
-from cutaway.spec.errors import SpecError
+from cutaway.spec.errors import SpecError, describe
 from cutaway.spec.metrics import read_metric_options
 from cutaway.spec.probes import (
     read_call_graph,
@@ -48,9 +48,9 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             if spec.conditions and value in {v.family_name for v in spec.variants}:
                 value = conditioned_baseline(value, spec.conditions)
             if value not in names:
-                raise SpecError(
-                    f"{value!r} names no variant (variants: {', '.join(names)})", key="--baseline"
-                )
+                known = ", ".join(describe(name) for name in names)
+                message = f"{describe(value)} names no variant (variants: {known})"
+                raise SpecError(message, key="--baseline")
             changes["baseline"] = value
             continue
         if option in ("--metric", "--metric-regex"):  # declared metrics, added to the file's

@@ -52,7 +52,7 @@ def read_call_names(value: object, key_path: KeyPath) -> tuple[str, ...]:
     for index, name in enumerate(names):
         if not isinstance(name, str) or name.strip() not in catalog:
             raise SpecError(
-                f"unknown function {name!r}; the catalog: {', '.join(catalog)}",
+                f"unknown function {describe(name)}; the catalog: {', '.join(catalog)}",
                 key_path=key_path if isinstance(value, str) else (*key_path, index),
             )
     return tuple(dict.fromkeys(name.strip() for name in names))

@@ -111,12 +111,14 @@ def check_target(text: str, protocol: str) -> LoadTarget:
     if "#" in text:
         raise TargetProblem("a fragment (#...) is never sent to a server: remove it", quote=quote)
     if has_scheme and scheme != "http":
-        raise TargetProblem(f"{scheme}:// is not supported ({TARGET_FORMS})", quote=quote)
+        which = f"{scheme}://" if quote else "this scheme"
+        raise TargetProblem(f"{which} is not supported ({TARGET_FORMS})", quote=quote)
     _check_authority(authority, has_scheme, quote)
     try:
         target = LoadTarget.parse(text)
-    except ValueError as error:
-        raise TargetProblem(str(error), quote=quote) from None
+    except ValueError as error:  # its message quotes parts of the target
+        message = str(error) if quote else f"expected {TARGET_FORMS}"
+        raise TargetProblem(message, quote=quote) from None
     if protocol == "memcached" and len(target.path.encode()) > MAX_MEMCACHED_KEY_BYTES:
         message = f"a memcached key (the path) has at most {MAX_MEMCACHED_KEY_BYTES} bytes"
         raise TargetProblem(message, quote=quote)
@@ -134,7 +136,8 @@ def _check_authority(authority: str, has_scheme: bool, quote: bool) -> None:
         try:
             ipaddress.IPv6Address(address)
         except ValueError:
-            raise TargetProblem(f"[{address}] is not an IPv6 address", quote=quote) from None
+            which = f"[{address}]" if quote else "the address in brackets"
+            raise TargetProblem(f"{which} is not an IPv6 address", quote=quote) from None
         if not port.startswith(":"):
             raise TargetProblem("give the port after the address: [::1]:8080", quote=quote)
         _check_port(port[1:], quote)

@@ -7,6 +7,7 @@ twice and stored in the experiment's name."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -14,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from cutaway.syscall_names import SYSCALL_NAMES
 
 CUTAWAY = [sys.executable, "-m", "cutaway"]
 DB = "store.db"
@@ -162,6 +165,7 @@ def test_an_unknown_system_call_is_refused_with_the_nearest_names(directory: Pat
         ("run", "--url", "http://127.0.0.1:9/", "--request-timeout", "9999999999h"),
         ("run", "--url", "http://127.0.0.1:9/", "--load-warmup", "9999999999h"),
         ("check", "-c", "true", "-c", "true", "--max-rounds", BIG),
+        ("run", "-c", "echo {n}", "--parameter-scan", "n", "1", "3", "--max-variants", BIG),
     ],
 )
 def test_a_numeric_option_out_of_range_is_refused(directory: Path, args: tuple[str, ...]) -> None:
@@ -182,3 +186,12 @@ def test_a_very_long_name_is_cut_in_the_message(directory: Path) -> None:
     result = cutaway("run", "-c", "true", "--baseline", name, cwd=directory)
     refused(result, "--baseline: ", "more characters")
     assert len(result.stderr) < 2_000
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+def test_every_known_system_call_name_is_one_strace_takes() -> None:
+    """The names checked at parse time are strace's: none is refused at the first run."""
+    names = ",".join(sorted(SYSCALL_NAMES))
+    traced = [shutil.which("strace") or "strace", "-qq", "-e", f"trace={names}", "-o", os.devnull]
+    result = subprocess.run([*traced, "true"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr

@@ -691,11 +691,14 @@ def _profile_options(args: argparse.Namespace) -> dict[str, object] | None:
 
 
 def _parameters(args: argparse.Namespace) -> list[Parameter]:
+    from cutaway.spec import fields
     from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS
     from cutaway.spec.quick import parameter_list, parameter_scan
 
     parameters = []
-    limit = DEFAULT_MAX_VARIANTS if args.max_variants is None else max(args.max_variants, 1)
+    limit = DEFAULT_MAX_VARIANTS
+    if args.max_variants is not None:
+        limit = fields.read_max_variants(args.max_variants, ("--max-variants",))
     for kind, *values in args.parameters or ():
         if kind == "scan":
             name, low, high = values

@@ -195,3 +195,18 @@ def test_every_known_system_call_name_is_one_strace_takes() -> None:
     traced = [shutil.which("strace") or "strace", "-qq", "-e", f"trace={names}", "-o", os.devnull]
     result = subprocess.run([*traced, "true"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--rounds", "9" * 5000), "argument --rounds: "),
+        (("--profile-frequency", "9" * 5000 + "Hz"), "--profile-frequency: "),
+    ],
+)
+def test_an_integer_of_thousands_of_digits_is_refused_in_a_short_message(
+    directory: Path, args: tuple[str, ...], expected: str
+) -> None:
+    result = cutaway("run", "-c", "true", *args, cwd=directory)
+    refused(result, expected, "more characters")
+    assert len(result.stderr.splitlines()[-1]) < 500  # after argparse's usage lines

@@ -14,6 +14,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from cutaway.cli.numbers import integer
 from cutaway.visible import visible
 
 if TYPE_CHECKING:
@@ -53,21 +54,21 @@ def add_bisect_arguments(bisect: argparse.ArgumentParser) -> None:
         help="a commit is bad when worse than GOOD by more than PCT with confidence "
         "(default: halfway between GOOD and BAD, as measured)",
     )
-    bisect.add_argument("--rounds", type=int, default=5, help="planned rounds per test (5)")
+    bisect.add_argument("--rounds", type=integer, default=5, help="planned rounds per test (5)")
     bisect.add_argument(
-        "--max-rounds", type=int, default=200, metavar="N", help="rounds per test at most (200)"
+        "--max-rounds", type=integer, default=200, metavar="N", help="rounds per test at most (200)"
     )
     bisect.add_argument("--max-time", help="time budget of each test, e.g. 60s")
     bisect.add_argument(
         "--retries",
-        type=int,
+        type=integer,
         default=2,
         metavar="N",
         help="re-run an inconclusive test up to N times, each with twice the budget (2)",
     )
     bisect.add_argument("--build-timeout", default="30m", help="time limit of a build (30m)")
     bisect.add_argument("--timeout", help="per-run timeout of the workload, e.g. 10s")
-    bisect.add_argument("--seed", type=int, default=0, help="seed for orders and the bootstrap")
+    bisect.add_argument("--seed", type=integer, default=0, help="seed for orders and the bootstrap")
     bisect.add_argument("--export-json", metavar="PATH", help="also write the result as JSON")
     bisect.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 

@@ -241,6 +241,9 @@ def read_frequency(value: object, key_path: KeyPath) -> int:
         text = value.strip().removesuffix("Hz").removesuffix("hz").strip()
         if not text.isascii() or not text.isdigit():
             raise expected("a frequency in Hz, e.g. 999", value, key_path)
+        if len(text) > len(str(MAX_PROFILE_FREQUENCY)):  # int() refuses past 4300 digits
+            message = f"{describe(value)} is more than perf allows ({MAX_PROFILE_FREQUENCY} Hz)"
+            raise SpecError(message, key_path=key_path)
         value = int(text)
     frequency = fields.read_integer(value, key_path, 1, limits.MAX_STORED_INTEGER)
     if frequency > MAX_PROFILE_FREQUENCY:

@@ -33,9 +33,12 @@ def read_bool(value: object, key_path: KeyPath) -> bool:
     return value
 
 
-def read_integer(value: object, key_path: KeyPath, minimum: int, maximum: int) -> int:
-    """An integer from ``minimum`` to ``maximum``: every integer key and option is read here,
-    so that none can reach a store's 64-bit columns or a tool's argument out of range."""
+def read_integer(
+    value: object, key_path: KeyPath, minimum: int, maximum: int = limits.MAX_STORED_INTEGER
+) -> int:
+    """An integer from ``minimum`` to ``maximum`` (by default the largest a store holds):
+    every integer key and option is read here, so that none can reach a store's 64-bit columns
+    or a tool's argument out of range."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise expected(f"an integer >= {minimum}", value, key_path)
     if value > maximum:
@@ -96,6 +99,8 @@ def duration_reader(maximum_seconds: float) -> Reader[float]:
 read_run_timeout = duration_reader(limits.MAX_RUN_SECONDS)
 read_hook_timeout = duration_reader(limits.MAX_RUN_SECONDS)
 read_max_time = duration_reader(limits.MAX_EXPERIMENT_SECONDS)
+# Any other duration > 0 with no tighter limit of its own: at most a week, as one run.
+read_positive_duration = duration_reader(limits.MAX_RUN_SECONDS)
 
 
 def read_margin(value: object, key_path: KeyPath) -> float:

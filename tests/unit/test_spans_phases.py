@@ -3,8 +3,12 @@ rest, recursion, repeated phases, the run metrics, and the stored table."""
 
 from __future__ import annotations
 
+import dataclasses
+import struct
+
 import pytest
 
+from cutaway.model import parse_phase_key, phase_key
 from cutaway.probes.spans.model import Edge, SpanEvent, nest
 from cutaway.probes.spans.phases import (
     Phase,
@@ -59,13 +63,56 @@ def test_run_metrics_are_means_per_operation_in_seconds() -> None:
     assert metrics == pytest.approx(
         {
             "phase:search": 200e-9,
-            "phase:decode": 30e-9,
-            "phase:retrieve": 80e-9,
-            "phase:fetch": 50e-9,
-            "phase:filter": 20e-9,
-            "phase:unaccounted": 70e-9,
+            "phase:search/decode": 30e-9,
+            "phase:search/retrieve": 80e-9,
+            "phase:search/retrieve/fetch": 50e-9,
+            "phase:search/retrieve/unaccounted": 30e-9,
+            "phase:search/filter": 20e-9,
+            "phase:search/unaccounted": 70e-9,
         }
     )
+
+
+def test_each_operation_counts_its_spans_per_phase() -> None:
+    table = operation_table(nest(SEARCH).spans)
+    assert table.calls == (
+        (1, 1, 1, 1, 0, 2, 0),  # two filters; an unaccounted rest counts none
+        (1, 1, 1, 0, 0, 1, 0),
+    )
+
+
+def test_one_name_under_two_parents_is_two_phases_with_two_metrics() -> None:
+    events = _events(
+        ("b", "op", 0), ("b", "request", 0), ("b", "parse", 0), ("e", "parse", 10),
+        ("e", "request", 15), ("b", "reply", 20), ("b", "parse", 20), ("e", "parse", 60),
+        ("e", "reply", 70), ("e", "op", 80),
+    )  # fmt: skip
+    metrics = phase_metrics(operation_table(nest(events).spans))
+    assert metrics["phase:op/request/parse"] == pytest.approx(10e-9)
+    assert metrics["phase:op/reply/parse"] == pytest.approx(40e-9)
+    assert metrics["phase:op/request/unaccounted"] == pytest.approx(5e-9)
+    assert metrics["phase:op/reply/unaccounted"] == pytest.approx(10e-9)
+    assert not any(name.endswith(":parse") or name == "phase:unaccounted" for name in metrics)
+
+
+def test_a_metric_is_the_mean_over_the_operations_of_its_outermost_span() -> None:
+    events = _events(
+        ("b", "bind", 0), ("e", "bind", 10),
+        ("b", "search", 20), ("b", "x", 20), ("e", "x", 30), ("e", "search", 60),
+    )  # fmt: skip
+    metrics = phase_metrics(operation_table(nest(events).spans))
+    assert metrics["phase:search"] == pytest.approx(40e-9)  # not halved by the bind
+    assert metrics["phase:search/x"] == pytest.approx(10e-9)
+    assert metrics["phase:bind"] == pytest.approx(10e-9)
+
+
+def test_keys_escape_the_separator_and_a_span_called_unaccounted() -> None:
+    assert phase_key(("GET /users", "a\\b")) == "GET \\/users/a\\\\b"
+    assert phase_key(("op", "unaccounted")) == "op/\\unaccounted"
+    assert phase_key(("op", "unaccounted"), unaccounted=True) == "op/unaccounted"
+    for path, unaccounted in [(("GET /users", "a\\b"), False), (("op", "unaccounted"), False),
+                              (("op", "unaccounted"), True)]:  # fmt: skip
+        assert parse_phase_key(phase_key(path, unaccounted=unaccounted)) == (path, unaccounted)
 
 
 def test_recursion_is_inside_its_outer_span_not_a_phase_of_its_own() -> None:
@@ -100,6 +147,16 @@ def test_the_stored_table_reads_back_and_damage_is_named() -> None:
         decode(encode(table)[:-3])
     with pytest.raises(PhaseBlobError, match="not a phase table"):
         decode(b"garbage")
-    newer = encode(table).replace(b'"version": 1', b'"version": 99')
-    with pytest.raises(PhaseBlobError, match="version 99, this cutaway reads 1"):
+    newer = encode(table).replace(b'"version": 2', b'"version": 99')
+    with pytest.raises(PhaseBlobError, match="version 99, this cutaway reads 2"):
         decode(newer)
+
+
+def test_a_table_stored_before_counts_reads_back_without_them() -> None:
+    table = operation_table(nest(SEARCH).spans)
+    header, _, _ = encode(table).partition(b"\n")
+    values = [v for p, o, row in zip(table.process, table.operation, table.durations_ns,
+                                     strict=True) for v in (p, o, *row)]  # fmt: skip
+    old = header.replace(b'"version": 2', b'"version": 1') + b"\n"
+    old += struct.pack(f"<{len(values)}q", *values)
+    assert decode(old) == dataclasses.replace(table, calls=None)

@@ -68,6 +68,7 @@ def phase_stats(
             run_means, pooled = _per_run(runs, phase)
             if not run_means:
                 continue
+            calls_per_operation, calls_per_run = _calls(runs, phase)
             description = describe(np.array(run_means), confidence)
             if len(phase.path) == 1:
                 root_means[phase.root] = description.mean
@@ -86,6 +87,8 @@ def phase_stats(
                     ci_low=description.ci_low,
                     ci_high=description.ci_high,
                     share=description.mean / root_mean if root_mean > 0 else float("nan"),
+                    calls_per_operation=calls_per_operation,
+                    calls_per_run=calls_per_run,
                 )
             )
     return stats
@@ -99,14 +102,22 @@ class _Run:
     columns: Mapping[phase_tables.Phase, int]
     seconds: npt.NDArray[np.float64]
     roots: tuple[int, ...]
+    calls: npt.NDArray[np.int64] | None  # operations x phases; None: stored before counts
 
     @classmethod
     def of(cls, table: phase_tables.OperationTable) -> _Run:
-        seconds = np.array(table.durations_ns, dtype=np.float64).reshape(
-            len(table), len(table.phases)
-        )
+        shape = (len(table), len(table.phases))
+        seconds = np.array(table.durations_ns, dtype=np.float64).reshape(shape)
         roots = tuple(i for i, phase in enumerate(table.phases) if len(phase.path) == 1)
-        return cls(table, phase_tables.column_of(table), seconds / 1e9, roots)
+        calls = None if table.calls is None else np.array(table.calls, np.int64).reshape(shape)
+        return cls(table, phase_tables.column_of(table), seconds / 1e9, roots, calls)
+
+    def operations_of(self, root: int) -> npt.NDArray[np.bool_]:
+        """Which operations belong to the outermost span in column `root`: those that spent
+        time in it, or all when it is the only outermost span (0 ns still counts)."""
+        if self.roots == (root,):
+            return np.ones(len(self.table), bool)
+        return self.seconds[:, root] > 0
 
 
 def _per_run(runs: Sequence[_Run], phase: phase_tables.Phase) -> tuple[list[float], list[float]]:
@@ -119,13 +130,39 @@ def _per_run(runs: Sequence[_Run], phase: phase_tables.Phase) -> tuple[list[floa
         root = run.columns.get(phase_tables.Phase((phase.root,)))
         if root is None:
             continue  # this run had no operation of that outermost span
-        mine = run.seconds[:, root] > 0 if run.roots != (root,) else np.ones(len(run.table), bool)
+        mine = run.operations_of(root)
         column = run.columns.get(phase)
         values = run.seconds[mine, column] if column is not None else np.zeros(int(mine.sum()))
         if values.size:
             run_means.append(float(values.mean()))
             pooled += values.tolist()
     return run_means, pooled
+
+
+def _calls(runs: Sequence[_Run], phase: phase_tables.Phase) -> tuple[float, float]:
+    """The phase's spans (a function's calls at this place) per operation of its outermost
+    span, over every run's operations, and per run; NaN for an unaccounted rest and when a
+    run's table was stored before counts."""
+    if phase.unaccounted or any(run.calls is None for run in runs):
+        return float("nan"), float("nan")
+    total = 0
+    operations = 0
+    counted_runs = 0
+    for run in runs:
+        root = run.columns.get(phase_tables.Phase((phase.root,)))
+        if root is None:
+            continue  # this run had no operation of that outermost span
+        mine = run.operations_of(root)
+        if not mine.any():
+            continue
+        counted_runs += 1
+        operations += int(mine.sum())
+        column = run.columns.get(phase)
+        if column is not None and run.calls is not None:
+            total += int(run.calls[mine, column].sum())
+    if not operations:
+        return float("nan"), float("nan")
+    return total / operations, total / counted_runs
 
 
 def problem_cautions(store: Store, experiment_id: int) -> list[Caution]:

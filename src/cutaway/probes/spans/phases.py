@@ -9,6 +9,11 @@ phases add up. Under every phase that has sub-phases, an ``unaccounted`` phase h
 the phase's time minus its sub-phases' (negative only where sub-phases overlap, e.g. spans of
 several services running in parallel under one OpenTelemetry parent).
 
+A phase is known by its place in the tree, everywhere (metrics, verdicts, reports): its key is
+its path, names joined by ``/`` (``do_search/mdb_search/unaccounted``; :func:`phase_key`), so a
+``parse`` under ``request`` and one under ``reply`` are two phases. Each operation also counts
+its spans per phase (``calls``: a filter test per candidate, 10,011 in one search).
+
 A span nested in a span of the same name (recursion) is not a phase of its own: its time is
 already in the outer one. This module is pure: the spans probe calls it after each run and
 stores the table; the analysis reads the tables back (cutaway.probes.spans.analysis)."""
@@ -21,11 +26,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from cutaway.model import PHASE_METRIC_PREFIX as METRIC_PREFIX
+from cutaway.model import UNACCOUNTED, phase_key
 from cutaway.probes.spans.model import NO_OPERATION, Span
 
-UNACCOUNTED = "unaccounted"
-METRIC_PREFIX = "phase:"
-BLOB_VERSION = 1
+BLOB_VERSION = 2  # 2: the spans per operation and phase after the durations; 1: durations only
+READABLE_VERSIONS = (1, 2)
 _INT64 = struct.Struct("<q")
 
 
@@ -50,17 +56,28 @@ class Phase:
     def root(self) -> str:
         return self.path[0]
 
+    @property
+    def key(self) -> str:
+        return phase_key(self.path, unaccounted=self.unaccounted)
+
+    @property
+    def metric(self) -> str:
+        """The run metric comparing this phase: ``phase:`` and its key."""
+        return METRIC_PREFIX + self.key
+
 
 @dataclass(frozen=True)
 class OperationTable:
     """One run's operations: per operation its process (0, 1, ... in pid order), its index in
-    that process (0: the first operation after the process started) and its time in each
-    phase, in nanoseconds (``durations_ns[i][j]``: operation i, phase j)."""
+    that process (0: the first operation after the process started), its time in each phase,
+    in nanoseconds (``durations_ns[i][j]``: operation i, phase j), and its spans in each phase
+    (``calls[i][j]``; 0 for an unaccounted phase; None in a table stored before counts)."""
 
     phases: tuple[Phase, ...]
     process: tuple[int, ...]
     operation: tuple[int, ...]
     durations_ns: tuple[tuple[int, ...], ...]
+    calls: tuple[tuple[int, ...], ...] | None = None
 
     def __len__(self) -> int:
         return len(self.operation)
@@ -90,6 +107,7 @@ def operation_table(spans: Sequence[Span]) -> OperationTable:
     pids = sorted({span.pid for span in spans})
     process_of = {pid: index for index, pid in enumerate(pids)}
     totals: dict[tuple[int, int], dict[tuple[str, ...], int]] = {}
+    counted: dict[tuple[int, int], dict[tuple[str, ...], int]] = {}
     seen: dict[tuple[str, ...], None] = {}
     for span, path in zip(spans, paths, strict=True):
         if path is None or span.operation == NO_OPERATION:
@@ -97,9 +115,12 @@ def operation_table(spans: Sequence[Span]) -> OperationTable:
         key = (process_of[span.pid], span.operation)
         per_path = totals.setdefault(key, {})
         per_path[path] = per_path.get(path, 0) + span.duration_ns
+        per_path_calls = counted.setdefault(key, {})
+        per_path_calls[path] = per_path_calls.get(path, 0) + 1
         seen.setdefault(path, None)
     phases = _with_unaccounted(list(seen))
     rows = []
+    call_rows = []
     for key in sorted(totals):
         per_path = totals[key]
         row = []
@@ -112,12 +133,15 @@ def operation_table(spans: Sequence[Span]) -> OperationTable:
                 value = per_path.get(phase.path, 0)
             row.append(value)
         rows.append(tuple(row))
+        calls_of = counted[key]
+        call_rows.append(tuple(0 if p.unaccounted else calls_of.get(p.path, 0) for p in phases))
     keys = sorted(totals)
     return OperationTable(
         phases=tuple(phases),
         process=tuple(k[0] for k in keys),
         operation=tuple(k[1] for k in keys),
         durations_ns=tuple(rows),
+        calls=tuple(call_rows),
     )
 
 
@@ -150,37 +174,48 @@ def root_of(table: OperationTable, index: int) -> str | None:
     return roots[0] if len(roots) == 1 else None
 
 
+def root_operations(table: OperationTable, root: str) -> list[int]:
+    """The operations of the outermost span `root`: those that spent time in it, or every
+    operation when it is the table's only outermost span (0 ns still counts)."""
+    roots = [i for i, phase in enumerate(table.phases) if len(phase.path) == 1]
+    column = column_of(table).get(Phase((root,)))
+    if column is None:
+        return []
+    if roots == [column]:
+        return list(range(len(table)))
+    return [i for i, row in enumerate(table.durations_ns) if row[column] > 0]
+
+
 def phase_metrics(table: OperationTable) -> dict[str, float]:
-    """The run's metrics ``phase:<name>``: for each span name, the mean over the operations of
-    the time spent in spans of that name (outermost occurrences), in seconds; and
-    ``phase:unaccounted``, the mean time of the outermost spans not in any of their direct
-    sub-phases. Every operation counts, also those without the phase (0)."""
-    if not len(table):
-        return {}
-    sums: dict[str, float] = {}
+    """The run's metrics ``phase:<key>`` (:attr:`Phase.metric`), one per phase, unaccounted
+    rests included: the mean time per operation of the phase's outermost span (the
+    dissection's mean, see :func:`root_operations`), in seconds; 0 where an operation did not
+    enter the phase."""
+    metrics: dict[str, float] = {}
+    operations_of: dict[str, list[int]] = {}
     for column, phase in enumerate(table.phases):
-        if phase.unaccounted and len(phase.path) != 2:
-            continue  # only the outermost spans' rest is a metric
-        name = UNACCOUNTED if phase.unaccounted else phase.name
-        total = sum(row[column] for row in table.durations_ns)
-        sums[name] = sums.get(name, 0.0) + total
-    return {f"{METRIC_PREFIX}{name}": total / len(table) / 1e9 for name, total in sums.items()}
+        mine = operations_of.setdefault(phase.root, root_operations(table, phase.root))
+        if mine:
+            total = sum(table.durations_ns[i][column] for i in mine)
+            metrics[phase.metric] = total / len(mine) / 1e9
+    return metrics
 
 
 def encode(table: OperationTable) -> bytes:
     """A table for the store: a JSON line (version, phases, counts), then per operation its
-    process, its index and its durations, as little-endian int64."""
+    process, its index, its durations and its spans per phase, as little-endian int64."""
     header = {
         "version": BLOB_VERSION,
         "phases": [{"path": list(p.path), "unaccounted": p.unaccounted} for p in table.phases],
         "operations": len(table),
     }
+    calls = table.calls or tuple((0,) * len(table.phases) for _ in table.durations_ns)
     values = [
         value
-        for process, operation, row in zip(
-            table.process, table.operation, table.durations_ns, strict=True
+        for process, operation, row, counts in zip(
+            table.process, table.operation, table.durations_ns, calls, strict=True
         )
-        for value in (process, operation, *row)
+        for value in (process, operation, *row, *counts)
     ]
     body = struct.pack(f"<{len(values)}q", *values)
     return json.dumps(header, ensure_ascii=True).encode() + b"\n" + body
@@ -199,18 +234,21 @@ def decode(data: bytes) -> OperationTable:
         count = int(header["operations"])
     except (ValueError, KeyError, TypeError) as error:
         raise PhaseBlobError(f"not a phase table: {error}") from None
-    if version != BLOB_VERSION:
+    if version not in READABLE_VERSIONS:
         raise PhaseBlobError(f"phase table version {version!r}, this cutaway reads {BLOB_VERSION}")
-    width = 2 + len(phases)
+    counted = version >= 2
+    width = 2 + len(phases) * (2 if counted else 1)
     if not separator or len(body) != count * width * _INT64.size:
         raise PhaseBlobError(f"{len(body)} bytes of values for {count} operations")
     values = struct.unpack(f"<{count * width}q", body)
     rows = [values[i * width : (i + 1) * width] for i in range(count)]
+    split = 2 + len(phases)
     return OperationTable(
         phases=phases,
         process=tuple(row[0] for row in rows),
         operation=tuple(row[1] for row in rows),
-        durations_ns=tuple(tuple(row[2:]) for row in rows),
+        durations_ns=tuple(tuple(row[2:split]) for row in rows),
+        calls=tuple(tuple(row[split:]) for row in rows) if counted else None,
     )
 
 

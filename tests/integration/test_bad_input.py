@@ -210,3 +210,13 @@ def test_an_integer_of_thousands_of_digits_is_refused_in_a_short_message(
     result = cutaway("run", "-c", "true", *args, cwd=directory)
     refused(result, expected, "more characters")
     assert len(result.stderr.splitlines()[-1]) < 500  # after argparse's usage lines
+
+
+def test_a_very_long_variant_name_is_cut_in_every_progress_line(tmp_path: Path) -> None:
+    name = "v" * 100_000
+    result = cutaway(
+        "run", "-c", "true", "-n", name, "--rounds", "2", "--warmup", "0", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr[-2_000:]
+    assert max(len(line) for line in result.stderr.splitlines()) < 1_000
+    assert "more characters" in result.stderr

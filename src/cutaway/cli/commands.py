@@ -182,7 +182,7 @@ def _width(text: str) -> int:
         columns = 0
     if columns < MIN_WIDTH:
         raise argparse.ArgumentTypeError(
-            f"expected a whole number of columns, at least {MIN_WIDTH}, not {text!r}"
+            f"expected a whole number of columns, at least {MIN_WIDTH}, not {display(text)!r}"
         )
     return columns
 
@@ -681,7 +681,7 @@ def _max_rate(args: argparse.Namespace) -> int:
         try:
             answer = search_max_rate(measure, target)
         except GeneratorError as error:
-            raise UsageError(f"variant {variant.name!r}: {error}") from None
+            raise UsageError(f"variant {display(variant.name)!r}: {error}") from None
         for line in describe(variant.name, answer):
             print(visible(line))
     return 0

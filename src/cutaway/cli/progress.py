@@ -15,7 +15,7 @@ import sys
 from typing import TextIO
 
 from cutaway import events
-from cutaway.visible import visible
+from cutaway.visible import display, visible
 
 WIDTH_FALLBACK = 80  # a terminal that reports 0 columns (CI pseudo-terminals) gets 80
 _CLEAR_LINE = "\r\x1b[2K"
@@ -108,7 +108,7 @@ class TerminalProgress:
         if isinstance(event, events.ExperimentStarted):
             verb = "resuming" if event.resumed_runs else "running"
             self.say(
-                f"cutaway: {verb} experiment #{event.experiment_id} {event.name!r}: "
+                f"cutaway: {verb} experiment #{event.experiment_id} {display(event.name)!r}: "
                 f"{len(event.variants)} variants x {event.planned_rounds} rounds "
                 f"(+{event.warmup_rounds} warmup)"
             )
@@ -120,7 +120,7 @@ class TerminalProgress:
             self.total = max(event.runs_planned, event.runs_done)
             if not event.run.ok:
                 self.say(
-                    f"cutaway: run of {event.run.variant!r} in round "
+                    f"cutaway: run of {display(event.run.variant)!r} in round "
                     f"{event.run.round_index}: {event.run.status.value}: {event.run.message}"
                 )
             self._draw()
@@ -133,7 +133,9 @@ class TerminalProgress:
         elif isinstance(event, events.Notice):
             self.say(f"cutaway: {event.message}")
         elif isinstance(event, events.HookRan) and event.exit_code != 0:
-            self.say(f"cutaway: {event.hook} hook of {event.variant!r} exited {event.exit_code}")
+            self.say(
+                f"cutaway: {event.hook} hook of {display(event.variant)!r} exited {event.exit_code}"
+            )
         elif isinstance(event, events.ExperimentFinished) and event.status != "complete":
             self.stopped(event)
 

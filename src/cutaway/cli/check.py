@@ -21,6 +21,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from cutaway.cli.numbers import integer
 from cutaway.visible import visible
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def add_check_arguments(check: argparse.ArgumentParser, run: argparse.ArgumentPa
     )
     check.add_argument(
         "--max-rounds",
-        type=int,
+        type=integer,
         metavar="N",
         help="stop adding rounds after N counted rounds (default 200, or [check] max_rounds); "
         "--max-time bounds the time as well",

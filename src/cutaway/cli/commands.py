@@ -29,17 +29,19 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Literal, TextIO
 
-# Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
-# the analysis (numpy) and the reports (rich) are imported by the commands that use them,
-# so that `cutaway report --help` starts at once (tests/unit/test_startup_imports.py).
 from cutaway import __version__
 from cutaway.cli.bisect import add_bisect_arguments, cmd_bisect
 from cutaway.cli.check import add_check_arguments, cmd_check
 from cutaway.cli.history import add_history_arguments, cmd_history
 from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
+
+# Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
+# the analysis (numpy) and the reports (rich) are imported by the commands that use them,
+# so that `cutaway report --help` starts at once (tests/unit/test_startup_imports.py).
+from cutaway.cli.numbers import integer
 from cutaway.cli.streams import pipe_safe_streams, stdout_closed
 from cutaway.store.location import is_postgresql_url, shown
-from cutaway.visible import visible
+from cutaway.visible import display, visible
 
 if TYPE_CHECKING:
     from cutaway.events import Listener
@@ -180,7 +182,7 @@ def _width(text: str) -> int:
         columns = 0
     if columns < MIN_WIDTH:
         raise argparse.ArgumentTypeError(
-            f"expected a whole number of columns, at least {MIN_WIDTH}, not {text!r}"
+            f"expected a whole number of columns, at least {MIN_WIDTH}, not {display(text)!r}"
         )
     return columns
 
@@ -233,8 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("-n", "--name", action="append", default=[], help="name of each -c command")
     run.add_argument("--baseline", help="the variant the others are compared with")
-    run.add_argument("--rounds", type=int, help="counted rounds (default 10)")
-    run.add_argument("--warmup", type=int, help="warmup rounds, run and not counted (default 1)")
+    run.add_argument("--rounds", type=integer, help="counted rounds (default 10)")
+    run.add_argument(
+        "--warmup", type=integer, help="warmup rounds, run and not counted (default 1)"
+    )
     run.add_argument(
         "--shell",
         "-S",
@@ -322,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--max-variants",
-        type=int,
+        type=integer,
         metavar="N",
         help="refuse a matrix or parameter sweep of more than N variants, counted before any "
         "is made (default 10000, or the file's max_variants)",
@@ -332,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 0.5%%)")
     run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
     run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
-    run.add_argument("--seed", type=int, help="seed for round orders and the bootstrap")
+    run.add_argument("--seed", type=integer, help="seed for round orders and the bootstrap")
     run.add_argument(
         "--calls",
         metavar="F,G",
@@ -677,7 +681,7 @@ def _max_rate(args: argparse.Namespace) -> int:
         try:
             answer = search_max_rate(measure, target)
         except GeneratorError as error:
-            raise UsageError(f"variant {variant.name!r}: {error}") from None
+            raise UsageError(f"variant {display(variant.name)!r}: {error}") from None
         for line in describe(variant.name, answer):
             print(visible(line))
     return 0
@@ -694,10 +698,10 @@ def _add_load_options(run: argparse.ArgumentParser) -> None:
         "baseline)",
     )
     load.add_argument("--protocol", help="http (default) or memcached")
-    load.add_argument("--connections", type=int, help="connections (default 10)")
+    load.add_argument("--connections", type=integer, help="connections (default 10)")
     load.add_argument("--rate", type=float, help="open loop: requests per second")
     load.add_argument("--duration", help="each load phase's length, e.g. 5s (default 5s)")
-    load.add_argument("--requests", type=int, help="each load phase's requests, instead")
+    load.add_argument("--requests", type=integer, help="each load phase's requests, instead")
     load.add_argument("--load-warmup", help="load before each phase, not counted (default 1s)")
     load.add_argument("--request-timeout", help="a request's time limit (default 2s)")
     load.add_argument(
@@ -730,11 +734,14 @@ def _profile_options(args: argparse.Namespace) -> dict[str, object] | None:
 
 
 def _parameters(args: argparse.Namespace) -> list[Parameter]:
+    from cutaway.spec import fields
     from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS
     from cutaway.spec.quick import parameter_list, parameter_scan
 
     parameters = []
-    limit = DEFAULT_MAX_VARIANTS if args.max_variants is None else max(args.max_variants, 1)
+    limit = DEFAULT_MAX_VARIANTS
+    if args.max_variants is not None:
+        limit = fields.read_max_variants(args.max_variants, ("--max-variants",))
     for kind, *values in args.parameters or ():
         if kind == "scan":
             name, low, high = values
@@ -754,7 +761,7 @@ def looks_like_command(argument: str) -> bool:
 
 
 def command_hint(words: Sequence[str]) -> str:
-    command = " ".join(words)
+    command = display(" ".join(words))
     return (
         f"{command!r} is not an experiment file; to measure a command, give it with -c: "
         f"cutaway run -c {shlex.quote(command)}"

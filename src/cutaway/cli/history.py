@@ -40,6 +40,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     from cutaway.cli.commands import EXIT_OK, UsageError, report_width, write_document
     from cutaway.history import load_history
     from cutaway.store import Store
+    from cutaway.visible import display
 
     store = Store(args.db, create=False)  # reading never creates a store
     history = load_history(store, args.name, args.metric, args.variant, args.reference)
@@ -49,11 +50,14 @@ def cmd_history(args: argparse.Namespace) -> int:
         if change_id not in flagged:
             known = ", ".join(flagged) or "none"
             raise UsageError(
-                f"no flagged change {change_id!r} in the history of {args.name!r} "
+                f"no flagged change {display(change_id)!r} in the history of "
+                f"{display(args.name)!r} "
                 f"(flagged: {known})"
             )
         if state not in TRIAGE_CHOICES:
-            raise UsageError(f"unknown triage state {state!r}; one of {', '.join(TRIAGE_CHOICES)}")
+            raise UsageError(
+                f"unknown triage state {display(state)!r}; one of {', '.join(TRIAGE_CHOICES)}"
+            )
         store.set_triage(args.name, change_id, state, args.note)
         history = load_history(store, args.name, args.metric, args.variant, args.reference)
     if args.format == "json":

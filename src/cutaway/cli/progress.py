@@ -15,7 +15,7 @@ import sys
 from typing import TextIO
 
 from cutaway import events
-from cutaway.visible import visible
+from cutaway.visible import display, visible
 
 WIDTH_FALLBACK = 80  # a terminal that reports 0 columns (CI pseudo-terminals) gets 80
 _CLEAR_LINE = "\r\x1b[2K"
@@ -108,7 +108,7 @@ class TerminalProgress:
         if isinstance(event, events.ExperimentStarted):
             verb = "resuming" if event.resumed_runs else "running"
             self.say(
-                f"cutaway: {verb} experiment #{event.experiment_id} {event.name!r}: "
+                f"cutaway: {verb} experiment #{event.experiment_id} {display(event.name)!r}: "
                 f"{len(event.variants)} variants x {event.planned_rounds} rounds "
                 f"(+{event.warmup_rounds} warmup)"
             )
@@ -125,7 +125,7 @@ class TerminalProgress:
                     else "its warmup run"
                 )
                 self.say(
-                    f"cutaway: run of {event.run.variant!r} in {where}: "
+                    f"cutaway: run of {display(event.run.variant)!r} in {where}: "
                     f"{event.run.status.value}: {event.run.message}"
                 )
             self._draw()
@@ -138,7 +138,9 @@ class TerminalProgress:
         elif isinstance(event, events.Notice):
             self.say(f"cutaway: {event.message}")
         elif isinstance(event, events.HookRan) and event.exit_code != 0:
-            self.say(f"cutaway: {event.hook} hook of {event.variant!r} exited {event.exit_code}")
+            self.say(
+                f"cutaway: {event.hook} hook of {display(event.variant)!r} exited {event.exit_code}"
+            )
         elif isinstance(event, events.ExperimentFinished) and event.status != "complete":
             self.stopped(event)
 

@@ -14,8 +14,9 @@ from cutaway.model import (
     SpansSpec,
     UprobeTarget,
 )
-from cutaway.spec import fields
-from cutaway.spec.errors import KeyPath, SpecError, expected
+from cutaway.spec import fields, limits
+from cutaway.spec.errors import KeyPath, SpecError, describe, expected
+from cutaway.syscall_names import SYSCALL_NAMES, nearest_syscall_names
 
 _SYSCALL = re.compile(r"[a-z_][a-z0-9_]*")
 _FUNCTION = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")  # a C or mangled C++ symbol
@@ -51,7 +52,7 @@ def read_call_names(value: object, key_path: KeyPath) -> tuple[str, ...]:
     for index, name in enumerate(names):
         if not isinstance(name, str) or name.strip() not in catalog:
             raise SpecError(
-                f"unknown function {name!r}; the catalog: {', '.join(catalog)}",
+                f"unknown function {describe(name)}; the catalog: {', '.join(catalog)}",
                 key_path=key_path if isinstance(value, str) else (*key_path, index),
             )
     return tuple(dict.fromkeys(name.strip() for name in names))
@@ -239,8 +240,11 @@ def read_frequency(value: object, key_path: KeyPath) -> int:
         text = value.strip().removesuffix("Hz").removesuffix("hz").strip()
         if not text.isascii() or not text.isdigit():
             raise expected("a frequency in Hz, e.g. 999", value, key_path)
+        if len(text) > len(str(MAX_PROFILE_FREQUENCY)):  # int() refuses past 4300 digits
+            message = f"{describe(value)} is more than perf allows ({MAX_PROFILE_FREQUENCY} Hz)"
+            raise SpecError(message, key_path=key_path)
         value = int(text)
-    frequency = fields.read_integer(value, key_path, 1)
+    frequency = fields.read_integer(value, key_path, 1, limits.MAX_STORED_INTEGER)
     if frequency > MAX_PROFILE_FREQUENCY:
         raise SpecError(
             f"{frequency} Hz is more than perf allows ({MAX_PROFILE_FREQUENCY})", key_path=key_path
@@ -261,9 +265,15 @@ def read_syscall_names(value: object, key_path: KeyPath) -> tuple[str, ...]:
     if not isinstance(names, list | tuple) or not names:
         raise expected("a non-empty list of system call names", value, key_path)
     for index, name in enumerate(names):
+        where = key_path if isinstance(value, str) else (*key_path, index)
         if not isinstance(name, str) or not _SYSCALL.fullmatch(name.strip()):
-            raise SpecError(
-                f"{name!r} is not a system call name",
-                key_path=key_path if isinstance(value, str) else (*key_path, index),
-            )
+            raise SpecError(f"{describe(name)} is not a system call name", key_path=where)
+        if name.strip() not in SYSCALL_NAMES:
+            raise SpecError(_unknown_syscall(name.strip()), key_path=where)
     return tuple(dict.fromkeys(name.strip() for name in names))
+
+
+def _unknown_syscall(name: str) -> str:
+    nearest = nearest_syscall_names(name)
+    hint = f" (did you mean {', '.join(nearest)}?)" if nearest else ""
+    return f"{describe(name)} is not a Linux system call strace knows{hint}"

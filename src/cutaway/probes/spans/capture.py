@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from cutaway.model import RunData, SpansSpec
@@ -40,6 +40,7 @@ KIND = "spans"
 PROBLEMS_KIND = "spans-problems"
 OTLP_VARIABLE = "CUTAWAY_OTLP_FILE"
 OTLP_NAME = "otlp.jsonl"
+SOURCE_NAMES = {"sdk": "span SDK", "otlp": "OpenTelemetry"}
 MAX_PROBLEMS = 50  # per run: the first ones in words, the rest counted
 CALIBRATION_SPANS = 20_000  # per batch, 5 batches: a second or two before the first round
 # Times spans through the Python SDK: the per-span cost of cutaway.spans, with and without a
@@ -60,14 +61,23 @@ print(best / n)
 """
 
 
-def phase_data(source: str, spans: Sequence[Span]) -> tuple[RunData | None, dict[str, float]]:
-    """What any source of spans stores for a run: its operations x phases table (kind
-    ``spans``, key `source`: "sdk", "otlp", "uprobes"), which the dissection reads, and the
-    run's metrics ``phase:<name>``. Spans of each thread in nest() order (a parent before its
-    children); None and no metrics for a run without spans."""
-    if not spans:
-        return None, {}
+def phase_data(
+    source: str, spans: Iterable[Span], problems: list[str] | None = None
+) -> tuple[RunData | None, dict[str, float]]:
+    """What any source of spans stores for a run: its phase table (kind ``spans``, key
+    `source`: "sdk", "otlp", "uprobes"), which the dissection reads, and the run's metrics
+    ``phase:<name>``. Spans of each thread in nest() order (a parent before its children),
+    summed as they come (phases.PhaseAccumulator); None and no metrics for a run without
+    spans. Phase paths beyond the heaviest phases.MAX_PHASES are folded into one
+    phases.OTHER phase per parent, and said so in `problems`."""
     table = phases.operation_table(spans)
+    if not table.phases:
+        return None, {}
+    if table.folded and problems is not None:
+        problems.append(
+            f"{SOURCE_NAMES.get(source, source)}: {table.folded} distinct phases beyond the "
+            f"{phases.MAX_PHASES} heaviest are counted together as {phases.OTHER!r}"
+        )
     data = RunData(KIND, source, len(table), phases.encode(table))
     return data, phases.phase_metrics(table)
 
@@ -142,7 +152,7 @@ class SpansProbe:
         data = []
         metrics: dict[str, float] = {}
         for key, spans in (("sdk", sdk_spans), ("otlp", otlp_spans)):
-            table_data, table_metrics = phase_data(key, spans)
+            table_data, table_metrics = phase_data(key, spans, problems)
             if table_data is not None:
                 data.append(table_data)
             for name, value in table_metrics.items():

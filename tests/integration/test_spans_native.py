@@ -164,6 +164,20 @@ def test_spans_kept_open_by_the_writer_are_reported_as_before(
     assert "end of 'across fork' without a begin" in in_child.message
 
 
+def test_a_span_open_from_the_start_loses_no_other_span(program: str, tmp_path: Path) -> None:
+    from cutaway.probes.spans.phases import operation_table
+
+    _run(program, ["4", "open-at-start"], environment_for(tmp_path))
+    (span_file,) = _events(tmp_path)
+    nesting = nest(span_file.events)
+    (problem,) = nesting.unbalanced
+    assert "begin of 'main' without an end" in problem.message
+    table = operation_table(nesting.spans)
+    rows = dict(zip((p.path for p in table.phases), table.operations, strict=True))
+    assert rows[("search",)] == 4
+    assert rows[("\ufffd\ufffd not UTF-8",)] == 1  # bytes that are not UTF-8, replaced
+
+
 def test_the_vectors_program_regenerates_the_committed_vector(
     native_build: Path, tmp_path: Path
 ) -> None:

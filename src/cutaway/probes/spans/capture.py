@@ -26,7 +26,7 @@ from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, proces
 from cutaway.probes.calls.capture import records_directory
 from cutaway.probes.calls.records import tsc_hz
 from cutaway.probes.spans import phases
-from cutaway.probes.spans.model import Span, SpanEvent, nest
+from cutaway.probes.spans.model import DEEPEST_LEVEL, Span, SpanEvent, nest
 from cutaway.probes.spans.otlp import read_otlp
 from cutaway.probes.spans.records import (
     SpanFileError,
@@ -175,7 +175,13 @@ class SpansProbe:
                 continue
             events += span_file.events
             problems += span_file.problems
-            if span_file.dropped_records:
+            if span_file.dropped_records and span_file.nested_too_deep:
+                problems.append(
+                    f"process {span_file.pid}: {span_file.dropped_records} span events got no "
+                    f"record: spans nested deeper than {DEEPEST_LEVEL + 1} levels in a thread "
+                    "are dropped, with their ends"
+                )
+            elif span_file.dropped_records:
                 problems.append(
                     f"process {span_file.pid}: {span_file.dropped_records} span events got no "
                     "record (a full disk, or an event from a signal handler during another)"

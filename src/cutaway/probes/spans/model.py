@@ -17,6 +17,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 NO_OPERATION = -1
+MAX_NAME_CHARACTERS = 200  # a longer span name is cut there, ending in NAME_CUT_MARK
+NAME_CUT_MARK = "\u2026"
+DEEPEST_LEVEL = 65535  # the span writers' deepest level (16 bits): deeper spans are dropped
+
+
+def span_name(text: str | bytes) -> str:
+    """A span name as every source stores it: UTF-8 bytes decoded, what is not UTF-8 (bytes,
+    lone surrogates from JSON's \\ud800) replaced with U+FFFD, so that it encodes in every
+    format; and cut at MAX_NAME_CHARACTERS, so that a 5 MB name is one line of a report."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    elif not text.isascii():
+        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if len(text) > MAX_NAME_CHARACTERS:
+        text = text[: MAX_NAME_CHARACTERS - 1] + NAME_CUT_MARK
+    return text
 
 
 @dataclass(frozen=True, slots=True)

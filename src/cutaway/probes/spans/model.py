@@ -29,7 +29,7 @@ def span_name(text: str | bytes) -> str:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     elif not text.isascii():
-        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     if len(text) > MAX_NAME_CHARACTERS:
         text = text[: MAX_NAME_CHARACTERS - 1] + NAME_CUT_MARK
     return text

@@ -362,6 +362,8 @@ def decode(data: bytes) -> OperationTable:
         header = json.loads(line)
         version = header["version"]
         phases = tuple(Phase(tuple(p["path"]), bool(p["unaccounted"])) for p in header["phases"])
+        if not all(phase.path for phase in phases):
+            raise TypeError("a phase without a name")
         if not all(isinstance(name, str) for phase in phases for name in phase.path):
             raise TypeError("a phase name is not a string")
         if version == 1:

@@ -149,53 +149,84 @@ class PhaseAccumulator:
         self.max_phases = MAX_PHASES if max_phases is None else max_phases
         self.paths: dict[tuple[str, ...], _PathTotals] = {}  # first-seen order
         self.root_operations: dict[str, int] = {}
-        self.stacks: dict[tuple[int, int], list[str]] = defaultdict(list)
+        # Per thread, the paths of the spans open around the next one (None: no phase there).
+        self.stacks: dict[tuple[int, int], list[tuple[str, ...] | None]] = defaultdict(list)
+        self.steps: dict[tuple[tuple[str, ...], str], tuple[str, ...] | None] = {}
         # (pid, tid) -> operation number -> path -> its time in that operation
         self.open: dict[tuple[int, int], dict[int, dict[tuple[str, ...], int]]] = defaultdict(dict)
 
+    def _step(self, parent: tuple[str, ...] | None, name: str) -> tuple[str, ...] | None:
+        """The path of a span `name` under `parent`: None under no phase, inside a span of
+        the same name (recursion: its time is in the outer one) or MAX_DEPTH deep (its time
+        is in its parent). Each step is made once: a span costs a lookup."""
+        if parent is None:
+            return None
+        key = (parent, name)
+        path = self.steps.get(key, _UNKNOWN)
+        if path is _UNKNOWN:
+            path = None if name in parent or len(parent) >= MAX_DEPTH else (*parent, name)
+            self.steps[key] = path
+        return path
+
     def add(self, span: Span) -> None:
-        thread = (span.pid, span.tid)
-        stack = self.stacks[thread]
-        del stack[span.depth :]
-        # An ancestor dropped as unbalanced (its end never came): named after the parent.
-        stack.extend([span.parent or ""] * (span.depth - len(stack)))
-        recursive = span.name in stack
-        stack.append(span.name)
-        if recursive or span.operation == NO_OPERATION:
-            return
-        operations = self.open[thread]
-        per_path = operations.get(span.operation)
-        if per_path is None:
-            while len(operations) >= self.OPEN_PER_THREAD:
-                self._close(operations.pop(min(operations)))
-            per_path = operations[span.operation] = {}
-        path = tuple(stack)
-        per_path[path] = per_path.get(path, 0) + span.duration_ns
+        self.add_all((span,))
 
     def add_all(self, spans: Iterable[Span]) -> PhaseAccumulator:
+        """Add spans (see the class). One loop with its lookups made local: it runs once per
+        span, millions of times in a long run."""
+        steps, step = self.steps, self._step
+        thread: tuple[int, int] | None = None
+        stack: list[tuple[str, ...] | None] = []
+        operations: dict[int, dict[tuple[str, ...], int]] = {}
         for span in spans:
-            self.add(span)
+            if thread is None or span.tid != thread[1] or span.pid != thread[0]:
+                thread = (span.pid, span.tid)
+                stack, operations = self.stacks[thread], self.open[thread]
+            depth = span.depth
+            if len(stack) != depth:
+                del stack[depth:]
+                while len(stack) < depth:  # an ancestor dropped as unbalanced: its parent's name
+                    stack.append(step(stack[-1] if stack else (), span.parent or ""))
+            parent = stack[-1] if depth else ()
+            path = None if parent is None else steps.get((parent, span.name), _UNKNOWN)
+            if path is _UNKNOWN:
+                path = step(parent, span.name)
+            stack.append(path)
+            if path is None or span.operation == NO_OPERATION:
+                continue
+            per_path = operations.get(span.operation)
+            if per_path is None:
+                while len(operations) >= self.OPEN_PER_THREAD:
+                    self._close(operations.pop(min(operations)))
+                per_path = operations[span.operation] = {}
+            per_path[path] = per_path.get(path, 0) + span.end_ns - span.start_ns
         return self
 
     def _close(self, per_path: dict[tuple[str, ...], int]) -> None:
         """Count one finished operation: its time in each path, and each path's rest beyond
-        its sub-phases."""
+        its sub-phases (bucket_of and _count inlined: this runs per span)."""
         children_ns: dict[tuple[str, ...], int] = {}
-        roots = []
+        paths, log, log_base = self.paths, math.log, _LOG_BASE
         for path, value in per_path.items():
-            totals = self.paths.get(path)
+            totals = paths.get(path)
             if totals is None:
-                totals = self.paths[path] = _PathTotals()
+                totals = paths[path] = _PathTotals()
             totals.total_ns += value
-            _count(totals.histogram, value)
+            if value > 0:
+                entry = totals.histogram.get(1 + int(log(value) / log_base))
+                if entry is None:
+                    entry = totals.histogram[1 + int(log(value) / log_base)] = [0, 0]
+                entry[0] += 1
+                entry[1] += value
+            elif value:
+                _count(totals.histogram, value)
             if len(path) == 1:
-                roots.append(path[0])
+                self.root_operations[path[0]] = self.root_operations.get(path[0], 0) + 1
             else:
-                children_ns[path[:-1]] = children_ns.get(path[:-1], 0) + value
-        for root in roots:
-            self.root_operations[root] = self.root_operations.get(root, 0) + 1
+                parent = path[:-1]
+                children_ns[parent] = children_ns.get(parent, 0) + value
         for parent, value in children_ns.items():
-            totals = self.paths.get(parent)
+            totals = paths.get(parent)
             if totals is None:
                 continue  # a path under an ancestor that left no span: not in the tree
             totals.children_ns += value
@@ -214,7 +245,9 @@ class PhaseAccumulator:
         return _table(self.paths, self.root_operations, self.max_phases)
 
 
-MAX_PHASES = 200  # distinct phase paths per run and source: the heaviest; the rest in OTHER
+MAX_PHASES = 100  # distinct phase paths per run and source: the heaviest; the rest in OTHER
+MAX_DEPTH = 64  # span names in a phase path: a deeper span's time is in its ancestor's phase
+_UNKNOWN: tuple[str, ...] = ()
 OTHER = "(other)"
 
 
@@ -227,7 +260,7 @@ def _kept_paths(
     if len(in_tree) <= max_phases:
         return in_tree, set()
     kept: set[tuple[str, ...]] = set()
-    by_weight = sorted(in_tree, key=lambda p: (-abs(paths[p].total_ns), len(p)))
+    by_weight = sorted(in_tree, key=lambda p: (-abs(paths[p].total_ns), len(p), p))
     for path in by_weight:
         if len(kept) >= max_phases:
             break

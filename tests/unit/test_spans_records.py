@@ -16,7 +16,7 @@ import pytest
 from hostile import HOSTILE
 
 from cutaway.probes.calls.records import CallFileError, read_call_file
-from cutaway.probes.spans.model import Edge, nest
+from cutaway.probes.spans.model import Edge, nest, span_name
 from cutaway.probes.spans.records import (
     DIRECTORY_VARIABLE,
     SpanFileError,
@@ -32,7 +32,8 @@ VECTOR_5 = VECTORS / "spans_v5_tsc.bin"  # one record per span, written at its e
 
 
 def _name(text: str) -> str:
-    return "x" * 1024 if text == "<1024 x>" else text
+    # The vector's 1024-byte name, as every name is kept: cut for display.
+    return span_name("x" * 1024) if text == "<1024 x>" else text
 
 
 @pytest.mark.parametrize("vector", [VECTOR, VECTOR_5], ids=["v4", "v5"])
@@ -290,7 +291,8 @@ def test_a_span_open_from_the_start_loses_no_other_span(tmp_path: Path, writer: 
     odd.encode("utf-8")  # safe in every format
 
 
-def test_nesting_past_the_deepest_level_is_reported_as_such(tmp_path: Path) -> None:
+@pytest.mark.parametrize("writer", WRITERS)
+def test_nesting_past_the_deepest_level_is_reported_as_such(tmp_path: Path, writer: str) -> None:
     from cutaway.probes.spans.model import DEEPEST_LEVEL
 
     program = textwrap.dedent(
@@ -302,7 +304,8 @@ def test_nesting_past_the_deepest_level_is_reported_as_such(tmp_path: Path) -> N
             spans.end("deep")
         """
     )
-    _run(program, tmp_path, writer="c")
+    _run(program, tmp_path, writer=writer)
     (span_file,) = (read_span_file(path) for path in span_files(tmp_path))
     assert span_file.dropped_records == 2 * (70000 - DEEPEST_LEVEL - 1)
+    assert len(nest(span_file.events).spans) == DEEPEST_LEVEL + 1
     assert span_file.nested_too_deep

@@ -15,7 +15,7 @@ GIT_REF the same cases run against that commit's Python sources too (checked out
 temporary git worktree, put first on PYTHONPATH), side by side.
 
 Usage: python bench/spans_volume.py [--names N] [--spans N] [--before c8bd54b]
-       [--limit-seconds S] [--limit-gib G]      (prints a Markdown table)
+       [--limit-seconds S] [--before-limit-seconds S] [--limit-gib G]   (a Markdown table)
 """
 
 from __future__ import annotations
@@ -134,7 +134,10 @@ def main() -> None:
     parser.add_argument("--names", type=int, default=100_000)
     parser.add_argument("--spans", type=int, default=10_000_000)
     parser.add_argument("--before", help="a git ref to measure beside the working tree")
-    parser.add_argument("--limit-seconds", type=float, default=180.0)
+    parser.add_argument("--limit-seconds", type=float, default=900.0)
+    parser.add_argument(
+        "--before-limit-seconds", type=float, default=150.0, help="the time limit of --before"
+    )
     parser.add_argument("--limit-gib", type=float, default=8.0)
     options = parser.parse_args()
     limit_bytes = int(options.limit_gib * 2**30)

@@ -8,6 +8,7 @@ import pytest
 
 from cutaway.probes.spans.model import Edge, SpanEvent, nest
 from cutaway.probes.spans.phases import (
+    MAX_PHASES,
     OTHER,
     OperationTable,
     Phase,
@@ -172,3 +173,21 @@ def test_a_version_1_table_of_one_row_per_operation_reads_as_its_sums() -> None:
     assert _medians(table) == [200, 15, 185]
     with pytest.raises(PhaseBlobError, match="bytes of values for 2 operations"):
         decode(header + b"\n" + body[:-3])
+
+
+def test_the_stored_run_says_how_many_phases_were_folded() -> None:
+    from cutaway.probes.spans.capture import phase_data
+
+    events = []
+    for number in range(MAX_PHASES + 50):
+        events += _events(
+            ("b", f"GET /item/{number}", number * 10), ("e", f"GET /item/{number}", number * 10 + 5)
+        )
+    problems: list[str] = []
+    data, metrics = phase_data("otlp", nest(events).spans, problems)
+    assert data is not None and len(decode(data.data).phases) == MAX_PHASES + 1
+    assert problems == [
+        f"OpenTelemetry: 50 distinct phases beyond the {MAX_PHASES} heaviest are counted "
+        "together as '(other)'"
+    ]
+    assert metrics["phase:(other)"] == pytest.approx(50 * 5e-9 / (MAX_PHASES + 50))

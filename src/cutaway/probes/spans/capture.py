@@ -146,17 +146,16 @@ class SpansProbe:
 
     def after_run(self) -> list[RunData]:
         problems: list[str] = []
-        sdk_spans = self._sdk_spans(problems)
-        otlp_spans = self._otlp_spans(problems)
-        self._clear()
         data = []
         metrics: dict[str, float] = {}
-        for key, spans in (("sdk", sdk_spans), ("otlp", otlp_spans)):
-            table_data, table_metrics = phase_data(key, spans, problems)
+        # One source at a time: its spans are let go once its table is made.
+        for key, read in (("sdk", self._sdk_spans), ("otlp", self._otlp_spans)):
+            table_data, table_metrics = phase_data(key, read(problems), problems)
             if table_data is not None:
                 data.append(table_data)
             for name, value in table_metrics.items():
                 metrics.setdefault(name, value)  # one source per phase name: the SDK's first
+        self._clear()
         self.run_metrics_now = metrics
         shown = problems[:MAX_PROBLEMS]
         if len(problems) > MAX_PROBLEMS:

@@ -239,7 +239,7 @@ def _names(
     for record in definitions.tolist():
         _, _, flags, _, name_id, length = record[:6]
         text_parts = parts.get(name_id, {})
-        needed = -(-length // TEXT_BYTES)
+        needed = -(-min(length, NAME_MAX_BYTES + 1) // TEXT_BYTES)  # a damaged length: no hang
         missing = [part for part in range(needed) if part not in text_parts]
         if length > NAME_MAX_BYTES or missing:
             problems.append(

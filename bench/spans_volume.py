@@ -160,7 +160,10 @@ def main() -> None:
             for case, count, label in cases:
                 for code, source in sources:
                     print(f"{label}: {code}...", file=sys.stderr)
-                    measured = run_case(source, case, count, options.limit_seconds, limit_bytes)
+                    limit = (
+                        options.limit_seconds if source == ROOT else options.before_limit_seconds
+                    )
+                    measured = run_case(source, case, count, limit, limit_bytes)
                     print(_row(label, code, measured), flush=True)
         finally:
             if options.before:

@@ -5,7 +5,7 @@ Every measured run gets, in its environment, the span writer and a fresh directo
 per-process files (in memory where possible, as the calls probe's), and ``CUTAWAY_OTLP_FILE``,
 a path where the workload may write OTLP JSON traces (one object per line). With
 ``otlp_file`` set, the lines a collector's file exporter appended to that file during the run
-are read too. After the run, the spans are nested (model.nest), cut into operations x phases
+are read too. After the run, the spans are nested (model.nest), summed per phase
 (phases.operation_table) and stored as one table per source (``spans`` / ``sdk`` and
 ``otlp``), with the run's metrics ``phase:<name>``; what was wrong (unbalanced begin/end,
 damaged records, malformed OTLP) is stored as the run's problems, never raised."""

@@ -13,6 +13,10 @@ Each repetition runs, interleaved and rotated so that every gate sees the same m
 - with ``--instructions``, `cutaway check --instructions --fail-on instructions=THRESHOLD`, A/A
   and A/B (deterministic, so fewer repetitions are enough).
 
+With ``--defaults`` the wall-time checks take the gate's own defaults (no --fail-on,
+--max-rounds or --max-time): what a new user's ``cutaway check -c A -c B`` does. ``--slower PCT``
+sets how much more work B does (1 % unless given).
+
 Every record is appended to a JSON-lines file in bench/results/ at once, with the load average
 before and after. Usage: ``python bench/gate_accuracy.py --repetitions 20``;
 ``--summarize FILE`` prints the summary again.
@@ -43,7 +47,6 @@ from harness import (
     read_records,
 )
 
-EXTRA_WORK_FRACTION = 0.01
 HYPERFINE_THRESHOLDS = (0.005, 0.01, 0.02, 0.05)
 CHECK_LINE = re.compile(
     r"check (?P<metric>\S+) of (?P<variant>\S+): (?P<change>\S+ %|n/a) "
@@ -110,6 +113,8 @@ def repetition(
         "--fail-on", f"wall={args.threshold}%",
         "--max-rounds", str(args.max_rounds), "--max-time", f"{args.max_time}s",
     ]  # fmt: skip
+    if args.defaults:
+        wall_options = []
 
     def check(second: int, options: list[str]) -> Any:
         return lambda: run_check(spin, n_a, second, options, paths["db"], index)
@@ -119,8 +124,10 @@ def repetition(
         jobs += [
             ("check-wall-aa", check(n_a, wall_options)),
             ("check-wall-ab", check(n_b, wall_options)),
-            ("hyperfine", lambda: hyperfine_gate(spin, n_a, n_b, args.max_rounds, index, paths)),
         ]
+        if not args.no_hyperfine:
+            hyperfine = lambda: hyperfine_gate(spin, n_a, n_b, args.max_rounds, index, paths)  # noqa: E731
+            jobs.append(("hyperfine", hyperfine))
     if args.instructions and index < args.instructions:
         counted = ["--instructions", "--fail-on", f"instructions={args.threshold}%"]
         counted += ["--max-rounds", str(args.max_rounds), "--max-time", f"{args.max_time}s"]
@@ -160,7 +167,7 @@ def summary_word(record: Record) -> str:
     return f"exit {record['status']} ({record.get('change')}, {record.get('rounds')} rounds)"
 
 
-def summarize(records: list[Record]) -> str:
+def summarize(records: list[Record], slower: str = "1 % slower") -> str:
     loads = [r[key] for r in records for key in ("load_before", "load_after")]
     lines = [
         f"load average (1 min) around the checks: median {statistics.median(loads):.1f}, "
@@ -170,7 +177,7 @@ def summarize(records: list[Record]) -> str:
         "|:---|:---|---:|---:|---:|---:|---:|---:|",
     ]
     for kind in ("check-wall", "check-instructions"):
-        for case, label in (("aa", "A/A"), ("ab", "1 % slower")):
+        for case, label in (("aa", "A/A"), ("ab", slower)):
             chosen = [r for r in records if r["kind"] == f"{kind}-{case}"]
             if not chosen:
                 continue
@@ -217,6 +224,11 @@ def main() -> int:
     parser.add_argument(
         "--only-instructions", action="store_true", help="no wall-time or hyperfine gates"
     )
+    parser.add_argument(
+        "--defaults", action="store_true", help="wall-time checks with the gate's defaults"
+    )
+    parser.add_argument("--slower", type=float, default=1.0, help="B's extra work, percent (1)")
+    parser.add_argument("--no-hyperfine", action="store_true", help="no hyperfine gates")
     parser.add_argument("--summarize", metavar="FILE", help="summarize a results file again")
     args = parser.parse_args()
     if args.summarize:
@@ -226,7 +238,7 @@ def main() -> int:
     paths = {"raw": raw, "db": raw / "gate.db"}
     spin = compile_spin(RESULTS_DIR)
     n_a = calibrate(spin, args.target_seconds)
-    n_b = round(n_a * (1 + EXTRA_WORK_FRACTION))
+    n_b = round(n_a * (1 + args.slower / 100))
     print(f"spin {n_a} against spin {n_b}", file=sys.stderr)
     records: list[Record] = []
     for index in range(args.repetitions):
@@ -234,7 +246,7 @@ def main() -> int:
             records.append(record)
             append_record(output, record)
     print(f"results: {output}", file=sys.stderr)
-    print(summarize(records))
+    print(summarize(records, f"{args.slower:g} % slower"))
     return 0
 
 

@@ -28,6 +28,24 @@ HOSTILE: tuple[str, ...] = (
     "\x1b[2J\x1b]0;pwned\x07\x9b1m :warning: [bold red]x[/]",
 )
 
+# File names given as output paths (--export-json, -o, --db): each must be refused with a
+# message or written as a regular file where it says, never reach a device or another directory.
+HOSTILE_PATHS: tuple[str, ...] = (
+    "",
+    "a\0b.json",  # NUL: no system call takes it
+    "-rf.json",  # looks like an option
+    "--export-json",
+    "~/x.json",  # no shell: the tilde is a name
+    "*.json",
+    "report\x1b[2J\x07.json",  # control characters, shown escaped in a message
+    "line\nbreak.json",
+    "\u202eevil.json",  # a bidirectional override
+    "spaces in name .json",
+    "new-directory/",  # a trailing slash names a directory: never a file called new-directory
+    "x" * 300,  # longer than a file name may be (255 bytes)
+    "名前.json",
+)
+
 # Bytes a terminal acts on: C0 and C1 controls but the newline, DEL, and the bidirectional
 # overrides and isolates. None of them may reach a terminal from user or program text.
 TERMINAL_CONTROLS = "".join(

@@ -51,10 +51,25 @@ class ExperimentData:
 
     def paired(self, metric: str) -> tuple[NDArray[np.int64], tuple[str, ...], NDArray[np.float64]]:
         """(round indices, variant names, values[round, variant]); NaN where not measured ok.
-        A probe's own metric (``instructions``) is read from that probe's runs."""
-        purpose = next((m.purpose for m in self.spec.all_metrics() if m.name == metric), "timed")
+        A probe's own metric (``instructions``) is read from that probe's runs. A metric the
+        experiment does not have raises KeyError naming the ones it has: an empty array would
+        read as "measured, nothing there"."""
+        purpose = next((m.purpose for m in self.spec.all_metrics() if m.name == metric), None)
+        if purpose is None:
+            if metric not in (known := self.metric_names()):
+                raise KeyError(
+                    f"experiment {self.experiment.id} has no metric {metric!r};"
+                    f" its metrics: {', '.join(known)}"
+                )
+            purpose = "timed"
         table = self.store.metric_table(self.experiment.id, metric, purpose)
         return table.rounds, table.variants, table.values
+
+    def metric_names(self) -> tuple[str, ...]:
+        """Every metric of the experiment: the spec's (probes' included) and those stored."""
+        declared = [m.name for m in self.spec.all_metrics()]
+        stored = self.store.metric_names(self.experiment.id)
+        return tuple(dict.fromkeys([*declared, *stored]))
 
     def values(self, metric: str) -> dict[str, NDArray[np.float64]]:
         """Each variant's successful counted values of ``metric``, in round order."""
@@ -64,10 +79,10 @@ class ExperimentData:
         return {name: table[:, i][np.isfinite(table[:, i])] for i, name in enumerate(names)}
 
 
-def load(ref: str | None = None, db: str | os.PathLike[str] | None = None) -> ExperimentData:
-    """Load a stored experiment by id, name or "latest" (the default)."""
+def load(ref: str | int | None = None, db: str | os.PathLike[str] | None = None) -> ExperimentData:
+    """Load a stored experiment by id (an int or its text), name or "latest" (the default)."""
     store = open_store(db)
-    experiment_id = store.resolve(ref)
+    experiment_id = store.resolve(_reference(ref))
     return ExperimentData(
         store.experiment(experiment_id),
         tuple(store.runs(experiment_id, include_warmup=False)),
@@ -75,12 +90,19 @@ def load(ref: str | None = None, db: str | os.PathLike[str] | None = None) -> Ex
     )
 
 
-def analyze(ref: str | None = None, db: str | os.PathLike[str] | None = None) -> Analysis:
+def analyze(ref: str | int | None = None, db: str | os.PathLike[str] | None = None) -> Analysis:
     """The analysis of a stored experiment, as every report shows it."""
     from cutaway.compare import analyze as analyze_experiment
 
     store = open_store(db)
-    return analyze_experiment(store, store.resolve(ref))
+    return analyze_experiment(store, store.resolve(_reference(ref)))
+
+
+def _reference(ref: str | int | None) -> str | None:
+    """An experiment id given as an int is the same reference as its text ("2")."""
+    if isinstance(ref, bool):  # bool is an int: True is no experiment id
+        raise TypeError(f"an experiment reference is an id, a name or None, not {ref!r}")
+    return str(ref) if isinstance(ref, int) else ref
 
 
 def run(

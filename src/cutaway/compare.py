@@ -22,6 +22,7 @@ from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.metrics.series import load_series
 from cutaway.model import (
+    PHASE_METRIC_PREFIX,
     Analysis,
     CallPercentiles,
     CallSummary,
@@ -29,6 +30,7 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     FlameProfile,
+    FunctionCalls,
     LatencySummary,
     LoadSummary,
     Metric,
@@ -77,6 +79,7 @@ def experiment_info(stored: StoredExperiment, rounds_completed: int) -> Experime
         rounds_completed=rounds_completed,
         conditions=spec.conditions,
         versions=dict(stored.versions),
+        calibration=stored.calibration,
     )
 
 
@@ -152,6 +155,11 @@ def analyze(
         phase_stats = dissect(load_tables(store, experiment_id), names, spec.confidence)
         phase_comparisons = _phase_comparisons(store, experiment_id, spec, resamples)
         cautions += problem_cautions(store, experiment_id)
+    counted_calls: list[FunctionCalls] = []
+    if spec.probes.uprobes:
+        from cutaway.probes.uprobes.analysis import function_calls
+
+        counted_calls = function_calls(store, experiment_id, names)
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -173,6 +181,7 @@ def analyze(
         attribution_curve=attribution.curve if attribution else (),
         phases=tuple(phase_stats),
         phase_comparisons=tuple(phase_comparisons),
+        function_calls=tuple(counted_calls),
         metrics=metrics,
         ranking=wall_ranking(wall),
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)
@@ -186,14 +195,16 @@ def analyze(
     )
 
 
-PHASE_METRIC_PREFIX = "phase:"  # as cutaway.probes.spans.phases.METRIC_PREFIX
-
-
 def phase_metrics(store: Store, experiment_id: int) -> list[Metric]:
-    """The spans probe's per-run metrics ``phase:<name>``, as stored (names are the program's
-    span names: known only after the runs)."""
+    """The spans probe's per-run metrics ``phase:<key>`` (a phase's place in the tree,
+    cutaway.model.phase_key), as stored (names are the program's span names: known only after
+    the runs)."""
     return [
-        Metric(name, "seconds", f"mean time per operation in the phase {name[6:]!r}")
+        Metric(
+            name,
+            "seconds",
+            f"mean time per operation in the phase {name[len(PHASE_METRIC_PREFIX) :]!r}",
+        )
         for name in store.metric_names(experiment_id)
         if name.startswith(PHASE_METRIC_PREFIX)
     ]
@@ -256,6 +267,73 @@ def _small_seconds(seconds: float) -> str:
     return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
 
 
+class VariantMismatch(ValueError):
+    """Two experiments whose variants cannot be paired: none in common (after ``--map``), or
+    a ``--map`` naming a variant that its experiment lacks."""
+
+
+def paired_variants(
+    store: Store, first_id: int, second_id: int, variant_map: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """(variant of the first, variant of the second) for each pair `cutaway compare` compares:
+    the same name, or OLD=NEW of ``variant_map``. VariantMismatch names both experiments'
+    variants when a mapped one is missing or nothing pairs."""
+    a, b = store.experiment(first_id), store.experiment(second_id)
+    a_names = [v.name for v in a.spec.variants]
+    b_names = [v.name for v in b.spec.variants]
+    said = f"#{a.id} has {_listed(a_names)}; #{b.id} has {_listed(b_names)}"
+    for old, new in variant_map.items():
+        if old not in a_names or new not in b_names:
+            missing = f"#{a.id} has no variant {old!r}" if old not in a_names else ""
+            if new not in b_names:
+                missing += (" and " if missing else "") + f"#{b.id} has no variant {new!r}"
+            raise VariantMismatch(f"--map {old}={new}: {missing} ({said})")
+    pairs = [(old, variant_map.get(old, old)) for old in a_names]
+    pairs = [(old, new) for old, new in pairs if new in b_names]
+    if not pairs:
+        example = f"{a_names[0]}={b_names[0]}" if a_names and b_names else "OLD=NEW"
+        raise VariantMismatch(
+            f"experiments #{a.id} and #{b.id} have no variant in common: {said}; pair them "
+            f"with --map OLD=NEW (a variant of #{a.id}, then one of #{b.id}, e.g. --map "
+            f"{example}), once per pair"
+        )
+    return pairs
+
+
+def variant_map_from_options(
+    store: Store, first_id: int, second_id: int, options: Sequence[str]
+) -> dict[str, str]:
+    """`--map OLD=NEW` options as OLD -> NEW. A name may hold "=" itself (a parameter's
+    variant, "senders=1"): each option is split at the "=" that leaves a variant of the
+    first experiment on its left and one of the second on its right; VariantMismatch when
+    no "=" or more than one does, or when OLD is paired twice."""
+    if not options:
+        return {}
+    a, b = store.experiment(first_id), store.experiment(second_id)
+    a_names = [v.name for v in a.spec.variants]
+    b_names = [v.name for v in b.spec.variants]
+    said = f"#{a.id} has {_listed(a_names)}; #{b.id} has {_listed(b_names)}"
+    pairs: dict[str, str] = {}
+    for option in options:
+        splits = [(option[:at], option[at + 1 :]) for at, c in enumerate(option) if c == "="]
+        found = [(old, new) for old, new in splits if old in a_names and new in b_names]
+        if len(found) != 1:
+            problem = "is ambiguous" if found else "pairs no variant of #{} with one of #{}"
+            raise VariantMismatch(
+                f"--map {option!r} {problem.format(a.id, b.id)}: expected OLD=NEW, a variant "
+                f"of #{a.id} and the one of #{b.id} to compare it with ({said})"
+            )
+        old, new = found[0]
+        if pairs.get(old, new) != new:
+            raise VariantMismatch(f"--map pairs {old!r} twice: with {pairs[old]!r} and {new!r}")
+        pairs[old] = new
+    return pairs
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(repr(name) for name in names) if names else "no variant"
+
+
 def compare_experiments(
     store: Store,
     first_id: int,
@@ -263,22 +341,24 @@ def compare_experiments(
     *,
     resamples: int = RESAMPLES,
     all_pairs: bool = False,
+    variant_map: Mapping[str, str] | None = None,
 ) -> Analysis:
-    """Compare two stored experiments variant by variant (same names), second against first.
-    ``all_pairs`` adds each experiment's own pairwise comparisons, its tag in the names."""
+    """Compare two stored experiments variant by variant, second against first: variants of
+    the same name, or as ``variant_map`` pairs them (a variant of the first -> one of the
+    second); VariantMismatch when none pair. ``all_pairs`` adds each experiment's own pairwise
+    comparisons, its tag in the names."""
+    pairs = paired_variants(store, first_id, second_id, variant_map or {})
     first, second = (
         analyze(store, first_id, resamples=resamples, all_pairs=all_pairs),
         analyze(store, second_id, resamples=resamples, all_pairs=all_pairs),
     )
     a, b = first.experiments[0], second.experiments[0]
     tag_a, tag_b = f"#{a.id} {a.label or ''}".strip(), f"#{b.id} {b.label or ''}".strip()
-    shared = [name for name in a.variants if name in b.variants]
+    shared_a, shared_b = [old for old, _ in pairs], [new for _, new in pairs]
     cautions = [
         Caution("environment", f"environments differ: {d}")
         for d in differences(dict(a.environment), dict(b.environment))
     ]
-    if not shared:
-        cautions.append(Caution("variants", "the two experiments share no variant name"))
     cautions.append(
         Caution(
             "unpaired",
@@ -289,13 +369,13 @@ def compare_experiments(
     # Metrics both experiments measured, in the first one's order.
     b_names = {m.name for m in second.metrics}
     a_metrics = tuple(m for m in first.metrics if m.name in b_names)
-    summaries = _tagged_summaries(first, second, tag_a, tag_b, shared, a_metrics)
+    summaries = _tagged_summaries(first, second, tag_a, tag_b, pairs, a_metrics)
     comparisons: list[Comparison] = []
-    for name in shared:
+    for name, name_b in pairs:
         rows: list[Row] = []
         for metric in a_metrics:
             values_a = _variant_values(store, a.id, metric, name)
-            values_b = _variant_values(store, b.id, metric, name)
+            values_b = _variant_values(store, b.id, metric, name_b)
             estimate = unpaired_ratio(
                 values_a, values_b, confidence=a.confidence, resamples=resamples, seed=0
             )
@@ -305,19 +385,20 @@ def compare_experiments(
                     Row(
                         metric.name,
                         f"{name} ({tag_a})",
-                        f"{name} ({tag_b})",
+                        f"{name_b} ({tag_b})",
                         n,
                         estimate,
                         metric.better,
                     )
                 )
         comparisons += judge(rows, a.margin, a.confidence)
-    phases, phase_comparisons = _compared_phases(store, first, second, shared, resamples)
+    phases, phase_comparisons = _compared_phases(store, first, second, pairs, resamples)
     return Analysis(
         experiments=(a, b),
         summaries=tuple(summaries),
         comparisons=tuple(comparisons),
-        cautions=tuple(cautions) + first.cautions + second.cautions,
+        # Each experiment's own cautions say which one they are about.
+        cautions=(*cautions, *_tagged_cautions(first, tag_a), *_tagged_cautions(second, tag_b)),
         calibration=first.calibration,
         run_counts={
             **{f"{k} ({tag_a})": v for k, v in first.run_counts.items()},
@@ -328,28 +409,45 @@ def compare_experiments(
         # What the figures draw: each shared variant's runs, calls and profiles, its tag in
         # its name, as in the summaries. The attribution pairs runs by round: it has no
         # meaning across two sessions, and is left out.
-        runs=_tagged(first.runs, tag_a, shared) + _tagged(second.runs, tag_b, shared),
-        calls=_tagged(first.calls, tag_a, shared) + _tagged(second.calls, tag_b, shared),
+        runs=_tagged(first.runs, tag_a, shared_a) + _tagged(second.runs, tag_b, shared_b),
+        calls=_tagged(first.calls, tag_a, shared_a) + _tagged(second.calls, tag_b, shared_b),
         call_percentiles=(
-            _tagged(first.call_percentiles, tag_a, shared)
-            + _tagged(second.call_percentiles, tag_b, shared)
+            _tagged(first.call_percentiles, tag_a, shared_a)
+            + _tagged(second.call_percentiles, tag_b, shared_b)
         ),
         flame_profiles=(
-            _tagged(first.flame_profiles, tag_a, shared)
-            + _tagged(second.flame_profiles, tag_b, shared)
+            _tagged(first.flame_profiles, tag_a, shared_a)
+            + _tagged(second.flame_profiles, tag_b, shared_b)
         ),
-        load=_tagged_load(first.load, tag_a, shared) + _tagged_load(second.load, tag_b, shared),
+        load=(
+            _tagged_load(first.load, tag_a, shared_a) + _tagged_load(second.load, tag_b, shared_b)
+        ),
         phases=phases,
         phase_comparisons=phase_comparisons,
+        function_calls=(
+            _tagged(first.function_calls, tag_a, shared_a)
+            + _tagged(second.function_calls, tag_b, shared_b)
+        ),
+    )
+
+
+def _tagged_cautions(analysis: Analysis, tag: str) -> tuple[Caution, ...]:
+    return tuple(
+        dataclasses.replace(caution, message=f"{tag}: {caution.message}")
+        for caution in analysis.cautions
     )
 
 
 def _compared_phases(
-    store: Store, first: Analysis, second: Analysis, shared: Sequence[str], resamples: int
+    store: Store,
+    first: Analysis,
+    second: Analysis,
+    pairs: Sequence[tuple[str, str]],
+    resamples: int,
 ) -> tuple[tuple[PhaseStat, ...], tuple[Comparison, ...]]:
     """The phases of two experiments that both have them, as the process metrics are
     compared: each one's dissection of the shared variants (tagged), and each phase metric
-    ``phase:<name>`` both measured, unpaired, one Holm family per variant apart from the
+    ``phase:<path>`` both measured, unpaired, one Holm family per variant apart from the
     process metrics (as within one experiment)."""
     if not first.phases or not second.phases:
         return (), ()
@@ -358,12 +456,12 @@ def _compared_phases(
     b_names = {m.name for m in phase_metrics(store, b.id)}
     metrics = [m for m in phase_metrics(store, a.id) if m.name in b_names]
     comparisons: list[Comparison] = []
-    for name in shared:
+    for name, name_b in pairs:
         rows: list[Row] = []
         for metric in metrics:
             estimate = unpaired_ratio(
                 _variant_values(store, a.id, metric, name),
-                _variant_values(store, b.id, metric, name),
+                _variant_values(store, b.id, metric, name_b),
                 confidence=a.confidence,
                 resamples=resamples,
                 seed=0,
@@ -371,16 +469,25 @@ def _compared_phases(
             if estimate is not None:
                 n = min(estimate.n_first, estimate.n_second)
                 rows.append(
-                    Row(metric.name, f"{name} ({tag_a})", f"{name} ({tag_b})", n, estimate,
+                    Row(metric.name, f"{name} ({tag_a})", f"{name_b} ({tag_b})", n, estimate,
                         metric.better)
                 )  # fmt: skip
         comparisons += judge(rows, a.margin, a.confidence, primary=None)
-    tagged = _tagged(first.phases, tag_a, shared) + _tagged(second.phases, tag_b, shared)
+    shared_a, shared_b = [old for old, _ in pairs], [new for _, new in pairs]
+    tagged = _tagged(first.phases, tag_a, shared_a) + _tagged(second.phases, tag_b, shared_b)
     return tagged, tuple(comparisons)
 
 
 _Item = TypeVar(
-    "_Item", Run, CallSummary, CallPercentiles, FlameProfile, LoadSummary, LatencySummary, PhaseStat
+    "_Item",
+    Run,
+    CallSummary,
+    CallPercentiles,
+    FlameProfile,
+    LoadSummary,
+    LatencySummary,
+    PhaseStat,
+    FunctionCalls,
 )
 
 
@@ -408,13 +515,13 @@ def _tagged_summaries(
     second: Analysis,
     tag_a: str,
     tag_b: str,
-    shared: list[str],
+    pairs: Sequence[tuple[str, str]],
     metrics: tuple[Metric, ...],
 ) -> list[Summary]:
     tagged = []
     for metric in metrics:
-        for name in shared:
-            for tag, analysis in ((tag_a, first), (tag_b, second)):
+        for name_a, name_b in pairs:
+            for name, tag, analysis in ((name_a, tag_a, first), (name_b, tag_b, second)):
                 for s in analysis.summaries:
                     if s.metric == metric.name and s.variant == name:
                         tagged.append(

@@ -22,9 +22,18 @@ from cutaway.model import Metric
 from cutaway.stats.changepoints import Segmentation, change_points
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from cutaway.store import MetricTable, Store, StoredExperiment
 
 TRIAGE_STATES = ("confirmed", "false alarm", "accepted")
+# The change points' false-alarm level for a history (Bonferroni over the splits tried). A
+# history starts with a handful of versions, where 0.001 asks for a step several times the
+# between-experiment drift of wall time on a shared machine: six versions of a 10 % step were
+# read as no step. Simulated 6-version histories (docs/performance.md): at 0.01 a 10 % step in
+# 8 % per-run noise is found 90 % of the time with 30 rounds per version, and 1 to 5 % of
+# histories without a step show one (a step to triage, not a failed build).
+HISTORY_ALPHA = 0.01
 
 
 class HistoryError(ValueError):
@@ -46,6 +55,9 @@ class HistoryPoint:
     reference_version: str | None = None
     # The machine's fingerprint when the experiment started, on MACHINE_KEYS (missing: None).
     machine: Mapping[str, object] = field(default_factory=dict)
+    # The value's standard error from its own rounds (see _estimate), which the change points
+    # weigh the point by; NaN when unknown.
+    standard_error: float = math.nan
 
     def machine_changes(self, before: HistoryPoint) -> tuple[str, ...]:
         """The MACHINE_KEYS whose value differs from the point ``before``."""
@@ -109,7 +121,7 @@ def load_history(
             "`cutaway list` shows the stored ones"
         )
     experiments = [store.experiment(row.id) for row in rows]
-    measured = [e for e in experiments if metric in {m.name for m in e.spec.all_metrics()}]
+    measured = [e for e in experiments if metric in {m.name for m in _metrics(store, e)}]
     if not measured:
         raise HistoryError(f"no experiment named {name!r} measured the metric {metric!r}")
     seen = {v.name for e in measured for v in e.spec.variants}
@@ -130,16 +142,41 @@ def load_history(
             f"no experiment named {name!r} has usable runs of variant {chosen!r}"
             + (f" and reference {reference!r}" if reference else "")
         )
-    found_metric = next(m for m in measured[0].spec.all_metrics() if m.name == metric)
+    found_metric = next(m for m in _metrics(store, measured[0]) if m.name == metric)
     return History(
         name=name,
         metric=found_metric,
         variant=chosen,
         reference=reference,
         points=tuple(points),
-        segmentation=change_points([p.value for p in points]),
+        segmentation=change_points(
+            [p.value for p in points],
+            alpha=HISTORY_ALPHA,
+            standard_errors=_standard_errors(points),
+        ),
         triage=store.triage(name),
     )
+
+
+def _metrics(store: Store, stored: StoredExperiment) -> list[Metric]:
+    """The experiment's metrics: its spec's, and the phases' ``phase:<path>`` its runs
+    carry (the spans and uprobes probes name them after the runs)."""
+    from cutaway.compare import phase_metrics
+
+    declared = list(stored.spec.all_metrics())
+    if stored.spec.probes.spans is None and not stored.spec.probes.uprobes:
+        return declared
+    return declared + phase_metrics(store, stored.id)
+
+
+def _standard_errors(points: list[HistoryPoint]) -> list[float] | None:
+    """Each point's standard error from its own rounds, so that the change points weigh each
+    experiment by what its rounds know; None (the series' own spread instead) when some point
+    has none (a single run, or a ratio whose resamples were infinite)."""
+    errors = [p.standard_error for p in points]
+    if not all(math.isfinite(error) and error >= 0 for error in errors):
+        return None
+    return errors
 
 
 def default_variant(stored: StoredExperiment, reference: str | None = None) -> str:
@@ -162,12 +199,12 @@ def _point(
     names = [v.name for v in stored.spec.variants]
     if chosen not in names or (reference is not None and reference not in names):
         return None
-    purpose = next(m.purpose for m in stored.spec.all_metrics() if m.name == metric)
+    purpose = next(m.purpose for m in _metrics(store, stored) if m.name == metric)
     table = store.metric_table(stored.id, metric, purpose)
     estimate = _estimate(table, chosen, reference)
     if estimate is None:
         return None
-    value, low, high, n = estimate
+    value, low, high, n, standard_error = estimate
     variant_spec = stored.spec.variants[names.index(chosen)]
     return HistoryPoint(
         experiment_id=stored.id,
@@ -177,6 +214,7 @@ def _point(
         ci_low=low,
         ci_high=high,
         n=n,
+        standard_error=standard_error,
         workload=workload_identity(variant_spec.to_dict()),
         reference_version=None if reference is None else stored.versions.get(reference),
         machine={key: stored.environment.get(key) for key in MACHINE_KEYS},
@@ -185,9 +223,16 @@ def _point(
 
 def _estimate(
     table: MetricTable, chosen: str, reference: str | None
-) -> tuple[float, float, float, int] | None:
-    """(value, interval low, interval high, n): the median of the variant's counted runs, or
-    its paired ratio to the reference; None without a usable run (or pair)."""
+) -> tuple[float, float, float, int, float] | None:
+    """(value, interval low, interval high, n, standard error): the median of the variant's
+    counted runs, or its paired ratio to the reference; None without a usable run (or pair).
+
+    The standard error is what the change points weigh the point by. For a median: its
+    large-sample standard error sqrt(pi / 2) * sigma / sqrt(n), with sigma read robustly from
+    the median absolute deviation (1.4826 MAD), so that one run slowed by a neighbour does not
+    make an experiment look uncertain (the order-statistic interval at ten runs reaches the
+    slowest run, and as a weight it hid a 10 % step). For a ratio: the geometric mean's, from
+    the spread of the per-round log ratios (ratio * log_sd / sqrt(n))."""
     import numpy as np
 
     from cutaway.stats.descriptive import median
@@ -199,13 +244,29 @@ def _estimate(
         if usable.size == 0:
             return None
         low, high = _median_interval(sorted(float(v) for v in usable))
-        return median(usable), low, high, int(usable.size)
+        return median(usable), low, high, int(usable.size), median_standard_error(usable)
     base = table.values[:, table.variants.index(reference)]
     keep = ~(np.isnan(column) | np.isnan(base))
     ratio = paired_ratio(base[keep], column[keep])
     if ratio is None:
         return None
-    return ratio.ratio, ratio.ci_low, ratio.ci_high, ratio.n
+    error = ratio.ratio * ratio.log_sd / math.sqrt(ratio.n)
+    return ratio.ratio, ratio.ci_low, ratio.ci_high, ratio.n, error
+
+
+def median_standard_error(values: npt.ArrayLike) -> float:
+    """The median's large-sample standard error, sqrt(pi / 2) * sigma / sqrt(n), with sigma
+    read from the median absolute deviation (1.4826 MAD: sigma for normal noise, and blind to
+    a few slowed runs); NaN for fewer than 2 values."""
+    import numpy as np
+
+    from cutaway.stats.descriptive import median
+
+    data = np.asarray(values, dtype=np.float64)
+    if data.size < 2:
+        return math.nan
+    deviation = median(np.abs(data - median(data)))
+    return math.sqrt(math.pi / 2.0) * 1.4826 * deviation / math.sqrt(data.size)
 
 
 def _version(stored: StoredExperiment, variant: str) -> str:

@@ -6,7 +6,7 @@ every other module may import it (see docs/how-it-works.md for the dependency di
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from types import MappingProxyType
@@ -202,7 +202,9 @@ class Condition:
         return {"name": self.name, "prepare": self.prepare}
 
 
-CALL_GRAPHS = ("fp", "dwarf")  # frame pointers, or DWARF unwinding of a copied user stack
+# Frame pointers, or DWARF unwinding of a copied user stack; "dwarf!" insists on DWARF: no
+# frame pointers instead when it costs more than the probe's limit (it still must work).
+CALL_GRAPHS = ("fp", "dwarf", "dwarf!")
 # 999 Hz, not 1000: an odd rate never runs in lockstep with the kernel's 1000/250/100 Hz tick
 # or with timer-driven work, which a round rate would sample at the same phase every time
 # (DTrace's profile-997 and perf's -F 99 follow the same rule). ~1 ms of CPU per sample keeps
@@ -911,6 +913,8 @@ class ExperimentInfo:
     conditions: tuple[Condition, ...] = ()  # [[conditions]]: the variants are their copies
     # The variants' own versions, by name (only those that have one; the label is the others').
     versions: Mapping[str, str] = field(default_factory=dict)
+    # The harness overhead measured for this experiment (each one's own in `cutaway compare`).
+    calibration: Calibration | None = None
 
 
 @dataclass(frozen=True)
@@ -960,6 +964,47 @@ class PhaseWeight:
     share: float
 
 
+UNACCOUNTED = "unaccounted"  # a phase's rest beyond its sub-phases
+PHASE_METRIC_PREFIX = "phase:"
+PHASE_SEPARATOR = "/"
+
+
+def phase_key(path: Sequence[str], *, unaccounted: bool = False) -> str:
+    """A phase's place in the tree as one text: its names from the outermost span down joined
+    by ``/``, a name's own ``\\`` and ``/`` escaped (``\\\\``, ``\\/``: an OpenTelemetry span
+    is often named ``GET /users``), and a span that is itself called ``unaccounted`` written
+    ``\\unaccounted``, so that no two phases share a key."""
+    names = [
+        name.replace("\\", "\\\\").replace(PHASE_SEPARATOR, "\\" + PHASE_SEPARATOR) for name in path
+    ]
+    if unaccounted:
+        return PHASE_SEPARATOR.join([*names[:-1], UNACCOUNTED])
+    if names and names[-1] == UNACCOUNTED:
+        names[-1] = "\\" + UNACCOUNTED
+    return PHASE_SEPARATOR.join(names)
+
+
+def parse_phase_key(key: str) -> tuple[tuple[str, ...], bool]:
+    """The path and the unaccounted flag a :func:`phase_key` was made of (its inverse)."""
+    raw: list[str] = [""]
+    names: list[str] = [""]
+    escaped = False
+    for character in key:
+        if escaped:
+            raw[-1] += "\\" + character
+            names[-1] += character
+            escaped = False
+        elif character == "\\":
+            escaped = True
+        elif character == PHASE_SEPARATOR:
+            raw.append("")
+            names.append("")
+        else:
+            raw[-1] += character
+            names[-1] += character
+    return tuple(names), len(raw) > 1 and raw[-1] == UNACCOUNTED
+
+
 @dataclass(frozen=True)
 class PhaseStat:
     """One phase of the spans probe's dissection (seed 001's table) in one variant and
@@ -986,6 +1031,10 @@ class PhaseStat:
     ci_low: float
     ci_high: float
     share: float
+    # Spans of the phase (a function's calls at this place): mean per operation of its
+    # outermost span and per run; NaN for an unaccounted rest or runs stored before counts.
+    calls_per_operation: float = float("nan")
+    calls_per_run: float = float("nan")
 
     @property
     def phase(self) -> str:
@@ -994,6 +1043,39 @@ class PhaseStat:
     @property
     def parent(self) -> str | None:
         return self.path[-2] if len(self.path) > 1 else None
+
+    @property
+    def key(self) -> str:
+        """Its place in the tree (:func:`phase_key`): ``do_search/mdb_search/unaccounted``."""
+        return phase_key(self.path, unaccounted=self.unaccounted)
+
+    @property
+    def parent_key(self) -> str | None:
+        return phase_key(self.path[:-1]) if len(self.path) > 1 else None
+
+    @property
+    def metric(self) -> str:
+        """The run metric comparing this phase: ``phase:<key>``."""
+        return PHASE_METRIC_PREFIX + self.key
+
+
+@dataclass(frozen=True)
+class FunctionCalls:
+    """One probed function of one binary (the uprobes probe) in one variant, in the operations
+    of one outermost function (``operation``: ``do_search``): its calls, every one (recursion
+    included, wherever in the tree), per operation and per counted run, and its mean time per
+    call in seconds (the probe's own cost included, as every uprobes time)."""
+
+    variant: str
+    operation: str
+    binary: str
+    function: str
+    runs: int
+    operations: int
+    calls: int
+    calls_per_operation: float
+    calls_per_run: float
+    seconds_per_call: float
 
 
 @dataclass(frozen=True)
@@ -1155,6 +1237,11 @@ class LoadSummary:
     missed_sends: int
     generator_cpu_share: float | None
     latencies: tuple[LatencySummary, ...]
+    sends: int = 0  # open loop: sends in the measured windows
+    max_send_lag: float = 0.0  # seconds: the latest send, for the generator's reasons
+    busiest_thread_share: float = 0.0  # the generator's busiest thread's CPU / wall, at most
+    waited_sends: int = 0  # open loop: sends due while every connection was busy
+    max_connection_wait: float = 0.0  # seconds: the longest such wait
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "errors", MappingProxyType(dict(self.errors)))
@@ -1216,9 +1303,19 @@ class Analysis:
     # A load experiment: each variant's load phases merged (cutaway.probes.load.analysis).
     load: tuple[LoadSummary, ...] = ()
     # The spans probe (cutaway.probes.spans): the dissection per phase, variant and condition,
-    # and each phase's metric ``phase:<name>`` against the baseline (its own Holm family).
+    # and each phase's metric ``phase:<path>`` (its place in the tree) against the baseline
+    # (its own Holm family).
     phases: tuple[PhaseStat, ...] = ()
     phase_comparisons: tuple[Comparison, ...] = ()
+    # The uprobes probe: calls per probed function (binary and function) per variant.
+    function_calls: tuple[FunctionCalls, ...] = ()
+
+    def calibration_of(self, info: ExperimentInfo) -> Calibration | None:
+        """The harness overhead of ``info``'s experiment: its own, else, when the analysis is
+        of that one experiment only, the analysis's."""
+        if info.calibration is not None:
+            return info.calibration
+        return self.calibration if len(self.experiments) == 1 else None
 
     def metric(self, name: str) -> Metric | None:
         """The metric called ``name``, None for one this analysis does not describe."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from cutaway import api
 from cutaway.model import Verdict
@@ -30,3 +31,18 @@ def test_run_then_load_arrays_and_analysis(tmp_path: Path) -> None:
     analysis = api.analyze("latest", db)
     wall = [c for c in analysis.comparisons if c.metric == "wall"]
     assert wall[0].verdict is Verdict.REGRESSED
+
+
+def test_an_int_id_and_an_unknown_metric(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    spec = quick_spec(["true"], ["t"], rounds=2, warmup_rounds=0)
+    outcome = api.run(spec, db)
+
+    data = api.load(outcome.experiment_id, db)  # an int, as `cutaway list` shows it
+    assert data.experiment.id == outcome.experiment_id
+    assert api.analyze(outcome.experiment_id, db).experiments[0].id == outcome.experiment_id
+    assert "wall" in data.metric_names() and "user" in data.metric_names()
+    with pytest.raises(KeyError, match=r"no metric 'nosuchmetric'.*wall"):
+        data.values("nosuchmetric")
+    with pytest.raises(TypeError):
+        api.load(True, db)  # type: ignore[arg-type]

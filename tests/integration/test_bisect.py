@@ -143,6 +143,62 @@ def test_no_regression_between_good_and_bad_is_said_and_exits_1(work: Path) -> N
     assert_cleaned_up(work, repository)
 
 
+def varying_program(offset: int, number: int) -> str:
+    """A program whose work changes from run to run, the same way at every commit but for
+    ``offset``: run k (counted in a file in its directory, so in each commit's worktree) does
+    100,000 + 25,000 * ((3k + offset) mod 5) loop steps. Two commits with different offsets do
+    the same work on average but not round by round, so the paired ratio's interval reaches
+    across 1 at every look: the deterministic form of a change lost in the noise."""
+    return (
+        "#include <stdio.h>\n"
+        'int main(void) { unsigned long k = 0; FILE *f = fopen("runs", "r");\n'
+        '  if (f) { if (fscanf(f, "%lu", &k) != 1) k = 0; fclose(f); }\n'
+        '  f = fopen("runs", "w"); if (f) { fprintf(f, "%lu\\n", k + 1); fclose(f); }\n'
+        f"  unsigned long work = 100000UL + 25000UL * ((3 * k + {offset}) % 5);\n"
+        "  volatile unsigned long s = 0;\n"
+        "  for (unsigned long i = 0; i < work; i++) s += i;\n"
+        f"  return 0; }} /* commit {number} */\n"
+    )
+
+
+@needs_valgrind
+def test_a_bad_lost_in_the_noise_is_not_worse_exits_1_at_once_with_its_interval(
+    work: Path,
+) -> None:
+    """BAD's interval against GOOD reaches across 1: BAD is not worse, said with that interval,
+    after one test within its budget (no re-runs, no bisection), exit 1."""
+    repository = work / "repo"
+    repository.mkdir()
+    git(repository, "init", "-q")
+    git(repository, "config", "user.email", "test@example.com")
+    git(repository, "config", "user.name", "test")
+    for number, offset in enumerate((0, 0, 2)):
+        (repository / "prog.c").write_text(varying_program(offset, number))
+        git(repository, "add", "prog.c")
+        git(repository, "commit", "-q", "-m", f"commit {number}")
+    hashes = git(repository, "rev-list", "--reverse", "HEAD").split()
+    result = bisect(
+        hashes[0], hashes[-1], "--repo", str(repository), "--build", BUILD, "--instructions",
+        "--max-rounds", "8", "--export-json", "bisect.json", "--db", "b.db", "--", "./prog",
+        cwd=work,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        f"BAD {hashes[-1][:12]} is not worse than GOOD {hashes[0][:12]}: nothing to bisect"
+    )
+    assert lines[1].startswith("  instructions ") and "[" in lines[1]  # the change's interval
+    assert "in 8 rounds" in lines[1]
+    assert "the first bad commit is one of these" not in result.stdout
+    exported = json.loads((work / "bisect.json").read_text())
+    assert exported["status"] == "no-regression" and exported["first_bad"] is None
+    assert exported["ci_low"] < 1.0 < exported["ci_high"]
+    assert exported["experiments"] == 1 and exported["rounds"] == 8  # one budget, no re-run
+    [tested] = exported["tested"]
+    assert (tested["commit"], tested["verdict"]) == (hashes[-1], "not worse")
+    assert_cleaned_up(work, repository)
+
+
 @pytest.mark.parametrize(
     ("swap", "revisions", "message"),
     [

@@ -164,7 +164,11 @@ def test_machine_formats_on_a_terminal_show_control_characters_escaped(tmp_path:
     """CSV and Markdown keep names exactly in a file or a pipe; on a terminal they are shown."""
     run = cutaway("run", str(hostile_experiment(tmp_path)), cwd=tmp_path)
     assert run.returncode == 1, run.stderr
-    for args in (["report", "--format", "csv"], ["export", "--format", "runs-csv"]):
+    for args in (
+        ["report", "--format", "csv"],
+        ["export", "--format", "runs-csv"],
+        ["export", "--format", "runs-csv", "-o", "/dev/stdout"],  # written through: the same
+    ):
         status, received, stderr = on_pty(args, tmp_path, columns=100, rows=40)
         assert status == 0, stderr
         assert raw_controls(SGR.sub("", received)) == [], args
@@ -282,3 +286,26 @@ def test_run_on_a_terminal_of_zero_columns_prints_its_report(tmp_path: Path) -> 
     )
     assert status == 0, stderr
     assert "sleep 0.005" in received and max(map(len, received.splitlines())) <= 80
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_quiet_draws_no_progress_bar_on_a_terminal(tmp_path: Path, quiet: bool) -> None:
+    """-q means nothing on stderr but errors, the progress bar included, also on a terminal."""
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    args = ["run", "-c", "sleep 0.02", "--rounds", "8", *(["-q"] if quiet else [])]
+    process = subprocess.Popen(
+        [*CUTAWAY, *args],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=terminal,
+        env=ENV,
+    )
+    os.close(terminal)
+    received = _read_all(controller, time.monotonic() + 120)
+    assert process.wait(timeout=60) == 0
+    if quiet:
+        assert received == ""
+    else:
+        assert "\r" in received  # the bar, redrawn in place: what -q must not draw

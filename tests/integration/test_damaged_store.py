@@ -277,3 +277,45 @@ def test_a_foreign_lease_with_a_damaged_heartbeat_is_refused_by_resume(
         status, _, stderr = cutaway(capsys, "run", *resume, "--db", db)
         assert status == 2, stderr
         assert "experiments.heartbeat_at: text 'soon' is not a number" in stderr
+
+
+# name -> (the stored wall time of one counted run, words of the problem). Each would reach the
+# statistics as a traceback (a negative cost) or a numpy RuntimeWarning (an overflow).
+MEASUREMENT_DAMAGES = {
+    "negative wall time": ("-0.5", "-0.5 is negative, and wall cannot be"),
+    "infinite wall time": ("9e999", "inf is not a finite number"),
+    "wall time beyond any measurement": ("1e308", "1e+308 is beyond any measurement"),
+    "wall time nearer zero than any measurement": ("1e-320", "is nearer zero than any"),
+}
+
+
+@pytest.mark.filterwarnings("error")  # a numpy RuntimeWarning must never reach the user
+@pytest.mark.parametrize("damage", MEASUREMENT_DAMAGES)
+def test_a_damaged_measurement_is_named_by_every_reader(
+    damage: str, real_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    value, problem = MEASUREMENT_DAMAGES[damage]
+    db = str(
+        damaged(
+            real_store,
+            tmp_path,
+            f"UPDATE measurements SET value = {value} WHERE metric = 'wall' AND run_id = {ONE_RUN}",
+        )
+    )
+    (run_id,) = sqlite3.connect(db).execute(ONE_RUN.strip("()")).fetchone()
+    for command in (
+        ["report"],
+        ["report", "--format", "csv"],
+        ["export", "--format", "json"],
+        ["export", "--format", "html"],
+        ["export", "--format", "runs-csv"],
+        ["compare", "1", "1", "--format", "markdown"],
+    ):
+        status, stdout, stderr = cutaway(capsys, *command, "--db", db)
+        assert status == 2, (command, stderr)
+        assert f"experiment #1 in {db} is damaged: measurements.value: run #{run_id}, wall" in (
+            stderr
+        ), (command, stderr)
+        assert problem in stderr, (command, stderr)
+        assert stderr.count("\n") == 1, stderr  # one message, no warning, no traceback
+        assert stdout == ""

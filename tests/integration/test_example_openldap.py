@@ -5,6 +5,7 @@ runs, none of its ports listens and its directories are gone. Bounded in time.""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -91,6 +92,56 @@ def test_a_short_run_dissects_the_search_and_leaves_nothing_running(root: Path) 
         assert phase in stdout
     assert "uprobes, first after start" in stdout  # the cold runs' restarted servers
     assert "no-index/cold vs no-index/warm" in stdout
+
+
+@pytest.mark.skipif(bool(PORTS & listening_ports()), reason="the example's ports are taken")
+def test_every_phase_by_its_place_gets_a_verdict_and_calls_are_counted(root: Path) -> None:
+    """Seed 001's main finding is mdb_search's unaccounted rest (the loop over candidates):
+    it, and every other row, has a verdict of its own; --uprobes adds test_filter to the
+    file's probes, and its calls per search are counted (one per candidate)."""
+    report = root / "report.json"
+    process = cutaway(
+        root, "--rounds", "2", "--warmup", "0", "--export-json", str(report),
+        "--uprobes", "/usr/sbin/slapd:test_filter",
+    )  # fmt: skip
+    try:
+        stdout, stderr = process.communicate(timeout=400)
+    finally:
+        process.kill()
+    assert process.returncode == 0, stderr
+    assert_nothing_left(root)
+    document = json.loads(report.read_text())
+    rows = [row for row in document["phases"] if row["source"] == "uprobes"]
+    compared = {(c["variant"], c["metric"]) for c in document["phase_comparisons"]}
+    loop = "phase:do_search/mdb_search/unaccounted"
+    assert ("no-index/cold", loop) in compared and ("cn-index/warm", loop) in compared
+    for row in rows:  # every row of the dissection, unaccounted rests included
+        if row["variant"] != "no-index/warm":
+            assert (row["variant"], row["metric"]) in compared, row["key"]
+    metrics = [c["metric"] for c in document["phase_comparisons"]]
+    pairs = {(c["baseline"], c["variant"]) for c in document["phase_comparisons"]}
+    assert metrics.count(loop) == len(pairs)  # one row, one metric: named once per pair
+    assert "phase:unaccounted" not in metrics
+    by_place = {(row["variant"], row["key"]): row for row in rows}
+    test_filter = by_place[("no-index/warm", "do_search/mdb_search/test_filter")]
+    assert test_filter["calls_per_operation"] >= 10_000  # one per candidate, 10,011
+    assert test_filter["calls_per_run"] >= 10_000
+    assert by_place[("no-index/warm", "do_search")]["calls_per_operation"] == 1
+    counted = {
+        (item["variant"], item["operation"], item["binary"], item["function"]): item
+        for item in document["function_calls"]
+    }
+    per_function = counted[("no-index/warm", "do_search", "/usr/sbin/slapd", "test_filter")]
+    assert per_function["calls_per_operation"] >= 10_000  # recursion included: at least
+    assert per_function["seconds_per_call"] > 0
+    assert (
+        counted[("cn-index/warm", "do_search", "/usr/sbin/slapd", "do_search")][
+            "calls_per_operation"
+        ]
+        == 1
+    )
+    assert "test_filter" in stdout and "calls per probed function" in stdout
+    print(stdout)  # read with -s: how the dissection looks on the real server
 
 
 @pytest.mark.skipif(bool(PORTS & listening_ports()), reason="the example's ports are taken")

@@ -160,6 +160,11 @@ def test_coordinated_omission_is_corrected_from_intended_send_times(
     assert uncorrected.percentile(90) < 0.05e9
     assert uncorrected.max >= 0.4e9
     assert corrected.count == uncorrected.count == result.requests
+    # The sends due in the stall waited for a connection the server held: the server's doing,
+    # said as such, never the generator's limit (it used a few % of a core).
+    check = result.generator
+    assert check.waited_sends >= 50 and check.max_connection_wait >= 0.3
+    assert not check.saturated
 
 
 def test_a_stopped_generator_reports_its_missed_sends(server_of_mode: StartServer) -> None:
@@ -185,7 +190,9 @@ def test_a_stopped_generator_reports_its_missed_sends(server_of_mode: StartServe
     check = result.generator
     assert check.missed_sends >= 30  # ~60 sends were due while it was stopped
     assert check.max_send_lag >= 0.2
-    assert check.saturated
+    # Late for a reason of its own, but not CPU-bound: its CPU does not show it, so its
+    # figures are not called its limit (late sends are said apart, with how late).
+    assert not check.saturated and check.busiest_thread_share < 0.9
     assert 0 < check.sends <= 1.5 * 200 * 1.1
 
 

@@ -1,13 +1,18 @@
 """Every file cutaway writes is checked before anything is measured, and written whole or not at
 all: a bad export path is exit 2 before the first run, a full disk leaves no truncated export
-(issue #9, section 5). The full and read-only disks are real tmpfs mounts."""
+(issue #9, section 5). A device, a FIFO or standard output is written through, never replaced,
+and a store on a device is refused (issue #21). The full and read-only disks are real tmpfs
+mounts, the devices real nodes made with mknod."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -131,3 +136,135 @@ def test_export_onto_a_full_disk_keeps_the_earlier_file(
     )
     assert target.read_text() == "earlier export\n"
     assert sorted(os.listdir(disk)) == ["filler", "out"]
+
+
+# -- devices, FIFOs and standard output: written through, never replaced (issue #21) -------
+
+
+def device_copy(directory: Path, name: str, major: int, minor: int) -> Path:
+    """A character device node like /dev/null (1, 3) or /dev/full (1, 7) in a temporary
+    directory (the tests run as root): a bug replaces the copy, not the machine's device."""
+    path = directory / name
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+    return path
+
+
+def is_device(path: Path, major: int, minor: int) -> bool:
+    status = os.lstat(path)
+    rdev = (os.major(status.st_rdev), os.minor(status.st_rdev))
+    return stat.S_ISCHR(status.st_mode) and rdev == (major, minor)
+
+
+def test_exports_onto_a_device_write_through_it_and_never_replace_it(tmp_path: Path) -> None:
+    null = device_copy(tmp_path, "null", 1, 3)
+    result = cutaway(
+        tmp_path,
+        *quick_run(tmp_path, "--export-json", str(null), "--export-html", str(null)),
+    )
+    assert result.returncode == 0, result.stderr
+    assert is_device(null, 1, 3)
+    for fmt in ("json", "html", "runs-csv", "folded"):
+        exported = cutaway(tmp_path, "export", "1", "--format", fmt, "-o", str(null))
+        assert exported.returncode in (0, 2), exported.stderr  # folded: no profile, exit 2
+        assert is_device(null, 1, 3), fmt
+    assert sorted(os.listdir(tmp_path)) == [".cutaway", "null", "ran"]
+
+
+def test_an_export_onto_a_full_device_fails_and_leaves_the_device(tmp_path: Path) -> None:
+    full = device_copy(tmp_path, "full", 1, 7)
+    result = cutaway(tmp_path, *quick_run(tmp_path, "--export-json", str(full)))
+    assert result.returncode == 1, result.stderr
+    assert f"cannot write --export-json '{full}': No space left on device" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert is_device(full, 1, 7)
+
+
+def test_an_export_into_a_fifo_reaches_its_reader(tmp_path: Path) -> None:
+    assert cutaway(tmp_path, *quick_run(tmp_path)).returncode == 0
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as reader:
+            received.append(reader.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    result = cutaway(tmp_path, "export", "1", "--format", "json", "-o", str(fifo))
+    reader.join(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(received[0])["experiments"][0]["id"] == 1
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("output", [[], ["-o", "/dev/stdout"], ["-o", "-"]])
+def test_an_export_to_standard_output_cut_short_by_head_ends_quietly(
+    tmp_path: Path, output: list[str]
+) -> None:
+    """The HTML export is larger than a pipe holds, so `head -c1` closes the pipe while cutaway
+    still writes: that is the reader's choice, not an error."""
+    assert cutaway(tmp_path, *quick_run(tmp_path)).returncode == 0
+    command = shlex.join([*CUTAWAY, "export", "1", "--format", "html", *output])
+    result = subprocess.run(
+        ["bash", "-c", f'{command} | head -c1; echo " ${{PIPESTATUS[0]}}"'],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.stdout == "< 0\n", result.stderr
+    assert result.stderr == ""
+
+
+def test_a_store_on_a_device_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    null = device_copy(tmp_path, "null", 1, 3)
+    for argv in (quick_run(tmp_path), ["report"], ["list"], ["export", "1", "--format", "json"]):
+        result = cutaway(tmp_path, *argv, "--db", str(null))
+        assert result.returncode == 2, (argv, result.stderr)
+        assert result.stderr == (
+            f"cutaway: the store '{null}': is a character device, not a regular file; a store "
+            "is an SQLite file or a new path (nothing was created)\n"
+        )
+    assert os.listdir(tmp_path) == ["null"]  # no null-journal, nothing ran
+    assert is_device(null, 1, 3)
+
+
+def test_a_store_beside_a_device_journal_is_refused(tmp_path: Path) -> None:
+    assert cutaway(tmp_path, *quick_run(tmp_path)).returncode == 0
+    wal = device_copy(tmp_path / ".cutaway", "cutaway.db-wal", 1, 3)
+    result = cutaway(tmp_path, "report")
+    assert result.returncode == 2, result.stderr
+    assert "'.cutaway/cutaway.db-wal' beside it is a character device" in result.stderr
+    assert is_device(wal, 1, 3)
+
+
+def test_standard_output_on_a_full_device_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    full = device_copy(tmp_path, "full", 1, 7)
+    assert cutaway(tmp_path, *quick_run(tmp_path)).returncode == 0
+    for argv in (
+        ["report"],
+        ["list"],
+        ["export", "1", "--format", "json"],
+        ["export", "1", "--format", "html", "-o", "/dev/stdout"],
+    ):
+        with open(full, "w") as stdout:
+            result = subprocess.run(
+                [*CUTAWAY, *argv], cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE, text=True
+            )
+        assert result.returncode == 1, (argv, result.stderr)
+        assert "No space left on device" in result.stderr, argv
+        assert "Traceback" not in result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr
+    with open(full, "w") as stdout:
+        run = subprocess.run(
+            [*CUTAWAY, *quick_run(tmp_path, "-q")],
+            cwd=tmp_path,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.startswith("cutaway: cannot write standard output: No space left on device\n")
+    assert "`cutaway export 2 --format FORMAT -o PATH` writes them" in run.stderr
+    assert is_device(full, 1, 7)

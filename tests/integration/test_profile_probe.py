@@ -91,7 +91,9 @@ def test_profiled_runs_name_the_function_doing_more_work(tmp_path: Path) -> None
             asleep = sum(w for s, w in profile.stacks.items() if "nanosleep" in s)
             assert asleep >= 0.025e9  # the 30 ms usleep, seen off the CPU
     (probe,) = data.store.probes(data.experiment.id)
-    assert probe.overhead_seconds is not None and probe.process_overhead_seconds is not None
+    assert probe.process_overhead_seconds is not None
+    # The per-sample cost: a number, or (not resolved on a busy machine) its bound.
+    assert (probe.overhead_seconds or 0) > 0 or "per-sample cost below" in probe.description
 
 
 def test_perf_missing_is_refused_before_anything_runs(tmp_path: Path) -> None:

@@ -216,6 +216,10 @@ def _rows(document: dict[str, Any], variant: str, source: str) -> dict[tuple[str
     }
 
 
+def _keys(document: dict[str, Any], variant: str) -> set[str]:
+    return {row["key"] for row in document["phases"] if row["variant"] == variant}
+
+
 def test_a_c_program_under_cutaway_gets_its_dissection(program: str, tmp_path: Path) -> None:
     document = _cutaway(tmp_path, "-n", "one", "-c", f"{program} 5", "-n", "two",
                         "-c", f"{program} 5 unbalanced")  # fmt: skip
@@ -228,7 +232,11 @@ def test_a_c_program_under_cutaway_gets_its_dissection(program: str, tmp_path: P
     assert sum(row["mean"] for row in children) == pytest.approx(search["mean"], rel=1e-9)
     assert rows[("search", "retrieve", "fetch")]["mean"] > 0
     metrics = {c["metric"] for c in document["phase_comparisons"]}
-    assert {"phase:search", "phase:decode", "phase:fetch", "phase:unaccounted"} <= metrics
+    assert {"phase:search", "phase:search/decode", "phase:search/retrieve/fetch",
+            "phase:search/unaccounted"} <= metrics  # fmt: skip
+    assert {f"phase:{key}" for key in _keys(document, "one")} <= metrics  # a verdict per row
+    assert rows[("search", "test filter")]["calls_per_operation"] == 3  # counted, C SDK
+    assert rows[("search", "test filter")]["calls_per_run"] == 15
     cautions = [c["message"] for c in document["cautions"] if c["kind"] == "spans"]
     assert any("end of 'ghost' without a begin" in m and "'two'" in m for m in cautions)
     assert any(line.startswith("spans: ") and "per recorded span" in line
@@ -263,10 +271,14 @@ def test_a_python_program_and_an_otlp_file_under_cutaway(tmp_path: Path) -> None
         ("request",), ("request", "parse"), ("request", "respond"), ("request", "unaccounted"),
     ]  # fmt: skip
     assert python[("request",)]["n"] == 12
+    assert python[("request", "parse")]["calls_per_operation"] == 1  # counted, Python SDK
+    assert python[("request", "parse")]["calls_per_run"] == 4
     traced = _rows(document, "traced", "otlp")
     assert traced[("search",)]["n"] == 9  # three traces per run
     backend = traced[("search", "query directory", "search backend")]
     assert backend["parent"] == "query directory" and backend["mean"] > 0
+    assert backend["key"] == "search/query directory/search backend"
+    assert backend["calls_per_operation"] >= 1  # counted, OpenTelemetry
     cautions = [c["message"] for c in document["cautions"] if c["kind"] == "spans"]
     assert any("$CUTAWAY_OTLP_FILE:3: not JSON at column 2" in m for m in cautions), cautions
 

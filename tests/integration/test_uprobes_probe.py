@@ -4,6 +4,7 @@ anything runs (an unknown function, a binary without symbols), which store nothi
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -132,3 +133,38 @@ def test_a_binary_without_symbols_is_refused_with_what_to_do(tmp_path: Path) -> 
     result = run("run", "-c", f"{binary} 1", "--uprobes", f"{binary}:handle", cwd=tmp_path)
     assert result.returncode == 2
     assert "has no function symbols" in result.stderr and "debug symbols" in result.stderr
+
+
+def test_two_builds_compare_by_the_same_function_and_count_its_calls(tmp_path: Path) -> None:
+    """One function probed in two builds is one phase: each variant runs its own build, and
+    the phase of one is compared with the other's; calls are counted per operation."""
+    for build in ("v1", "v2"):  # two inodes: each build gets its own uprobes
+        (tmp_path / build).mkdir()
+    v1, v2 = compile_program(tmp_path / "v1"), compile_program(tmp_path / "v2")
+    report = tmp_path / "report.json"
+    result = run(
+        "run", "-n", "v1", "-c", f"{v1} 3", "-n", "v2", "-c", f"{v2} 3", "--rounds", "3",
+        "--warmup", "0", "--uprobes", f"{v1}:handle,lookup", "--uprobes", f"{v2}:handle,lookup",
+        "--export-json", str(report), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    document = json.loads(report.read_text())
+    rows = {
+        (row["variant"], row["key"]): row
+        for row in document["phases"]
+        if row["source"] == "uprobes"
+    }
+    for variant in ("v1", "v2"):
+        assert rows[(variant, "handle/lookup")]["calls_per_operation"] == 2
+        assert rows[(variant, "handle")]["calls_per_run"] == 6  # 3 per thread, 2 threads
+    compared = {(c["variant"], c["metric"]) for c in document["phase_comparisons"]}
+    assert {("v2", "phase:handle"), ("v2", "phase:handle/lookup")} <= compared
+    assert ("v2", "phase:handle/unaccounted") in compared
+    counted = {
+        (item["variant"], item["binary"], item["function"]): item
+        for item in document["function_calls"]
+    }
+    for variant, binary in (("v1", v1), ("v2", v2)):  # each variant's calls in its own build
+        assert counted[(variant, str(binary), "lookup")]["calls_per_operation"] == 2
+        assert counted[(variant, str(binary), "lookup")]["calls_per_run"] == 12
+    assert ("v1", str(v2), "lookup") not in counted and ("v2", str(v1), "lookup") not in counted

@@ -139,3 +139,23 @@ def test_a_system_wide_profile_is_not_reconciled_with_the_commands_cpu(
     (total,) = [t for t in found.totals if t.what == records.ON_CPU]
     assert total.measured_metric == (None if system_wide else "cpu")
     assert total.profile_delta == pytest.approx(0.002)
+
+
+def test_an_unsymbolized_address_that_moved_is_one_function_unchanged() -> None:
+    # The same unnamed code of prog at another address in the variant's build (and a bare
+    # address, as callgrind names code it has no module for): grouped by module, not two
+    # functions, one gone and one come, each "changed beyond noise".
+    items = []
+    for round_index in range(ROUNDS):
+        for variant, offset in (("base", "0x1130"), ("moved", "0x1190")):
+            stacks = {
+                f"prog;main;prog+{offset}": 1_000_000 + round_index,
+                f"prog;main;{offset}": 500_000 + round_index,
+                "prog;main;work": 2_000_000 + round_index,
+            }
+            profile = records.Profile(records.ON_CPU, records.NANOSECONDS, stacks)
+            items.append((variant, round_index, profile))
+    result = attribute(per_round_profiles(items), ["base", "moved"], "base")
+    (total,) = result.totals
+    assert total.beyond_noise == 0 and total.within_noise == 0
+    assert not [e for e in result.entries if e.delta != 0.0]

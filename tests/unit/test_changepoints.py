@@ -65,3 +65,35 @@ def test_a_short_or_flat_series_has_no_step() -> None:
 def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="finite"):
         change_points([1.0, float("nan"), 2.0])
+
+
+def test_six_values_with_their_standard_errors_show_a_step_the_t_test_misses() -> None:
+    """Six experiments, 10 % apart after the third, each known to about 2 % from its rounds:
+    four degrees of freedom leave the t test short of 0.001, the intervals do not."""
+    values = [20.0, 20.8, 19.4, 22.5, 21.4, 22.3]
+    errors = [0.4] * 6
+    assert change_points(values).change_points == ()
+    [step] = change_points(values, standard_errors=errors).change_points
+    assert step.index == 3 and step.relative == pytest.approx(0.095, abs=0.02)
+    assert change_points(values, standard_errors=errors).from_intervals
+
+
+def test_experiments_that_drift_apart_beyond_their_errors_widen_the_test() -> None:
+    """The same values, but each experiment claims 0.01 of error: the scatter within each side
+    (about 0.25) is far beyond that, tau^2 takes it up, and the step must stand against it."""
+    flat = [20.0, 20.5, 19.6, 20.3, 19.8, 20.4]  # no step, scattered beyond the errors
+    assert change_points(flat, standard_errors=[0.01] * 6).change_points == ()
+
+
+def test_a_deterministic_series_with_errors_of_zero_still_splits() -> None:
+    values = [100.0, 100.0, 100.0, 101.0, 101.0, 101.0]
+    [step] = change_points(values, standard_errors=[0.0] * 6).change_points
+    assert step.index == 3
+    assert change_points([5.0] * 6, standard_errors=[0.0] * 6).change_points == ()
+
+
+def test_bad_standard_errors_are_refused() -> None:
+    with pytest.raises(ValueError, match="standard errors"):
+        change_points([1.0, 2.0, 3.0], standard_errors=[0.1, 0.1])
+    with pytest.raises(ValueError, match="standard errors"):
+        change_points([1.0, 2.0, 3.0], standard_errors=[0.1, -0.1, 0.1])

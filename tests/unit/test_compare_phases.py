@@ -77,22 +77,25 @@ def test_compare_carries_phases_with_their_verdicts(tmp_path: Path) -> None:
         ("server (#2)", "decode"),
     }
     verdicts = {c.metric: c for c in analysis.phase_comparisons}
-    assert (verdicts["phase:retrieve"].baseline, verdicts["phase:retrieve"].variant) == (
+    assert (
+        verdicts["phase:search/retrieve"].baseline,
+        verdicts["phase:search/retrieve"].variant,
+    ) == (
         "server (#1)",
         "server (#2)",
     )
-    assert verdicts["phase:retrieve"].verdict is Verdict.IMPROVED
-    assert 0.45 < verdicts["phase:retrieve"].ratio < 0.55
-    assert verdicts["phase:decode"].verdict is not Verdict.IMPROVED
+    assert verdicts["phase:search/retrieve"].verdict is Verdict.IMPROVED
+    assert 0.45 < verdicts["phase:search/retrieve"].ratio < 0.55
+    assert verdicts["phase:search/decode"].verdict is not Verdict.IMPROVED
     document = json.loads(FORMATS["json"].render(analysis))
-    assert {c["metric"] for c in document["phase_comparisons"]} >= {"phase:retrieve"}
+    assert {c["metric"] for c in document["phase_comparisons"]} >= {"phase:search/retrieve"}
     assert {p["variant"] for p in document["phases"]} == {"server (#1)", "server (#2)"}
     for name in ("terminal", "markdown", "html"):
         text = FORMATS[name].render(analysis)
         assert "phases from spans" in text, name
         assert "server (#2) vs server (#1)" in text, name
     csv = FORMATS["phases-csv"].render(analysis)
-    assert "phase:retrieve,server (#1)," in csv and ",improved" in csv
+    assert "phase:search/retrieve,server (#1)," in csv and ",improved" in csv
 
 
 def test_compare_without_phases_on_both_sides_has_none(tmp_path: Path) -> None:

@@ -38,3 +38,25 @@ def test_a_context_shorter_than_the_limit_is_whole() -> None:
 def test_other_text_is_refused() -> None:
     with pytest.raises(CallgrindFormatError):
         parse_callgrind("perf script output\n", 64)
+
+
+def test_an_unnamed_function_is_named_by_its_object_not_its_address() -> None:
+    # A stripped program: callgrind names its functions by address, which moves with every
+    # build. Named by the object it is in (compressed names, given by ob= or cob=), as perf's
+    # folding names such a frame; an address found in two objects keeps its address.
+    text = (
+        "# callgrind format\nversion: 1\ncmd: ./prog\nevents: Ir\n"
+        "ob=(1) /usr/lib/libc.so.6\nfn=(1) main'(below main)\n"
+        "cob=(2) /opt/prog\ncfn=(2) 0x0000000000001130'main'(below main)\ncalls=1 0\n0 70\n0 5\n"
+        "ob=(2)\nfn=(2)\n0 70\n"
+        "ob=(1)\nfn=(3) 0x0000000000001050'(below main)\n0 10\n"
+        "ob=(2)\nfn=(4) 0x0000000000001050'main'(below main)\n0 15\n"
+        "summary: 100\n"
+    )
+    profile = parse_callgrind(text, max_callers=8)
+    assert profile.stacks == {
+        "(below main);main": 5,
+        "(below main);main;[prog]": 70,
+        "(below main);0x0000000000001050": 10,
+        "(below main);main;0x0000000000001050": 15,
+    }

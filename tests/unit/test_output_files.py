@@ -1,20 +1,26 @@
-"""Output files: checked before any work, written whole or not at all (issue #9, section 5).
-The full and read-only disks are real tmpfs mounts."""
+"""Output files: checked before any work, written whole or not at all (issue #9, section 5);
+a device, a FIFO or a descriptor written through, never replaced (issue #21). The full and
+read-only disks are real tmpfs mounts, the devices real nodes made with mknod."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import stat
+import threading
 from pathlib import Path
 
 import pytest
 from filesystems import Tmpfs, fill_filesystem
+from hostile import HOSTILE_PATHS
 
 from cutaway.output_files import (
     OutputPathError,
     OutputWriteError,
     check_output_paths,
     output_path_problem,
+    store_path_problem,
     write_output_file,
 )
 
@@ -114,3 +120,161 @@ def test_a_full_disk_leaves_no_new_file(tmpfs: Tmpfs) -> None:
     with pytest.raises(OutputWriteError):
         write_output_file(str(disk / "report.csv"), "a,b\n" * 100_000, "--export-csv")
     assert os.listdir(disk) == ["filler"]
+
+
+# -- devices, FIFOs and descriptors: written through, never replaced (issue #21) ------------
+
+
+def device_copy(directory: Path, name: str, major: int, minor: int) -> Path:
+    """A character device node like /dev/null (1, 3) or /dev/full (1, 7), made in a temporary
+    directory (the tests run as root), so that a bug replaces the copy, not the machine's."""
+    path = directory / name
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+    return path
+
+
+def assert_still_device(path: Path, major: int, minor: int) -> None:
+    status = os.lstat(path)
+    assert stat.S_ISCHR(status.st_mode), f"{path} was replaced by a file"
+    assert (os.major(status.st_rdev), os.minor(status.st_rdev)) == (major, minor)
+
+
+def test_a_character_device_is_written_through_not_replaced(tmp_path: Path) -> None:
+    null = device_copy(tmp_path, "null", 1, 3)
+    assert output_path_problem(str(null)) is None
+    write_output_file(str(null), '{"x": 1}\n', "--export-json")
+    assert_still_device(null, 1, 3)
+    assert os.listdir(tmp_path) == ["null"]  # no temporary file either
+
+
+def test_a_full_device_is_an_error_and_stays_a_device(tmp_path: Path) -> None:
+    full = device_copy(tmp_path, "full", 1, 7)
+    with pytest.raises(OutputWriteError) as caught:
+        write_output_file(str(full), "text", "-o/--output")
+    assert str(caught.value) == f"cannot write -o/--output '{full}': No space left on device"
+    assert_still_device(full, 1, 7)
+
+
+def test_a_symbolic_link_to_a_device_is_written_through(tmp_path: Path) -> None:
+    null = device_copy(tmp_path, "null", 1, 3)
+    (tmp_path / "link").symlink_to(null)
+    write_output_file(str(tmp_path / "link"), "text", "--export-csv")
+    assert (tmp_path / "link").is_symlink()
+    assert_still_device(null, 1, 3)
+
+
+def read_fifo(path: Path, limit: int | None = None) -> tuple[threading.Thread, list[bytes]]:
+    """A reader of the FIFO in a thread: everything, or ``limit`` bytes and then it closes."""
+    received: list[bytes] = []
+
+    def read() -> None:
+        with open(path, "rb") as fifo:
+            received.append(fifo.read() if limit is None else fifo.read(limit))
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread, received
+
+
+def test_a_fifo_is_written_through_to_its_reader(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    text = "<html>✓</html>\n" * 20_000  # more than a pipe holds
+    thread, received = read_fifo(fifo)
+    write_output_file(str(fifo), text, "--export-html")
+    thread.join(timeout=30)
+    assert received == [text.encode("utf-8")]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert os.listdir(tmp_path) == ["fifo"]
+
+
+def test_a_fifo_whose_reader_goes_away_ends_quietly(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    thread, received = read_fifo(fifo, limit=1)
+    write_output_file(str(fifo), "x" * 1_000_000, "-o/--output")  # no BrokenPipeError
+    thread.join(timeout=30)
+    assert received == [b"x"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_descriptor_of_this_process_is_written_to_itself(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    try:
+        write_output_file(f"/dev/fd/{write_end}", "through the pipe", "--export-json")
+        write_output_file(f"/proc/self/fd/{write_end}", " twice", "--export-json")
+        os.close(write_end)
+        assert os.read(read_end, 100) == b"through the pipe twice"
+    finally:
+        os.close(read_end)
+        with contextlib.suppress(OSError):
+            os.close(write_end)
+
+
+def test_a_closed_descriptor_is_refused(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    os.close(write_end)
+    assert output_path_problem(f"/dev/fd/{write_end}") == (
+        f"names descriptor {write_end}, which is not open"
+    )
+
+
+def test_a_block_device_and_a_socket_are_refused(tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    os.mknod(disk, 0o600 | stat.S_IFBLK, os.makedev(7, 0))  # a loop device's number
+    with pytest.raises(OutputPathError) as caught:
+        check_output_paths([("--export-json", str(disk))])
+    assert "is a block device (a disk), not a file" in str(caught.value)
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "socket"))
+        problem = output_path_problem(str(tmp_path / "socket"))
+    assert problem == "is a socket, not a file, a character device or a FIFO"
+    assert stat.S_ISBLK(os.lstat(disk).st_mode)
+
+
+def test_outputs_written_through_may_be_named_twice(tmp_path: Path) -> None:
+    null = str(device_copy(tmp_path, "null", 1, 3))
+    check_output_paths([("--export-json", null), ("--export-csv", null), ("--export-html", "-")])
+    with pytest.raises(OutputPathError, match="same file"):
+        check_output_paths([("--export-json", "a.json"), ("--export-csv", "a.json")])
+
+
+@pytest.mark.parametrize("path", HOSTILE_PATHS)
+def test_hostile_paths_are_refused_or_written_as_files(tmp_path: Path, path: str) -> None:
+    """Whatever a path holds, it is checked without an exception and, when it can be written,
+    becomes a regular file inside the temporary directory, nowhere else."""
+    full = os.path.join(tmp_path, path) if path else path
+    problem = output_path_problem(full)
+    if problem is None:
+        write_output_file(full, "x", "--export-json")
+        assert os.path.isfile(full)
+        assert os.listdir(tmp_path) == [os.path.relpath(full, tmp_path).split("/")[0]]
+    else:
+        assert os.listdir(tmp_path) == []
+
+
+def test_the_store_refuses_what_is_no_regular_file(tmp_path: Path) -> None:
+    null = device_copy(tmp_path, "null", 1, 3)
+    assert store_path_problem(str(null)) == "is a character device, not a regular file"
+    os.mkfifo(tmp_path / "fifo")
+    assert store_path_problem(str(tmp_path / "fifo")) == "is a FIFO, not a regular file"
+    assert store_path_problem(str(tmp_path)) == "is a directory, not a regular file"
+    assert store_path_problem(str(tmp_path / "new" / "cutaway.db")) is None
+    (tmp_path / "cutaway.db").write_bytes(b"")
+    assert store_path_problem(str(tmp_path / "cutaway.db")) is None
+    device_copy(tmp_path, "cutaway.db-wal", 1, 3)
+    journal = repr(str(tmp_path / "cutaway.db-wal"))
+    assert store_path_problem(str(tmp_path / "cutaway.db")) == (
+        f"{journal} beside it is a character device, not a regular file"
+    )
+
+
+def test_links_to_odd_places_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    assert output_path_problem(str(tmp_path / "loop")) == "Too many levels of symbolic links"
+    (tmp_path / "to-directory").symlink_to(tmp_path)
+    assert output_path_problem(str(tmp_path / "to-directory")) == "is a directory, not a file"
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing" / "x.json")
+    problem = output_path_problem(str(tmp_path / "dangling"))
+    assert problem == f"no such directory: '{tmp_path / 'missing'}'"

@@ -232,11 +232,44 @@ def test_the_cli_exports_both_graphs(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert entry.main([*arguments, "-o", str(two), *db]) == 0
     assert variants[0] in str(_tree(_data(one.read_text())))  # the baseline by default
     changes = _tree(_data(two.read_text()), diff=True)
-    assert changes[f"all;on-CPU;{variants[0]}"] == (1000e-9, 0.0)  # vanished
-    assert changes[f"all;on-CPU;{variants[1]}"] == (0.0, 2000e-9)  # appeared
+    # Each variant's process is named after it: the two are paired, not vanished and appeared.
+    assert changes[f"all;on-CPU;{variants[0]} -> {variants[1]}"] == (1000e-9, 2000e-9)
     capsys.readouterr()
     assert entry.main(["export", "1", "--format", "flamegraph-diff", *db]) == 2
     assert "--variant" in capsys.readouterr().err
     assert entry.main(["export", "1", "--format", "flamegraph", "--variant", "x", *db]) == 2
     assert "no profile of variant 'x'" in capsys.readouterr().err
     assert entry.main(["export", "1", "--format", "json", "--variant", "x", *db]) == 2
+
+
+def test_the_differential_graph_pairs_a_renamed_program() -> None:
+    # The README's own example: ./server-v1 against ./server-v2. perf roots every stack at the
+    # process name, so unpaired, all of one is "vanished" and all of the other "appeared".
+    baseline = {"on-CPU;server-v1;main;parse": 2.0, "on-CPU;sh;main": 0.5}
+    variant = {"on-CPU;server-v2;main;parse": 1.0, "on-CPU;server-v2;main;new": 1.0}
+    variant["on-CPU;sh;main"] = 0.5
+    data = _data(
+        render_flamegraph_diff(
+            baseline, variant, title="t", subtitle="s", unit="seconds", names=("v1", "v2")
+        )
+    )
+    tree = _tree(data, diff=True)
+    assert tree["all;on-CPU;server-v1 -> server-v2;main;parse"] == (2.0, 1.0)
+    assert tree["all;on-CPU;server-v1 -> server-v2;main;new"] == (0.0, 1.0)
+    assert tree["all;on-CPU;sh"] == (0.5, 0.5)  # found on both sides: left as it is
+    assert "all;on-CPU;server-v1" not in tree and "all;on-CPU;server-v2" not in tree
+
+
+def test_a_small_process_of_one_side_only_is_not_paired() -> None:
+    baseline = {"on-CPU;prog;main": 10.0, "on-CPU;kworker/0:1;worker": 0.1}
+    variant = {"on-CPU;prog;main": 10.0, "on-CPU;kworker/1:2;worker": 0.1}
+    tree = _tree(
+        _data(
+            render_flamegraph_diff(
+                baseline, variant, title="t", subtitle="s", unit="seconds", names=("a", "b")
+            )
+        ),
+        diff=True,
+    )
+    assert tree["all;on-CPU;kworker/0:1"] == (0.1, 0.0)
+    assert tree["all;on-CPU;kworker/1:2"] == (0.0, 0.1)

@@ -56,6 +56,14 @@ def test_quick_mode_options_turn_the_probe_on_over_the_file_settings() -> None:
         apply_overrides(spec, {"--profile": {"--profile-frequency": "fast"}})
 
 
+def test_dwarf_can_be_insisted_on_in_the_file_and_on_the_command_line() -> None:
+    spec = parse_spec(HEAD + 'profile = { call_graph = "dwarf!" }\n')
+    assert spec.probes.profile is not None and spec.probes.profile.call_graph == "dwarf!"
+    assert ProbeSpec.from_dict(spec.probes.to_dict()) == spec.probes
+    changed = apply_overrides(parse_spec(HEAD), {"--profile": {"--profile-call-graph": "dwarf!"}})
+    assert changed.probes.profile == ProfileSpec(call_graph="dwarf!")
+
+
 def _run(variant: str, round_index: int, purpose: str = "timed", wall: float = 1.0) -> Run:
     return Run(
         variant, round_index, 0, RunStatus.OK, 0, None, {"wall": wall}, 0.0, "", purpose=purpose

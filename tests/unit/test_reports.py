@@ -323,10 +323,12 @@ def phases() -> Analysis:
     stats = phase_stats(tables, ["cold", "warm"], 0.95)
     phase_comparisons = (
         _comparison("cold", "warm", "phase:search", 0.31, 0.02, Verdict.IMPROVED),
-        _comparison("cold", "warm", "phase:retrieve", 0.02, 0.01, Verdict.IMPROVED),
-        _comparison("cold", "warm", "phase:decode", 1.0, 0.004, Verdict.EQUIVALENT),
-        _comparison("cold", "warm", "phase:test filter", 0.99, 0.03, Verdict.INCONCLUSIVE, 40),
-        _comparison("cold", "warm", "phase:unaccounted", 1.01, 0.2, Verdict.INCONCLUSIVE),
+        _comparison("cold", "warm", "phase:search/retrieve", 0.02, 0.01, Verdict.IMPROVED),
+        _comparison("cold", "warm", "phase:search/decode", 1.0, 0.004, Verdict.EQUIVALENT),
+        _comparison(
+            "cold", "warm", "phase:search/test filter", 0.99, 0.03, Verdict.INCONCLUSIVE, 40
+        ),
+        _comparison("cold", "warm", "phase:search/unaccounted", 1.01, 0.2, Verdict.INCONCLUSIVE),
     )
     base = two_variants()
     return replace(
@@ -428,6 +430,7 @@ def test_registry_has_every_format_with_its_extension() -> None:
         "calls-csv": "csv",
         "load-csv": "csv",
         "phases-csv": "csv",
+        "uprobe-calls-csv": "csv",
         "markdown": "md",
         "html": "html",
     }
@@ -455,8 +458,9 @@ def test_json_phases_are_documented_rows_in_seconds_that_add_up() -> None:
     document = json.loads(render_json(phases()))
     rows = [row for row in document["phases"] if row["variant"] == "cold"]
     assert set(rows[0]) == {
-        "variant", "condition", "source", "phase", "parent", "path", "unaccounted", "n", "runs",
-        "mean", "median", "ci_low", "ci_high", "share",
+        "variant", "condition", "source", "phase", "parent", "path", "key", "parent_key",
+        "metric", "unaccounted", "n", "runs", "mean", "median", "ci_low", "ci_high", "share",
+        "calls_per_operation", "calls_per_run",
     }  # fmt: skip
     by_path = {tuple(row["path"]): row for row in rows}
     search = by_path[("search",)]
@@ -468,20 +472,30 @@ def test_json_phases_are_documented_rows_in_seconds_that_add_up() -> None:
     assert [r["phase"] for r in children] == ["decode", "retrieve", "test filter", "unaccounted"]
     assert sum(r["mean"] for r in children) == pytest.approx(search["mean"])
     assert children[-1]["unaccounted"] is True and children[-1]["parent"] == "search"
+    assert children[-1]["key"] == "search/unaccounted" and children[-1]["parent_key"] == "search"
+    assert children[-1]["calls_per_operation"] is None  # a rest has no calls of its own
+    test_filter = by_path[("search", "test filter")]
+    assert test_filter["calls_per_operation"] == 3 and test_filter["calls_per_run"] == 12
+    assert test_filter["metric"] == "phase:search/test filter"
     comparison = document["phase_comparisons"][0]
     assert comparison["metric"] == "phase:search" and comparison["unit"] == "seconds"
     assert comparison["verdict"] == "improved"
+    assert comparison["path"] == ["search"] and comparison["parent"] is None
+    rest = next(c for c in document["phase_comparisons"] if c["key"] == "search/unaccounted")
+    assert rest["path"] == ["search", "unaccounted"] and rest["unaccounted"] is True
+    assert rest["parent"] == "search" and rest["parent_key"] == "search"
 
 
 def test_json_has_the_documented_keys_in_base_units() -> None:
     analysis = two_variants()
     document = json.loads(render_json(analysis))
-    assert document["format"] == "cutaway-report" and document["version"] == 8
+    assert document["format"] == "cutaway-report" and document["version"] == 9
     assert list(document) == [
         "format", "version", "experiments", "summaries", "comparisons", "cautions",
         "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs", "series",
         "profile_totals", "top_functions", "top_stacks", "profile_phases", "phases",
-        "phase_comparisons", "attribution", "attribution_totals", "attribution_curve", "load",
+        "phase_comparisons", "function_calls", "attribution", "attribution_totals",
+        "attribution_curve", "load",
     ]  # fmt: skip
     # Without the calls probe its keys are still there, empty: readers need not test for them.
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []
@@ -592,6 +606,10 @@ def test_phases_csv_has_the_json_phase_fields_and_no_nan() -> None:
         )
         for field in ("mean", "median", "ci_low", "ci_high", "share"):
             assert float(row[field]) == entry[field], field
+        assert (row["key"], row["parent_key"]) == (entry["key"], entry["parent_key"] or "")
+        for field in ("calls_per_operation", "calls_per_run"):
+            expected = entry[field]
+            assert (float(row[field]) if row[field] else None) == expected, field
     compared = [row for row in rows if row["verdict"]]
     assert compared and all(row["baseline"] == "cold" for row in compared)
     assert {row["metric"] for row in compared} <= {
@@ -676,18 +694,22 @@ def test_terminal_shows_what_the_spec_asks_for() -> None:
     assert text.index("verdicts against files") < text.index("wall: elapsed") < text.index("user:")
     assert "max_rss:" in text
     compact = render_terminal(two_variants(), color=False)
-    assert "max_rss" not in compact.split("equivalent for every variant")[0]  # no row
-    assert "equivalent for every variant: max_rss" in compact
+    assert "max_rss" not in compact.split("equivalent:")[0]  # no row
+    assert "equivalent: max_rss (nscd vs files)" in compact
     assert "harness 612 µs/run" in compact and "harness overhead" not in compact
-    assert compact.index("wall    +5.12 %") < compact.index("median") < compact.index("sys ")
-    assert re.search(r"sys\s+1\.97 ms\s+2\.20 ms \(\+11\.6 %\)", compact)
-    assert "inconclusive: user of nscd" in compact
+    # Every metric that changed has its verdict in the table, after wall; its median below.
+    verdicts = compact[: compact.index("median")]
+    assert re.search(r"wall\s+\+5\.12 %[^\n]*\n\s+sys\s", verdicts)
+    assert re.search(r"sys\s+\+11\.6 %\s+\[\+9\.52 %, \+13\.7 %\]\s+regressed", verdicts)
+    assert re.search(r"sys\s+1\.97 ms\s+2\.20 ms\n", compact)
+    assert "inconclusive: user (nscd vs files)" in compact
     assert compact.rstrip().endswith("slower than files: regressed")
     assert text.rstrip().endswith("nscd is 5.12 % [4.60 %, 5.64 %] slower than files: regressed")
     assert "runs that did not succeed" in text
     assert "runs that did not succeed" not in render_terminal(matrix(), color=False)
-    assert "wall of senders=1,queue_dirs=10: about 54 more rounds" in render_terminal(
-        matrix(), color=False
+    assert (
+        "wall (senders=1,queue_dirs=10 vs senders=1,queue_dirs=1): about 54 more rounds"
+        in render_terminal(matrix(), color=False, width=200)
     )
 
 

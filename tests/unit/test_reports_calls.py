@@ -293,7 +293,7 @@ def _section(text: str, title: str) -> str:
 def test_json_carries_calls_and_call_comparisons_in_seconds() -> None:
     analysis = nscd_calls()
     document = json.loads(render_json(analysis))
-    assert document["version"] == 8
+    assert document["version"] == 9
     assert document["probes"] == list(analysis.probes)
     assert len(document["calls"]) == len(analysis.calls)
     numbers = ("total", "mean", "median", "sd", "min", "max", "p99")
@@ -335,7 +335,7 @@ def test_json_carries_calls_and_call_comparisons_in_seconds() -> None:
 
 def test_json_without_calls_has_empty_lists() -> None:
     document = json.loads(render_json(Analysis((), (), (), (), None, {})))
-    assert document["version"] == 8
+    assert document["version"] == 9
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []
 
 
@@ -375,7 +375,7 @@ def test_terminal_shows_seed_000_tables_without_empty_positions() -> None:
     assert re.search(
         r"getservbyname call 2\s+5\.47x faster\s+\[-82\.2 %, -81\.2 %\]\s+improved", verdicts
     )
-    assert "getservbyname call 2 of nscd-invalidated: about 88 more rounds" in text
+    assert "getservbyname call 2 (nscd-invalidated vs files): about 88 more rounds" in text
     # Reading order: verdicts, wall, the overview, then per function its table.
     assert (
         text.index("verdicts against files")

@@ -4,8 +4,11 @@ phases kept and the rest folded, and the stored table (and version 1's)."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
+from cutaway.model import parse_phase_key, phase_key
 from cutaway.probes.spans.model import Edge, SpanEvent, nest
 from cutaway.probes.spans.phases import (
     MAX_PHASES,
@@ -84,13 +87,55 @@ def test_run_metrics_are_means_per_operation_in_seconds() -> None:
     assert metrics == pytest.approx(
         {
             "phase:search": 200e-9,
-            "phase:decode": 30e-9,
-            "phase:retrieve": 80e-9,
-            "phase:fetch": 50e-9,
-            "phase:filter": 20e-9,
-            "phase:unaccounted": 70e-9,
+            "phase:search/decode": 30e-9,
+            "phase:search/retrieve": 80e-9,
+            "phase:search/retrieve/fetch": 50e-9,
+            "phase:search/retrieve/unaccounted": 30e-9,
+            "phase:search/filter": 20e-9,
+            "phase:search/unaccounted": 70e-9,
         }
     )
+
+
+def test_each_operation_counts_its_spans_per_phase() -> None:
+    table = operation_table(nest(SEARCH).spans)
+    # Per operation (1, 1, 1, 1, 0, 2, 0): two filters, an unaccounted rest counts none; and
+    # (1, 1, 1, 0, 0, 1, 0). The table keeps the sums over the operations.
+    assert table.calls == (2, 2, 2, 1, 0, 3, 0)
+
+
+def test_one_name_under_two_parents_is_two_phases_with_two_metrics() -> None:
+    events = _events(
+        ("b", "op", 0), ("b", "request", 0), ("b", "parse", 0), ("e", "parse", 10),
+        ("e", "request", 15), ("b", "reply", 20), ("b", "parse", 20), ("e", "parse", 60),
+        ("e", "reply", 70), ("e", "op", 80),
+    )  # fmt: skip
+    metrics = phase_metrics(operation_table(nest(events).spans))
+    assert metrics["phase:op/request/parse"] == pytest.approx(10e-9)
+    assert metrics["phase:op/reply/parse"] == pytest.approx(40e-9)
+    assert metrics["phase:op/request/unaccounted"] == pytest.approx(5e-9)
+    assert metrics["phase:op/reply/unaccounted"] == pytest.approx(10e-9)
+    assert not any(name.endswith(":parse") or name == "phase:unaccounted" for name in metrics)
+
+
+def test_a_metric_is_the_mean_over_the_operations_of_its_outermost_span() -> None:
+    events = _events(
+        ("b", "bind", 0), ("e", "bind", 10),
+        ("b", "search", 20), ("b", "x", 20), ("e", "x", 30), ("e", "search", 60),
+    )  # fmt: skip
+    metrics = phase_metrics(operation_table(nest(events).spans))
+    assert metrics["phase:search"] == pytest.approx(40e-9)  # not halved by the bind
+    assert metrics["phase:search/x"] == pytest.approx(10e-9)
+    assert metrics["phase:bind"] == pytest.approx(10e-9)
+
+
+def test_keys_escape_the_separator_and_a_span_called_unaccounted() -> None:
+    assert phase_key(("GET /users", "a\\b")) == "GET \\/users/a\\\\b"
+    assert phase_key(("op", "unaccounted")) == "op/\\unaccounted"
+    assert phase_key(("op", "unaccounted"), unaccounted=True) == "op/unaccounted"
+    for path, unaccounted in [(("GET /users", "a\\b"), False), (("op", "unaccounted"), False),
+                              (("op", "unaccounted"), True)]:  # fmt: skip
+        assert parse_phase_key(phase_key(path, unaccounted=unaccounted)) == (path, unaccounted)
 
 
 def test_recursion_is_inside_its_outer_span_not_a_phase_of_its_own() -> None:
@@ -153,14 +198,13 @@ def test_the_stored_table_reads_back_and_damage_is_named() -> None:
         decode(b"garbage")
     with pytest.raises(PhaseBlobError, match="not a phase table"):
         decode(encode(table).replace(b'"total_ns":[400', b'"total_ns":["400"'))
-    newer = encode(table).replace(b'"version":2', b'"version":99')
-    with pytest.raises(PhaseBlobError, match="version 99, this cutaway reads 2"):
+    newer = encode(table).replace(b'"version":3', b'"version":99')
+    with pytest.raises(PhaseBlobError, match="version 99, this cutaway reads 3"):
         decode(newer)
 
 
-def test_a_version_1_table_of_one_row_per_operation_reads_as_its_sums() -> None:
+def test_version_1_and_2_tables_of_one_row_per_operation_read_as_their_sums() -> None:
     import json
-    import struct
 
     phases = [{"path": ["search"], "unaccounted": False},
               {"path": ["search", "decode"], "unaccounted": False},
@@ -171,8 +215,14 @@ def test_a_version_1_table_of_one_row_per_operation_reads_as_its_sums() -> None:
     table = decode(header + b"\n" + body)
     assert table.operations == (2, 2, 2) and table.total_ns == (400, 30, 370)
     assert _medians(table) == [200, 15, 185]
+    assert table.calls is None  # version 1 did not count spans
     with pytest.raises(PhaseBlobError, match="bytes of values for 2 operations"):
         decode(header + b"\n" + body[:-3])
+    counted = [(0, 0, 300, 30, 270, 1, 2, 0), (0, 1, 100, 0, 100, 1, 0, 0)]
+    header = header.replace(b'"version": 1', b'"version": 2')
+    body = struct.pack("<16q", *(value for row in counted for value in row))
+    table = decode(header + b"\n" + body)
+    assert table.total_ns == (400, 30, 370) and table.calls == (2, 2, 0)
 
 
 def test_the_stored_run_says_how_many_phases_were_folded() -> None:
@@ -190,4 +240,4 @@ def test_the_stored_run_says_how_many_phases_were_folded() -> None:
         f"OpenTelemetry: 50 distinct phases beyond the {MAX_PHASES} heaviest are counted "
         "together as '(other)'"
     ]
-    assert metrics["phase:(other)"] == pytest.approx(50 * 5e-9 / (MAX_PHASES + 50))
+    assert metrics["phase:(other)"] == pytest.approx(5e-9)  # per operation of its own

@@ -14,7 +14,13 @@ import pytest
 from cutaway.model import UprobeTarget
 from cutaway.probes.base import ProbeError
 from cutaway.probes.uprobes.elf import NotElf, function_symbols
-from cutaway.probes.uprobes.targets import check_names, check_system, resolve_target
+from cutaway.probes.uprobes.targets import (
+    ResolvedTarget,
+    check_names,
+    check_system,
+    merge_same_files,
+    resolve_target,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
 
@@ -85,8 +91,21 @@ def test_not_root_and_no_uprobes_are_refused(tmp_path: Path) -> None:
         check_system(euid=0, pmu=tmp_path / "uprobe")
 
 
-def test_names_that_are_not_symbols_or_named_twice_are_refused() -> None:
+def test_names_that_are_not_symbols_are_refused() -> None:
     with pytest.raises(ValueError, match="not a function name"):
         check_names([UprobeTarget("/bin/x", ('f"); system("x',))])
-    with pytest.raises(ValueError, match="named twice"):
-        check_names([UprobeTarget("/bin/x", ("f",)), UprobeTarget("/bin/y", ("f",))])
+
+
+def test_one_function_in_two_binaries_is_one_phase_of_two_builds() -> None:
+    check_names([UprobeTarget("/bin/x", ("f",)), UprobeTarget("/bin/y", ("f",))])
+    merged = merge_same_files(
+        [
+            ResolvedTarget("x", "/bin/x", ("f", "g")),
+            ResolvedTarget("/bin/x", "/bin/x", ("g", "h")),
+            ResolvedTarget("/bin/y", "/bin/y", ("f",)),
+        ]
+    )
+    assert merged == (
+        ResolvedTarget("x", "/bin/x", ("f", "g", "h")),
+        ResolvedTarget("/bin/y", "/bin/y", ("f",)),
+    )

@@ -1,8 +1,11 @@
 """One bisection, from GOOD and BAD to the first bad commit.
 
-1. GOOD and BAD are built, each in a worktree of its own, and compared: BAD must be worse than
-   GOOD (the ratio's interval wholly above 1, or below it for a metric where more is better);
-   its ratio R is the step to find.
+1. GOOD and BAD are built, each in a worktree of its own, and compared first, within one
+   budget and without re-runs: BAD must be worse than GOOD (the ratio's interval wholly above
+   1, or below it for a metric where more is better); its ratio R is the step to find. When it
+   is not (the interval reaches 1 when the budget is spent, or lies wholly short of
+   ``threshold`` when one is given, at any look), the bisection stops there: BAD is not worse
+   than GOOD, and that interval says by how much it could be.
 2. Each commit tested is built in a new worktree and compared with GOOD (whose worktree stays)
    in paired, interleaved rounds, with the gate's adaptive stopping (cutaway.gate.decision): it
    is bad when its interval lies wholly beyond the midpoint between GOOD and BAD (sqrt(R) on
@@ -27,14 +30,23 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from cutaway import events
 from cutaway.bisect.git import BisectInputError, Repository
 from cutaway.bisect.search import Search
-from cutaway.gate.decision import GateResult, GateVerdict, evaluate, plan, settled_when
+from cutaway.gate.decision import (
+    GateResult,
+    GateVerdict,
+    Judge,
+    decide,
+    evaluate,
+    overall,
+    plan,
+    settled_when,
+)
 from cutaway.gate.rules import GateRule
 from cutaway.model import HIGHER_IS_BETTER, METRICS_BY_NAME, ProbeSpec, Spec, Variant
 from cutaway.report.units import format_change, format_change_interval
@@ -43,6 +55,7 @@ from cutaway.runner.runner import run_experiment
 from cutaway.store import Store
 
 BAD, GOOD, SKIPPED, UNSETTLED = "bad", "good", "skipped", "unsettled"
+NOT_WORSE = "not worse"  # BAD, measured against GOOD first, when it is not worse
 # Build output kept for the message when a build fails.
 BUILD_TAIL_CHARS = 2_000
 
@@ -72,7 +85,7 @@ class Tested:
 
     commit: str
     subject: str
-    verdict: str  # BAD, GOOD, SKIPPED or UNSETTLED
+    verdict: str  # BAD, GOOD, SKIPPED, UNSETTLED, or NOT_WORSE (BAD's first test)
     ratio: float = math.nan
     ci_low: float = math.nan
     ci_high: float = math.nan
@@ -126,8 +139,13 @@ class BisectResult:
         measured = [t for t in self.tested if t.commit == commit and t.verdict in (BAD, GOOD)]
         return measured[-1] if measured else None
 
+    def bad_not_worse(self) -> Tested | None:
+        """BAD's first test against GOOD when it found BAD not worse (status "no-regression")."""
+        return next((t for t in self.tested if t.verdict == NOT_WORSE), None)
+
     def to_dict(self) -> dict[str, object]:
-        first = self.verdict_of(self.first_bad) if self.first_bad else None
+        # The ratio shown: the first bad commit's, or BAD's when it is not worse than GOOD.
+        first = self.verdict_of(self.first_bad) if self.first_bad else self.bad_not_worse()
         return {
             "format": "cutaway-bisect",
             "version": 1,
@@ -237,19 +255,31 @@ class Bisection:
             probes=ProbeSpec(instructions=settings.instructions),
         )
 
-    def test(self, commit: str, directory: str, good_directory: str, threshold: float) -> Tested:
-        """Compare ``commit`` with GOOD, again with twice the budget while inconclusive."""
+    def test(
+        self,
+        commit: str,
+        directory: str,
+        good_directory: str,
+        threshold: float,
+        *,
+        retries: int | None = None,
+        judge: Judge = overall,
+    ) -> Tested:
+        """Compare ``commit`` with GOOD, again with twice the budget while inconclusive (up to
+        ``retries`` times, the settings' unless given); ``judge`` reads the verdict."""
         started = time.monotonic()
         rule = GateRule(self.settings.metric, threshold)
         subject = self.repository.subject(commit)
         experiments: list[int] = []
         rounds = 0
         result: GateResult | None = None
-        for attempt in range(self.settings.retries + 1):
+        verdict = GateVerdict.INCONCLUSIVE
+        retries = self.settings.retries if retries is None else retries
+        for attempt in range(retries + 1):
             scale = 2**attempt
             spec = self.spec(commit, directory, good_directory, scale)
             gate_plan = plan(spec, [rule], self.settings.max_rounds * scale)
-            settled = settled_when(spec, [rule], gate_plan)
+            settled = settled_when(spec, [rule], gate_plan, judge)
             try:
                 outcome = run_experiment(
                     spec,
@@ -276,6 +306,7 @@ class Bisection:
                 self.store, outcome.experiment_id, spec, [rule], gate_plan.confidence
             )
             result = results[0] if results else None
+            verdict = judge(results) if results else GateVerdict.INCONCLUSIVE
             rounds += result.n_pairs if result else 0
             if outcome.failed_runs or outcome.reason == "no-pairs":
                 message = f"runs of the workload failed (experiment #{outcome.experiment_id})"
@@ -288,19 +319,18 @@ class Bisection:
                     seconds=time.monotonic() - started,
                     message=message,
                 )
-            if result is not None and result.verdict is not GateVerdict.INCONCLUSIVE:
+            if result is not None and verdict is not GateVerdict.INCONCLUSIVE:
                 break
-            if attempt < self.settings.retries:
+            if attempt < retries:
                 self.notify(
                     f"{commit[:12]}: inconclusive after {result.n_pairs if result else 0} "
                     "rounds; measuring again with twice the budget"
                 )
         assert result is not None
-        verdict = {GateVerdict.FAIL: BAD, GateVerdict.PASS: GOOD}.get(result.verdict, UNSETTLED)
         return Tested(
             commit,
             subject,
-            verdict,
+            {GateVerdict.FAIL: BAD, GateVerdict.PASS: GOOD}.get(verdict, UNSETTLED),
             result.ratio,
             result.ci_low,
             result.ci_high,
@@ -308,6 +338,27 @@ class Bisection:
             tuple(experiments),
             time.monotonic() - started,
         )
+
+
+def worse_judge(threshold: float | None) -> Judge:
+    """How BAD's first test against GOOD is read: fail (worse) once the interval lies wholly
+    beyond 1; pass (not worse) once it lies wholly short of ``1 + threshold`` (of 1 without a
+    threshold: BAD better than GOOD); inconclusive otherwise. Worse is asked first: a step
+    smaller than the threshold, but certain, is still a step to find."""
+
+    def judge(results: Sequence[GateResult]) -> GateVerdict:
+        verdicts = [decide(result.ci_low, result.ci_high, 0.0, result.better) for result in results]
+        if GateVerdict.FAIL in verdicts:
+            return GateVerdict.FAIL
+        tolerated = [
+            decide(result.ci_low, result.ci_high, threshold or 0.0, result.better)
+            for result in results
+        ]
+        if tolerated and all(verdict is GateVerdict.PASS for verdict in tolerated):
+            return GateVerdict.PASS
+        return GateVerdict.INCONCLUSIVE
+
+    return judge
 
 
 def midway_threshold(ratio: float, better: str) -> float:
@@ -382,15 +433,25 @@ def _bisect(bisection: Bisection, commits: list[str], result: BisectResult) -> N
     if problem is not None:
         raise BisectInputError(f"BAD {bad[:12]} cannot be measured: {problem}")
     notify(f"measuring BAD {bad[:12]} against GOOD {good[:12]}")
-    first = bisection.test(bad, bad_directory, good_directory, 0.0)
+    # One budget, no re-runs: a BAD that is not worse is the answer, not a test to repeat.
+    first = bisection.test(
+        bad,
+        bad_directory,
+        good_directory,
+        0.0,
+        retries=0,
+        judge=worse_judge(bisection.settings.threshold),
+    )
     bisection.release(bad_directory)
-    result.tested.append(first)
     if first.verdict == SKIPPED:
+        result.tested.append(first)
         raise BisectInputError(f"BAD {bad[:12]} cannot be measured: {first.message}")
     if first.verdict != BAD:
-        result.status = "no-regression" if first.verdict == GOOD else UNSETTLED
-        result.candidates = tuple(commits[1:])
+        result.tested.append(dataclasses.replace(first, verdict=NOT_WORSE))
+        notify(_tested_line(result.tested[-1]))
+        result.status = "no-regression"
         return
+    result.tested.append(first)
     better = _better(bisection.settings)
     threshold = bisection.settings.threshold
     if threshold is None:

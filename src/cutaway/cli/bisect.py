@@ -2,7 +2,8 @@
 slower (cutaway.bisect). Progress goes to stderr; the result to stdout, the first bad
 commit's full hash on a line of its own.
 
-Exit status: 0 found; 1 BAD is not slower than GOOD (nothing to bisect), or an error; 2 bad
+Exit status: 0 found; 1 BAD is not worse than GOOD (nothing to bisect: measured first, within
+one test's budget, and said with the interval of the change), or an error; 2 bad
 input (not a git repository, unknown commits, GOOD not an ancestor of BAD, GOOD's or BAD's
 build failing); 3 unsettled (a test stayed inconclusive after its re-runs, or skipped commits
 leave several candidates); 130 interrupted (the worktrees are removed, the experiments kept)."""
@@ -169,7 +170,7 @@ def _settings(args: argparse.Namespace) -> BisectSettings:
 
 
 def _result_lines(result: BisectResult) -> list[str]:
-    from cutaway.report.units import format_change, format_change_interval
+    from cutaway.report.units import format_change, format_change_interval, format_quantity
 
     lines: list[str] = []
     if result.status == "found" and result.first_bad is not None:
@@ -185,6 +186,13 @@ def _result_lines(result: BisectResult) -> list[str]:
         lines.append(
             f"BAD {result.bad[:12]} is not worse than GOOD {result.good[:12]}: nothing to bisect"
         )
+        measured = result.bad_not_worse()
+        if measured is not None:
+            lines.append(
+                f"  {result.metric} {format_change(measured.ratio)} "
+                f"{format_change_interval(measured.ci_low, measured.ci_high)} against GOOD in "
+                f"{measured.rounds} rounds: the change, if any, lies in that interval"
+            )
     else:
         why = (
             "a test stayed inconclusive" if result.status == "unsettled" else "commits were skipped"
@@ -194,7 +202,7 @@ def _result_lines(result: BisectResult) -> list[str]:
     lines.append(f"tested ({result.metric} against GOOD {result.good[:12]}):")
     for tested in result.tested:
         change = ""
-        if tested.verdict in ("bad", "good"):
+        if tested.verdict in ("bad", "good", "not worse"):
             change = (
                 f" {format_change(tested.ratio)} "
                 f"{format_change_interval(tested.ci_low, tested.ci_high)}"
@@ -205,7 +213,7 @@ def _result_lines(result: BisectResult) -> list[str]:
             f"{tested.seconds:.1f} s  {tested.subject}{detail}"
         )
     lines.append(
-        f"{result.experiments} experiments, {result.rounds} rounds, "
+        f"{format_quantity(result.experiments, 'experiment')}, {result.rounds} rounds, "
         f"{result.seconds / 60:.1f} minutes, over {result.commits} commits"
     )
     return lines

@@ -51,8 +51,8 @@ def add_check_arguments(check: argparse.ArgumentParser, run: argparse.ArgumentPa
         default=[],
         metavar="METRIC=PCT",
         help="fail when METRIC is worse than the baseline by more than PCT, with confidence "
-        "(repeat for several metrics; default: wall, or instructions with --instructions, at "
-        "the margin; an experiment file's [check] fail_on table)",
+        "(repeat for several metrics; default: wall=5%%, or instructions at the margin with "
+        "--instructions; an experiment file's [check] fail_on table)",
     )
     check.add_argument(
         "--max-rounds",

@@ -55,6 +55,8 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # The terminal report's width in a file or a pipe, and on a terminal that reports no width (some
 # CI pseudo-terminals say 0 columns).
 WIDTH_OFF_TERMINAL, WIDTH_FALLBACK = 100, 80
+# The narrowest report --width accepts: a verdict row needs about this much.
+MIN_WIDTH = 40
 # hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
 STYLES: dict[str, tuple[str, bool | None, bool]] = {
     "auto": ("auto", None, True),
@@ -108,6 +110,7 @@ EXPORT_OPTIONS = {
 # reports; a test checks that the two agree.
 REPORT_FORMATS = (
     "calls-csv", "csv", "html", "json", "load-csv", "markdown", "phases-csv", "terminal",
+    "uprobe-calls-csv",
 )  # fmt: skip
 
 
@@ -146,6 +149,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         help="as hyperfine: basic (no colour, no progress bar), full (colour and bar, even "
         "when not on a terminal), nocolor, color, none (no colour, no progress at all)",
     )
+    add_width_option(parser)
     parser.add_argument(
         "--all-metrics",
         action="store_true",
@@ -156,6 +160,29 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compare every pair of variants, not only each against the baseline",
     )
+
+
+def add_width_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--width",
+        type=_width,
+        metavar="N",
+        help="the terminal report's width in columns, on a terminal, in a file or in a pipe "
+        f"(default: $COLUMNS, else the terminal's, else {WIDTH_OFF_TERMINAL} off a terminal)",
+    )
+
+
+def _width(text: str) -> int:
+    """--width's value: a whole number of columns, at least MIN_WIDTH."""
+    try:
+        columns = int(text)
+    except ValueError:
+        columns = 0
+    if columns < MIN_WIDTH:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of columns, at least {MIN_WIDTH}, not {text!r}"
+        )
+    return columns
 
 
 class _AppendParameter(argparse.Action):
@@ -310,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--calls",
         metavar="F,G",
         help="time every call of these libc functions, "
-        "e.g. getpwnam,getservbyname (the calls probe)",
+        "e.g. getpwnam,getservbyname (the calls probe; adds to an experiment file's)",
     )
     run.add_argument("--label", help="a label stored with the experiment, e.g. a version")
     run.add_argument(
@@ -338,15 +365,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--syscalls",
         metavar="S,T",
         help="time every call of these system calls "
-        "with strace, e.g. fsync,openat (the syscalls probe)",
+        "with strace, e.g. fsync,openat (the syscalls probe; adds to an experiment file's)",
     )
     run.add_argument(
         "--uprobes",
         action="append",
         metavar="BINARY:F,G",
         help="time every call of these functions of an unmodified binary with uprobes (root, "
-        "bpftrace), as nested phases, e.g. /usr/sbin/slapd:do_search,test_filter; repeat for "
-        "more binaries (the uprobes probe)",
+        "bpftrace), as nested phases, and count them, e.g. "
+        "/usr/sbin/slapd:do_search,test_filter; repeat for more binaries (a function in two "
+        "binaries is one phase: two builds compare); adds to an experiment file's (the uprobes "
+        "probe)",
     )
     # -- the profile probe (cutaway.probes.profile; docs/experiment-file.md, [probes] profile)
     run.add_argument(
@@ -362,8 +391,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--profile-call-graph",
-        choices=("fp", "dwarf"),
-        help="how --profile unwinds stacks: frame pointers (default) or DWARF",
+        choices=("fp", "dwarf", "dwarf!"),
+        help="how --profile unwinds stacks: frame pointers (default) or DWARF; DWARF falls back "
+        "to frame pointers when it costs more than 10 %% of a CPU-bound program's CPU time, "
+        "dwarf! keeps it whatever it costs",
     )
     run.add_argument(
         "--system-wide",
@@ -430,6 +461,14 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("first", help="the reference experiment (id or name)")
     compare.add_argument("second", help="the experiment compared with it")
     compare.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
+    compare.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="compare variant OLD of FIRST with variant NEW of SECOND (repeat for each pair; "
+        "variants of the same name are paired without it)",
+    )
     _add_output_options(compare)
 
     listing = _subparser(commands, "list", "list stored experiments")
@@ -751,9 +790,16 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) 
     check_output_paths(outputs, keep)
 
 
-def report_width() -> int:
-    """The terminal's columns (COLUMNS first, as shutil reads them), 80 when it reports none;
-    100 when standard output is not a terminal."""
+def report_width(args: argparse.Namespace | None = None) -> int:
+    """The terminal report's width: --width when given; else COLUMNS when it is set to a
+    width, on a terminal or not (`COLUMNS=220 cutaway report > file`); else the terminal's
+    columns, 80 when it reports none; 100 when standard output is not a terminal."""
+    given: int | None = getattr(args, "width", None)
+    if given is not None:
+        return given
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) >= MIN_WIDTH:
+        return int(columns)
     if not sys.stdout.isatty():
         return WIDTH_OFF_TERMINAL
     return shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK
@@ -774,7 +820,10 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
     if fmt == "terminal":  # escaped and styled by the renderer itself
         sys.stdout.write(
             render_terminal(
-                analysis, color=_color(args), width=report_width(), all_metrics=args.all_metrics
+                analysis,
+                color=_color(args),
+                width=report_width(args),
+                all_metrics=args.all_metrics,
             )
         )
     else:
@@ -824,7 +873,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         listeners.append(preload)
     try:
         with TerminalProgress(
-            bar=bar,
+            bar=False if args.quiet else bar,  # -q: nothing but errors, on a terminal too
             lines=lines and not args.quiet,
             color=_color(args),
             db_option=db_option(args.db),
@@ -919,13 +968,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from cutaway.compare import compare_experiments
+    from cutaway.compare import VariantMismatch, compare_experiments, variant_map_from_options
     from cutaway.store import Store
 
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
     store = Store(args.db, create=False)  # reading never creates a store
     first, second = store.resolve(args.first), store.resolve(args.second)
-    analysis = compare_experiments(store, first, second, all_pairs=args.all_pairs)
+    try:
+        variant_map = variant_map_from_options(store, first, second, args.map)
+        analysis = compare_experiments(
+            store, first, second, all_pairs=args.all_pairs, variant_map=variant_map
+        )
+    except VariantMismatch as error:
+        raise UsageError(str(error)) from None
     emit(analysis, args, args.format)
     return EXIT_OK
 
@@ -1073,7 +1128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse_arguments(argv)
         try:
             with _stop_signals_interrupt():
-                return COMMANDS[args.command](args)
+                command_status = COMMANDS[args.command](args)
+                sys.stdout.flush()  # here, so that a failed write is a message and exit 1
+                return command_status
         except KeyboardInterrupt:
             print("cutaway: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
@@ -1098,7 +1155,7 @@ def _exit_status(error: Exception) -> int | None:
     from cutaway.runner.errors import ProbeUnavailable, RunnerError
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
-    from cutaway.store import BadStoreUrl, DamagedStoreError, StoreError
+    from cutaway.store import BadStorePath, BadStoreUrl, DamagedStoreError, StoreError
     from cutaway.versions import VersionError
 
     # A damaged store is bad input, as a bad experiment file is: nothing can be measured from it.
@@ -1110,6 +1167,7 @@ def _exit_status(error: Exception) -> int | None:
             OutputPathError,
             ProbeUnavailable,
             DamagedStoreError,
+            BadStorePath,
             BadStoreUrl,
             HistoryError,
             VersionError,

@@ -11,6 +11,8 @@ TRIAGE_CHOICES = ("confirmed", "false alarm", "accepted")  # cutaway.history.TRI
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:
+    from cutaway.cli.commands import add_width_option
+
     parser.add_argument("name", help="the experiment name (as `cutaway list` shows it)")
     parser.add_argument("--metric", default="wall", help="the metric (default: wall)")
     parser.add_argument(
@@ -24,6 +26,7 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
         help="show the ratio of --variant to this variant of the same experiment",
     )
     parser.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal")
+    add_width_option(parser)
     parser.add_argument(
         "--triage",
         nargs=2,
@@ -72,7 +75,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             render_blocks(
                 blocks,
                 color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"),
-                width=report_width(),
+                width=report_width(args),
             )
         )
     return EXIT_OK

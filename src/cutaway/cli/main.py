@@ -66,6 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `cutaway list | head -1`: the reader has all it wanted
         _drop_standard_output()
         return 0
+    except OSError as error:  # standard output on a full disk, or on /dev/full
+        _drop_standard_output()
+        print(f"cutaway: cannot write standard output: {error.strerror or error}", file=sys.stderr)
+        return 1
     if status is not None:
         return status
     from cutaway.cli.commands import main as parse_and_run

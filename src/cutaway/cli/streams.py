@@ -19,18 +19,25 @@ from typing import Any, TextIO, cast
 
 
 class PipeSafeStream:
-    """A text stream that swallows a broken pipe. Anything else is the wrapped stream's."""
+    """A text stream that swallows a broken pipe. Any other write error (standard output on a
+    full disk, or on /dev/full) ends the writing too; on standard output it is raised once, as
+    OutputWriteError (exit 1, a message, no traceback), on standard error it is swallowed, as
+    there is nowhere left to say it."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, name: str | None = None) -> None:
         self.wrapped = stream
-        self.broken = False
+        self.name = name  # for a message about a failed write; None: swallow it
+        self.broken = False  # the reader has gone
+        self.failed = False  # a write failed otherwise
 
     def write(self, text: str) -> int:
-        if not self.broken:
+        if not (self.broken or self.failed):
             try:
                 self.wrapped.write(text)
             except BrokenPipeError:
                 self._give_up()
+            except OSError as error:
+                self._fail(error)
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -38,21 +45,36 @@ class PipeSafeStream:
             self.write(line)
 
     def flush(self) -> None:
-        if not self.broken:
+        if not (self.broken or self.failed):
             try:
                 self.wrapped.flush()
             except BrokenPipeError:
                 self._give_up()
+            except OSError as error:
+                self._fail(error)
 
     def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding... as the stream's
         if name == "wrapped":  # not set yet (copy, pickle): no endless recursion
             raise AttributeError(name)
         return getattr(self.wrapped, name)
 
+    def _fail(self, error: OSError) -> None:
+        """Drop the rest, as for a broken pipe, and say why once (see the class docstring)."""
+        self.failed = True
+        self._point_at_null()
+        if self.name is not None:
+            from cutaway.output_files import OutputWriteError
+
+            reason = error.strerror or str(error)
+            raise OutputWriteError(f"cannot write {self.name}: {reason}") from None
+
     def _give_up(self) -> None:
         """Point the descriptor at /dev/null, so that what is still buffered, a later flush
         (at exit too) and the children that inherit it all write to nothing, without error."""
         self.broken = True  # two threads may both get here: pointing twice at /dev/null is fine
+        self._point_at_null()
+
+    def _point_at_null(self) -> None:
         with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, self.wrapped.fileno())
@@ -66,13 +88,16 @@ def pipe_safe_streams() -> Iterator[None]:
     """sys.stdout and sys.stderr wrapped for the duration, flushed at the end while still
     wrapped (a pipe may break only then), and put back."""
     stdout, stderr = sys.stdout, sys.stderr
-    output = PipeSafeStream(_open_standard(1, stdout))
+    output = PipeSafeStream(_open_standard(1, stdout), "standard output")
     error = PipeSafeStream(_open_standard(2, stderr))
     sys.stdout, sys.stderr = cast(TextIO, output), cast(TextIO, error)
     try:
         yield
     finally:
-        output.flush()
+        try:
+            output.flush()
+        except Exception as failure:  # OutputWriteError: the command failed already
+            error.write(f"cutaway: {failure}\n")
         error.flush()
         sys.stdout, sys.stderr = stdout, stderr
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from cutaway.gate.decision import GateResult, GateVerdict, overall
+from cutaway.gate.decision import GateResult, GateVerdict, overall, rounds_to_decide
 from cutaway.model import Spec
 from cutaway.report.markdown_text import code, escape, table
 from cutaway.report.units import (
@@ -35,6 +35,44 @@ MEANINGS = {
         "machine or a deterministic metric (--instructions) would settle it"
     ),
 }
+
+
+# Metrics read from the clock, which a busy or shared machine makes noisy.
+TIME_METRICS = ("wall", "user", "sys", "cpu")
+# What to gate on instead, by metric: steadier metrics the experiment can measure.
+STEADIER = {
+    "wall": "counted instructions (--instructions --fail-on instructions=0.5%: deterministic, "
+    "not time) or CPU time (--fail-on cpu=5%: user + sys, without the time spent waiting)",
+}
+STEADIEST = "counted instructions (--instructions --fail-on instructions=0.5%: deterministic)"
+
+
+def advice(results: Sequence[GateResult]) -> list[str]:
+    """For each time metric that did not settle: its per-round noise, about how many rounds
+    the interval would need at that noise, and what to gate on instead. A pull request that
+    changed nothing must not be left with a bare "inconclusive" on a noisy runner."""
+    lines = []
+    for result in results:
+        if result.verdict is not GateVerdict.INCONCLUSIVE or result.metric not in TIME_METRICS:
+            continue
+        needed = rounds_to_decide(result)
+        noise = (
+            f"its per-round noise was {result.log_sd * 100:.1f} % (sd of a round's log ratio)"
+            if needed is not None
+            else "its noise is not known yet"
+        )
+        rounds = (
+            f", at which the interval would leave {format_change(result.limit)} after about "
+            f"{format_quantity(needed, 'round')}"
+            if needed is not None
+            else ""
+        )
+        lines.append(
+            f"{result.metric} of {result.variant} did not settle: {noise}{rounds}. Gate on "
+            f"{STEADIER.get(result.metric, STEADIEST)}, or give {result.metric} a threshold "
+            f"that noise can settle (--fail-on {result.metric}=PCT)."
+        )
+    return lines
 
 
 def _confidence(confidence: float) -> str:
@@ -81,6 +119,9 @@ def render_markdown(
     lines += table([*header, "Rounds", "Verdict"], "llrrrrl", rows)
     lines += ["", f"Each variant against the baseline {code(spec.baseline)}:"]
     lines += [f"- {code(v.name)}: {code(_command_text(spec, v.name))}" for v in spec.variants]
+    hints = advice(results)
+    if hints:
+        lines += [""] + [f"- {escape(hint)}" for hint in hints]
     lines += [
         "",
         f"{format_quantity(rounds, 'round')} of paired, interleaved runs; "
@@ -106,4 +147,5 @@ def render_lines(results: Sequence[GateResult], stopped: str) -> list[str]:
         )
     verdict = overall(results)
     lines.append(f"check: {verdict.value}: {MEANINGS[verdict]} ({visible(stopped)})")
+    lines += [visible(f"check: {hint}") for hint in advice(results)]
     return lines

@@ -16,6 +16,7 @@ from cutaway.model import Analysis
 from cutaway.report.csv_format import (
     render_calls_csv,
     render_csv,
+    render_function_calls_csv,
     render_load_csv,
     render_phases_csv,
     render_runs_csv,
@@ -85,6 +86,12 @@ FORMATS: dict[str, Format] = {
             render_phases_csv,
         ),
         Format(
+            "uprobe-calls-csv",
+            "csv",
+            "uprobes probe: calls per variant, operation, binary and function, full precision",
+            render_function_calls_csv,
+        ),
+        Format(
             "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
         ),
         Format(
@@ -116,6 +123,7 @@ __all__ = [
     "format_for_filename",
     "render_calls_csv",
     "render_csv",
+    "render_function_calls_csv",
     "render_html",
     "render_json",
     "render_load_csv",

@@ -5,7 +5,7 @@ one, and a whole column of values in one unit. Formats only decorate these strin
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from cutaway.model import HIGHER_IS_BETTER, Verdict
 from cutaway.report.sections import (
@@ -82,6 +82,36 @@ def settle_phrase(cell: VerdictCell) -> str | None:
         return "too small to settle at this noise"
     more = max(cell.rounds_to_settle - cell.rounds_run, 1)
     return f"about {more} more round{'s' if more != 1 else ''}"
+
+
+def grouped_names(pairs: Iterable[tuple[str, str]], separator: str = "; ") -> str:
+    """(comparison, name) pairs said with each comparison once and each name once in it, in
+    the order first met: "user, sys (B vs A); user (C vs A)"."""
+    by_comparison: dict[str, list[str]] = {}
+    for comparison, name in pairs:
+        names = by_comparison.setdefault(comparison, [])
+        if name not in names:
+            names.append(name)
+    return separator.join(
+        f"{', '.join(names)} ({comparison})" if comparison else ", ".join(names)
+        for comparison, names in by_comparison.items()
+    )
+
+
+def settle_advice(cells: Iterable[Cell]) -> str | None:
+    """How to settle the inconclusive verdicts among ``cells``, each named with its comparison:
+    "wall, user (B vs A): about 12 more rounds; wall (C vs A): about 40 more rounds"."""
+    advice: dict[str, list[tuple[str, str]]] = {}
+    for cell in cells:
+        if isinstance(cell, VerdictCell):
+            phrase = settle_phrase(cell)
+            if phrase is not None:
+                advice.setdefault(phrase, []).append((cell.comparison, cell.subject))
+    if not advice:
+        return None
+    return "; ".join(
+        f"{grouped_names(pairs, ' and ')}: {phrase}" for phrase, pairs in advice.items()
+    )
 
 
 def verdict_text(cell: VerdictCell, *, with_settle: bool) -> str:

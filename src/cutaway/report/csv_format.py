@@ -1,7 +1,8 @@
 """CSV: the summary report (one row per variant and metric), the calls probe's report (one row
 per variant, function and call position), a load experiment's latencies (one row per variant,
 kind and phase), the spans probe's phases (one row per variant, condition, source and phase)
-and the raw runs of `cutaway export`.
+the uprobes probe's calls per probed function (one row per variant, operation, binary and
+function) and the raw runs of `cutaway export`.
 
 Values are in base units (seconds, bytes, counts) at full precision: every float is written as
 its repr(), which reads back to the very same float. A value that is missing or not a number
@@ -258,6 +259,8 @@ PHASE_COLUMNS: tuple[str, ...] = (
     "phase",
     "parent",
     "path",
+    "key",
+    "parent_key",
     "unaccounted",
     "unit",
     "n",
@@ -267,6 +270,8 @@ PHASE_COLUMNS: tuple[str, ...] = (
     "ci_low",
     "ci_high",
     "share",
+    "calls_per_operation",
+    "calls_per_run",
     "metric",
     "baseline",
     "ratio",
@@ -279,10 +284,12 @@ PHASE_COLUMNS: tuple[str, ...] = (
 def render_phases_csv(analysis: Analysis) -> str:
     """The spans probe's phases, the JSON report's ``phases``: one row per variant, condition,
     source and phase in the Analysis order, times per operation in seconds. ``path`` is the
-    phase's names from the outermost span down, as a JSON array (names are any text);
-    ``unaccounted`` is true or false. The comparison columns come from ``phase_comparisons``:
-    the metric comparing the row (``phase:<name>``, for a name that is one row only, and the
-    outermost spans' rest), and, on each compared variant's row, its change against
+    phase's names from the outermost span down, as a JSON array (names are any text), ``key``
+    the same joined by ``/`` (cutaway.model.phase_key) and ``parent_key`` its parent's;
+    ``unaccounted`` is true or false; ``calls_per_operation`` and ``calls_per_run`` count the
+    phase's spans (empty for an unaccounted rest). The comparison columns come from
+    ``phase_comparisons``: the metric comparing the row (``phase:<key>``, every row of a
+    source whose phases are metrics), and, on each compared variant's row, its change against
     ``baseline`` with the verdict (under conditions, the comparison with the baseline of its
     condition; the JSON report has the others); empty elsewhere. Just the header without
     phases."""
@@ -291,7 +298,7 @@ def render_phases_csv(analysis: Analysis) -> str:
         comparisons.setdefault((found.variant, found.metric), found)
     rows: list[list[Cell]] = []
     for stat in analysis.phases:
-        metric = phase_metric_name(stat, [s for s in analysis.phases if s.source == stat.source])
+        metric = phase_metric_name(stat)
         comparison = comparisons.get((stat.variant, metric)) if metric else None
         rows.append(
             [
@@ -301,6 +308,8 @@ def render_phases_csv(analysis: Analysis) -> str:
                 stat.phase,
                 stat.parent,
                 json.dumps(list(stat.path), ensure_ascii=False),
+                stat.key,
+                stat.parent_key,
                 "true" if stat.unaccounted else "false",
                 "seconds",
                 stat.n,
@@ -310,12 +319,53 @@ def render_phases_csv(analysis: Analysis) -> str:
                 stat.ci_low,
                 stat.ci_high,
                 stat.share,
+                stat.calls_per_operation,
+                stat.calls_per_run,
                 metric,
                 comparison.baseline if comparison else None,
                 *_compared(comparison),
             ]
         )
     return _write(PHASE_COLUMNS, rows)
+
+
+FUNCTION_CALL_COLUMNS: tuple[str, ...] = (
+    "variant",
+    "operation",
+    "binary",
+    "function",
+    "runs",
+    "operations",
+    "calls",
+    "calls_per_operation",
+    "calls_per_run",
+    "unit",
+    "seconds_per_call",
+)
+
+
+def render_function_calls_csv(analysis: Analysis) -> str:
+    """The uprobes probe's calls per probed function, the JSON report's ``function_calls``:
+    one row per variant, outermost function (``operation``), binary and function; every call
+    counted, recursion included; the mean time per call in seconds. Just the header without
+    the probe."""
+    rows: list[list[Cell]] = [
+        [
+            item.variant,
+            item.operation,
+            item.binary,
+            item.function,
+            item.runs,
+            item.operations,
+            item.calls,
+            item.calls_per_operation,
+            item.calls_per_run,
+            "seconds",
+            item.seconds_per_call,
+        ]
+        for item in analysis.function_calls
+    ]
+    return _write(FUNCTION_CALL_COLUMNS, rows)
 
 
 def _metric_columns(runs: Sequence[Run]) -> list[str]:

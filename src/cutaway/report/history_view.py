@@ -141,13 +141,15 @@ def _step_notes(history: History, index: int) -> list[str | Name]:
 def _changes_block(history: History) -> Block:
     points = history.segmentation.change_points
     noise = history.segmentation.noise_sd
+    weighed = history.segmentation.from_intervals
     unit = None if history.reference else history.metric.unit
     if not points:
         return (
             Line(
                 (
                     f"no step in {len(history.points)} points (noise sd "
-                    f"{format_value(noise, unit, fractional=True)}, learned from the series)",
+                    f"{format_value(noise, unit, fractional=True)}, learned from the series"
+                    + (", each point weighed by its own rounds)" if weighed else ")"),
                 ),
             ),
         )

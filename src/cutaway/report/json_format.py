@@ -29,6 +29,15 @@ Version history:
         metric ``phase:<name>`` against the baseline (always present, empty lists without
         the probe). ``cutaway compare``'s export also fills ``runs`` and ``calls`` of each
         shared variant, tagged with its experiment (they were empty).
+    9 (2026-11-27): phases are known by their place in the tree: each phase's metric is
+        ``phase:<key>``, its path joined by ``/`` (``phase:do_search/mdb_search/unaccounted``),
+        one per row of the dissection, unaccounted rests included (it was ``phase:<name>``,
+        one per span name, and ``phase:unaccounted`` for the outermost spans' rest only).
+        ``phases`` gain ``key``, ``metric``, ``parent_key``, ``calls_per_operation`` and
+        ``calls_per_run`` (the phase's spans, a function's calls there); each of
+        ``phase_comparisons`` gains ``key``, ``path``, ``parent``, ``parent_key`` and
+        ``unaccounted``. ``function_calls``: the uprobes probe's calls per probed function
+        (binary and function) per variant (always present, an empty list without the probe).
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from cutaway.model import (
     LATENCY_KINDS,
     LOAD_PERCENTILES,
     LOAD_PHASES,
+    PHASE_METRIC_PREFIX,
     Analysis,
     AttributionEntry,
     AttributionPoint,
@@ -51,6 +61,7 @@ from cutaway.model import (
     Caution,
     Comparison,
     ExperimentInfo,
+    FunctionCalls,
     FunctionWeight,
     LatencySummary,
     LoadSummary,
@@ -61,12 +72,14 @@ from cutaway.model import (
     StackWeight,
     Summary,
     TimeSeries,
+    parse_phase_key,
+    phase_key,
 )
 from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -90,7 +103,7 @@ def _plain(value: object) -> JsonValue:
     return str(value)
 
 
-def _experiment(info: ExperimentInfo) -> dict[str, JsonValue]:
+def _experiment(info: ExperimentInfo, calibration: Calibration | None) -> dict[str, JsonValue]:
     return {
         "id": info.id,
         "name": info.name,
@@ -105,6 +118,7 @@ def _experiment(info: ExperimentInfo) -> dict[str, JsonValue]:
         "margin": _number(info.margin),
         "confidence": _number(info.confidence),
         "environment": _plain(info.environment),
+        "calibration": _calibration(calibration),
     }
 
 
@@ -225,7 +239,9 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
     return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
-        "experiments": [_experiment(info) for info in analysis.experiments],
+        "experiments": [
+            _experiment(info, analysis.calibration_of(info)) for info in analysis.experiments
+        ],
         "summaries": [_summary(summary) for summary in analysis.summaries],
         "comparisons": [_comparison(comparison) for comparison in analysis.comparisons],
         "cautions": [_caution(caution) for caution in analysis.cautions],
@@ -244,10 +260,8 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "top_stacks": _per_variant(analysis.profile_stacks, _stack_weight),
         "profile_phases": [_phase_weight(phase) for phase in analysis.profile_phases],
         "phases": [_phase_stat(stat) for stat in analysis.phases],
-        "phase_comparisons": [
-            {**_comparison(comparison), "unit": "seconds"}
-            for comparison in analysis.phase_comparisons
-        ],
+        "phase_comparisons": [_phase_comparison(c) for c in analysis.phase_comparisons],
+        "function_calls": [_function_calls(item) for item in analysis.function_calls],
         "attribution": [_attribution(entry) for entry in analysis.attribution],
         "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
         "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
@@ -377,6 +391,37 @@ def _function_weight(weight: FunctionWeight) -> dict[str, JsonValue]:
     }
 
 
+def _function_calls(item: FunctionCalls) -> dict[str, JsonValue]:
+    return {
+        "variant": item.variant,
+        "operation": item.operation,
+        "binary": item.binary,
+        "function": item.function,
+        "runs": item.runs,
+        "operations": item.operations,
+        "calls": item.calls,
+        "calls_per_operation": _number(item.calls_per_operation),
+        "calls_per_run": _number(item.calls_per_run),
+        "seconds_per_call": _number(item.seconds_per_call),
+    }
+
+
+def _phase_comparison(comparison: Comparison) -> dict[str, JsonValue]:
+    """A phase's comparison with the place its metric names (``phase:<key>``), so that
+    readers need not parse it."""
+    key = comparison.metric.removeprefix(PHASE_METRIC_PREFIX)
+    path, unaccounted = parse_phase_key(key)
+    return {
+        **_comparison(comparison),
+        "unit": "seconds",
+        "key": key,
+        "path": list(path),
+        "parent": path[-2] if len(path) > 1 else None,
+        "parent_key": phase_key(path[:-1]) if len(path) > 1 else None,
+        "unaccounted": unaccounted,
+    }
+
+
 def _phase_stat(stat: PhaseStat) -> dict[str, JsonValue]:
     return {
         "variant": stat.variant,
@@ -385,6 +430,9 @@ def _phase_stat(stat: PhaseStat) -> dict[str, JsonValue]:
         "phase": stat.phase,
         "parent": stat.parent,
         "path": list(stat.path),
+        "key": stat.key,
+        "parent_key": stat.parent_key,
+        "metric": stat.metric,
         "unaccounted": stat.unaccounted,
         "n": stat.n,
         "runs": stat.runs,
@@ -393,6 +441,8 @@ def _phase_stat(stat: PhaseStat) -> dict[str, JsonValue]:
         "ci_low": _number(stat.ci_low),
         "ci_high": _number(stat.ci_high),
         "share": _number(stat.share),
+        "calls_per_operation": _number(stat.calls_per_operation),
+        "calls_per_run": _number(stat.calls_per_run),
     }
 
 

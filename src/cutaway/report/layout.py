@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from cutaway.attribution.sections import AttributionViews
-from cutaway.model import Analysis
+from cutaway.model import Analysis, Calibration, ExperimentInfo
 from cutaway.probes.calls.sections import CallsViews
 from cutaway.probes.load.sections import LoadViews
 from cutaway.probes.profile.sections import ProfileViews
@@ -38,6 +38,7 @@ from cutaway.report.views import (
     cautions_block,
     changed_metrics,
     compact_header_block,
+    compact_verdict_rows,
     conclusion_block,
     environment_value,
     equivalent_line,
@@ -59,7 +60,6 @@ from cutaway.report.views import (
     table_variants,
     verdict_columns,
     verdict_title,
-    wall_verdict_rows,
 )
 
 
@@ -120,9 +120,10 @@ def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:
 
 
 def _compact_report(analysis: Analysis) -> Report:
-    """Verdicts (wall and the probes' rows), the ranking, one table of medians (wall, the
-    probes' positions, the other metrics that changed), the metrics left out in a line, the
-    probes' answer tables, runs that failed, cautions, the conclusion."""
+    """Verdicts (wall, every other metric that changed, the probes' rows), the ranking, one
+    table of medians (wall, the probes' positions, the other metrics that changed), the
+    equivalent verdicts in a line, the probes' answer tables, runs that failed, cautions, the
+    conclusion."""
     body: list[Block] = [
         _compact_verdicts(analysis),
         pairwise_block(analysis),
@@ -145,10 +146,11 @@ def _compact_report(analysis: Analysis) -> Report:
 
 
 def _compact_verdicts(analysis: Analysis) -> Block:
-    """Wall and the probes' rows per variant; the other metrics' inconclusive verdicts in a
-    line (those that changed are in the medians table), the ranking. Only wall's verdicts say
-    how many rounds would settle them."""
-    rows = wall_verdict_rows(analysis)
+    """Per variant, wall (or throughput), every other metric that regressed or improved, and
+    the probes' rows; the other metrics' inconclusive verdicts in a line, each with its
+    comparison; the ranking. The probes' rows leave the rounds to settle them to the full
+    report."""
+    rows = compact_verdict_rows(analysis)
     for probe in PROBE_VIEWS:
         rows += [
             (variant, _without_advice(row))
@@ -188,12 +190,16 @@ def _medians(analysis: Analysis) -> Block:
 
 
 def _header(analysis: Analysis) -> tuple[Block, ...]:
-    blocks = [header_block(info) for info in analysis.experiments]
+    several = len(analysis.experiments) > 1
+    # Each experiment's harness overhead is its own (`cutaway compare`): under its header.
+    blocks = [
+        header_block(info) + _calibration_lines(analysis, info) if several else header_block(info)
+        for info in analysis.experiments
+    ]
     # What measured belongs to the whole report: under the last header, or on its own.
     trailer: Block = tuple(Line((f"measured by: {probe}",), Tone.DIM) for probe in analysis.probes)
-    calibration = calibration_line(analysis)
-    if calibration is not None:
-        trailer += (calibration,)
+    if not several:
+        trailer += _calibration_lines(analysis, None)
     if trailer and blocks:
         blocks[-1] += trailer
     elif trailer:
@@ -204,17 +210,30 @@ def _header(analysis: Analysis) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
+def _calibration_lines(analysis: Analysis, info: ExperimentInfo | None) -> Block:
+    """The harness overhead of ``info``'s experiment (None: the analysis's), if measured."""
+    calibration = analysis.calibration if info is None else analysis.calibration_of(info)
+    line = calibration_line(calibration)
+    return () if line is None else (line,)
+
+
 def _environment_details(analysis: Analysis) -> Details | None:
     pairs: list[tuple[str, str]] = []
+    prefixed = len(analysis.experiments) > 1
     for info in analysis.experiments:
-        prefix = f"#{info.id} " if len(analysis.experiments) > 1 else ""
+        prefix = f"#{info.id} " if prefixed else ""
         pairs += [(prefix + key, environment_value(v)) for key, v in info.environment.items()]
-    calibration = analysis.calibration
-    if calibration is not None:
-        median = format_seconds(calibration.median_wall_seconds)
-        overhead = f"{median} per run (median of {calibration.n} runs of {calibration.command})"
-        pairs.append(("harness overhead", overhead))
+        calibration = analysis.calibration_of(info)
+        if calibration is not None:
+            pairs.append((prefix + "harness overhead", _overhead(calibration)))
+    if not analysis.experiments and analysis.calibration is not None:
+        pairs.append(("harness overhead", _overhead(analysis.calibration)))
     return Details("Environment", tuple(pairs)) if pairs else None
+
+
+def _overhead(calibration: Calibration) -> str:
+    median = format_seconds(calibration.median_wall_seconds)
+    return f"{median} per run (median of {calibration.n} runs of {calibration.command})"
 
 
 def _verdicts(analysis: Analysis, *, all_metrics: bool) -> Block:

@@ -76,13 +76,15 @@ class Interval:
 @dataclass(frozen=True)
 class VerdictCell:
     """A verdict; an inconclusive one carries the estimate of the total rounds that would
-    settle it, the rounds run so far, and the row it belongs to (for a format that says how
-    to settle it below the table)."""
+    settle it, the rounds run so far, and the row it belongs to: what is compared
+    (``subject``) and in which comparison ("B vs A"), for a format that says how to settle it
+    below the table."""
 
     verdict: Verdict
     rounds_to_settle: int | None = None
     rounds_run: int = 0
     subject: str = ""
+    comparison: str = ""
 
 
 Cell = Inline | Quantity | Change | Interval | VerdictCell | None  # None: an empty cell
@@ -96,6 +98,9 @@ class Column:
     # Columns of one table with the same ``scale`` share one unit (the variants' columns of one
     # quantity), so that a row never reads "3.17 ms" beside "4,338 µs".
     scale: str | None = None
+    # Read with the column before it (a variant's share beside its time, a verdict beside its
+    # change): a table split to fit a narrow width never puts them in different parts.
+    follows: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from cutaway.model import Analysis
-from cutaway.report.cell_text import NO_INTERVAL_NOTE, has_missing_interval, settle_phrase
+from cutaway.report.cell_text import NO_INTERVAL_NOTE, has_missing_interval, settle_advice
 from cutaway.report.layout import build_report
 from cutaway.report.sections import (
     Block,
@@ -28,7 +28,6 @@ from cutaway.report.sections import (
     Section,
     Table,
     Tone,
-    VerdictCell,
 )
 from cutaway.report.terminal_table import VERDICT_STYLES as VERDICT_STYLES
 from cutaway.report.terminal_table import draw_table
@@ -79,7 +78,11 @@ def render_blocks(blocks: Sequence[Block], *, color: bool, width: int = 100) -> 
         if printed:
             console.print()
         for renderable in renderables:
-            console.print(renderable)
+            if isinstance(renderable, Text) and renderable.no_wrap:
+                # A table's line, laid out to fit already: wrapping it would break the row.
+                console.print(renderable, no_wrap=True, overflow="ignore", crop=False)
+            else:
+                console.print(renderable)
         printed += 1
     # Tables pad their cells to the table's width; trailing blanks only bother diffs and editors.
     return "".join(line.rstrip(" ") + "\n" for line in buffer.getvalue().splitlines())
@@ -140,13 +143,7 @@ def _footnotes(table: Table) -> list[RenderableType]:
     notes: list[RenderableType] = []
     if has_missing_interval(cells):
         notes.append(Text(NO_INTERVAL_NOTE, style="dim"))
-    advice: dict[str, list[str]] = {}
-    for cell in cells:
-        if isinstance(cell, VerdictCell):
-            phrase = settle_phrase(cell)
-            if phrase is not None:
-                advice.setdefault(phrase, []).append(cell.subject)
-    if advice:
-        said = "; ".join(f"{', '.join(subjects)}: {phrase}" for phrase, subjects in advice.items())
-        notes.append(Text(visible(f"to settle the inconclusive: {said}"), style="dim"))
+    advice = settle_advice(cells)
+    if advice is not None:
+        notes.append(Text(visible(f"to settle the inconclusive: {advice}"), style="dim"))
     return notes

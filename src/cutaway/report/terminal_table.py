@@ -4,10 +4,13 @@ Every cell is one line, so the table is laid out here rather than by rich's Tabl
 or cuts cells to fit): columns are as wide as their widest cell, two spaces apart, with the
 unit of each column of values named once, under its name. A column that names groups prints
 each name once; when the table is wider than the terminal, those names move to rows of their
-own above their group, so no name is ever cut."""
+own above their group, so no name is ever cut; and when it is still too wide, its columns are
+split into several tables that each fit (a table of variants side by side becomes a few, each
+with some of the variants), so that no row is ever wrapped."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from rich.cells import cell_len
@@ -30,23 +33,110 @@ VERDICT_STYLES: Mapping[Verdict, str] = {
 
 
 def draw_table(table: Table, width: int) -> list[Text]:
-    """The table's lines: header, units (when a column has one), rule, rows."""
+    """The table's lines: header, units (when a column has one), rule, rows. A table wider
+    than ``width`` first moves its group names to rows of their own; if still too wide, its
+    columns are split into several tables that each fit, every one led by the column(s) that
+    say what a row is about (the variant, metric or percentile). A row is never wrapped."""
     texts, units = [], []
     for column, unit in table_texts(table):
         texts.append([visible(text) for text in column])
         units.append(visible(unit))
-    lines = _lines(table, texts, units, grouped=False)
-    grouped = table.columns[0].group and len(table.columns) > 1
-    if grouped and max(cell_len(line.plain) for line in lines) > width:
-        lines = _lines(table, texts, units, grouped=True)
+    lines = _fitted(table, texts, units, range(len(table.columns)), width)
+    if _width_of(lines) > width and len(table.columns) > 2:
+        lines = _split(table, texts, units, width)
+    for line in lines:
+        line.no_wrap = True  # printed whole, never wrapped (terminal.py)
     return lines
 
 
-def _lines(
-    table: Table, texts: Sequence[Sequence[str]], units: Sequence[str], *, grouped: bool
+def _fitted(
+    table: Table,
+    texts: Sequence[Sequence[str]],
+    units: Sequence[str],
+    shown: Sequence[int],
+    width: int,
 ) -> list[Text]:
-    first = 1 if grouped else 0
-    columns = range(first, len(table.columns))
+    """The columns ``shown`` as lines; with the group names on rows of their own when that
+    is what makes them fit."""
+    lines = _lines(table, texts, units, shown, grouped=False)
+    if table.columns[0].group and len(shown) > 1 and _width_of(lines) > width:
+        lines = _lines(table, texts, units, shown, grouped=True)
+    return lines
+
+
+def _width_of(lines: Sequence[Text]) -> int:
+    return max(cell_len(line.plain) for line in lines)
+
+
+def _split(
+    table: Table, texts: Sequence[Sequence[str]], units: Sequence[str], width: int
+) -> list[Text]:
+    """The table as the fewest tables that each fit in ``width``, one under the other and a
+        blank line apart, each led by the first column (and the second, when the first names
+        groups: "variant" and "metric") and as many of the next columns as the others (4 variants
+        side by side: 2 and 2, not 3 and 1), never parting a column from those that follow it; a
+    column each when nothing narrower fits."""
+    lead = [0, 1] if table.columns[0].group and len(table.columns) > 3 else [0]
+    units_of_columns = _column_units(table, len(lead))
+    tables: list[list[Text]] = []
+    for count in range(1, len(units_of_columns) + 1):
+        size = math.ceil(len(units_of_columns) / count)
+        parts = [
+            [*lead, *(i for unit in units_of_columns[start : start + size] for i in unit)]
+            for start in range(0, len(units_of_columns), size)
+        ]
+        fitting = _parts_that_fit(table, texts, units, parts, width)
+        if fitting is not None:
+            tables = fitting
+            break
+    if not tables:  # nothing fits, not even one each: each part as narrow as it gets
+        tables = [_fitted(table, texts, units, [*lead, *unit], width) for unit in units_of_columns]
+    lines: list[Text] = []
+    for part_lines in tables:
+        if lines:
+            lines.append(Text(""))
+        lines += part_lines
+    return lines
+
+
+def _column_units(table: Table, first: int) -> list[list[int]]:
+    """The columns from ``first`` on, each with those that follow it (Column.follows): what
+    a split keeps together."""
+    units: list[list[int]] = []
+    for index in range(first, len(table.columns)):
+        if table.columns[index].follows and units:
+            units[-1].append(index)
+        else:
+            units.append([index])
+    return units
+
+
+def _parts_that_fit(
+    table: Table,
+    texts: Sequence[Sequence[str]],
+    units: Sequence[str],
+    parts: Sequence[Sequence[int]],
+    width: int,
+) -> list[list[Text]] | None:
+    """Each part's lines, all in one layout (so that they read alike), when they all fit."""
+    for grouped in (False, True) if table.columns[0].group else (False,):
+        tables = [_lines(table, texts, units, part, grouped=grouped) for part in parts]
+        if all(_width_of(lines) <= width for lines in tables):
+            return tables
+    return None
+
+
+def _lines(
+    table: Table,
+    texts: Sequence[Sequence[str]],
+    units: Sequence[str],
+    shown: Sequence[int],
+    *,
+    grouped: bool,
+) -> list[Text]:
+    """The lines of the columns ``shown`` (indexes, the first column first); ``grouped``
+    moves the first column's names to rows of their own."""
+    columns = list(shown[1:]) if grouped else list(shown)
     headers = [visible(table.columns[i].name) for i in columns]  # a variant's name, maybe
     if grouped:
         headers[0] = f"{table.columns[0].name} / {headers[0]}"

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from cutaway.model import (
     PRIMARY_METRIC,
     Analysis,
+    Calibration,
     Comparison,
     Condition,
     ExperimentInfo,
@@ -20,11 +21,15 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
-from cutaway.report.cell_text import amount_sentence, change_text, format_factor
+from cutaway.report.cell_text import (
+    amount_sentence,
+    format_factor,
+    grouped_names,
+    interval_text,
+)
 from cutaway.report.sections import (
     Align,
     Block,
-    Cell,
     Change,
     Column,
     Facts,
@@ -40,6 +45,7 @@ from cutaway.report.sections import (
     VerdictCell,
 )
 from cutaway.report.units import (
+    format_change,
     format_column,
     format_confidence,
     format_margin,
@@ -66,6 +72,14 @@ def one_baseline(comparisons: Sequence[Comparison]) -> bool:
     return len({comparison.baseline for comparison in comparisons}) <= 1
 
 
+def comparison_name(comparison: Comparison) -> str:
+    """The comparison a verdict belongs to, as summary lines name it: "B vs A"."""
+    return f"{comparison.variant} vs {comparison.baseline}"
+
+
+CHANGED = (Verdict.REGRESSED, Verdict.IMPROVED)
+
+
 def comparison_row(
     comparison: Comparison,
     subject: Inline,
@@ -90,7 +104,8 @@ def comparison_row(
                 comparison.verdict,
                 comparison.rounds_to_settle,
                 comparison.n_pairs,
-                f"{label} of {variant}",
+                label,
+                comparison_name(comparison),
             ),
         ),
         strong=strong,
@@ -142,13 +157,16 @@ def process_verdict_rows(analysis: Analysis, *, all_metrics: bool) -> list[tuple
 
 
 def equivalent_line(analysis: Analysis) -> Line | None:
-    """The metrics left out of the verdict table because every variant is equivalent on them,
-    and those all at zero."""
-    shown = {c.metric for c in analysis.comparisons if c.verdict is not Verdict.EQUIVALENT}
-    equivalent = _unique(
-        c.metric for c in analysis.comparisons if c.metric not in shown | {primary_metric(analysis)}
-    )
+    """The equivalent verdicts left out of the verdict table, each with its comparison, and
+    the metrics all at zero."""
     zero = [m for m in _metric_names(analysis) if _all_zero(analysis, m)]
+    equivalent = [
+        c
+        for c in analysis.comparisons
+        if c.verdict is Verdict.EQUIVALENT
+        and c.metric != primary_metric(analysis)
+        and c.metric not in zero
+    ]
     return _left_out_line(equivalent, zero, "(--all-metrics shows them)")
 
 
@@ -268,27 +286,11 @@ def cautions_block(analysis: Analysis) -> Block:
 
 def conclusion_block(analysis: Analysis) -> Block:
     """A sentence per variant on the primary metric: "nscd is 5.12 % [4.60 %, 5.64 %] slower
-    than files: regressed"; without comparisons, what was measured."""
+    than files: regressed", or, when the interval spans no change, "B2 vs A: no difference
+    shown, +2.15 % [-0.20 %, +5.90 %]: inconclusive"; without comparisons, what was
+    measured."""
     primary = primary_metric(analysis)
-    lines = [
-        Line(
-            (
-                Name(c.variant),
-                (
-                    f" is {_amount(analysis, c)} than "
-                    if primary == PRIMARY_METRIC
-                    else f" has a {primary} {_amount(analysis, c)} than "
-                )
-                if math.isfinite(c.ratio)
-                else " has no ratio to ",
-                Name(c.baseline),
-                f": {c.verdict.value}",
-            ),
-            Tone.STRONG,
-        )
-        for c in analysis.comparisons
-        if c.metric == primary
-    ]
+    lines = [_conclusion_line(analysis, c) for c in analysis.comparisons if c.metric == primary]
     if lines:
         return tuple(lines)
     unit = metric_of(analysis, primary).unit
@@ -306,6 +308,34 @@ def conclusion_block(analysis: Analysis) -> Block:
                 )
             )
     return tuple(lines) or (Line(("no successful runs: nothing to report",), Tone.WARNING),)
+
+
+def _conclusion_line(analysis: Analysis, c: Comparison) -> Line:
+    primary = primary_metric(analysis)
+    if not math.isfinite(c.ratio):
+        parts: tuple[Inline, ...] = (Name(c.variant), " has no ratio to ", Name(c.baseline))
+    elif _no_difference_shown(c):
+        # Leading with "slower" would read as a finding: the interval allows no change at all.
+        # As a signed percentage, never as a factor: "2.28x slower" would read as a finding.
+        what = "" if primary == PRIMARY_METRIC else f" in {primary}"
+        amount = f"{format_change(c.ratio)} {interval_text(Interval(c.ci_low, c.ci_high))}"
+        said = f": no difference shown{what}, {amount}"
+        parts = (Name(c.variant), " vs ", Name(c.baseline), said)
+    elif primary == PRIMARY_METRIC:
+        parts = (Name(c.variant), f" is {_amount(analysis, c)} than ", Name(c.baseline))
+    else:
+        amount = f" has a {primary} {_amount(analysis, c)} than "
+        parts = (Name(c.variant), amount, Name(c.baseline))
+    return Line((*parts, f": {c.verdict.value}"), Tone.STRONG)
+
+
+def _no_difference_shown(comparison: Comparison) -> bool:
+    """True when the interval contains no change (or has no bounds) and the verdict found
+    none: regressed and improved verdicts always exclude it."""
+    if comparison.verdict in CHANGED:
+        return False
+    low, high = comparison.ci_low, comparison.ci_high
+    return not (math.isfinite(low) and math.isfinite(high)) or low <= 1.0 <= high
 
 
 def primary_metric(analysis: Analysis) -> str:
@@ -376,8 +406,7 @@ def _condition_fact(index: int, condition: Condition) -> tuple[Inline, ...]:
     return tuple(parts)
 
 
-def calibration_line(analysis: Analysis) -> Line | None:
-    calibration = analysis.calibration
+def calibration_line(calibration: Calibration | None) -> Line | None:
     if calibration is None:
         return None
     return Line(
@@ -444,7 +473,7 @@ def short_probe_line(probe: str, cost: str = "") -> str:
 def compact_header_block(info: ExperimentInfo, analysis: Analysis) -> Block:
     """header_block in fewer words, with the harness overhead folded into the facts."""
     block = list(header_block(info))
-    calibration = analysis.calibration
+    calibration = analysis.calibration_of(info)
     facts = block[1]
     if isinstance(facts, Facts):
         items = [
@@ -465,10 +494,15 @@ def _compact_metric(analysis: Analysis, name: str) -> bool:
     return name == primary_metric(analysis) or metric_of(analysis, name).purpose != "timed"
 
 
-def wall_verdict_rows(analysis: Analysis) -> list[tuple[str, Row]]:
-    """(variant, row) of every comparison of wall (and of a probe's own metric, such as
-    ``instructions``), for the compact verdict table."""
+def compact_verdict_rows(analysis: Analysis) -> list[tuple[str, Row]]:
+    """(variant, row) for the compact verdict table: every comparison of the primary metric
+    (and of a probe's own metric, such as ``instructions``), and every other one that
+    regressed or improved. The equivalent and inconclusive rest is said in a line each."""
     name_baseline = not one_baseline(analysis.comparisons)
+    first = primary_metric(analysis)
+    ordered = sorted(
+        analysis.comparisons, key=lambda c: (c.metric != first, metric_sort_key(c.metric))
+    )
     return [
         (
             c.variant,
@@ -480,41 +514,34 @@ def wall_verdict_rows(analysis: Analysis) -> list[tuple[str, Row]]:
                 strong=c.metric == primary_metric(analysis),
             ),
         )
-        for c in analysis.comparisons
-        if _compact_metric(analysis, c.metric)
+        for c in ordered
+        if _compact_metric(analysis, c.metric) or c.verdict in CHANGED
     ]
 
 
-def _variant_subjects(comparisons: Iterable[Comparison]) -> str:
-    by_variant: dict[str, list[str]] = {}
-    for c in comparisons:
-        by_variant.setdefault(c.variant, []).append(c.metric)
-    return "; ".join(
-        f"{', '.join(metrics)} of {variant}" for variant, metrics in by_variant.items()
-    )
+def comparisons_named(comparisons: Iterable[Comparison]) -> str:
+    """The metrics of ``comparisons``, each with its comparison once: "user, sys (B vs A);
+    user (C vs A)"."""
+    ordered = sorted(comparisons, key=lambda c: metric_sort_key(c.metric))
+    return grouped_names((comparison_name(c), c.metric) for c in ordered)
 
 
 def inconclusive_line(analysis: Analysis) -> Line | None:
     """The other metrics whose verdict is inconclusive, named in one line (they have no row)."""
-    inconclusive = sorted(
-        (
-            c
-            for c in analysis.comparisons
-            if not _compact_metric(analysis, c.metric) and c.verdict is Verdict.INCONCLUSIVE
-        ),
-        key=lambda c: metric_sort_key(c.metric),
-    )
+    inconclusive = [
+        c
+        for c in analysis.comparisons
+        if not _compact_metric(analysis, c.metric) and c.verdict is Verdict.INCONCLUSIVE
+    ]
     if not inconclusive:
         return None
-    return Line((f"inconclusive: {_variant_subjects(inconclusive)}",), Tone.DIM)
+    return Line((f"inconclusive: {comparisons_named(inconclusive)}",), Tone.DIM)
 
 
 def changed_metrics(analysis: Analysis) -> list[str]:
     """The metrics besides wall regressed or improved for some variant and not all zero;
     without comparisons, every metric besides wall not all zero."""
-    changed = {
-        c.metric for c in analysis.comparisons if c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)
-    }
+    changed = {c.metric for c in analysis.comparisons if c.verdict in CHANGED}
     compared = {c.metric for c in analysis.comparisons}
     return [
         name
@@ -544,23 +571,12 @@ def table_variants(analysis: Analysis, more: Iterable[str] = ()) -> list[str]:
 
 
 def metric_median_row(analysis: Analysis, name: str, variants: Sequence[str]) -> Row:
-    """A row of the medians table: the metric, each variant's median, and for a variant
-    regressed or improved on it (wall aside: the verdict table has wall) its change."""
+    """A row of the medians table: the metric and each variant's median (its verdicts, when
+    it changed, are rows of the verdict table above)."""
     metric = metric_of(analysis, name)
     medians = {s.variant: s.median for s in analysis.summaries if s.metric == name}
     texts = median_texts([medians.get(v) for v in variants], metric.unit or None)
-    changes = {
-        c.variant: c
-        for c in analysis.comparisons
-        if c.metric == name and c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)
-    }
-    cells: list[Cell] = [Name(name)]
-    for variant, text in zip(variants, texts, strict=True):
-        c = changes.get(variant) if name != primary_metric(analysis) else None
-        if text is not None and c is not None:
-            text += f" ({change_text(Change(c.ratio, metric.unit, metric.better))})"
-        cells.append(text)
-    return Row(tuple(cells), strong=name == primary_metric(analysis))
+    return Row((Name(name), *texts), strong=name == primary_metric(analysis))
 
 
 def medians_columns(variants: Sequence[str]) -> tuple[Column, ...]:
@@ -568,23 +584,25 @@ def medians_columns(variants: Sequence[str]) -> tuple[Column, ...]:
 
 
 def omitted_line(analysis: Analysis) -> Line | None:
-    """The metrics with no row: equivalent for every variant, or zero in every run."""
-    changed = set(changed_metrics(analysis))
-    inconclusive = {c.metric for c in analysis.comparisons if c.verdict is Verdict.INCONCLUSIVE}
+    """The verdicts with no row in the compact verdict table and no line of their own: the
+    equivalent ones, each with its comparison; and the metrics zero in every run."""
     zero = [m for m in _metric_names(analysis) if _all_zero(analysis, m)]
     equivalent = [
-        m
-        for m in _metric_names(analysis)
-        if m not in changed | inconclusive | {primary_metric(analysis)} and m not in zero
+        c
+        for c in analysis.comparisons
+        if c.verdict is Verdict.EQUIVALENT
+        and not _compact_metric(analysis, c.metric)
+        and c.metric not in zero
     ]
     return _left_out_line(equivalent, zero, "(--all-metrics shows every table)")
 
 
-def _left_out_line(equivalent: Sequence[str], zero: Sequence[str], hint: str) -> Line | None:
-    """One dim line naming the metrics a view leaves out, and why; None when it leaves none."""
+def _left_out_line(equivalent: Sequence[Comparison], zero: Sequence[str], hint: str) -> Line | None:
+    """One dim line naming the verdicts and metrics a view leaves out, and why; None when it
+    leaves none."""
     said = []
     if equivalent:
-        said.append(f"equivalent for every variant: {', '.join(equivalent)}")
+        said.append(f"equivalent: {comparisons_named(equivalent)}")
     if zero:
         said.append(f"zero in every run: {', '.join(zero)}")
     if not said:

@@ -14,6 +14,7 @@ from cutaway.spec.conditions import conditioned_baseline
 from cutaway.spec.errors import SpecError
 from cutaway.spec.metrics import read_metric_options
 from cutaway.spec.probes import (
+    merged_targets,
     read_call_graph,
     read_call_names,
     read_frequency,
@@ -67,10 +68,13 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
         if option in ("--calls", "--syscalls"):
             probes = changes.get("probes", spec.probes)
             assert isinstance(probes, ProbeSpec)
+            # Probe options add to the file's probes (one rule for all of them).
             if option == "--calls":
-                probes = dataclasses.replace(probes, calls=read_call_names(value, (option,)))
+                added = read_call_names(value, (option,))
+                probes = dataclasses.replace(probes, calls=_union(probes.calls, added))
             else:
-                probes = dataclasses.replace(probes, syscalls=read_syscall_names(value, (option,)))
+                added = read_syscall_names(value, (option,))
+                probes = dataclasses.replace(probes, syscalls=_union(probes.syscalls, added))
             changes["probes"] = probes
             continue
         if option == "--profile":  # {option: value} of the --profile-* options given
@@ -91,7 +95,7 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             assert isinstance(value, list | tuple)
             probes = changes.get("probes", spec.probes)
             assert isinstance(probes, ProbeSpec)
-            targets = read_uprobe_options(value, (option,))
+            targets = merged_targets(probes.uprobes, read_uprobe_options(value, (option,)))
             changes["probes"] = dataclasses.replace(probes, uprobes=targets)
             continue
         if option == "--instructions":
@@ -119,6 +123,10 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
         field, reader = _READERS[option]
         changes[field] = reader(value, (option,))
     return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+
+
+def _union(first: tuple[str, ...], added: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*first, *added)))
 
 
 def _profile_options(profile: ProfileSpec, options: Mapping[str, object]) -> ProfileSpec:

@@ -106,7 +106,6 @@ def read_uprobes(value: object, key_path: KeyPath) -> tuple[UprobeTarget, ...]:
         if not isinstance(functions, list):
             raise expected("a non-empty list of function names", functions, at)
         targets.append(UprobeTarget(binary, _function_names(functions, at)))
-    _check_unique(targets, key_path, in_file=True)
     return tuple(targets)
 
 
@@ -121,8 +120,7 @@ def read_uprobe_options(values: Sequence[str], key_path: KeyPath) -> tuple[Uprob
                 key_path=key_path,
             )
         targets.append(UprobeTarget(binary, _function_names(functions, key_path)))
-    _check_unique(targets, key_path, in_file=False)
-    return tuple(targets)
+    return merged_targets((), targets)
 
 
 def _function_names(value: object, key_path: KeyPath) -> tuple[str, ...]:
@@ -138,18 +136,19 @@ def _function_names(value: object, key_path: KeyPath) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name.strip() for name in names))
 
 
-def _check_unique(targets: Sequence[UprobeTarget], key_path: KeyPath, *, in_file: bool) -> None:
-    """A phase is named by its function: one name in two binaries would be two phases."""
-    seen: dict[str, str] = {}
-    for target in targets:
-        for function in target.functions:
-            if function in seen:
-                raise SpecError(
-                    f"function {function!r} is named in {seen[function]!r} and "
-                    f"{target.binary!r}: a phase is named by its function, so once",
-                    key_path=(*key_path, target.binary) if in_file else key_path,
-                )
-            seen[function] = target.binary
+def merged_targets(
+    first: Sequence[UprobeTarget], added: Sequence[UprobeTarget]
+) -> tuple[UprobeTarget, ...]:
+    """The command line's ``--uprobes`` added to the file's: a binary both name gets the
+    functions of both, in order. One function in two binaries is one phase (a phase is named by
+    its function): the same function of two builds of a server, each variant running its own,
+    is compared between them."""
+    functions: dict[str, tuple[str, ...]] = {}
+    for target in (*first, *added):
+        functions[target.binary] = tuple(
+            dict.fromkeys((*functions.get(target.binary, ()), *target.functions))
+        )
+    return tuple(UprobeTarget(binary, names) for binary, names in functions.items())
 
 
 def read_spans(value: object, key_path: KeyPath) -> SpansSpec | None:

@@ -12,6 +12,19 @@ synthetic series of tests/unit/test_changepoints.py, but with a handful of versi
 reach a small p-value at all (4 versions on each side have only 70 orderings), which is
 exactly where a history starts; docs/performance.md compares both with Apache Otava.
 
+With each value's standard error (``standard_errors``: a history's points are experiments, each
+with an interval from its own rounds), the split is tested with what the experiments know
+rather than with the spread of a handful of values. A t test on six values has four degrees
+of freedom: at alpha 0.001 it needs |t| > 8.6, and it missed a 10 % step of wall time over six
+versions that every experiment's interval showed plainly. The intervals test is the
+random-effects comparison of the two sides' weighted means (DerSimonian & Laird 1986,
+"Meta-analysis in clinical trials", Controlled Clinical Trials 7(3)): each value weighs
+1 / (se^2 + tau^2), where tau^2 is the between-experiment variance beyond what the intervals
+explain, estimated from the scatter within the two sides (the method of moments, never below
+0), so that experiments that drift apart more than their intervals say (a busy evening, a
+neighbour on the machine) widen the test instead of passing for a step. The statistic is
+normal; the p-value of the best split is again multiplied by the number of splits.
+
 A step is reported with its place (the index of the first value after it), its size (the mean
 after minus the mean before, between the neighbouring change points), the size relative to the
 mean before, a t interval for the size, and its p-value.
@@ -49,6 +62,13 @@ class ChangePoint:
 class Segmentation:
     change_points: tuple[ChangePoint, ...]
     noise_sd: float  # pooled standard deviation within the segments
+    # Whether the splits were tested with the values' own standard errors (see the module).
+    from_intervals: bool = False
+
+
+# A standard error below this share of its value is taken as this share: a deterministic
+# metric (counted instructions) has an interval of zero width, and a weight must stay finite.
+_SMALLEST_RELATIVE_ERROR = 1e-6
 
 
 def change_points(
@@ -57,13 +77,24 @@ def change_points(
     alpha: float = 0.001,
     min_segment: int = 3,
     confidence: float = 0.95,
+    standard_errors: npt.ArrayLike | None = None,
 ) -> Segmentation:
     """The change points of ``values`` in order (see the module docstring). A segment is split
-    when the (Bonferroni) p-value of its largest t statistic is at most ``alpha``; each side
-    keeps at least ``min_segment`` values (at least 2, so that each has a spread)."""
+    when the (Bonferroni) p-value of its largest statistic is at most ``alpha``: the t
+    statistic, or with ``standard_errors`` (one per value, from each value's own interval) the
+    random-effects z statistic. Each side keeps at least ``min_segment`` values (at least 2,
+    so that each has a spread)."""
     data = as_vector(values)
     if not np.all(np.isfinite(data)):
         raise ValueError("change points need finite values")
+    errors = None
+    if standard_errors is not None:
+        errors = as_vector(standard_errors)
+        if errors.shape != data.shape or not np.all(np.isfinite(errors)) or np.any(errors < 0):
+            raise ValueError("standard errors must be finite, not negative, one per value")
+        errors = np.maximum(errors, np.abs(data) * _SMALLEST_RELATIVE_ERROR)
+        if np.any(errors == 0.0):  # a value of exactly 0 with no spread: no weight to give
+            errors = None
     if min_segment < 2:
         raise ValueError(f"min_segment must be at least 2, got {min_segment}")
     if not 0.0 < alpha < 1.0:
@@ -72,7 +103,11 @@ def change_points(
     pending = [(0, int(data.size))]
     while pending:
         start, stop = pending.pop()
-        split = _best_split(data[start:stop], min_segment)
+        split = (
+            _best_split(data[start:stop], min_segment)
+            if errors is None
+            else _best_weighted_split(data[start:stop], errors[start:stop], min_segment)
+        )
         if split is None or split[1] > alpha:
             continue
         index = start + split[0]
@@ -83,7 +118,54 @@ def change_points(
         _describe_step(data, bounds[i - 1], bounds[i], bounds[i + 1], found[bounds[i]], confidence)
         for i in range(1, len(bounds) - 1)
     )
-    return Segmentation(points, _pooled_sd(data, bounds))
+    return Segmentation(points, _pooled_sd(data, bounds), from_intervals=errors is not None)
+
+
+def _best_weighted_split(
+    segment: FloatArray, errors: FloatArray, min_segment: int
+) -> tuple[int, float] | None:
+    """(split, p-value) of the largest random-effects |z| in ``segment`` (see the module), or
+    None if too short: the two-sided normal p-value times the number of splits tried."""
+    from cutaway.stats.distributions import norm_sf
+
+    n = int(segment.size)
+    if n < 2 * min_segment:
+        return None
+    scores = [
+        _weighted_z(segment[:k], errors[:k], segment[k:], errors[k:])
+        for k in range(min_segment, n - min_segment + 1)
+    ]
+    best = int(np.argmax(scores))
+    z = scores[best]
+    if math.isinf(z):
+        return best + min_segment, 0.0
+    splits = n - 2 * min_segment + 1
+    return best + min_segment, min(1.0, splits * 2.0 * norm_sf(z))
+
+
+def _weighted_z(
+    left: FloatArray, left_errors: FloatArray, right: FloatArray, right_errors: FloatArray
+) -> float:
+    """|z| of the difference between the sides' random-effects means; tau^2 by the method of
+    moments from the heterogeneity within the two sides (DerSimonian & Laird 1986)."""
+    heterogeneity, scale = 0.0, 0.0
+    for values, errors in ((left, left_errors), (right, right_errors)):
+        weights = 1.0 / errors**2
+        mean = float((weights * values).sum() / weights.sum())
+        heterogeneity += float((weights * (values - mean) ** 2).sum())
+        scale += float(weights.sum() - (weights**2).sum() / weights.sum())
+    degrees = left.size + right.size - 2
+    tau_squared = max(0.0, (heterogeneity - degrees) / scale) if scale > 0 else 0.0
+    means, variances = [], []
+    for values, errors in ((left, left_errors), (right, right_errors)):
+        weights = 1.0 / (errors**2 + tau_squared)
+        means.append(float((weights * values).sum() / weights.sum()))
+        variances.append(1.0 / float(weights.sum()))
+    difference = abs(means[1] - means[0])
+    spread = math.sqrt(variances[0] + variances[1])
+    if spread == 0.0:
+        return math.inf if difference > 0 else 0.0
+    return difference / spread
 
 
 def _best_split(segment: FloatArray, min_segment: int) -> tuple[int, float] | None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from cutaway.store.schema import (
         BUSY_TIMEOUT_SECONDS,
         LATEST_VERSION,
+        BadStorePath,
         BadStoreUrl,
         StoreError,
         StoreFull,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
     "LATEST_VERSION",
+    "BadStorePath",
     "BadStoreUrl",
     "DamagedStoreError",
     "ExperimentRow",
@@ -45,6 +47,7 @@ __all__ = [
 _EXPORTS = {
     "BUSY_TIMEOUT_SECONDS": "schema",
     "LATEST_VERSION": "schema",
+    "BadStorePath": "schema",
     "BadStoreUrl": "schema",
     "ExperimentRow": "records",
     "MetricTable": "records",

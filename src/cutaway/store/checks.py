@@ -17,6 +17,35 @@ from typing import Any
 
 from cutaway.store.schema import StoreError
 
+# Metrics that may be below zero: a phase's unaccounted time is negative where its sub-phases
+# overlap (probes/spans/phases.py). Every other metric is a cost (a time, a size, a count), and
+# a negative one is a damaged store: the statistics take logarithms of them.
+SIGNED_METRICS = frozenset({"phase:unaccounted"})
+
+
+# The magnitudes a stored measurement may have, zero aside. What cutaway measures (seconds,
+# bytes, counts) lies far inside; beyond, the statistics overflow (a variance squares values, a
+# ratio divides by them), which the analysis would meet as numpy warnings and infinities.
+LARGEST_MEASUREMENT = 1e18
+SMALLEST_MEASUREMENT = 1e-30
+
+
+def metric_minimum(metric: str) -> float | None:
+    """The least value a stored measurement of ``metric`` may hold (None: no bound)."""
+    return None if metric in SIGNED_METRICS else 0.0
+
+
+def measurement_problem(value: float, metric: str) -> str | None:
+    """What is wrong with a finite stored value of ``metric``, in words, or None."""
+    minimum = metric_minimum(metric)
+    if minimum is not None and value < minimum:
+        return f"{value:g} is negative, and {metric} cannot be"
+    if abs(value) > LARGEST_MEASUREMENT:
+        return f"{value:g} is beyond any measurement (at most {LARGEST_MEASUREMENT:g})"
+    if value != 0 and abs(value) < SMALLEST_MEASUREMENT:
+        return f"{value:g} is nearer zero than any measurement (at least {SMALLEST_MEASUREMENT:g})"
+    return None
+
 
 class DamagedStoreError(StoreError):
     """A stored value that cannot be what cutaway wrote there: the store was edited or damaged.
@@ -80,9 +109,19 @@ class Columns:
     ) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
             raise self.damaged(column, f"{describe(value)} is not a number", where)
+        if math.isinf(value):  # SQLite keeps 9e999 as infinity; nothing cutaway writes is
+            raise self.damaged(column, f"{value} is not a finite number", where)
         if minimum is not None and value < minimum:
-            raise self.damaged(column, f"{value} is below {minimum}", where)
+            raise self.damaged(column, f"{value:g} is below {minimum:g}", where)
         return float(value)
+
+    def measurement(self, column: str, value: object, metric: str, where: str = "") -> float:
+        """A measured value of ``metric``: a finite number in the range of measurements."""
+        number = self.real(column, value, where=where)
+        problem = measurement_problem(number, metric)
+        if problem is not None:
+            raise self.damaged(column, problem, where)
+        return number
 
     def optional_real(self, column: str, value: object, where: str = "") -> float | None:
         return None if value is None else self.real(column, value, where=where)

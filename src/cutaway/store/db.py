@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cutaway.model import TIMED, Calibration, Run, RunData, Spec
-from cutaway.store.checks import Columns, DamagedStoreError
+from cutaway.store.checks import (
+    LARGEST_MEASUREMENT,
+    SMALLEST_MEASUREMENT,
+    Columns,
+    DamagedStoreError,
+    metric_minimum,
+)
 from cutaway.store.engine import Connection, Cursor, Engine
 from cutaway.store.lease import Owner, owner_from_row
 from cutaway.store.listing import listing_rows
@@ -45,6 +51,9 @@ from cutaway.store.rows import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from cutaway.history import Triage
 from cutaway.store.schema import EXPERIMENT_STATUSES, StoreError, StoreFull
 from cutaway.store.sqlite import SqliteEngine
@@ -523,10 +532,10 @@ class Store:
                 "SELECT position, name FROM variants WHERE experiment_id = ? ORDER BY position",
                 (experiment_id,),
             ).fetchall()
-            # One row per counted run: (round, column, value or NULL when not usable).
+            # One row per counted run: (round, column, value or NULL when not usable, run id).
             cells = connection.execute(
-                "SELECT r.round_index, v.position, CASE WHEN r.status = 'ok' THEN m.value END"
-                " FROM runs r"
+                "SELECT r.round_index, v.position, CASE WHEN r.status = 'ok' THEN m.value END,"
+                " r.id FROM runs r"
                 " JOIN variants v ON v.experiment_id = r.experiment_id AND v.name = r.variant"
                 " LEFT JOIN measurements m ON m.run_id = r.id AND m.metric = ?"
                 " WHERE r.experiment_id = ? AND r.round_index >= 0 AND r.purpose = ?",
@@ -537,10 +546,10 @@ class Store:
         columns = self._columns(experiment_id)
         variants = variant_names(variant_rows, columns)
         try:  # numpy turns the NULLs (None) into NaN
-            matrix = np.array(cells, dtype=np.float64).reshape(-1, 3)
+            matrix = np.array(cells, dtype=np.float64).reshape(-1, 4)
         except (TypeError, ValueError):
             matrix = None
-        if matrix is None or not np.array_equal(matrix[:, :2], np.trunc(matrix[:, :2])):
+        if matrix is None or not _usable_cells(matrix, metric_minimum(metric)):
             check_cells(cells, metric, columns)  # raises, naming the damaged cell
             raise AssertionError("a damaged cell was not found")  # pragma: no cover
         rounds, row_of_cell = np.unique(matrix[:, 0].astype(np.int64), return_inverse=True)
@@ -607,6 +616,25 @@ class Store:
         if found is None:
             self._require_experiment(connection, experiment_id)
             raise StoreError(f"experiment {experiment_id} has no variant {variant!r}")
+
+
+def _usable_cells(matrix: npt.NDArray[np.float64], minimum: float | None) -> bool:
+    """Whether every (round, position, value, run id) row of a metric's cells is as cutaway
+    writes it: whole rounds and positions, and each value finite (or NaN: no usable run) and
+    not below ``minimum``, in the range of measurements (store/checks.py). Compared without
+    arithmetic, so NaN raises no numpy warning."""
+    import numpy as np
+
+    places = matrix[:, :2]
+    if not (np.isfinite(places).all() and np.array_equal(places, np.trunc(places))):
+        return False
+    values = matrix[:, 2]
+    known = values[~np.isnan(values)]
+    if not np.isfinite(known).all():
+        return False
+    size = np.abs(known)
+    in_range = (size <= LARGEST_MEASUREMENT) & ((known == 0) | (size >= SMALLEST_MEASUREMENT))
+    return bool(in_range.all()) and (minimum is None or bool((known >= minimum).all()))
 
 
 def _find(connection: Connection, ref: str | None, location: str) -> int | None:

@@ -121,8 +121,8 @@ def measurements(rows: Sequence[Sequence[Any]], columns: Columns) -> dict[int, d
     for run_id, metric, value in rows:
         where = f"run #{run_id}"
         name = columns.text("measurements.metric", metric, where)
-        by_run.setdefault(run_id, {})[name] = columns.real(
-            "measurements.value", value, where=f"{where}, {name}"
+        by_run.setdefault(run_id, {})[name] = columns.measurement(
+            "measurements.value", value, name, f"{where}, {name}"
         )
     return by_run
 
@@ -171,10 +171,12 @@ def variant_names(rows: Sequence[Sequence[Any]], columns: Columns) -> tuple[str,
 
 
 def check_cells(cells: Sequence[Sequence[Any]], metric: str, columns: Columns) -> None:
-    """The (round_index, position, value) cells of a metric table: raise for the first that is
-    damaged (the fast path found one)."""
-    for round_index, position, value in cells:
-        columns.integer("runs.round_index", round_index)
-        columns.integer("variants.position", position)
+    """The (round_index, position, value, run id) cells of a metric table: raise for the first
+    that is damaged (the fast path found one)."""
+    for round_index, position, value, run_id in cells:
+        where = f"run #{run_id}"
+        columns.integer("runs.round_index", round_index, where=where)
+        columns.integer("variants.position", position, where=where)
         if value is not None:
-            columns.real("measurements.value", value, where=f"{metric} in round {round_index}")
+            place = f"{where}, {metric} in round {round_index}"
+            columns.measurement("measurements.value", value, metric, place)

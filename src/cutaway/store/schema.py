@@ -82,6 +82,11 @@ class BadStoreUrl(StoreError):
     """A ``postgresql://`` URL that libpq cannot read: bad input, nothing was done."""
 
 
+class BadStorePath(StoreError):
+    """A store path that is no store file (a device, a FIFO, a directory): bad input, and
+    nothing was created beside it."""
+
+
 class StoreFull(StoreError):
     """A write failed because the store's disk (or SQLite's size limit) is full."""
 
@@ -434,7 +439,12 @@ def open_database(path: Path, *, create: bool = True) -> sqlite3.Connection:
     With ``create`` false (the reading commands: report, list, export, compare) a missing file
     is an error rather than a new empty store, and a store that cannot be written (a read-only
     file or mount) is opened read-only: ``mode=ro``, or ``immutable=1`` where even the WAL's
-    shared-memory file cannot be made. Such a store is read as it is, never migrated."""
+    shared-memory file cannot be made. Such a store is read as it is, never migrated.
+
+    A path that is no regular file (``--db /dev/null``) is refused before SQLite opens it:
+    SQLite would write its journal beside it."""
+    if str(path) != ":memory:":
+        _refuse_special(path)
     if not create:
         if str(path) == ":memory:" or not path.is_file():
             raise StoreError(
@@ -450,6 +460,17 @@ def open_database(path: Path, *, create: bool = True) -> sqlite3.Connection:
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"cannot open the store {path}: {exc}") from exc
     return _configured(connection, path)
+
+
+def _refuse_special(path: Path) -> None:
+    from cutaway.output_files import store_path_problem
+
+    problem = store_path_problem(str(path))
+    if problem is not None:
+        raise BadStorePath(
+            f"the store {str(path)!r}: {problem}; a store is an SQLite file or a new path "
+            "(nothing was created)"
+        )
 
 
 def _configured(connection: sqlite3.Connection, path: Path) -> sqlite3.Connection:

@@ -10,7 +10,10 @@ their weights and no stack is taken for a different one.
 The format (https://valgrind.org/docs/manual/cl-format.html): ``fn=`` starts a function's
 cost lines, ``calls=`` announces that the next cost line is a call's inclusive cost (not the
 caller's own), names may be compressed as ``(id) name`` then ``(id)``, positions may be
-relative (``+n``, ``-n``) or repeated (``*``). Only the first event (Ir: instructions
+relative (``+n``, ``-n``) or repeated (``*``). A function without a symbol is named by its
+address (``0x0000000000001130``), which moves with every build: it is named ``[object]`` (the
+file name of the ``ob=`` it is in) instead, as perf's folding names such a frame, unless that
+address is found in several objects. Only the first event (Ir: instructions
 executed) is read. ``summary:`` (or ``totals:``) is the whole process's count."""
 
 from __future__ import annotations
@@ -71,9 +74,12 @@ def parse_callgrind(text: str, max_callers: int) -> CallgrindProfile:
         raise CallgrindFormatError("not a callgrind output file")
     profile = CallgrindProfile()
     functions: dict[str, str] = {}
+    objects: dict[str, str] = {}
+    modules: dict[str, set[str]] = {}  # an unnamed function's address -> the objects it is in
     current: str | None = None
     own: dict[str, int] = {}
     in_call = False
+    current_object = "???"
     summary = totals = None
     for line in text.split("\n"):
         if not line:
@@ -88,9 +94,16 @@ def parse_callgrind(text: str, max_callers: int) -> CallgrindProfile:
         key, _, value = line.partition("=")
         if key == "fn":
             current = _name(value, functions)
+            leaf = current.split(CONTEXT_SEPARATOR, 1)[0]
+            if leaf.startswith("0x"):
+                modules.setdefault(leaf, set()).add(current_object)
+        elif key == "ob":
+            current_object = _name(value, objects)
         elif key == "cfn" or key == "cfi" or key == "cfl" or key == "cob":
             if key == "cfn":
                 _name(value, functions)  # may define a compressed name used later by fn=
+            elif key == "cob":
+                _name(value, objects)  # likewise for ob=
         elif key == "calls":
             in_call = True
         elif line.startswith("summary:"):
@@ -99,8 +112,15 @@ def parse_callgrind(text: str, max_callers: int) -> CallgrindProfile:
             totals = int(line.split()[1])
         elif line.startswith("cmd:"):
             profile.command = line[4:].strip()
+    named = {
+        address: f"[{found.pop().rsplit('/', 1)[-1]}]"
+        for address, found in modules.items()
+        if len(found) == 1 and next(iter(found)) != "???"
+    }
     for context, weight in own.items():
         if weight:
+            frames = context.split(CONTEXT_SEPARATOR)
+            context = CONTEXT_SEPARATOR.join(named.get(frame, frame) for frame in frames)
             stack = context_stack(context, max_callers)
             profile.stacks[stack] = profile.stacks.get(stack, 0) + weight
     found = summary if summary is not None else totals

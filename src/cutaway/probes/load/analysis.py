@@ -77,6 +77,11 @@ def merged(variant: str, phases: Sequence[LoadResult]) -> LoadSummary:
         saturated_phases=sum(phase.generator.saturated for phase in phases),
         missed_sends=sum(phase.generator.missed_sends for phase in phases),
         generator_cpu_share=max(phase.generator.cpu_share for phase in phases),
+        sends=sum(phase.generator.sends for phase in phases),
+        max_send_lag=max(phase.generator.max_send_lag for phase in phases),
+        busiest_thread_share=max(phase.generator.busiest_thread_share for phase in phases),
+        waited_sends=sum(phase.generator.waited_sends for phase in phases),
+        max_connection_wait=max(phase.generator.max_connection_wait for phase in phases),
         latencies=tuple(
             _latency(variant, kind, name, histogram)
             for (kind, name), histogram in histograms.items()
@@ -105,30 +110,70 @@ def _latency(variant: str, kind: str, phase: str, h: Histogram) -> LatencySummar
     )
 
 
+def _duration(seconds: float) -> str:
+    """A lateness or a wait: "1.42 ms", "60 ms", "2.1 s"."""
+    if seconds >= 1.0:
+        return f"{seconds:.3g} s"
+    return f"{seconds * 1e3:.3g} ms"
+
+
+CORRECTED_MEANING = (
+    "latencies count from each request's intended send time (open loop, corrected for "
+    "coordinated omission), so this wait is in them"
+)
+
+
+def generator_cautions(summary: LoadSummary) -> list[Caution]:
+    """What the generator's own checks say: CPU-bound (its figures are its limit), sends it
+    made late (woken late by a busy machine), sends that waited for a connection the server
+    held: what happened, why, and what it means for the figures."""
+    cautions = []
+    of = f"of {summary.variant!r}"
+    busiest = f"its busiest thread used {summary.busiest_thread_share:.0%} of a core"
+    if summary.saturated_phases:
+        cautions.append(
+            Caution(
+                "generator-saturated",
+                f"the load generator was CPU-bound in {summary.saturated_phases} of "
+                f"{summary.phases} load phases {of} ({busiest}): their throughput and "
+                "latencies are the generator's limit, not the server's (use fewer "
+                "connections, a lower rate, or more generator threads)",
+                variant=summary.variant,
+            )
+        )
+    elif summary.missed_sends:
+        total = f" of {summary.sends:,}" if summary.sends else ""
+        cautions.append(
+            Caution(
+                "generator-late",
+                f"{summary.missed_sends:,}{total} sends {of} left over 1 ms after their "
+                f"intended time (the latest {_duration(summary.max_send_lag)} late), though "
+                f"a connection was free: the generator was not CPU-bound ({busiest}), so it "
+                f"was woken late, by other processes on this machine; the {CORRECTED_MEANING}, "
+                "as if the server had been that slow",
+                variant=summary.variant,
+            )
+        )
+    if summary.waited_sends:
+        cautions.append(
+            Caution(
+                "connections-busy",
+                f"{summary.waited_sends:,} sends {of} fell due while every one of its "
+                f"{summary.connections} connections was busy waiting on the server (the longest "
+                f"wait {_duration(summary.max_connection_wait)}): the server's slowness, not "
+                f"the generator's; the {CORRECTED_MEANING}",
+                variant=summary.variant,
+            )
+        )
+    return cautions
+
+
 def load_cautions(summaries: Sequence[LoadSummary]) -> list[Caution]:
-    """A saturated generator, missed send times, failed requests: said in every report."""
+    """A CPU-bound generator, late sends, busy connections, failed requests: said in every
+    report."""
     cautions = []
     for summary in summaries:
-        if summary.saturated_phases:
-            cautions.append(
-                Caution(
-                    "generator-saturated",
-                    f"the load generator was saturated in {summary.saturated_phases} of "
-                    f"{summary.phases} load phases of {summary.variant!r}: their throughput "
-                    "and latencies are the generator's limit, not the server's (use fewer "
-                    "connections, a lower rate, or more generator threads)",
-                    variant=summary.variant,
-                )
-            )
-        elif summary.missed_sends:
-            cautions.append(
-                Caution(
-                    "generator-saturated",
-                    f"the load generator missed {summary.missed_sends} send times of "
-                    f"{summary.variant!r}: it could not keep the rate it was asked for",
-                    variant=summary.variant,
-                )
-            )
+        cautions += generator_cautions(summary)
         if summary.error_count:
             kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(summary.errors.items()) if n)
             cautions.append(

@@ -139,8 +139,9 @@ class Latency:
 
 @dataclass(frozen=True)
 class GeneratorCheck:
-    """The generator's own load: when ``saturated``, its figures are its own limit, not the
-    server's."""
+    """The generator's own load: when ``saturated`` (its busiest thread had no idle time left),
+    its figures are its own limit, not the server's. Late sends (``missed_sends``) without it
+    are the machine's doing: the generator was woken late."""
 
     cpu_seconds: float
     wall_seconds: float
@@ -152,6 +153,8 @@ class GeneratorCheck:
     missed_sends: int  # sends over a millisecond late for the generator's own reasons
     max_send_lag: float  # seconds
     peak_rss_bytes: int = 0  # the generator's own peak resident memory (VmHWM); 0: unknown
+    waited_sends: int = 0  # open loop: sends due while every connection was busy (the server's)
+    max_connection_wait: float = 0.0  # seconds: the longest such wait
 
 
 @dataclass(frozen=True)
@@ -266,6 +269,8 @@ def read_summary(text: str) -> LoadResult:
             missed_sends=generator.integer("missed_sends"),
             max_send_lag=generator.number("max_send_lag"),
             peak_rss_bytes=generator.integer("peak_rss_bytes", default=0),
+            waited_sends=generator.integer("waited_sends", default=0),
+            max_connection_wait=generator.number("max_connection_wait", default=0.0),
         ),
         interrupted=reader.boolean("interrupted") if version >= 2 else False,
     )

@@ -12,7 +12,8 @@ highest rate that passed (the figure reported) and the lowest that failed (its i
 It is a bracket from measurements, not a confidence interval: a noisy machine widens it
 through inconsistent passes, and each step is kept so that the reader sees them.
 
-A phase in which the generator itself was saturated says nothing about the server: such a rate
+A phase in which the generator itself was saturated (CPU-bound: a thread with no idle time
+left) says nothing about the server: such a rate
 counts as failed (the search goes lower), and when the lowest failing rate is one of them the
 answer is marked ``generator_limited``: the server's own limit may be higher."""
 
@@ -104,13 +105,13 @@ def describe(name: str, answer: MaxRate) -> Sequence[str]:
     """The answer in lines of text, with every step."""
     if answer.generator_limited and answer.rate == 0:
         head = (
-            f"{name}: no answer: the load generator could not keep its send times at any rate "
-            f"tried (down to {answer.failed_above:,.0f} requests/s): is the machine busy?"
+            f"{name}: no answer: the load generator was CPU-bound at every rate tried (down "
+            f"to {answer.failed_above:,.0f} requests/s): is the machine busy?"
         )
     elif answer.generator_limited:
         head = (
             f"{name}: at least {answer.rate:,.0f} requests/s under {answer.target}: the load "
-            f"generator was saturated at {answer.failed_above:,.0f} requests/s, so the "
+            f"generator was CPU-bound at {answer.failed_above:,.0f} requests/s, so the "
             "server's own limit is not known (a lower bound)"
         )
     elif answer.rate == 0:
@@ -132,6 +133,6 @@ def describe(name: str, answer: MaxRate) -> Sequence[str]:
             f"  {step.rate:>12,.0f}/s asked  {step.throughput:>12,.0f}/s answered  "
             f"p{answer.target.percentile:g} {step.latency * 1e3:>9.3f} ms  "
             f"errors {step.errors:>6}  {verdict}"
-            + ("  (generator saturated)" if step.generator_saturated else "")
+            + ("  (generator CPU-bound)" if step.generator_saturated else "")
         )
     return lines

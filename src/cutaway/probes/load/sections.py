@@ -49,7 +49,8 @@ WAITING_FROM_START = (
     "not measure it apart)."
 )
 SATURATED_NOTE = (
-    "the load generator was saturated: these figures are its own limit, not the server's"
+    "the load generator was CPU-bound (a thread with no idle time left): these figures are its "
+    "own limit, not the server's"
 )
 
 
@@ -100,9 +101,9 @@ def overview_block(summaries: tuple[LoadSummary, ...]) -> Block:
         load = f"{s.protocol}, {s.connections} connections"
         if s.rate is not None:
             load += f", {s.rate:g} requests/s asked"
-        generator = "saturated" if s.saturated_phases else "kept up"
+        generator = "CPU-bound" if s.saturated_phases else "kept up"
         if not s.saturated_phases and s.missed_sends:
-            generator = f"missed {s.missed_sends:,} send times"
+            generator = f"{s.missed_sends:,} sends late"
         if s.generator_cpu_share is not None:
             generator += f" (CPU {s.generator_cpu_share:.0%} at most)"
         rows.append(

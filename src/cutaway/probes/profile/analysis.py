@@ -39,6 +39,12 @@ _SCHEDULER_FRAME = re.compile(
 )
 
 
+# A frame that is an address, not a function: a bare one (callgrind's ``0x0000000000001130``
+# when it found no module) or one relative to its module (``prog+0x1a2b``).
+_BARE_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_MODULE_ADDRESS = re.compile(r"(?P<module>[^;+]+)\+0x[0-9a-fA-F]+")
+
+
 @dataclass(frozen=True)
 class ProfileAnalysis:
     totals: tuple[ProfileTotal, ...]
@@ -89,6 +95,21 @@ def blocking_leaf(frames: Sequence[str]) -> str:
     return frames[index]
 
 
+def function_name(frame: str) -> str:
+    """The function a frame counts for: an unsymbolized address is grouped by its module
+    (``prog+0x1a2b`` -> ``[prog]``, as perf's ``[unknown]`` in ``prog`` folds), a bare address
+    as ``[unknown]``. An address moves with every build and every change of the code before it,
+    so counted one by one, the same unnamed code would read as one function gone and another
+    come, two changes where there is none."""
+    if _BARE_ADDRESS.fullmatch(frame):
+        return "[unknown]"
+    found = _MODULE_ADDRESS.fullmatch(frame)
+    if found is not None:
+        module = found["module"]
+        return f"[{module[module.rfind('/') + 1 :]}]"
+    return frame
+
+
 def function_weights(
     stacks: dict[str, int], *, off_cpu: bool = False
 ) -> tuple[dict[str, int], dict[str, int]]:
@@ -98,7 +119,7 @@ def function_weights(
     own: dict[str, int] = defaultdict(int)
     inclusive: dict[str, int] = defaultdict(int)
     for stack, weight in stacks.items():
-        frames = stack.split(";")[1:]  # the root is the process name
+        frames = [function_name(frame) for frame in stack.split(";")[1:]]  # root: the process
         if not frames:
             continue
         own[blocking_leaf(frames) if off_cpu else frames[-1]] += weight

@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,8 @@ SAMPLE_EVENT = "cpu-clock"
 # DWARF unwinding is dropped when it costs more than this fraction of a CPU-bound command's
 # wall time at the chosen frequency (frame pointers cost a small fraction of that).
 DWARF_COST_LIMIT = 0.10
+FORCED_DWARF = "dwarf!"  # the call_graph value that keeps DWARF whatever it costs
+COST_PAIRS = 5  # pairs of runs, sampled and not, that measure the per-sample cost
 # A CPU-bound command that reports its own CPU time (the interrupts and unwinding of sampling
 # are charged to the sampled process): this Python, spinning about 0.3 s.
 SPIN_PROGRAM = (
@@ -56,6 +59,69 @@ _SCHED_SWITCH = re.compile(
     _WHEN + r"sched:sched_switch: .*prev_pid=(?P<prev>-?\d+) prev_prio=\S+ "
     r"prev_state=(?P<state>\S+) ==> next_comm=.* next_pid=(?P<next>-?\d+) next_prio=\S+$"
 )
+
+
+@dataclass(frozen=True)
+class SamplingCost:
+    """What sampling a CPU-bound program adds to its own CPU time, from pairs of runs (one
+    sampled, one not, back to back, in alternating order).
+
+    Resolved when every pair shows an added cost: were the true cost zero, each pair's sign
+    would be a coin's, and all of COST_PAIRS = 5 positive has a chance of 1 in 32 (a sign
+    test at 97 %). The cost is then the pairs' median. Otherwise the cost is below what this
+    measurement resolves, and ``bound`` is what can be said: at most the largest pair's
+    difference (the median of the true differences is below the largest of five with the same
+    97 %), or the CPU clock's resolution when no pair showed any cost."""
+
+    fraction: float  # of the program's CPU time, the median pair (0 when not resolved)
+    per_sample: float  # seconds, the median pair divided by the samples taken
+    bound: float  # seconds per sample: the cost is at most this
+    resolved: bool
+    pairs: int
+    samples: float  # per run of the program: its CPU time times the frequency
+
+
+def sampling_cost(
+    differences: Sequence[float], plains: Sequence[float], frequency_hz: int
+) -> SamplingCost:
+    """SamplingCost from each pair's CPU seconds added (sampled minus alone) and the CPU
+    seconds of the runs alone."""
+    plain = statistics.median(plains)
+    samples = max(1.0, plain * frequency_hz)
+    resolved = min(differences) > 0
+    added = statistics.median(differences) if resolved else 0.0
+    largest = max(max(differences), time.get_clock_info("process_time").resolution)
+    return SamplingCost(
+        added / plain if plain > 0 else 0.0,
+        added / samples,
+        largest / samples,
+        resolved,
+        len(differences),
+        samples,
+    )
+
+
+def short_seconds(seconds: float) -> str:
+    """A small duration in a few digits: 84.4 µs, 950 ns."""
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    if seconds >= 1e-6:
+        return f"{seconds * 1e6:.3g} µs"
+    return f"{seconds * 1e9:.3g} ns"
+
+
+def cost_text(cost: SamplingCost) -> str:
+    """How the per-sample cost was measured, and its bound when below resolution."""
+    how = (
+        f"the CPU time sampling adds to a CPU-bound program, {cost.pairs} alternating pairs "
+        f"of runs with about {cost.samples:.0f} samples each"
+    )
+    if cost.resolved:
+        return f"per-sample cost measured as {how}"
+    return (
+        f"per-sample cost below {short_seconds(cost.bound)}: not every pair showed it, "
+        f"measured as {how}"
+    )
 
 
 @dataclass(frozen=True)
@@ -157,8 +223,10 @@ class ProfileProbe:
         self.perf = perf_path()
         self.directory = Path(tempfile.mkdtemp(prefix="cutaway-profile-"))
         self.data_path = self.directory / "perf.data"
-        self.capabilities = Capabilities(spec.kernel, spec.call_graph, spec.off_cpu)
+        self.capabilities = Capabilities(spec.kernel, spec.call_graph.rstrip("!"), spec.off_cpu)
         self.folder = Folder(FoldOptions(annotate_kernel=True, annotate_jit=True))
+        self.measured_cost: SamplingCost | None = None  # measured by check()
+        self.own_pids: frozenset[str] = frozenset()
 
     # -- check ---------------------------------------------------------------------------------
 
@@ -173,6 +241,7 @@ class ProfileProbe:
         if problem is not None:
             raise ProbeError(self._not_allowed(problem))
         self.capabilities = self._find_capabilities()
+        self.measured_cost = self._sampling_cost()
         return self.describe()
 
     def _not_allowed(self, problem: str) -> str:
@@ -195,25 +264,9 @@ class ProfileProbe:
         if kernel and _try_record(self.perf, ["-e", f"{SAMPLE_EVENT}/freq=99/"], self.directory):
             kernel = False
             notes.append("kernel frames not allowed: user frames only")
-        call_graph = self.spec.call_graph
-        if call_graph == "dwarf":
-            problem = _try_record(
-                self.perf,
-                ["-e", f"{SAMPLE_EVENT}/freq=99/", "--call-graph", "dwarf"],
-                self.directory,
-            )
-            if problem is not None:
-                call_graph = "fp"
-                notes.append(f"DWARF unwinding failed ({problem}): frame pointers")
-            else:
-                cost, _ = self._sampling_cost("dwarf")
-                if cost > DWARF_COST_LIMIT:
-                    call_graph = "fp"
-                    notes.append(
-                        f"DWARF unwinding too costly ({cost:.1%} of a CPU-bound program's "
-                        f"CPU time at {self.spec.frequency_hz} Hz, limit {DWARF_COST_LIMIT:.0%}): "
-                        "frame pointers"
-                    )
+        call_graph, note = self._unwinder()
+        if note:
+            notes.append(note)
         off_cpu = self.spec.off_cpu
         if off_cpu:
             problem = _try_record(
@@ -226,6 +279,39 @@ class ProfileProbe:
                 notes.append(f"no off-CPU time (sched:sched_switch not available: {problem})")
         return Capabilities(kernel, call_graph, off_cpu, tuple(notes))
 
+    def _unwinder(self) -> tuple[str, str | None]:
+        """The unwinder to use ("fp" or "dwarf") and why it is not the one asked for, or what
+        insisting on DWARF costs. "dwarf!" that perf cannot record stops the experiment."""
+        assert self.perf is not None
+        wanted = self.spec.call_graph
+        if wanted == "fp":
+            return "fp", None
+        insisted = wanted == FORCED_DWARF
+        problem = _try_record(
+            self.perf,
+            ["-e", f"{SAMPLE_EVENT}/freq=99/", "--call-graph", "dwarf"],
+            self.directory,
+        )
+        if problem is not None:
+            if insisted:
+                raise ProbeError(
+                    f"call_graph = {FORCED_DWARF!r}: perf cannot unwind with DWARF here: {problem}"
+                )
+            return "fp", f"DWARF unwinding failed ({problem}): frame pointers"
+        cost = self._sampling_cost("dwarf").fraction
+        measured = (
+            f"{cost:.1%} of a CPU-bound program's CPU time at {self.spec.frequency_hz} Hz, "
+            f"limit {DWARF_COST_LIMIT:.0%}"
+        )
+        if cost <= DWARF_COST_LIMIT:
+            return "dwarf", None
+        if insisted:
+            return "dwarf", f"DWARF insisted on ({FORCED_DWARF}) though it costs {measured}"
+        return "fp", (
+            f"DWARF unwinding too costly ({measured}): frame pointers "
+            f"(--profile-call-graph {FORCED_DWARF} keeps DWARF)"
+        )
+
     def describe(self) -> str:
         capabilities = self.capabilities
         frames = "user and kernel frames" if capabilities.kernel else "user frames only"
@@ -236,8 +322,11 @@ class ProfileProbe:
             f"perf {SAMPLE_EVENT} at {self.spec.frequency_hz} Hz, {what}, {frames}, "
             f"{unwinding}, {scope}; in profiled runs separate from the timed runs"
         )
-        if capabilities.notes:
-            text += " (" + "; ".join(capabilities.notes) + ")"
+        notes = list(capabilities.notes)
+        if self.measured_cost is not None:
+            notes.append(cost_text(self.measured_cost))
+        if notes:
+            text += " (" + "; ".join(notes) + ")"
         return text
 
     # -- overhead ------------------------------------------------------------------------------
@@ -259,11 +348,12 @@ class ProfileProbe:
             arguments.append("-a")
         return arguments
 
-    def _sampling_cost(self, call_graph: str | None = None, pairs: int = 5) -> tuple[float, float]:
-        """(fraction of a CPU-bound program's CPU time that sampling it adds, seconds per
-        sample): the program's own CPU time sampled at the chosen frequency against alone, the
-        median of ``pairs`` differences run back to back in alternating order; the samples
-        are its CPU time times the frequency."""
+    def _sampling_cost(
+        self, call_graph: str | None = None, pairs: int = COST_PAIRS
+    ) -> SamplingCost:
+        """What sampling costs (SamplingCost): a CPU-bound program's own CPU time sampled at
+        the chosen frequency against alone, ``pairs`` pairs run back to back in alternating
+        order."""
         assert self.perf is not None
         output = str(self.directory / "cost.data")
         record = [self.perf, *self.record_arguments(call_graph), "-o", output, "--"]
@@ -278,16 +368,14 @@ class ProfileProbe:
                 plains.append(plain)
         finally:
             Path(output).unlink(missing_ok=True)
-        added = max(0.0, statistics.median(differences))
-        plain = statistics.median(plains)
-        return added / plain, added / max(1.0, plain * self.spec.frequency_hz)
+        return sampling_cost(differences, plains, self.spec.frequency_hz)
 
     def overhead(self) -> Overhead:
         """Per sample: see _sampling_cost. Per process: perf record around `true` against
         `true` alone, in alternating pairs (starting perf, writing and closing its file),
         which each profiled run pays once; the timed runs pay nothing."""
         assert self.perf is not None
-        _, per_sample = self._sampling_cost()
+        cost = self.measured_cost or self._sampling_cost()
         true = shutil.which("true") or "/bin/true"
         output = str(self.directory / "cost.data")
         record = [self.perf, *self.record_arguments(), "-o", output, "--", true]
@@ -298,7 +386,8 @@ class ProfileProbe:
             )
         finally:
             Path(output).unlink(missing_ok=True)
-        return Overhead(per_sample, per_process)
+        # Below its resolution the cost is no number: the description gives its bound.
+        return Overhead(cost.per_sample if cost.resolved else None, per_process)
 
     def check_program(self, program: str) -> str | None:
         if has_symbol_table(program) is False:
@@ -314,6 +403,7 @@ class ProfileProbe:
     def before_run(self, environment: Mapping[str, str]) -> Attachment:
         assert self.perf is not None
         self.data_path.unlink(missing_ok=True)
+        self.own_pids = own_processes()  # the fork server may be gone by the end of the run
         prefix = (self.perf, *self.record_arguments(), "-o", str(self.data_path), "--")
         return Attachment(argv_prefix=prefix)
 
@@ -323,10 +413,14 @@ class ProfileProbe:
         arguments = [self.perf, "script", "-i", str(self.data_path), "--ns"]
         if self.capabilities.off_cpu and not self.spec.system_wide:
             arguments.append("--show-switch-events")
+        own = None
+        if self.spec.system_wide:
+            arguments += ["-F", "+pid"]
+            own = self.own_pids | own_processes()
         done = subprocess.run(arguments, capture_output=True, check=False)
         self.data_path.unlink(missing_ok=True)
         text = done.stdout.decode("utf-8", errors="replace")
-        profiles = read_perf_script(text, self.folder, backend=self.describe())
+        profiles = read_perf_script(text, self.folder, backend=self.describe(), own=own)
         return [
             RunData(records.KIND, profile.what, profile.events, records.encode(profile))
             for profile in profiles
@@ -344,9 +438,44 @@ def _time(match: re.Match[str]) -> int:
     return int(match["seconds"]) * 1_000_000_000 + int(match["fraction"].ljust(9, "0")[:9])
 
 
-def read_perf_script(text: str, folder: Folder, backend: str = "") -> list[Profile]:
+HARNESS_NAMES = ("cutaway", "cw_forkserver")  # the process names of cutaway's own processes
+OTHER_SUFFIX = "(other)"  # after the name of another cutaway's process in a system-wide profile
+
+
+def own_processes() -> frozenset[str]:
+    """This cutaway's process and its children (the fork server among them), as perf
+    prints pids: what a system-wide profile counts as this experiment's own harness."""
+    pids = {str(os.getpid())}
+    for children in Path("/proc/self/task").glob("*/children"):
+        try:
+            pids.update(children.read_text().split())
+        except OSError:
+            continue
+    return frozenset(pids)
+
+
+def root_name(comm: str, pid: str, own: frozenset[str] | None) -> str:
+    """The root frame of a stack: the process name (spaces as ``_``, as folding writes it).
+    With ``own`` (a system-wide profile, whose events carry their pid): this cutaway's own
+    processes are ``cutaway`` and ``cw_forkserver`` whatever they are called, another
+    cutaway's (another experiment on the machine) ``cutaway(other)``, so that the harness's
+    row counts this experiment's processes only."""
+    name = comm.replace(" ", "_")
+    if own is None:
+        return name
+    if pid == str(os.getpid()):
+        return HARNESS_NAMES[0]
+    if name in HARNESS_NAMES and pid not in own:
+        return name + OTHER_SUFFIX
+    return name
+
+
+def read_perf_script(
+    text: str, folder: Folder, backend: str = "", own: frozenset[str] | None = None
+) -> list[Profile]:
     """One profiled run's perf script output (``--ns``, ``--show-switch-events`` when
-    recorded) -> its on-CPU profile and, when it has scheduler events, its off-CPU profile."""
+    recorded; ``-F +pid`` when ``own`` is given, see root_name) -> its on-CPU profile and,
+    when it has scheduler events, its off-CPU profile."""
     on_cpu: dict[str, int] = {}
     off_cpu: dict[str, int] = {}
     samples = intervals = 0
@@ -381,7 +510,7 @@ def read_perf_script(text: str, folder: Folder, backend: str = "") -> list[Profi
         if header is None:
             continue
         stack_text = lines
-        name = header.comm.replace(" ", "_")
+        name = root_name(header.comm, header.pid, own)
         switch = _SCHED_SWITCH.match(header.after)
         if switch is not None:
             saw_switches = True

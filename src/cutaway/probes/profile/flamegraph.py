@@ -15,6 +15,10 @@ frames by a regular expression, hover for the frame's time per run and share).
   The mean keeps widths additive (a parent is at least as wide as its children). The colour is
   the frame's change in inclusive weight per run relative to the larger of the two: full red
   for a frame only in the variant, full blue for one only in the baseline, white for no change.
+  The root of a stack is the process name, so two builds of one program under different names
+  (``./server-v1``, ``./server-v2``) would share no frame: a process found in one profile only
+  is paired with one found in the other only, heaviest first, and drawn as one frame
+  ``server-v1 -> server-v2`` (:func:`pair_processes`).
 
 Both return the document's text, so a report can embed it (an inline ``<svg>`` element: the
 script finds its own root and keeps its state to itself, so several graphs share a page).
@@ -42,6 +46,9 @@ FRAME_HEIGHT = 16
 TOP = 84  # title, subtitle, legend
 BOTTOM = 34  # the details line
 KIND_TITLES = {records.ON_CPU: "on-CPU", records.OFF_CPU: "off-CPU"}
+# A process found in one profile only is paired with one found in the other only when each
+# holds at least this share of its profile: the renamed program, not a stray daemon.
+PAIRED_PROCESS_SHARE = 0.05
 
 
 @dataclass
@@ -160,11 +167,76 @@ def render_flamegraph_diff(
     subtitle: str,
     unit: str,
     names: tuple[str, str],
+    process_level: int = 1,
 ) -> str:
     """The baseline's and a variant's profiles (weights per run, in ``unit``) as one
-    differential flame graph drawn on their union (see the module's docstring)."""
+    differential flame graph drawn on their union (see the module's docstring); the frame at
+    ``process_level`` (after the tower of each kind of profile) is the process name, and a
+    process found on one side only is paired with one found on the other (pair_processes)."""
+    baseline, variant = pair_processes(baseline, variant, process_level)
     frames, tree, depth = _encode(_tree([baseline, variant]), "all")
     return _document(frames, tree, depth, title=title, subtitle=subtitle, unit=unit, diff=names)
+
+
+def _process_weights(stacks: Mapping[str, float], level: int) -> dict[str, float]:
+    weights: dict[str, float] = {}
+    for stack, weight in stacks.items():
+        frames = stack.split(";")
+        if len(frames) > level:
+            weights[frames[level]] = weights.get(frames[level], 0.0) + weight
+    return weights
+
+
+def _renamed(stacks: Mapping[str, float], level: int, names: Mapping[str, str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for stack, weight in stacks.items():
+        frames = stack.split(";")
+        if len(frames) > level and frames[level] in names:
+            frames[level] = names[frames[level]]
+            stack = ";".join(frames)
+        out[stack] = out.get(stack, 0.0) + weight
+    return out
+
+
+def process_pairs(
+    baseline: Mapping[str, float], variant: Mapping[str, float], level: int
+) -> list[tuple[str, str]]:
+    """(baseline process, variant process) pairs of the processes found on one side only:
+    each side's, heaviest first, paired in that order while both hold at least
+    PAIRED_PROCESS_SHARE of their side's total. ``./server-v1`` and ``./server-v2`` are
+    different processes to perf (the root of a stack is the process name), though they are
+    the same program changed: unpaired, all of one would read as vanished and all of the other
+    as appeared, and the graph would compare nothing."""
+    base_weights = _process_weights(baseline, level)
+    variant_weights = _process_weights(variant, level)
+
+    def unmatched(weights: Mapping[str, float], other: Mapping[str, float]) -> list[str]:
+        total = sum(weights.values())
+        names = [
+            n for n in weights if n not in other and weights[n] >= PAIRED_PROCESS_SHARE * total
+        ]
+        return sorted(names, key=lambda name: (-weights[name], name))
+
+    return list(
+        zip(
+            unmatched(base_weights, variant_weights),
+            unmatched(variant_weights, base_weights),
+            strict=False,
+        )
+    )
+
+
+def pair_processes(
+    baseline: Mapping[str, float], variant: Mapping[str, float], level: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Both sides with each pair of process_pairs under one name, ``baseline -> variant``,
+    so that the paired processes' frames are compared with each other."""
+    pairs = process_pairs(baseline, variant, level)
+    if not pairs:
+        return dict(baseline), dict(variant)
+    base_names = {a: f"{a} -> {b}" for a, b in pairs}
+    variant_names = {b: f"{a} -> {b}" for a, b in pairs}
+    return _renamed(baseline, level, base_names), _renamed(variant, level, variant_names)
 
 
 def _document(

@@ -45,13 +45,17 @@ class ProfileViews(TablesOnly):
     """The profile probe's part of a report (cutaway.report.layout.ProbeViews)."""
 
     def compact_blocks(self, analysis: Analysis) -> list[Block]:
-        """The top functions by self time, on and off the CPU, side by side."""
+        """The top functions by self and by inclusive time, on and off the CPU, side by
+        side, and each variant's top stacks: what the profile is read for (the full report
+        lists every function the analysis kept)."""
         if not analysis.profile_totals:
             return []
         blocks = [totals_block(analysis.profile_totals)]
         blocks += [phases_block(analysis, what) for what in _kinds(analysis)]
         for what in _kinds(analysis):
             blocks.append(functions_block(analysis, what, inclusive=False, limit=COMPACT_FUNCTIONS))
+            blocks.append(functions_block(analysis, what, inclusive=True, limit=COMPACT_FUNCTIONS))
+            blocks.append(stacks_block(analysis, what))
         return [block for block in blocks if block]
 
     def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
@@ -143,7 +147,10 @@ def functions_block(
     shown = functions[:limit] if limit else functions
     columns = [Column("function")]
     for variant in variants:
-        columns += [Column(variant, Align.RIGHT, scale="weight"), Column("share", Align.RIGHT)]
+        columns += [
+            Column(variant, Align.RIGHT, scale="weight"),
+            Column("share", Align.RIGHT, follows=True),
+        ]
     several = len(variants) > 1
     if several:
         columns.append(Column("only in"))
@@ -254,7 +261,10 @@ def phases_block(analysis: Analysis, what: str) -> Block:
         cells_of.setdefault(weight.phase, {})[weight.variant] = weight
     columns = [Column("phase")]
     for variant in variants:
-        columns += [Column(variant, Align.RIGHT, scale="weight"), Column("share", Align.RIGHT)]
+        columns += [
+            Column(variant, Align.RIGHT, scale="weight"),
+            Column("share", Align.RIGHT, follows=True),
+        ]
     others = [variant for variant in variants if variant != baseline]
     columns += [Column(f"{variant} vs {baseline}", Align.RIGHT) for variant in others]
     rows = []

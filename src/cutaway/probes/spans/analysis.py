@@ -67,6 +67,7 @@ def phase_stats(
             run_means, operations, median_ns = _per_run(runs, phase)
             if not run_means:
                 continue
+            calls_per_operation, calls_per_run = _calls(runs, phase)
             description = describe(np.array(run_means), confidence)
             if len(phase.path) == 1:
                 root_means[phase.root] = description.mean
@@ -85,6 +86,8 @@ def phase_stats(
                     ci_low=description.ci_low,
                     ci_high=description.ci_high,
                     share=description.mean / root_mean if root_mean > 0 else float("nan"),
+                    calls_per_operation=calls_per_operation,
+                    calls_per_run=calls_per_run,
                 )
             )
     return stats
@@ -129,6 +132,29 @@ def _per_run(runs: Sequence[_Run], phase: phase_tables.Phase) -> tuple[list[floa
         return run_means, operations, float("nan")
     merged = phase_tables.merge_histograms(histograms)
     return run_means, operations, phase_tables.histogram_median(merged, operations)
+
+
+def _calls(runs: Sequence[_Run], phase: phase_tables.Phase) -> tuple[float, float]:
+    """The phase's spans (a function's calls at this place) per operation of its outermost
+    span, over every run's operations, and per run; NaN for an unaccounted rest and when a
+    run's table was stored before counts."""
+    if phase.unaccounted or any(run.table.calls is None for run in runs):
+        return float("nan"), float("nan")
+    total = 0
+    operations = 0
+    counted_runs = 0
+    for run in runs:
+        root = run.columns.get(phase_tables.Phase((phase.root,)))
+        if root is None or not run.table.operations[root]:
+            continue  # this run had no operation of that outermost span
+        counted_runs += 1
+        operations += run.table.operations[root]
+        column = run.columns.get(phase)
+        if column is not None and run.table.calls is not None:
+            total += run.table.calls[column]
+    if not operations:
+        return float("nan"), float("nan")
+    return total / operations, total / counted_runs
 
 
 def problem_cautions(store: Store, experiment_id: int) -> list[Caution]:

@@ -7,8 +7,9 @@ a path where the workload may write OTLP JSON traces (one object per line). With
 ``otlp_file`` set, the lines a collector's file exporter appended to that file during the run
 are read too. After the run, the spans are nested (model.nest), summed per phase
 (phases.operation_table) and stored as one table per source (``spans`` / ``sdk`` and
-``otlp``), with the run's metrics ``phase:<name>``; what was wrong (unbalanced begin/end,
-damaged records, malformed OTLP) is stored as the run's problems, never raised."""
+``otlp``), with the run's metrics ``phase:<path>`` (a phase by its place in the tree); what
+was wrong (unbalanced begin/end, damaged records, malformed OTLP) is stored as the run's
+problems, never raised."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def phase_data(
 ) -> tuple[RunData | None, dict[str, float]]:
     """What any source of spans stores for a run: its phase table (kind ``spans``, key
     `source`: "sdk", "otlp", "uprobes"), which the dissection reads, and the run's metrics
-    ``phase:<name>``. Spans of each thread in nest() order (a parent before its children),
+    ``phase:<path>``. Spans of each thread in nest() order (a parent before its children),
     summed as they come (phases.PhaseAccumulator); None and no metrics for a run without
     spans. Phase paths beyond the heaviest phases.MAX_PHASES are folded into one
     phases.OTHER phase per parent, and said so in `problems`."""
@@ -154,7 +155,7 @@ class SpansProbe:
             if table_data is not None:
                 data.append(table_data)
             for name, value in table_metrics.items():
-                metrics.setdefault(name, value)  # one source per phase name: the SDK's first
+                metrics.setdefault(name, value)  # one source per phase path: the SDK's first
         self._clear()
         self.run_metrics_now = metrics
         shown = problems[:MAX_PROBLEMS]

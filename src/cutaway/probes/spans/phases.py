@@ -11,6 +11,11 @@ phases add up. Under every phase that has sub-phases, an ``unaccounted`` phase h
 the phase's time minus its sub-phases' (negative only where sub-phases overlap, e.g. spans of
 several services running in parallel under one OpenTelemetry parent).
 
+A phase is known by its place in the tree, everywhere (metrics, verdicts, reports): its key is
+its path, names joined by ``/`` (``do_search/mdb_search/unaccounted``; :func:`phase_key`), so a
+``parse`` under ``request`` and one under ``reply`` are two phases. Each phase also counts its
+spans (``calls``: a filter test per candidate, 10,011 in one search).
+
 A span nested in a span of the same name (recursion) is not a phase of its own: its time is
 already in the outer one. Past the MAX_PHASES heaviest distinct paths of a run (a server
 that names spans after URLs), the rest are summed into one OTHER phase per parent, so that a
@@ -26,11 +31,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from cutaway.model import PHASE_METRIC_PREFIX as METRIC_PREFIX
+from cutaway.model import UNACCOUNTED, phase_key
 from cutaway.probes.spans.model import NO_OPERATION, Span
 
-UNACCOUNTED = "unaccounted"
-METRIC_PREFIX = "phase:"
-BLOB_VERSION = 2
+# 3: sums per phase (JSON); 2: a row per operation, durations then spans per phase; 1: durations
+BLOB_VERSION = 3
 _INT64 = struct.Struct("<q")
 
 
@@ -55,6 +61,15 @@ class Phase:
     def root(self) -> str:
         return self.path[0]
 
+    @property
+    def key(self) -> str:
+        return phase_key(self.path, unaccounted=self.unaccounted)
+
+    @property
+    def metric(self) -> str:
+        """The run metric comparing this phase: ``phase:`` and its key."""
+        return METRIC_PREFIX + self.key
+
 
 @dataclass(frozen=True)
 class OperationTable:
@@ -69,6 +84,9 @@ class OperationTable:
     total_ns: tuple[int, ...]
     histograms: tuple[Histogram | None, ...]
     folded: int = 0
+    # per phase, its spans over those operations (0 for an unaccounted phase); None in a
+    # table stored before counts
+    calls: tuple[int, ...] | None = None
 
     def __len__(self) -> int:
         """The run's operations (of every outermost span)."""
@@ -149,6 +167,7 @@ class PhaseAccumulator:
         self.max_phases = MAX_PHASES if max_phases is None else max_phases
         self.paths: dict[tuple[str, ...], _PathTotals] = {}  # first-seen order
         self.root_operations: dict[str, int] = {}
+        self.calls: dict[tuple[str, ...], int] = {}  # spans per path
         # Per thread, the paths of the spans open around the next one (None: no phase there).
         self.stacks: dict[tuple[int, int], list[tuple[str, ...] | None]] = defaultdict(list)
         self.steps: dict[tuple[tuple[str, ...], str], tuple[str, ...] | None] = {}
@@ -174,7 +193,7 @@ class PhaseAccumulator:
     def add_all(self, spans: Iterable[Span]) -> PhaseAccumulator:
         """Add spans (see the class). One loop with its lookups made local: it runs once per
         span, millions of times in a long run."""
-        steps, step = self.steps, self._step
+        steps, step, calls = self.steps, self._step, self.calls
         thread: tuple[int, int] | None = None
         stack: list[tuple[str, ...] | None] = []
         operations: dict[int, dict[tuple[str, ...], int]] = {}
@@ -200,6 +219,7 @@ class PhaseAccumulator:
                     self._close(operations.pop(min(operations)))
                 per_path = operations[span.operation] = {}
             per_path[path] = per_path.get(path, 0) + span.end_ns - span.start_ns
+            calls[path] = calls.get(path, 0) + 1
         return self
 
     def _close(self, per_path: dict[tuple[str, ...], int]) -> None:
@@ -242,7 +262,7 @@ class PhaseAccumulator:
             for number in sorted(operations):
                 self._close(operations[number])
         self.open.clear()
-        return _table(self.paths, self.root_operations, self.max_phases)
+        return _table(self.paths, self.root_operations, self.calls, self.max_phases)
 
 
 MAX_PHASES = 100  # distinct phase paths per run and source: the heaviest; the rest in OTHER
@@ -270,17 +290,18 @@ def _kept_paths(
 
 def _table(
     paths: Mapping[tuple[str, ...], _PathTotals], root_operations: Mapping[str, int],
-    max_phases: int,
+    calls: Mapping[tuple[str, ...], int], max_phases: int,
 ) -> OperationTable:  # fmt: skip
     kept, left_out = _kept_paths(paths, max_phases)
     # A path left out under a kept parent (or a root left out) adds to OTHER under that
     # parent; its sub-phases' time is already in it.
-    other: dict[tuple[str, ...], list[int]] = {}  # OTHER path -> [total ns, operations]
+    other: dict[tuple[str, ...], list[int]] = {}  # OTHER path -> [total ns, operations, spans]
     for path in left_out:
         if path[:-1] in left_out:
             continue
-        entry = other.setdefault((*path[:-1], OTHER), [0, 0])
+        entry = other.setdefault((*path[:-1], OTHER), [0, 0, 0])
         entry[0] += paths[path].total_ns
+        entry[2] += calls.get(path, 0)
         if len(path) == 1:
             entry[1] += root_operations.get(path[0], 0)
     order = [p for p in paths if p in kept]
@@ -289,7 +310,8 @@ def _table(
     operations: list[int] = []
     totals: list[int] = []
     histograms: list[Histogram | None] = []
-    other_roots = other.get((OTHER,), [0, 0])[1]
+    spans: list[int] = []
+    other_roots = other.get((OTHER,), [0, 0, 0])[1]
     for phase in phases:
         path = phase.path[:-1] if phase.unaccounted else phase.path
         root_count = root_operations.get(phase.root, 0) + (
@@ -297,7 +319,8 @@ def _table(
         )
         operations.append(root_count)
         found = paths.get(path)
-        extra = other.get(path, [0, 0])[0]
+        extra = other.get(path, [0, 0, 0])[0]
+        spans.append(0 if phase.unaccounted else calls.get(path, 0) + other.get(path, [0, 0, 0])[2])
         if phase.unaccounted:
             assert found is not None
             totals.append(found.total_ns - found.children_ns)  # every sub-phase, kept or not
@@ -314,6 +337,7 @@ def _table(
         total_ns=tuple(totals),
         histograms=tuple(histograms),
         folded=len(left_out),
+        calls=tuple(spans),
     )
 
 
@@ -350,25 +374,19 @@ def operation_table(spans: Iterable[Span], max_phases: int | None = None) -> Ope
 
 
 def phase_metrics(table: OperationTable) -> dict[str, float]:
-    """The run's metrics ``phase:<name>``: for each span name, the mean over the operations of
-    the time spent in spans of that name (outermost occurrences), in seconds; and
-    ``phase:unaccounted``, the mean time of the outermost spans not in any of their direct
-    sub-phases. Every operation counts, also those without the phase (0)."""
-    if not len(table):
-        return {}
-    sums: dict[str, float] = {}
+    """The run's metrics ``phase:<key>`` (:attr:`Phase.metric`), one per phase, unaccounted
+    rests included: the mean time per operation of the phase's outermost span (the
+    dissection's mean), in seconds; 0 where an operation did not enter the phase."""
+    metrics: dict[str, float] = {}
     for column, phase in enumerate(table.phases):
-        if phase.unaccounted and len(phase.path) != 2:
-            continue  # only the outermost spans' rest is a metric
-        name = UNACCOUNTED if phase.unaccounted else phase.name
-        total = table.total_ns[column]
-        sums[name] = sums.get(name, 0.0) + total
-    return {f"{METRIC_PREFIX}{name}": total / len(table) / 1e9 for name, total in sums.items()}
+        if table.operations[column]:
+            metrics[phase.metric] = table.total_ns[column] / table.operations[column] / 1e9
+    return metrics
 
 
 def encode(table: OperationTable) -> bytes:
-    """A table for the store: one JSON object (version 2): the phases, and per phase its
-    operations, total time and histogram (``[[bucket, count, sum], ...]``, or null)."""
+    """A table for the store: one JSON object (version 3): the phases, and per phase its
+    operations, total time, histogram (``[[bucket, count, sum], ...]``, or null) and spans."""
     document = {
         "version": BLOB_VERSION,
         "phases": [{"path": list(p.path), "unaccounted": p.unaccounted} for p in table.phases],
@@ -379,6 +397,7 @@ def encode(table: OperationTable) -> bytes:
             for h in table.histograms
         ],
         "folded": table.folded,
+        "calls": None if table.calls is None else list(table.calls),
     }
     return json.dumps(document, ensure_ascii=True, separators=(",", ":")).encode()
 
@@ -388,8 +407,8 @@ class PhaseBlobError(ValueError):
 
 
 def decode(data: bytes) -> OperationTable:
-    """A stored table: version 2, or version 1 (one row of durations per operation), summed
-    as version 2 sums it."""
+    """A stored table: version 3, or 2 or 1 (a row of durations, and in 2 of spans, per
+    operation), summed as version 3 sums it."""
     line, separator, body = data.partition(b"\n")
     try:
         header = json.loads(line)
@@ -399,8 +418,8 @@ def decode(data: bytes) -> OperationTable:
             raise TypeError("a phase without a name")
         if not all(isinstance(name, str) for phase in phases for name in phase.path):
             raise TypeError("a phase name is not a string")
-        if version == 1:
-            return _decode_rows(phases, int(header["operations"]), separator, body)
+        if version in (1, 2):
+            return _decode_rows(phases, int(header["operations"]), separator, body, version)
         if version != BLOB_VERSION:
             raise PhaseBlobError(
                 f"phase table version {version!r}, this cutaway reads {BLOB_VERSION}"
@@ -412,13 +431,17 @@ def decode(data: bytes) -> OperationTable:
             for h in header["histograms"]
         )
         folded = _integer(header.get("folded", 0))
+        calls = header.get("calls")
+        calls = None if calls is None else tuple(_integer(n) for n in calls)
     except (ValueError, KeyError, TypeError) as error:
         if isinstance(error, PhaseBlobError):
             raise
         raise PhaseBlobError(f"not a phase table: {error}") from None
     if not len(phases) == len(operations) == len(totals) == len(histograms):
         raise PhaseBlobError(f"{len(phases)} phases but {len(operations)} operation counts")
-    return OperationTable(phases, operations, totals, histograms, folded)
+    if calls is not None and len(calls) != len(phases):
+        raise PhaseBlobError(f"{len(phases)} phases but {len(calls)} span counts")
+    return OperationTable(phases, operations, totals, histograms, folded, calls)
 
 
 def _integer(value: object) -> int:
@@ -428,19 +451,23 @@ def _integer(value: object) -> int:
 
 
 def _decode_rows(
-    phases: tuple[Phase, ...], count: int, separator: bytes, body: bytes
+    phases: tuple[Phase, ...], count: int, separator: bytes, body: bytes, version: int
 ) -> OperationTable:
-    """Version 1: per operation its process, its index and its time in each phase (int64)."""
-    width = 2 + len(phases)
+    """Versions 1 and 2: per operation its process, its index and its time in each phase
+    (int64), and in version 2 its spans in each phase."""
+    counted = version >= 2
+    width = 2 + len(phases) * (2 if counted else 1)
     if not separator or len(body) != count * width * _INT64.size:
         raise PhaseBlobError(f"{len(body)} bytes of values for {count} operations")
     values = struct.unpack(f"<{count * width}q", body)
     roots = [i for i, phase in enumerate(phases) if len(phase.path) == 1]
     operations = [0] * len(phases)
     totals = [0] * len(phases)
+    spans = [0] * len(phases)
     histograms: list[dict[int, list[int]]] = [{} for _ in phases]
     for row_start in range(0, len(values), width):
-        row = values[row_start + 2 : row_start + width]
+        row = values[row_start + 2 : row_start + 2 + len(phases)]
+        counts = values[row_start + 2 + len(phases) : row_start + width] if counted else row
         # An operation belongs to the outermost span it spent time in, or to the only one.
         root = next((i for i in roots if row[i]), roots[0] if len(roots) == 1 else None)
         if root is None:
@@ -449,10 +476,11 @@ def _decode_rows(
             if phase.root == phases[root].root:
                 operations[column] += 1
                 totals[column] += row[column]
+                spans[column] += counts[column]
                 _count(histograms[column], row[column])
-    return OperationTable(
-        phases, tuple(operations), tuple(totals), tuple(_frozen(h) for h in histograms)
-    )
+    histogram_tuple = tuple(_frozen(h) for h in histograms)
+    calls = tuple(spans) if counted else None
+    return OperationTable(phases, tuple(operations), tuple(totals), histogram_tuple, 0, calls)
 
 
 def merged_phases(tables: Iterable[OperationTable]) -> list[Phase]:

@@ -5,16 +5,19 @@ Rows are phases, nested and indented under their outermost span, with an ``unacc
 under every phase that has sub-phases, so that each level adds up to the phase above it.
 Columns, as the profile probe's "phases from samples" table: each variant (x condition, once
 conditions exist) side by side, with its mean time per operation, the mean's confidence
-interval over runs, the median over operations and the share of the outermost span; then each
-other variant's change against the baseline on the phase's metric ``phase:<name>``, with the
-verdict the whole-process metrics get. Phase names are the program's: always ``Name`` cells."""
+interval over runs, the median over operations, the share of the outermost span and the phase's
+spans (a function's calls) per operation and per run; then each other variant's change against
+the baseline on the phase's metric ``phase:<key>`` (its place in the tree,
+``do_search/mdb_search/unaccounted``), with the verdict the whole-process metrics get, on every
+row. A row shows its last name, indented under its parent; its verdict names its key. Phase
+names are the program's: always ``Name`` cells."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-from cutaway.model import Analysis, Comparison, PhaseStat
+from cutaway.model import Analysis, Comparison, FunctionCalls, PhaseStat
 from cutaway.report.sections import (
     Align,
     Block,
@@ -35,11 +38,15 @@ from cutaway.report.units import format_confidence, format_percent, format_secon
 
 INDENT = "  "  # per level of nesting, before the phase's name
 UNACCOUNTED_NOTE = (
-    "unaccounted: a phase's time outside its sub-phases (the outermost span's, under it), so "
-    "that each level adds up; change and verdict: the phase's metric phase:<name> per "
-    "operation, paired round by round with the baseline, Holm-adjusted over the phases"
+    "unaccounted: a phase's time outside its sub-phases, so that each level adds up; calls: "
+    "the phase's spans (a function's calls at that place) per operation and per run; change "
+    "and verdict: the phase's metric phase:<path> (e.g. phase:do_search/mdb_search/unaccounted) "
+    "per operation, paired round by round with the baseline, Holm-adjusted over the phases"
 )
 SOURCE_TITLES = {"sdk": "span SDK", "otlp": "OpenTelemetry", "uprobes": "uprobes"}
+# The sources whose phases are run metrics (cutaway.probes.spans.capture, uprobes.capture);
+# another table (uprobes' "first after start") shows its times without a verdict of its own.
+COMPARED_SOURCES = frozenset(SOURCE_TITLES)
 
 
 class SpansViews(TablesOnly):
@@ -58,14 +65,10 @@ def column_label(stat: PhaseStat) -> str:
     return stat.variant if stat.condition is None else f"{stat.variant} ({stat.condition})"
 
 
-def phase_metric_name(stat: PhaseStat, stats: Sequence[PhaseStat]) -> str | None:
-    """The metric comparing this row, ``phase:<name>`` (cutaway.probes.spans.phases): for a
-    phase whose name is one row only (the metric sums a name's every place), and for the
-    unaccounted rest of an outermost span; None for the rest."""
-    if stat.unaccounted:
-        return "phase:unaccounted" if len(stat.path) == 2 else None
-    places = {s.path for s in stats if not s.unaccounted and s.path[-1] == stat.phase}
-    return f"phase:{stat.phase}" if len(places) == 1 else None
+def phase_metric_name(stat: PhaseStat) -> str | None:
+    """The metric comparing this row, ``phase:<key>`` (its place in the tree,
+    cutaway.model.phase_key), for every row of a source whose phases are metrics."""
+    return stat.metric if stat.source in COMPARED_SOURCES else None
 
 
 def dissection_blocks(analysis: Analysis, *, compact: bool = False) -> list[Block]:
@@ -74,6 +77,8 @@ def dissection_blocks(analysis: Analysis, *, compact: bool = False) -> list[Bloc
     blocks: list[Block] = [
         dissection_block(analysis, source, compact=compact) for source in sources
     ]
+    if analysis.function_calls:
+        blocks.append(function_calls_block(analysis, compact=compact))
     if blocks:
         blocks.append((Line((UNACCOUNTED_NOTE,), Tone.DIM),))
     return blocks
@@ -88,20 +93,33 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
     baseline = analysis.experiments[0].baseline if one else None
     others = [c for c in analysis.phase_comparisons if not one or c.baseline == baseline]
     pairs = list(dict.fromkeys((c.baseline, c.variant) for c in others))
+    if source not in COMPARED_SOURCES:
+        pairs = []  # its phases are no metrics of their own: times only
     confidence = (
         format_confidence(analysis.experiments[0].confidence) if analysis.experiments else ""
+    )
+    # The terminal's table shows calls only where they say more than "once per operation".
+    counted = not compact or any(
+        math.isfinite(s.calls_per_operation) and s.calls_per_operation != 1 for s in stats
     )
     columns = [Column("phase")]
     for label in labels:
         columns.append(Column(label, Align.RIGHT))
         if not compact:
             columns += [
-                Column(f"{confidence} CI".strip(), Align.RIGHT),
-                Column("median", Align.RIGHT),
+                Column(f"{confidence} CI".strip(), Align.RIGHT, follows=True),
+                Column("median", Align.RIGHT, follows=True),
             ]
-        columns.append(Column("share", Align.RIGHT))
+        columns.append(Column("share", Align.RIGHT, follows=True))
+        if counted:  # the terminal's narrow header: calls per operation
+            columns.append(Column("calls" if compact else "calls/op", Align.RIGHT, follows=True))
+        if not compact:
+            columns.append(Column("calls/run", Align.RIGHT, follows=True))
     for reference, variant in pairs:
-        columns += [Column(f"{variant} vs {reference}", Align.RIGHT), Column("verdict")]
+        columns += [
+            Column(f"{variant} vs {reference}", Align.RIGHT),
+            Column("verdict", follows=True),
+        ]
     cells_of: dict[tuple[tuple[str, ...], bool], dict[str, PhaseStat]] = {}
     for stat in stats:
         cells_of.setdefault((stat.path, stat.unaccounted), {})[column_label(stat)] = stat
@@ -111,9 +129,13 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
         cells: list[Cell] = [Name(INDENT * (len(path) - 1) + path[-1])]
         for label in labels:
             found = by_label.get(label)
-            shown = 2 if compact else 4
-            cells += [None] * shown if found is None else _statistics(found, compact=compact)
-        metric = phase_metric_name(first, stats)
+            shown = (2 + counted) if compact else 6
+            cells += (
+                [None] * shown
+                if found is None
+                else _statistics(found, compact=compact, counted=counted)
+            )
+        metric = phase_metric_name(first)
         for reference, variant in pairs:
             cells += _verdict(others, reference, variant, metric)
         rows.append(Row(tuple(cells), strong=len(path) == 1))
@@ -122,27 +144,98 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
         (
             f": {SOURCE_TITLES.get(source, source)}, time per operation by phase (mean over "
             "runs with its confidence interval, median over operations, share of the outermost "
-            "span)",
+            "span, calls)",
         ),
     )
     return (Table(title, tuple(columns), tuple(rows)),)
 
 
-def _statistics(stat: PhaseStat, *, compact: bool) -> list[Cell]:
+def function_calls_block(analysis: Analysis, *, compact: bool = False) -> Block:
+    """The uprobes probe's calls per probed function: per outermost function, binary and
+    function, each variant's calls per operation (and per run) and mean time per call."""
+    counted = analysis.function_calls
+    labels = list(dict.fromkeys(item.variant for item in counted))
+    # The terminal's table: calls per operation only, and the binary only where one function
+    # is probed in two (two builds).
+    binaries_of: dict[str, set[str]] = {}
+    for item in counted:
+        binaries_of.setdefault(item.function, set()).add(item.binary)
+    show_binary = not compact or any(len(found) > 1 for found in binaries_of.values())
+    columns = [Column("in"), Column("function")]
+    if show_binary:
+        columns.append(Column("binary"))
+    for label in labels:
+        if compact:
+            columns.append(Column(f"{label}", Align.RIGHT))
+            continue
+        columns += [
+            Column(f"{label} calls/op", Align.RIGHT),
+            Column("calls/run", Align.RIGHT, follows=True),
+            Column("per call", Align.RIGHT, follows=True),
+        ]
+    cells_of: dict[tuple[str, str, str], dict[str, FunctionCalls]] = {}
+    for item in counted:
+        key = (item.operation, item.function, item.binary)
+        cells_of.setdefault(key, {})[item.variant] = item
+    rows = []
+    for (operation, function, binary), by_variant in cells_of.items():
+        cells: list[Cell] = [Name(operation), Name(function)]
+        if show_binary:
+            cells.append(Name(binary))
+        for label in labels:
+            found = by_variant.get(label)
+            if found is None:
+                cells += [None] * (1 if compact else 3)
+            elif compact:
+                cells.append(_count(found.calls_per_operation))
+            else:
+                cells += [
+                    _count(found.calls_per_operation),
+                    _count(found.calls_per_run),
+                    Quantity(found.seconds_per_call, "seconds", fractional=True),
+                ]
+        rows.append(Row(tuple(cells)))
+    what = (
+        "calls per operation"
+        if compact
+        else "calls per operation and per run, mean time per call (the probe's cost included)"
+    )
+    title = Heading(
+        ("calls per probed function",),
+        (
+            ": uprobes, every call of each function of each binary in the operations of an "
+            f"outermost function, recursion included: {what}",
+        ),
+    )
+    return (Table(title, tuple(columns), tuple(rows)),)
+
+
+def _statistics(stat: PhaseStat, *, compact: bool, counted: bool = True) -> list[Cell]:
     interval = (
         f"[{format_seconds(stat.ci_low)}, {format_seconds(stat.ci_high)}]"
         if math.isfinite(stat.ci_low) and stat.runs > 1
         else None
     )
     share = format_percent(stat.share * 100.0, signed=False) if math.isfinite(stat.share) else None
+    per_operation = _count(stat.calls_per_operation)
     if compact:
-        return [Quantity(stat.mean, "seconds", fractional=True), share]
+        shown: list[Cell] = [Quantity(stat.mean, "seconds", fractional=True), share]
+        return [*shown, per_operation] if counted else shown
     return [
         Quantity(stat.mean, "seconds", fractional=True),
         interval,
         Quantity(stat.median, "seconds", fractional=True),
         share,
+        per_operation,
+        _count(stat.calls_per_run),
     ]
+
+
+def _count(value: float) -> Cell:
+    """A mean count: whole when it is one (10,011), else to three significant digits."""
+    if not math.isfinite(value):
+        return None
+    return Quantity(value, "count", fractional=not float(value).is_integer())
 
 
 def _verdict(
@@ -164,6 +257,7 @@ def _verdict(
             found.verdict,
             found.rounds_to_settle,
             found.n_pairs,
-            f"{metric} of {variant}",
+            str(metric),
+            f"{variant} vs {reference}",
         ),
     ]

@@ -7,8 +7,9 @@ it, it waits until the tracer has printed everything up to the end (a marker), a
 server may still be finishing the operation a client already has its answer from, until every
 operation that started during the run has returned (at most :data:`FINISH_SECONDS`). The
 operations that started during the run are its spans (cutaway.probes.spans.model), stored as
-one blob (cutaway.probes.uprobes.records) and as the phase table every span source stores
-(cutaway.probes.spans.phases: the dissection view and the ``phase:<function>`` metrics read
+one blob (cutaway.probes.uprobes.records), with its calls per probed function
+(cutaway.probes.uprobes.counts) and as the phase table every span source stores
+(cutaway.probes.spans.phases: the dissection view and the ``phase:<path>`` metrics read
 it). What cannot be nested (a return without its entry, an operation that never returned,
 events bpftrace lost) is stored as the run's span problems, in words."""
 
@@ -27,12 +28,13 @@ from cutaway.model import RunData, UprobeTarget
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
 from cutaway.probes.spans.capture import MAX_PROBLEMS, PROBLEMS_KIND, phase_data
 from cutaway.probes.spans.model import NO_OPERATION, Edge, Span, SpanEvent, nest
-from cutaway.probes.uprobes import records
+from cutaway.probes.uprobes import counts, records
 from cutaway.probes.uprobes.operations import Operation, Operations
 from cutaway.probes.uprobes.targets import (
     ResolvedTarget,
     check_names,
     check_system,
+    merge_same_files,
     resolve_target,
 )
 from cutaway.probes.uprobes.tracer import TARGET_FUNCTION, Tracer, calibrator_path
@@ -62,7 +64,7 @@ class UprobesProbe:
 
     def check(self) -> str:
         self.bpftrace = check_system()
-        self.resolved = tuple(resolve_target(target) for target in self.targets)
+        self.resolved = merge_same_files([resolve_target(target) for target in self.targets])
         self.tracer = Tracer(self.bpftrace, self.resolved)
         version = _version(self.bpftrace)
         where = "; ".join(f"{t.path}: {', '.join(t.functions)}" for t in self.resolved)
@@ -129,7 +131,7 @@ class UprobesProbe:
         problems += unbalanced
         if lost:
             problems.append(f"bpftrace lost {lost} events (its ring buffer was full)")
-        data = [records_data(spans)]
+        data = [records_data(spans), self.counts_data(ours)]
         # The dissection reads phase tables, whatever their source (cutaway.probes.spans).
         table, self.measured = phase_data(records.KIND, spans)
         if table is not None:
@@ -150,6 +152,13 @@ class UprobesProbe:
         if lost:
             data.append(RunData(records.KIND, records.LOST_KEY, lost, b""))
         return data
+
+    def counts_data(self, operations: Sequence[Operation]) -> RunData:
+        """Calls per probed function (binary and function) in the run's operations."""
+        tracer = self.tracer
+        assert tracer is not None
+        counted = counts.count_calls(operations, tracer.functions, tracer.binaries)
+        return RunData(counts.KIND, counts.KEY, len(counted.calls), counts.encode(counted))
 
     def spans(self, operations: Sequence[Operation]) -> tuple[list[Span], list[str]]:
         """The operations' events nested into spans, with each operation's number since the
@@ -185,7 +194,7 @@ class UprobesProbe:
         return spans, [item.message for item in nesting.unbalanced]
 
     def run_metrics(self) -> Mapping[str, float]:
-        """``phase:<function>`` of the run that just ended (cutaway.probes.spans.phases)."""
+        """``phase:<path>`` of the run that just ended (cutaway.probes.spans.phases)."""
         return self.measured
 
     def close(self) -> None:

@@ -98,19 +98,27 @@ def resolve_target(target: UprobeTarget) -> ResolvedTarget:
 
 
 def check_names(targets: Sequence[UprobeTarget]) -> None:
-    """Names usable in a bpftrace program, each phase named once: ValueError otherwise."""
+    """Names usable in a bpftrace program: ValueError otherwise. One function may be named in
+    several binaries: it is one phase (two builds of a server, each variant running its own)."""
     if not targets:
         raise ValueError("no function selected")
-    seen: dict[str, str] = {}
     for target in targets:
         if not target.functions:
             raise ValueError(f"no function selected in {target.binary}")
         for function in target.functions:
             if not _SYMBOL.fullmatch(function):
                 raise ValueError(f"{function!r} is not a function name")
-            if function in seen:
-                raise ValueError(
-                    f"function {function!r} is named twice ({seen[function]} and "
-                    f"{target.binary}): a phase is named by its function"
-                )
-            seen[function] = target.binary
+
+
+def merge_same_files(targets: Sequence[ResolvedTarget]) -> tuple[ResolvedTarget, ...]:
+    """Targets naming one file twice (``slapd`` and ``/usr/sbin/slapd``) as one: a function
+    probed twice would be recorded twice."""
+    merged: dict[str, ResolvedTarget] = {}
+    for target in targets:
+        known = merged.get(target.path)
+        if known is None:
+            merged[target.path] = target
+            continue
+        functions = tuple(dict.fromkeys((*known.functions, *target.functions)))
+        merged[target.path] = ResolvedTarget(known.binary, known.path, functions)
+    return tuple(merged.values())

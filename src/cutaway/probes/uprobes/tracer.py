@@ -77,6 +77,9 @@ class Tracer:
 
     def __init__(self, bpftrace: str, targets: Sequence[ResolvedTarget]) -> None:
         self.functions = tuple(f for target in targets for f in target.functions)
+        # The binary of each function, as the user named it: one function in two builds is
+        # one phase, counted per binary (cutaway.probes.uprobes.counts).
+        self.binaries = tuple(target.binary for target in targets for _ in target.functions)
         self.directory = Path(tempfile.mkdtemp(prefix="cutaway-uprobes-"))
         self.calibrator = calibrator_path()
         links = []

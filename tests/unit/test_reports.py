@@ -432,6 +432,8 @@ def test_registry_has_every_format_with_its_extension() -> None:
         "phases-csv": "csv",
         "uprobe-calls-csv": "csv",
         "markdown": "md",
+        "asciidoc": "adoc",
+        "orgmode": "org",
         "html": "html",
     }
     assert all(fmt.name == name and fmt.description for name, fmt in FORMATS.items())

@@ -27,12 +27,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, NoReturn, TextIO
 
 from cutaway import __version__
 from cutaway.cli.bisect import add_bisect_arguments, cmd_bisect
 from cutaway.cli.check import add_check_arguments, cmd_check
 from cutaway.cli.history import add_history_arguments, cmd_history
+from cutaway.cli.hyperfine_options import (
+    CLEANUP_NOTE,
+    different_option,
+    is_experiment_file,
+    normalize_ignore_failure,
+)
 from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
@@ -52,6 +58,8 @@ if TYPE_CHECKING:
 # The quick-mode hooks and their options (cutaway.spec.quick reads them); spelled here so that
 # building the parser (for --help) imports no spec code.
 HOOK_OPTIONS = {hook: f"--{hook}" for hook in ("setup", "prepare", "conclude", "cleanup")}
+# hyperfine's short hook options; its -c (--cleanup) is cutaway's command option.
+HOOK_SHORT_OPTIONS = {"setup": ("-s",), "prepare": ("-p",), "conclude": ("-C",)}
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # The terminal report's width in a file or a pipe, and on a terminal that reports no width (some
@@ -106,13 +114,15 @@ EXPORT_OPTIONS = {
     "--export-csv": "csv",
     "--export-markdown": "markdown",
     "--export-html": "html",
+    "--export-asciidoc": "asciidoc",
+    "--export-orgmode": "orgmode",
 }
 
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
 REPORT_FORMATS = (
-    "calls-csv", "csv", "html", "json", "load-csv", "markdown", "phases-csv", "terminal",
-    "uprobe-calls-csv",
+    "asciidoc", "calls-csv", "csv", "html", "json", "load-csv", "markdown", "orgmode",
+    "phases-csv", "terminal", "uprobe-calls-csv",
 )  # fmt: skip
 
 
@@ -138,6 +148,12 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export-markdown", metavar="PATH", help="also write Markdown")
     parser.add_argument(
         "--export-html", metavar="PATH", help="also write a self-contained HTML page with charts"
+    )
+    parser.add_argument(
+        "--export-asciidoc", metavar="PATH", help="also write hyperfine's AsciiDoc table"
+    )
+    parser.add_argument(
+        "--export-orgmode", metavar="PATH", help="also write hyperfine's Org-mode table"
     )
     parser.add_argument(
         "--color",
@@ -204,8 +220,20 @@ class _AppendParameter(argparse.Action):
         setattr(namespace, self.dest, items)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors said first and one short usage line after (its own print the
+    whole usage, 30 lines for `run`, before the line that matters)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(
+            EXIT_USAGE,
+            f"{self.prog}: error: {message}\n"
+            f"usage: {self.prog} ... (`{self.prog} --help` lists every option)\n",
+        )
+
+
 def _subparser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
+    commands: argparse._SubParsersAction[_Parser], name: str, help_text: str
 ) -> argparse.ArgumentParser:
     return commands.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
 
@@ -213,7 +241,7 @@ def _subparser(
 def build_parser() -> argparse.ArgumentParser:
     """Abbreviations are off everywhere (``--rou`` is not ``--rounds``): an unknown option gets
     a suggestion instead (see :func:`main`)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="cutaway",
         description=("Measure variants of a command in interleaved rounds and say what changed."),
         epilog=f"The store is ${DB_VARIABLE}, else {DEFAULT_DB} (every command's --db).",
@@ -223,7 +251,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = _subparser(commands, "run", "run an experiment file, or quick mode with -c")
-    run.add_argument("file", nargs="?", help="experiment file (TOML)")
+    run.add_argument(
+        "file",
+        nargs="?",
+        metavar="FILE|COMMAND",
+        help="an experiment file (TOML), or commands to measure as hyperfine takes them "
+        "(cutaway run 'sleep 0.01' 'sleep 0.02': the first is the baseline)",
+    )
     _add_load_options(run)
     run.add_argument(
         "-c",
@@ -233,11 +267,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="quick mode: a command to measure (repeat; the first is the baseline)",
     )
-    run.add_argument("-n", "--name", action="append", default=[], help="name of each -c command")
-    run.add_argument("--baseline", help="the variant the others are compared with")
-    run.add_argument("--rounds", type=integer, help="counted rounds (default 10)")
     run.add_argument(
-        "--warmup", type=integer, help="warmup rounds, run and not counted (default 1)"
+        "-n",
+        "--name",
+        "--command-name",
+        action="append",
+        default=[],
+        help="name of each command (hyperfine's --command-name)",
+    )
+    run.add_argument("--baseline", help="the variant the others are compared with")
+    run.add_argument(
+        "--rounds",
+        "-r",
+        "--runs",
+        "-m",
+        "--min-runs",
+        type=integer,
+        help="counted rounds, each command once per round (default 10; hyperfine's -r, and its "
+        "-m: with --until, rounds are added after these)",
+    )
+    run.add_argument(
+        "--warmup", "-w", type=integer, help="warmup rounds, run and not counted (default 1)"
     )
     run.add_argument(
         "--shell",
@@ -257,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     for hook, option in HOOK_OPTIONS.items():
         run.add_argument(
             option,
+            *HOOK_SHORT_OPTIONS.get(hook, ()),
             dest=hook,
             action="append",
             default=[],
@@ -1072,12 +1123,21 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     mean --rounds?). Exits 2 on bad usage, as argparse does."""
     parser = build_parser()
     arguments, workload = split_workload(sys.argv[1:] if argv is None else argv)
+    try:
+        arguments = normalize_ignore_failure(arguments)
+    except ValueError as error:
+        parser.error(visible(str(error)))
     args, extras = parser.parse_known_args(normalize_shell(arguments))
     if workload is not None:
         args.workload = [*args.workload, *workload]
+    subparser = _subparsers(parser)[args.command]
+    different = [message for extra in extras if (message := different_option(extra))]
+    if different:  # first: its value may have been taken for a positional argument
+        subparser.error(visible("; ".join(different)))
+    if args.command == "run":
+        extras = _positional_commands(args, extras, subparser)
     if not extras:
         return args
-    subparser = _subparsers(parser)[args.command]
     file = args.file if args.command in ("run", "check") else None
     if file and not os.path.exists(file) and not any(e.startswith("-") for e in extras):
         subparser.error(visible(command_hint([file, *extras])))  # cutaway run sleep 0.01
@@ -1092,6 +1152,21 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
                 message += f" (did you mean {close[0]}?)"
         problems.append(message)
     subparser.error(visible("; ".join(problems)))
+
+
+def _positional_commands(
+    args: argparse.Namespace, extras: list[str], subparser: argparse.ArgumentParser
+) -> list[str]:
+    """`cutaway run 'sleep 0.01' 'sleep 0.02'`, as hyperfine takes commands: positional
+    arguments that are not an experiment file are the commands, the first the baseline (with
+    -c too, the user may mean hyperfine's -c, --cleanup: said, not guessed). The extras left."""
+    if args.file is None or is_experiment_file(args.file) or any(e.startswith("-") for e in extras):
+        return extras  # an unknown option's value may have been taken for the positional
+    words = [e for e in extras if not e.startswith("-")]
+    if args.cmd:
+        subparser.error(visible(CLEANUP_NOTE))
+    args.cmd, args.file = [args.file, *words], None
+    return [e for e in extras if e.startswith("-")]
 
 
 def split_workload(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:

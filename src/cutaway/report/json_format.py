@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -75,7 +74,6 @@ from cutaway.model import (
     PhaseWeight,
     ProfileTotal,
     Run,
-    RunStatus,
     StackWeight,
     Summary,
     TimeSeries,
@@ -83,6 +81,7 @@ from cutaway.model import (
     phase_key,
 )
 from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
+from cutaway.report.hyperfine import hyperfine_results
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
@@ -278,43 +277,26 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
 
 
 def _hyperfine_results(analysis: Analysis) -> list[JsonValue]:
-    """hyperfine's ``results``: per variant its command and its counted successful runs' wall
-    times, with hyperfine's statistics (sample standard deviation, null for one run; ``user``
-    and ``system`` the mean CPU seconds). Only for one experiment: `cutaway compare` has no
-    single command per name."""
-    if len(analysis.experiments) != 1:
-        return []
-    info = analysis.experiments[0]
+    """hyperfine's ``results`` (report/hyperfine.py), its fields in its order."""
     results: list[JsonValue] = []
-    for variant in info.variants:
-        ok = [
-            run
-            for run in analysis.runs
-            if run.variant == variant and run.status is RunStatus.OK and "wall" in run.metrics
-        ]
-        times = [run.metrics["wall"] for run in ok]
-        result: dict[str, JsonValue] = {
-            "command": info.commands.get(variant, variant),
-            "name": variant,
-            "mean": _number(statistics.fmean(times)) if times else None,
-            "stddev": _number(statistics.stdev(times)) if len(times) > 1 else None,
-            "median": _number(statistics.median(times)) if times else None,
-            "user": _mean_of(ok, "user"),
-            "system": _mean_of(ok, "sys"),
-            "min": _number(min(times)) if times else None,
-            "max": _number(max(times)) if times else None,
-            "times": [_number(t) for t in times],
-            "exit_codes": [run.exit_code for run in ok],
+    for result in hyperfine_results(analysis):
+        entry: dict[str, JsonValue] = {
+            "command": result.command,
+            "name": result.name,
+            "mean": _optional_number(result.mean),
+            "stddev": _optional_number(result.stddev),
+            "median": _optional_number(result.median),
+            "user": _optional_number(result.user),
+            "system": _optional_number(result.system),
+            "min": _number(min(result.times)) if result.times else None,
+            "max": _number(max(result.times)) if result.times else None,
+            "times": [_number(t) for t in result.times],
+            "exit_codes": list(result.exit_codes),
         }
-        if variant in info.parameters:
-            result["parameters"] = dict(info.parameters[variant])
-        results.append(result)
+        if result.parameters:
+            entry["parameters"] = dict(result.parameters)
+        results.append(entry)
     return results
-
-
-def _mean_of(runs: Sequence[Run], metric: str) -> float | None:
-    values = [run.metrics[metric] for run in runs if metric in run.metrics]
-    return _number(statistics.fmean(values)) if values else None
 
 
 def _latency(latency: LatencySummary | None) -> JsonValue:

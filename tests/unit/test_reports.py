@@ -729,7 +729,7 @@ def test_markdown_has_a_headline_and_github_tables() -> None:
     assert "**`nscd` is 5.12 % [4.60 %, 5.64 %] slower than `files`: regressed**" in lines
     assert "| variant | metric | change | 95 % CI | verdict |" in lines
     assert (
-        "| variant | n | total (ms) | average (ms) | median (ms) | sd (µs) | min (ms) | max (ms) |"
+        "| variant | n | total (ms) | average (ms) | median (ms) | sd (ms) | min (ms) | max (ms) |"
         in lines
     )
     assert "**`max_rss`**: peak resident set size (ru_maxrss)" in lines  # an export has all

@@ -23,15 +23,12 @@ import dataclasses
 import math
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from cutaway import events
+from cutaway import events, interrupts
 from cutaway.bisect.git import BisectInputError, Repository
 from cutaway.bisect.search import Search
 from cutaway.gate.decision import GateResult, GateVerdict, evaluate, plan, settled_when
@@ -39,6 +36,7 @@ from cutaway.gate.rules import GateRule
 from cutaway.model import HIGHER_IS_BETTER, METRICS_BY_NAME, ProbeSpec, Spec, Variant
 from cutaway.report.units import format_change, format_change_interval
 from cutaway.runner.errors import RunnerError
+from cutaway.runner.hooks import TIMED_OUT, run_in_group
 from cutaway.runner.runner import run_experiment
 from cutaway.store import Store
 
@@ -189,7 +187,8 @@ class Bisection:
             self.worktrees.remove(directory)
 
     def close(self) -> None:
-        with _shielded():
+        # Interrupts held: a second Ctrl-C must not leave a worktree behind.
+        with interrupts.held():
             for directory in list(self.worktrees):
                 self.release(directory)
             shutil.rmtree(self.base, ignore_errors=True)
@@ -199,22 +198,23 @@ class Bisection:
         if self.settings.build is None:
             return None
         self.notify(f"building {commit[:12]}")
-        try:
-            result = subprocess.run(
+        # In a process group of its own, stopped whole at its time limit or an interrupt: a
+        # compiler it started must not go on in a worktree that is about to be removed.
+        with tempfile.TemporaryFile() as output:
+            exit_code = run_in_group(
                 ["/bin/sh", "-c", self.settings.build],
+                output,
                 cwd=directory,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                timeout=self.settings.build_timeout_seconds,
+                timeout_seconds=self.settings.build_timeout_seconds,
             )
-        except subprocess.TimeoutExpired:
+            output.seek(0)
+            text = output.read().decode(errors="replace").strip()[-BUILD_TAIL_CHARS:]
+        if exit_code == TIMED_OUT:
             return f"the build timed out after {self.settings.build_timeout_seconds:g} s"
-        if result.returncode == 0:
+        if exit_code == 0:
             return None
-        output = result.stdout.decode(errors="replace").strip()[-BUILD_TAIL_CHARS:]
-        how = f"exit status {result.returncode}" if result.returncode > 0 else "a signal"
-        return f"the build failed ({how})" + (f":\n{output}" if output else "")
+        how = f"exit status {exit_code}" if exit_code > 0 else "a signal"
+        return f"the build failed ({how})" + (f":\n{text}" if text else "")
 
     # -- experiments ---------------------------------------------------------------------------
 
@@ -315,17 +315,6 @@ def midway_threshold(ratio: float, better: str) -> float:
     if better == HIGHER_IS_BETTER:
         return 1.0 / math.sqrt(ratio) - 1.0
     return math.sqrt(ratio) - 1.0
-
-
-@contextmanager
-def _shielded() -> Iterator[None]:
-    """A second Ctrl-C must not leave a worktree behind."""
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for stop_signal, handler in previous.items():
-            signal.signal(stop_signal, handler)
 
 
 def run_bisect(

@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from cutaway import interrupts
 from cutaway.model import Variant
@@ -86,28 +87,51 @@ def run_hook(
     command = hook_command(variant, hook)
     if command is None:
         return None
-    interrupts_before = interrupts.count()
-    with interrupts.handling(), tempfile.TemporaryFile() as output, interrupts.held():
-        # Held from before Popen: an interrupt while Popen starts the hook (which may already
-        # run) must not leave it behind; the wait below sees it and stops the hook.
-        process = subprocess.Popen(
+    with tempfile.TemporaryFile() as output:
+        exit_code = run_in_group(
             [SHELL, "-c", command],
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT,
+            output,
             env=run_environment(variant),
             cwd=variant.cwd,
-            process_group=0,
+            timeout_seconds=timeout_seconds,
         )
-        try:
-            exit_code = _wait(process, timeout_seconds, interrupts_before)
-        except BaseException:
-            stop_group(process, INTERRUPT_GRACE_SECONDS)
-            raise
         output.seek(0, 2)
         output.seek(max(0, output.tell() - OUTPUT_TAIL_BYTES))
         text = output.read().decode(errors="replace").strip()
     return HookResult(hook, command, exit_code, text, timeout_seconds)
+
+
+def run_in_group(
+    argv: list[str],
+    output: BinaryIO,
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    timeout_seconds: float | None = None,
+) -> int:
+    """Run ``argv`` in a process group of its own, stdout and stderr to ``output``, and wait
+    for it: its exit status (negative: killed by that signal), or TIMED_OUT or STOPPED after
+    stopping its whole group at ``timeout_seconds`` or at an interrupt that arrived meanwhile.
+    That interrupt is then raised where the caller lets it be (cutaway.interrupts); anything
+    else that stops the wait stops the group too. Used by hooks and by bisect's builds."""
+    interrupts_before = interrupts.count()
+    with interrupts.handling(), interrupts.held():
+        # Held from before Popen: an interrupt while Popen starts the command (which may already
+        # run) must not leave it behind; the wait below sees it and stops the group.
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+            process_group=0,
+        )
+        try:
+            return _wait(process, timeout_seconds, interrupts_before)
+        except BaseException:
+            stop_group(process, INTERRUPT_GRACE_SECONDS)
+            raise
 
 
 def _wait(

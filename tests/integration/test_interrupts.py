@@ -8,10 +8,12 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable
@@ -280,3 +282,32 @@ def test_a_stop_in_any_phase_cleans_up_keeps_the_store_intact_and_resumes(
         (ok_runs,) = connection.execute("SELECT COUNT(*) FROM runs WHERE status = 'ok'").fetchone()
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     assert ok_runs == 2 * ROUNDS
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_an_interrupted_instructions_run_leaves_no_gdbserver_pipes(tmp_path: Path) -> None:
+    """valgrind's gdbserver FIFOs (/tmp/vgdb-pipe-*) stay when valgrind is killed: the
+    instructions probe runs it without one."""
+    hung = sleeper(tmp_path, 30)
+    process = subprocess.Popen(
+        [*CUTAWAY, "run", "-c", hung, "-c", hung, "--rounds", "1", "--warmup", "0",
+         "--instructions"],
+        cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        valgrind_pid = ""
+        deadline = time.monotonic() + 120
+        while not valgrind_pid:  # the first untimed run, under valgrind
+            assert time.monotonic() < deadline and process.poll() is None
+            found = subprocess.run(["pgrep", "-f", f"callgrind.*{hung}"], capture_output=True)
+            valgrind_pid = found.stdout.decode().split("\n")[0].strip()
+            time.sleep(0.1)
+        time.sleep(1.0)  # valgrind has started its tool
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    pipes = list(Path(tempfile.gettempdir()).glob(f"vgdb-pipe-*-{valgrind_pid}-*"))
+    assert pipes == [], pipes

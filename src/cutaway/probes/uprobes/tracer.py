@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from cutaway.probes.base import ProbeError
 from cutaway.probes.uprobes.targets import ResolvedTarget
+from cutaway.processes import owned_directory
 
 CALIBRATOR_NAME = "cw_uprobe_calibrate"  # must match UPROBE_CALIBRATOR in setup.py
 MARK_FUNCTION = "cw_uprobe_mark"
@@ -77,7 +77,7 @@ class Tracer:
 
     def __init__(self, bpftrace: str, targets: Sequence[ResolvedTarget]) -> None:
         self.functions = tuple(f for target in targets for f in target.functions)
-        self.directory = Path(tempfile.mkdtemp(prefix="cutaway-uprobes-"))
+        self.directory = owned_directory("cutaway-uprobes-")
         self.calibrator = calibrator_path()
         links = []
         for number, target in enumerate(targets):

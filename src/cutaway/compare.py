@@ -108,7 +108,7 @@ def analyze(
         )
         for metric in tables
         for name in names
-        if name in tables[metric].variants
+        if name in tables[metric].column_of
     ]
     comparisons: list[Comparison] = []
     for reference, name in compared_pairs(spec):

@@ -837,6 +837,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
     finally:
         preload.wait()
+    if outcome.reason == "interrupted":
+        # Stopping is what was asked: no analysis (minutes with thousands of variants), only
+        # where the runs are stored; `cutaway report N` reports them.
+        if not args.quiet:
+            print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
+        return interrupts.exit_status()
     from cutaway.compare import analyze
 
     try:
@@ -858,8 +864,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
-    if outcome.reason == "interrupted":
-        return interrupts.exit_status()
     return _run_exit_status(outcome)
 
 

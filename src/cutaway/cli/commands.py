@@ -1056,7 +1056,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     carries on as if nobody watched (cli/streams.py). SIGTERM and SIGHUP stop it as Ctrl-C does,
     with exit status 128 + the signal's number (cutaway.interrupts)."""
     with pipe_safe_streams():
-        args = parse_arguments(argv)
+        try:
+            args = parse_arguments(argv)
+        except KeyboardInterrupt as error:  # nothing started yet
+            print("cutaway: interrupted", file=sys.stderr)
+            return interrupts.exit_status(error)
         try:
             with interrupts.handling():
                 try:

@@ -105,15 +105,18 @@ def run_in_group(
     argv: list[str],
     output: BinaryIO,
     *,
+    errors: BinaryIO | None = None,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     timeout_seconds: float | None = None,
 ) -> int:
-    """Run ``argv`` in a process group of its own, stdout and stderr to ``output``, and wait
+    """Run ``argv`` in a process group of its own, stdout (and stderr, unless ``errors``) to
+    ``output``, and wait
     for it: its exit status (negative: killed by that signal), or TIMED_OUT or STOPPED after
     stopping its whole group at ``timeout_seconds`` or at an interrupt that arrived meanwhile.
     That interrupt is then raised where the caller lets it be (cutaway.interrupts); anything
-    else that stops the wait stops the group too. Used by hooks and by bisect's builds."""
+    else that stops the wait stops the group too. Used by hooks, bisect's builds and metric
+    commands."""
     interrupts_before = interrupts.count()
     with interrupts.handling(), interrupts.held():
         # Held from before Popen: an interrupt while Popen starts the command (which may already
@@ -122,7 +125,7 @@ def run_in_group(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=output,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.STDOUT if errors is None else errors,
             env=env,
             cwd=cwd,
             process_group=0,

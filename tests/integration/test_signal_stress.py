@@ -1,7 +1,7 @@
 """A stop signal at any instant of a fast experiment: whenever SIGINT, SIGTERM or SIGHUP lands
 (at start, in a hook, in a run, while a run is stored, between runs, during cleanup), cutaway
 exits with 128 + its number, the experiment is never left `running`, every run it said it kept
-is stored (and no more), and every setup that ran was cleaned up.
+is stored (and no more), and every setup that began was cleaned up.
 
 The fixed instants run in every test run. Random instants, hundreds of them, are opt-in:
 ``CUTAWAY_SIGNAL_STRESS=300 pytest tests/integration/test_signal_stress.py -k random``."""
@@ -102,7 +102,8 @@ def stop_at(directory: Path, delay_seconds: float, stop_signal: int) -> None:
     if status == "incomplete" and said is not None:
         assert int(said.group(1)) == runs, where
     hooks = (directory / "hooks").read_text().split() if (directory / "hooks").exists() else []
-    assert hooks.count("setup") == hooks.count("cleanup"), where
+    # A setup stopped half-way (before it wrote its line) is cleaned up too.
+    assert hooks.count("setup") <= hooks.count("cleanup") <= 1, where
 
 
 @pytest.mark.parametrize("stop_signal", STOP_SIGNALS, ids=lambda number: number.name)

@@ -4,10 +4,15 @@ here.
 
 A handler that raises wherever the signal lands leaves windows: between a store's BEGIN and its
 COMMIT, between a run's end and the line that stores it, between storing a run and counting it.
-So the handler raises only where the code has said it may (:func:`raising`, and everywhere
-outside :func:`held`); elsewhere it records the signal, and the code raises it at the points
-it chooses (:func:`check`, the end of a held section, the start of a raising one). A wait that
-must end at an interrupt while held (a hook) polls :func:`count`.
+So the handler raises only where the code has said it may. A function marked :func:`holding`
+holds interrupts for as long as it runs (with everything it calls): the handler records the
+signal and returns, and the code raises it at the points it chooses (:func:`check`). A function
+marked :func:`raising`, called from a holding one, lets it land anywhere again (a wait for a
+process). Outside both, the handler raises, as Python's own does. The innermost marked function
+on the interrupted frame's stack decides: the handler looks at the stack itself, so no state
+can be left wrong by a signal that lands while a section is entered or left (a ``with``
+statement's ``__enter__`` and ``__exit__`` are Python code, where a handler may run). A wait
+that must end at an interrupt while held (a hook) polls :func:`count`.
 
 A signal ignored when cutaway started (SIGINT and SIGHUP under ``nohup``, SIGINT in a
 background job of a non-interactive shell) stays ignored, as every command-line tool does."""
@@ -15,12 +20,15 @@ background job of a non-interactive shell) stays ignored, as every command-line 
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import FrameType
+from types import CodeType, FrameType
+from typing import TypeVar
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-_RAISING, _HELD = "raising", "held"
+_RAISING, _HOLDING = "raising", "holding"
+Function = TypeVar("Function", bound=Callable[..., object])
 
 
 class Stopped(KeyboardInterrupt):
@@ -34,17 +42,22 @@ class Stopped(KeyboardInterrupt):
 
 class _Gate:
     def __init__(self) -> None:
-        self.modes: list[str] = []  # innermost last; none: raising
+        self.marked: dict[CodeType, str] = {}  # the code of each marked function: its mode
         self.received: list[int] = []  # every interrupting signal, in order
         self.pending: int | None = None  # received while held, not raised yet
         self.installed = 0  # nesting depth of handling()
 
-    def raises_now(self) -> bool:
-        return not self.modes or self.modes[-1] == _RAISING
+    def mode_at(self, frame: FrameType | None) -> str:
+        while frame is not None:
+            mode = self.marked.get(frame.f_code)
+            if mode is not None:
+                return mode
+            frame = frame.f_back
+        return _RAISING
 
     def handle(self, signal_number: int, frame: FrameType | None) -> None:
         self.received.append(signal_number)
-        if self.raises_now():
+        if self.mode_at(frame) == _RAISING:
             self.pending = None
             raise Stopped(signal_number)
         if self.pending is None:
@@ -59,6 +72,21 @@ class _Gate:
 
 _gate = _Gate()
 Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+
+
+def holding(function: Function) -> Function:
+    """Mark ``function``: while it runs, interrupts are recorded, not raised (see the module).
+    The function itself is returned: no wrapper, so no frame where a signal could land
+    between the mark and the code it covers."""
+    _gate.marked[function.__code__] = _HOLDING
+    return function
+
+
+def raising(function: Function) -> Function:
+    """Mark ``function``: called from a holding one, it may be stopped where a signal lands
+    (and is, on entry, by one received before)."""
+    _gate.marked[function.__code__] = _RAISING
+    return function
 
 
 @contextmanager
@@ -91,35 +119,17 @@ def handling() -> Iterator[None]:
             signal.signal(stop_signal, handler)
 
 
-@contextmanager
-def held() -> Iterator[None]:
-    """Interrupts received inside are recorded, not raised; the first is raised when the
-    section ends without an exception into code that may be interrupted (or at a
-    :func:`check` inside)."""
-    _gate.modes.append(_HELD)
-    try:
-        yield
-    finally:
-        _gate.modes.pop()
-    if _gate.raises_now():
-        _gate.deliver()
-
-
-@contextmanager
-def raising() -> Iterator[None]:
-    """Inside a held section, a part that an interrupt may stop at any point (a wait for a
-    process): a pending interrupt is raised on entry, a new one where it lands."""
-    _gate.deliver()
-    _gate.modes.append(_RAISING)
-    try:
-        yield
-    finally:
-        _gate.modes.pop()
-
-
 def check() -> None:
     """Raise the interrupt received while held, if any: a point where stopping is safe."""
     _gate.deliver()
+
+
+def check_for_caller() -> None:
+    """Called by a holding function just before it returns: raise the pending interrupt when
+    the function's caller is not held itself (so that a holding function called from code
+    that may be interrupted does not swallow the interrupt)."""
+    if _gate.pending is not None and _gate.mode_at(sys._getframe(2)) == _RAISING:
+        _gate.deliver()
 
 
 def pending() -> bool:

@@ -186,12 +186,14 @@ class Bisection:
         if directory in self.worktrees:
             self.worktrees.remove(directory)
 
+    @interrupts.holding
     def close(self) -> None:
-        # Interrupts held: a second Ctrl-C must not leave a worktree behind.
-        with interrupts.held():
-            for directory in list(self.worktrees):
-                self.release(directory)
-            shutil.rmtree(self.base, ignore_errors=True)
+        """Remove every worktree. Interrupts are held (a second Ctrl-C must not leave one
+        behind) and raised once they are gone."""
+        for directory in list(self.worktrees):
+            self.release(directory)
+        shutil.rmtree(self.base, ignore_errors=True)
+        interrupts.check()
 
     def build(self, commit: str, directory: str) -> str | None:
         """Run the build in the commit's worktree; None when it worked, else why not."""
@@ -207,6 +209,7 @@ class Bisection:
                 cwd=directory,
                 timeout_seconds=self.settings.build_timeout_seconds,
             )
+            interrupts.check()  # one that stopped the build
             output.seek(0)
             text = output.read().decode(errors="replace").strip()[-BUILD_TAIL_CHARS:]
         if exit_code == TIMED_OUT:

@@ -185,20 +185,16 @@ class ProcessExecutor:
                 message = f"cannot open {error.filename}: {error.strerror or error}"
                 return Measurement(RunStatus.ERROR, None, None, {}, message)
             try:
-                # The only part an interrupt may stop where it lands: the wait for the run.
-                with interrupts.raising():
-                    raw = self._server.run(
-                        self._resolve(argv[0], env),
-                        argv,
-                        env,
-                        variant.cwd,
-                        timeout_seconds,
-                        stdout_fd,
-                        self._stderr,
-                        stdin_fd,
-                        keep_leftovers=self._keep_leftovers,
-                        interrupt_grace_seconds=attachment.interrupt_grace_seconds,
-                    )
+                raw = self._run(
+                    self._resolve(argv[0], env),
+                    argv,
+                    env,
+                    variant.cwd,
+                    timeout_seconds,
+                    stdout_fd,
+                    stdin_fd,
+                    attachment.interrupt_grace_seconds,
+                )
             except OSError as error:
                 message = f"cannot run {argv[0]}: {error}"
                 return Measurement(RunStatus.ERROR, None, None, {}, message)
@@ -216,6 +212,34 @@ class ProcessExecutor:
                 measured = self._interrupted(stopped, self._output(variant, attachment))
                 raise RunInterrupted(measured, interruption) from None
         return self._measured(raw, timeout_seconds, variant, attachment)
+
+    @interrupts.raising
+    def _run(
+        self,
+        path: str,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        timeout_seconds: float | None,
+        stdout_fd: int,
+        stdin_fd: int | None,
+        interrupt_grace_seconds: float | None,
+    ) -> RawResult:
+        """The only part of a run an interrupt may stop where it lands: the wait for it. Once
+        it has ended, its result (ForkServer.last_result) is kept whatever lands."""
+        interrupts.check()
+        return self._server.run(
+            path,
+            argv,
+            env,
+            cwd,
+            timeout_seconds,
+            stdout_fd,
+            self._stderr,
+            stdin_fd,
+            keep_leftovers=self._keep_leftovers,
+            interrupt_grace_seconds=interrupt_grace_seconds,
+        )
 
     def _measured(
         self,

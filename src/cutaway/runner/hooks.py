@@ -101,6 +101,7 @@ def run_hook(
     return HookResult(hook, command, exit_code, text, timeout_seconds)
 
 
+@interrupts.holding
 def run_in_group(
     argv: list[str],
     output: BinaryIO,
@@ -118,7 +119,7 @@ def run_in_group(
     else that stops the wait stops the group too. Used by hooks, bisect's builds and metric
     commands."""
     interrupts_before = interrupts.count()
-    with interrupts.handling(), interrupts.held():
+    with interrupts.handling():
         # Held from before Popen: an interrupt while Popen starts the command (which may already
         # run) must not leave it behind; the wait below sees it and stops the group.
         process = subprocess.Popen(
@@ -131,10 +132,12 @@ def run_in_group(
             process_group=0,
         )
         try:
-            return _wait(process, timeout_seconds, interrupts_before)
+            exit_code = _wait(process, timeout_seconds, interrupts_before)
         except BaseException:
             stop_group(process, INTERRUPT_GRACE_SECONDS)
             raise
+    interrupts.check_for_caller()
+    return exit_code
 
 
 def _wait(
@@ -185,11 +188,11 @@ def reap(process: subprocess.Popen[bytes], timeout_seconds: float | None = None)
     return process.returncode
 
 
+@interrupts.holding
 def stop_group(process: subprocess.Popen[bytes], grace_seconds: float = GRACE_SECONDS) -> None:
     """Stop a hook's whole process group: SIGTERM, then SIGKILL after ``grace_seconds``; reap
     it. Interrupts are held meanwhile: a second Ctrl-C must not leave the group running."""
-    with interrupts.held():
-        _stop_group(process, grace_seconds)
+    _stop_group(process, grace_seconds)
 
 
 def _stop_group(process: subprocess.Popen[bytes], grace_seconds: float) -> None:

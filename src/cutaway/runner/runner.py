@@ -24,7 +24,16 @@ from dataclasses import dataclass
 from cutaway import __version__, events, interrupts
 from cutaway.environment import capture_end
 from cutaway.metrics.collect import MetricCollector, MetricError
-from cutaway.model import TIMED, Calibration, Run, RunData, RunStatus, Spec, Variant
+from cutaway.model import (
+    TIMED,
+    Calibration,
+    LoadTarget,
+    Run,
+    RunData,
+    RunStatus,
+    Spec,
+    Variant,
+)
 from cutaway.probes.base import Attachment, Probe, ProbeError
 from cutaway.probes.load import capture as load_capture
 from cutaway.probes.registry import build_probes
@@ -135,10 +144,7 @@ class ExperimentRunner:
         for variant in self.spec.variants:
             target = load.target(variant.name)
             try:
-                with interrupts.raising():  # a wait that stores nothing
-                    load_capture.wait_until_accepting(
-                        variant.name, target.host, target.port, load.ready_timeout_seconds
-                    )
+                _wait_until_accepting(variant.name, target, load.ready_timeout_seconds)
             except load_capture.LoadError as error:
                 raise RunnerError(str(error)) from None
 
@@ -175,16 +181,15 @@ class ExperimentRunner:
                 if warning is not None:
                     self.emit(events.Notice(f"variant {variant.name!r}: {warning}"))
 
+    @interrupts.holding
     def cleanup_all(self) -> None:
         """Every started variant's cleanup, in reverse order. Interrupts are held: one that
         arrives while a cleanup runs stops that cleanup (run_hook), not the ones after it."""
-        with interrupts.held():
-            for variant in reversed(self.set_up):
-                result = self.hook(variant, "cleanup")
-                if result is not None and not result.ok:
-                    self.emit(events.Notice(_hook_failure(variant, result)))
-            self.set_up.clear()
-            interrupts.discard()  # the experiment stops anyway: the caller knows
+        for variant in reversed(self.set_up):
+            result = self.hook(variant, "cleanup")
+            if result is not None and not result.ok:
+                self.emit(events.Notice(_hook_failure(variant, result)))
+        self.set_up.clear()
 
     # -- runs ----------------------------------------------------------------------------------
 
@@ -425,7 +430,7 @@ def run_experiment(
     RunnerError after the same cleaning up. A probe that cannot work here raises RunnerError,
     and a variant's version that cannot be read (cutaway.versions) SpecError, before anything
     is stored or run; a resumed experiment keeps the versions read when it started."""
-    with interrupts.handling(), interrupts.held():
+    with interrupts.handling():
         return _run_experiment(
             spec,
             store,
@@ -438,6 +443,7 @@ def run_experiment(
         )
 
 
+@interrupts.holding
 def _run_experiment(
     spec: Spec,
     store: Store,
@@ -521,6 +527,13 @@ def _run_experiment(
             )
         )
     return Outcome(experiment_id, status, reason, runner.failed_runs)
+
+
+@interrupts.raising
+def _wait_until_accepting(name: str, target: LoadTarget, ready_timeout_seconds: float) -> None:
+    """A wait that stores nothing: an interrupt may land anywhere in it."""
+    interrupts.check()
+    load_capture.wait_until_accepting(name, target.host, target.port, ready_timeout_seconds)
 
 
 def _finish(runner: ExperimentRunner, status: str, stopped_by: BaseException | None) -> bool:

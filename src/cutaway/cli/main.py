@@ -71,10 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     try:
         from cutaway.cli.commands import main as parse_and_run
-    except KeyboardInterrupt:  # Ctrl-C while the commands are imported: nothing started yet
+
+        return parse_and_run(arguments)
+    except KeyboardInterrupt:  # Ctrl-C while the commands are imported, or once they are done
         sys.stderr.write("cutaway: interrupted\n")
         return EXIT_INTERRUPTED
-    return parse_and_run(arguments)
 
 
 def _answer_at_once(arguments: list[str]) -> int | None:

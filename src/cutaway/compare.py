@@ -108,12 +108,12 @@ def analyze(
         summarize(
             name,
             metric,
-            tables[metric].values[:, tables[metric].variants.index(name)],
+            tables[metric].values[:, tables[metric].column_of[name]],
             spec.confidence,
         )
         for metric in tables
         for name in names
-        if name in tables[metric].variants
+        if name in tables[metric].column_of
     ]
     comparisons: list[Comparison] = []
     for reference, name in compared_pairs(spec):
@@ -548,7 +548,7 @@ def _variant_values(
     store: Store, experiment_id: int, metric: Metric, variant: str
 ) -> NDArray[np.float64]:
     table = store.metric_table(experiment_id, metric.name, metric.purpose)
-    column = table.values[:, table.variants.index(variant)]
+    column = table.values[:, table.column_of[variant]]
     values: NDArray[np.float64] = column[np.isfinite(column)]
     return values
 
@@ -566,10 +566,10 @@ def paired_family(
     rows: list[Row] = []
     for metric in metrics:
         table = tables[metric.name]
-        if reference not in table.variants or other not in table.variants:
+        if reference not in table.column_of or other not in table.column_of:
             continue
-        base = table.values[:, table.variants.index(reference)]
-        values = table.values[:, table.variants.index(other)]
+        base = table.values[:, table.column_of[reference]]
+        values = table.values[:, table.column_of[other]]
         pairs = np.isfinite(base) & np.isfinite(values)
         estimate = paired_ratio(
             base[pairs], values[pairs], confidence=spec.confidence, resamples=resamples,

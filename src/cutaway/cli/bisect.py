@@ -6,7 +6,8 @@ Exit status: 0 found; 1 BAD is not worse than GOOD (nothing to bisect: measured 
 one test's budget, and said with the interval of the change), or an error; 2 bad
 input (not a git repository, unknown commits, GOOD not an ancestor of BAD, GOOD's or BAD's
 build failing); 3 unsettled (a test stayed inconclusive after its re-runs, or skipped commits
-leave several candidates); 130 interrupted (the worktrees are removed, the experiments kept)."""
+leave several candidates); 128 + the signal's number interrupted (130 Ctrl-C, 143 SIGTERM, 129
+SIGHUP: the worktrees are removed, the experiments kept)."""
 
 from __future__ import annotations
 

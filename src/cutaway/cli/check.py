@@ -8,7 +8,8 @@ happened:
   command that could not run, runs that failed; the message says which);
 - 2: bad input (usage, experiment file, thresholds);
 - 3: inconclusive within the budget (a pipeline may choose to fail or to warn);
-- 130: interrupted (the rounds done are stored).
+- 128 + the signal's number (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP): interrupted (the rounds done
+  are stored).
 
 It takes every option of `cutaway run` (the same parser actions, shared, so that an option
 added to `run` is one of `check` too), and adds --fail-on, --max-rounds and --summary. Like
@@ -21,6 +22,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from cutaway import interrupts
 from cutaway.cli.numbers import integer
 from cutaway.visible import visible
 
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     from cutaway.runner.runner import Outcome, Settled
     from cutaway.store import Store
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3  # interrupted: 128 + signal
 # Quick mode plans this many rounds; the gate's first look comes after them, or later if an
 # interval at its per-look confidence needs more (7 with the default budget: gate/decision.py).
 CHECK_ROUNDS = 5
@@ -106,7 +108,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     outcome = _run(spec, store, args, settled_when(spec, settings.rules, gate_plan))
     if outcome.reason == "interrupted":
         print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupts.exit_status()
     failure = _experiment_failure(outcome)
     results = evaluate(store, outcome.experiment_id, spec, settings.rules, gate_plan.confidence)
     verdict = overall(results)

@@ -6,7 +6,8 @@ cutaway.report.
 Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
 failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file, a
 damaged store);
-130 interrupted (completed runs are saved). A reader that closes standard output or error
+128 + the signal's number when stopped by one (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; completed
+runs are saved). A reader that closes standard output or error
 changes none of these (cli/streams.py). docs/cli.md describes every option, the exit statuses
 and the environment variables.
 
@@ -21,15 +22,15 @@ import difflib
 import os
 import shlex
 import shutil
-import signal
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Literal, NoReturn, TextIO
 
-from cutaway import __version__
+# Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
+# the analysis (numpy) and the reports (rich) are imported by the commands that use them,
+# so that `cutaway report --help` starts at once (tests/unit/test_startup_imports.py).
+from cutaway import __version__, interrupts
 from cutaway.cli.bisect import add_bisect_arguments, cmd_bisect
 from cutaway.cli.check import add_check_arguments, cmd_check
 from cutaway.cli.history import add_history_arguments, cmd_history
@@ -61,7 +62,7 @@ HOOK_OPTIONS = {hook: f"--{hook}" for hook in ("setup", "prepare", "conclude", "
 # hyperfine's short hook options; its -c (--cleanup) is cutaway's command option.
 HOOK_SHORT_OPTIONS = {"setup": ("-s",), "prepare": ("-p",), "conclude": ("-C",)}
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2  # and 128 + a signal's number (cutaway.interrupts)
 # The terminal report's width in a file or a pipe, and on a terminal that reports no width (some
 # CI pseudo-terminals say 0 columns).
 WIDTH_OFF_TERMINAL, WIDTH_FALLBACK = 100, 80
@@ -946,14 +947,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
     finally:
         preload.wait()
+    if outcome.reason == "interrupted":
+        # Stopping is what was asked: no analysis (minutes with thousands of variants), only
+        # where the runs are stored; `cutaway report N` reports them.
+        if not args.quiet:
+            print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
+        return interrupts.exit_status()
     from cutaway.compare import analyze
 
     try:
         emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
-    except KeyboardInterrupt:  # every run is stored already: say where, as at the end
+    except KeyboardInterrupt as error:  # every run is stored already: say where, as at the end
         where = stored_line(outcome.experiment_id, args.db).removeprefix("cutaway: ")
         print(visible(f"cutaway: interrupted during the report; {where}"), file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupts.exit_status(error)
     except OutputWriteError as error:
         again = f"cutaway export {outcome.experiment_id}{db_option(args.db)}"
         raise OutputWriteError(
@@ -967,8 +974,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
-    if outcome.reason == "interrupted":
-        return EXIT_INTERRUPTED
     return _run_exit_status(outcome)
 
 
@@ -1186,36 +1191,28 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
-@contextmanager
-def _stop_signals_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP (a closed terminal) stop any command as Ctrl-C does: exit status 130
-    and a message, not death by signal (the runner installs its own handlers while it runs)."""
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    stop_signals = (signal.SIGTERM, signal.SIGHUP)
-    previous = {stop_signal: signal.signal(stop_signal, interrupt) for stop_signal in stop_signals}
-    try:
-        yield
-    finally:
-        for stop_signal, handler in previous.items():
-            signal.signal(stop_signal, handler)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Its reader may close standard output or error at any time: the command
-    carries on as if nobody watched (cli/streams.py). SIGTERM and SIGHUP stop it as Ctrl-C does."""
+    carries on as if nobody watched (cli/streams.py). SIGTERM and SIGHUP stop it as Ctrl-C does,
+    with exit status 128 + the signal's number (cutaway.interrupts)."""
     with pipe_safe_streams():
-        args = parse_arguments(argv)
         try:
-            with _stop_signals_interrupt():
-                command_status = COMMANDS[args.command](args)
-                sys.stdout.flush()  # here, so that a failed write is a message and exit 1
-                return command_status
-        except KeyboardInterrupt:
+            args = parse_arguments(argv)
+        except KeyboardInterrupt as error:  # nothing started yet
             print("cutaway: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return interrupts.exit_status(error)
+        try:
+            with interrupts.handling():
+                try:
+                    command_status = COMMANDS[args.command](args)
+                    sys.stdout.flush()  # here, so that a failed write is a message and exit 1
+                    return command_status
+                except KeyboardInterrupt as error:
+                    print("cutaway: interrupted", file=sys.stderr)
+                    return interrupts.exit_status(error)
+        except KeyboardInterrupt as error:  # landed between the two: said all the same
+            print("cutaway: interrupted", file=sys.stderr)
+            return interrupts.exit_status(error)
         except Exception as error:
             status = _exit_status(error)
             if status is None:  # a bug: its traceback, escaped, and Python's own status

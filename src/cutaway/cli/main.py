@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 # Every command's --db defaults to this variable, else to DEFAULT_DB under the current directory
 # (cutaway.api.DEFAULT_DB, spelled here without pathlib; a test checks that they agree).
 DB_VARIABLE = "CUTAWAY_DB"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: SIGTERM and SIGHUP kill by default until handled
 DEFAULT_DB = ".cutaway/cutaway.db"
 
 # `cutaway --help` as the parser prints it when the terminal has at least HELP_MIN_COLUMNS
@@ -72,9 +73,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if status is not None:
         return status
-    from cutaway.cli.commands import main as parse_and_run
+    try:
+        from cutaway.cli.commands import main as parse_and_run
 
-    return parse_and_run(arguments)
+        return parse_and_run(arguments)
+    except KeyboardInterrupt:  # Ctrl-C while the commands are imported, or once they are done
+        sys.stderr.write("cutaway: interrupted\n")
+        return EXIT_INTERRUPTED
 
 
 def _answer_at_once(arguments: list[str]) -> int | None:

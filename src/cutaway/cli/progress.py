@@ -15,12 +15,15 @@ import sys
 from typing import TextIO
 
 from cutaway import events
+from cutaway.runner.hooks import STOPPED, TIMED_OUT
 from cutaway.visible import display, visible
 
 WIDTH_FALLBACK = 80  # a terminal that reports 0 columns (CI pseudo-terminals) gets 80
 _CLEAR_LINE = "\r\x1b[2K"
 _BOLD, _DONE, _TODO, _RESET = "\x1b[1m", "\x1b[38;5;197m", "\x1b[38;5;237m", "\x1b[0m"
 _BAR_MIN, _BAR_MAX = 10, 40
+
+HOOK_ENDINGS = {TIMED_OUT: "timed out", STOPPED: "was stopped by an interrupt"}
 
 
 class TerminalProgress:
@@ -138,9 +141,8 @@ class TerminalProgress:
         elif isinstance(event, events.Notice):
             self.say(f"cutaway: {event.message}")
         elif isinstance(event, events.HookRan) and event.exit_code != 0:
-            self.say(
-                f"cutaway: {event.hook} hook of {display(event.variant)!r} exited {event.exit_code}"
-            )
+            how = HOOK_ENDINGS.get(event.exit_code, f"exited {event.exit_code}")
+            self.say(f"cutaway: {event.hook} hook of {display(event.variant)!r} {how}")
         elif isinstance(event, events.ExperimentFinished) and event.status != "complete":
             self.stopped(event)
 

@@ -585,10 +585,12 @@ def median_texts(
 
 def table_variants(analysis: Analysis, more: Iterable[str] = ()) -> list[str]:
     listed = [name for info in analysis.experiments for name in info.variants]
+    more = list(more)
+    summarized = {s.variant for s in analysis.summaries} | set(more)  # a set: 1000s of variants
     return [
         name
         for name in _unique([*listed, *(s.variant for s in analysis.summaries), *more])
-        if any(s.variant == name for s in analysis.summaries) or name in more
+        if name in summarized
     ]
 
 

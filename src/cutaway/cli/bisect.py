@@ -78,8 +78,8 @@ def add_bisect_arguments(bisect: argparse.ArgumentParser) -> None:
 def cmd_bisect(args: argparse.Namespace) -> int:
     from cutaway.bisect.git import BisectInputError, open_repository
     from cutaway.bisect.session import run_bisect
-    from cutaway.cli.commands import UsageError, check_outputs
     from cutaway.cli.progress import TerminalProgress
+    from cutaway.cli.shared import UsageError, check_outputs
     from cutaway.environment import capture_environment
     from cutaway.output_files import write_output_file
     from cutaway.store import Store
@@ -119,7 +119,7 @@ def _say(message: str) -> None:
 
 def _settings(args: argparse.Namespace) -> BisectSettings:
     from cutaway.bisect.session import BisectSettings
-    from cutaway.cli.commands import UsageError
+    from cutaway.cli.shared import UsageError
     from cutaway.model import INSTRUCTIONS_METRIC, PRIMARY_METRIC
     from cutaway.spec import SpecError, fields, limits
     from cutaway.spec.command import command_for

@@ -73,13 +73,13 @@ def add_check_arguments(check: argparse.ArgumentParser, run: argparse.ArgumentPa
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from cutaway.cli.commands import (
+    from cutaway.cli.run_spec import spec_from_args
+    from cutaway.cli.shared import (
         UsageError,
         check_outputs,
         db_option,
         emit,
         exports,
-        spec_from_args,
         stored_line,
     )
     from cutaway.compare import analyze
@@ -143,8 +143,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _run(spec: Spec, store: Store, args: argparse.Namespace, settled: Settled) -> Outcome:
-    from cutaway.cli.commands import STYLES, _color, db_option, run_label
     from cutaway.cli.progress import TerminalProgress
+    from cutaway.cli.shared import STYLES, _color, db_option, run_label
     from cutaway.environment import capture_environment
     from cutaway.runner.runner import run_experiment
 

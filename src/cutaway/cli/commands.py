@@ -20,12 +20,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-import shlex
-import shutil
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NoReturn, TextIO
+from typing import TYPE_CHECKING, Literal, NoReturn
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
 # the analysis (numpy) and the reports (rich) are imported by the commands that use them,
@@ -40,84 +37,53 @@ from cutaway.cli.hyperfine_options import (
     is_experiment_file,
     normalize_ignore_failure,
 )
-from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
+from cutaway.cli.listing import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
 # the analysis (numpy) and the reports (rich) are imported by the commands that use them,
 # so that `cutaway report --help` starts at once (tests/unit/test_startup_imports.py).
 from cutaway.cli.numbers import integer
+from cutaway.cli.run_spec import (
+    HOOK_OPTIONS,
+    _quick_load_spec,
+    command_hint,
+    spec_from_args,
+)
+from cutaway.cli.shared import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    STYLES,
+    UsageError,
+    _color,
+    add_width_option,
+    check_outputs,
+    db_option,
+    emit,
+    exports,
+    run_label,
+    stored_line,
+    write_document,
+)
 from cutaway.cli.streams import pipe_safe_streams, stdout_closed
-from cutaway.store.location import is_postgresql_url, shown
+from cutaway.store.location import shown
 from cutaway.visible import display, visible
 
 if TYPE_CHECKING:
     from cutaway.events import Listener
-    from cutaway.model import Analysis, Spec
     from cutaway.runner.runner import Outcome
-    from cutaway.spec.quick import Parameter
 
-# The quick-mode hooks and their options (cutaway.spec.quick reads them); spelled here so that
-# building the parser (for --help) imports no spec code.
-HOOK_OPTIONS = {hook: f"--{hook}" for hook in ("setup", "prepare", "conclude", "cleanup")}
 # hyperfine's short hook options; its -c (--cleanup) is cutaway's command option.
 HOOK_SHORT_OPTIONS = {"setup": ("-s",), "prepare": ("-p",), "conclude": ("-C",)}
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2  # and 128 + a signal's number (cutaway.interrupts)
-# The terminal report's width in a file or a pipe, and on a terminal that reports no width (some
-# CI pseudo-terminals say 0 columns).
-WIDTH_OFF_TERMINAL, WIDTH_FALLBACK = 100, 80
-# The narrowest report --width accepts: a verdict row needs about this much.
-MIN_WIDTH = 40
-# hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
-STYLES: dict[str, tuple[str, bool | None, bool]] = {
-    "auto": ("auto", None, True),
-    "full": ("always", True, True),
-    "basic": ("never", False, True),
-    "nocolor": ("never", True, True),
-    "color": ("always", False, True),
-    "none": ("never", False, False),
-}
 # Words taken as the value of a bare --shell: `--shell bash` is --shell=bash, while in
 # `--shell experiment.toml` the file stays the positional argument (--shell alone is sh).
 SHELL_WORDS = frozenset(
     ("sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "fish", "busybox", "pwsh", "none")
 )
-# Quick-mode options: with an experiment file they are an error, not silently ignored.
-QUICK_ONLY = {
-    "name": "-n/--name",
-    "shell": "--shell/-N",
-    "setup": "--setup",
-    "prepare": "--prepare",
-    "conclude": "--conclude",
-    "cleanup": "--cleanup",
-    "parameters": "--parameter-scan/--parameter-list",
-    "step_size": "--parameter-step-size",
-    "variant_version": "--variant-version",
-}
-# Quick mode's load options: only with --url.
-LOAD_ONLY = {
-    "protocol": "--protocol",
-    "connections": "--connections",
-    "rate": "--rate",
-    "duration": "--duration",
-    "requests": "--requests",
-    "load_warmup": "--load-warmup",
-    "request_timeout": "--request-timeout",
-    "new_connection": "--new-connection",
-    "no_server_metrics": "--no-server-metrics",
-}
 
 # Export formats that draw a profile: one variant, or a variant against the baseline.
 FLAME_GRAPHS = ("flamegraph", "flamegraph-diff")
-# Each --export-* option and the report format it writes.
-EXPORT_OPTIONS = {
-    "--export-json": "json",
-    "--export-csv": "csv",
-    "--export-markdown": "markdown",
-    "--export-html": "html",
-    "--export-asciidoc": "asciidoc",
-    "--export-orgmode": "orgmode",
-}
 
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
@@ -125,10 +91,6 @@ REPORT_FORMATS = (
     "asciidoc", "calls-csv", "csv", "html", "json", "load-csv", "markdown", "orgmode",
     "phases-csv", "terminal", "uprobe-calls-csv",
 )  # fmt: skip
-
-
-class UsageError(Exception):
-    pass
 
 
 def _add_db_option(parser: argparse.ArgumentParser) -> None:
@@ -179,29 +141,6 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compare every pair of variants, not only each against the baseline",
     )
-
-
-def add_width_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--width",
-        type=_width,
-        metavar="N",
-        help="the terminal report's width in columns, on a terminal, in a file or in a pipe "
-        f"(default: $COLUMNS, else the terminal's, else {WIDTH_OFF_TERMINAL} off a terminal)",
-    )
-
-
-def _width(text: str) -> int:
-    """--width's value: a whole number of columns, at least MIN_WIDTH."""
-    try:
-        columns = int(text)
-    except ValueError:
-        columns = 0
-    if columns < MIN_WIDTH:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of columns, at least {MIN_WIDTH}, not {display(text)!r}"
-        )
-    return columns
 
 
 class _AppendParameter(argparse.Action):
@@ -591,105 +530,6 @@ def _is_shell_word(word: str) -> bool:
     return os.path.isabs(word) and os.path.isfile(word) and os.access(word, os.X_OK)
 
 
-def spec_from_args(args: argparse.Namespace) -> Spec:
-    """The experiment file or the -c commands, with command-line overrides applied."""
-    from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
-
-    if args.file and args.cmd:
-        raise UsageError("give an experiment file or -c commands, not both")
-    if args.url and (args.file or args.cmd):
-        raise UsageError("give --url servers, an experiment file or -c commands, not two")
-    load_given = [
-        option for dest, option in LOAD_ONLY.items() if getattr(args, dest) not in (None, False, [])
-    ]
-    if load_given and not args.url:
-        raise UsageError(
-            f"{', '.join(load_given)} only apply to --url servers; an experiment file says the "
-            "same in its [load] section (docs/experiment-file.md)"
-        )
-    if not args.file and not args.cmd and not args.url:
-        raise UsageError("nothing to run: give an experiment file or -c 'COMMAND' (twice or more)")
-    if args.file and not os.path.exists(args.file) and looks_like_command(args.file):
-        raise UsageError(command_hint([args.file]))
-    if args.show_output and args.output is not None:
-        raise UsageError("give --show-output or --output, not both (--show-output is inherit)")
-    if args.step_size is not None and not any(p[0] == "scan" for p in args.parameters or ()):
-        raise SpecError("--parameter-step-size needs --parameter-scan", key="--parameter-step-size")
-    if args.file:
-        given = [option for dest, option in QUICK_ONLY.items() if getattr(args, dest)]
-        if given:
-            raise UsageError(
-                f"{', '.join(given)} only apply to -c commands; an experiment file says the "
-                "same with its own keys (docs/experiment-file.md)"
-            )
-        spec = load_spec(args.file, max_variants=args.max_variants)
-    elif args.url:
-        spec = _quick_load_spec(args)
-    else:
-        spec = quick_spec(
-            args.cmd,
-            args.name,
-            shell=args.shell or False,
-            hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
-            parameters=_parameters(args),
-            max_variants=args.max_variants,
-            versions=args.variant_version,
-        )
-    return apply_overrides(
-        spec,
-        {
-            "--rounds": args.rounds,
-            "--warmup": args.warmup,
-            "--timeout": args.timeout,
-            "--hook-timeout": args.hook_timeout,
-            "--margin": args.margin,
-            "--until": args.until,
-            "--max-time": args.max_time,
-            "--seed": args.seed,
-            "--baseline": args.baseline,
-            "--calls": args.calls,
-            "--syscalls": args.syscalls,
-            "--uprobes": args.uprobes,
-            "--no-probes": args.no_probes or None,
-            "--profile": _profile_options(args),
-            "--instructions": args.instructions,
-            "--spans": args.spans,
-            "--metric": args.metric or None,
-            "--metric-regex": args.metric_regex or None,
-            "--ignore-failure": args.ignore_failure or None,
-            "--keep-leftovers": args.keep_leftovers or None,
-            "--input": args.input,
-            "--output": "inherit" if args.show_output else args.output,
-        },
-    )
-
-
-def _quick_load_spec(args: argparse.Namespace) -> Spec:
-    """Quick mode against servers: ``-n old --url URL -n new --url URL --rate 2000``."""
-    from cutaway.spec.load import quick_load, quick_load_spec
-
-    settings = quick_load(
-        args.url,
-        protocol=args.protocol,
-        connections=args.connections,
-        rate=args.rate,
-        duration=args.duration,
-        requests=args.requests,
-        warmup=args.load_warmup,
-        timeout=args.request_timeout,
-        new_connection=args.new_connection,
-        server_metrics=not args.no_server_metrics,
-    )
-    return quick_load_spec(
-        args.url,
-        args.name,
-        settings,
-        hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
-        max_variants=args.max_variants,
-        versions=args.variant_version,
-    )
-
-
 def _max_rate(args: argparse.Namespace) -> int:
     """``--max-rate-under p99=10ms``: the highest rate each --url server keeps under the
     target, searched with the generator (cutaway.probes.load.search). Nothing is stored."""
@@ -772,131 +612,6 @@ def _add_load_options(run: argparse.ArgumentParser) -> None:
     )
 
 
-def _profile_options(args: argparse.Namespace) -> dict[str, object] | None:
-    """The --profile-* options given ({} for --profile alone); None when none was: any of
-    them turns the profile probe on."""
-    options: dict[str, object] = {
-        "--profile-frequency": args.profile_frequency,
-        "--profile-call-graph": args.profile_call_graph,
-        "--system-wide": args.system_wide,
-        "--no-off-cpu": args.no_off_cpu,
-    }
-    given = {option: value for option, value in options.items() if value is not None}
-    return given if args.profile or given else None
-
-
-def _parameters(args: argparse.Namespace) -> list[Parameter]:
-    from cutaway.spec import fields
-    from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS
-    from cutaway.spec.quick import parameter_list, parameter_scan
-
-    parameters = []
-    limit = DEFAULT_MAX_VARIANTS
-    if args.max_variants is not None:
-        limit = fields.read_max_variants(args.max_variants, ("--max-variants",))
-    for kind, *values in args.parameters or ():
-        if kind == "scan":
-            name, low, high = values
-            parameters.append(parameter_scan(name, low, high, args.step_size, max_values=limit))
-        else:
-            name, items = values
-            parameters.append(parameter_list(name, items))
-    return parameters
-
-
-def looks_like_command(argument: str) -> bool:
-    """A run argument that is not a file, but a command: words, or a program on PATH."""
-    if argument.endswith(".toml"):
-        return False
-    words = argument.split()
-    return len(words) > 1 or (len(words) == 1 and shutil.which(words[0]) is not None)
-
-
-def command_hint(words: Sequence[str]) -> str:
-    command = display(" ".join(words))
-    return (
-        f"{command!r} is not an experiment file; to measure a command, give it with -c: "
-        f"cutaway run -c {shlex.quote(command)}"
-    )
-
-
-def _color(args: argparse.Namespace) -> bool:
-    """--color when given, else what --style says, else colour on a terminal without NO_COLOR."""
-    choice = args.color or STYLES[args.style][0]
-    if choice == "always":
-        return True
-    if choice == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return sys.stdout.isatty()
-
-
-def exports(args: argparse.Namespace) -> list[tuple[str, str, str]]:
-    """The --export-* options given: (option, format, path)."""
-    return [
-        (option, fmt, path)
-        for option, fmt in EXPORT_OPTIONS.items()
-        if (path := getattr(args, option.removeprefix("--").replace("-", "_"))) is not None
-    ]
-
-
-def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) -> None:
-    """Every file the command will write, checked before it does anything else (exit 2)."""
-    from cutaway.output_files import check_output_paths
-
-    keep = [] if is_postgresql_url(args.db) else [("the store (--db)", args.db)]
-    if getattr(args, "file", None):
-        keep.append(("the experiment file", args.file))
-    check_output_paths(outputs, keep)
-
-
-def report_width(args: argparse.Namespace | None = None) -> int:
-    """The terminal report's width: --width when given; else COLUMNS when it is set to a
-    width, on a terminal or not (`COLUMNS=220 cutaway report > file`); else the terminal's
-    columns, 80 when it reports none; 100 when standard output is not a terminal."""
-    given: int | None = getattr(args, "width", None)
-    if given is not None:
-        return given
-    columns = os.environ.get("COLUMNS", "").strip()
-    if columns.isdigit() and int(columns) >= MIN_WIDTH:
-        return int(columns)
-    if not sys.stdout.isatty():
-        return WIDTH_OFF_TERMINAL
-    return shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK
-
-
-def write_document(text: str, stream: TextIO) -> None:
-    """A report or export in a machine format (CSV, JSON, Markdown) on ``stream``: exactly as
-    rendered into a file or a pipe, with control characters shown escaped on a terminal."""
-    stream.write(visible(text, keep_newlines=True) if stream.isatty() else text)
-
-
-def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") -> None:
-    """Print the report and write every export asked for; the exports are all tried, and
-    OutputWriteError names every one that failed."""
-    from cutaway.output_files import OutputWriteError, write_output_file
-    from cutaway.report import FORMATS, render_terminal
-
-    if fmt == "terminal":  # escaped and styled by the renderer itself
-        sys.stdout.write(
-            render_terminal(
-                analysis,
-                color=_color(args),
-                width=report_width(args),
-                all_metrics=args.all_metrics,
-            )
-        )
-    else:
-        write_document(FORMATS[fmt].render(analysis), sys.stdout)
-    failures = []
-    for option, export_format, path in exports(args):
-        try:
-            write_output_file(path, FORMATS[export_format].render(analysis), option)
-        except OutputWriteError as error:
-            failures.append(str(error))
-    if failures:
-        raise OutputWriteError("\n".join(failures))
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from cutaway.cli.preload import AnalysisPreload
     from cutaway.cli.progress import TerminalProgress
@@ -977,16 +692,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _run_exit_status(outcome)
 
 
-def run_label(args: argparse.Namespace) -> str | None:
-    """--label, or the version --version-from reads (both: "LABEL VERSION")."""
-    if getattr(args, "version_from", None) is None:
-        return args.label  # type: ignore[no-any-return]
-    from cutaway.versions import describe_checkout
-
-    version = describe_checkout(args.version_from)
-    return version if args.label is None else f"{args.label} {version}"
-
-
 def _run_exit_status(outcome: Outcome) -> int:
     """A run that failed makes the whole command fail, as hyperfine's does: a CI job must not
     pass on an experiment whose commands did not work."""
@@ -1005,18 +710,6 @@ def _run_exit_status(outcome: Outcome) -> int:
         )
         return EXIT_ERROR
     return EXIT_OK
-
-
-def stored_line(experiment_id: int, db: str) -> str:
-    """The last line of `cutaway run`: where the result is and how to see it again (a URL's
-    password hidden: the hint then needs it from ~/.pgpass or PGPASSWORD)."""
-    hint = f"cutaway report {experiment_id}{db_option(db)}"
-    return f"cutaway: stored as #{experiment_id} in {shown(db)}: {hint}"
-
-
-def db_option(db: str) -> str:
-    """`` --db PATH`` for a command that names the store, empty for the default one."""
-    return "" if Path(db) == Path(DEFAULT_DB) else f" --db {shlex.quote(shown(db))}"
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ TRIAGE_CHOICES = ("confirmed", "false alarm", "accepted")  # cutaway.history.TRI
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:
-    from cutaway.cli.commands import add_width_option
+    from cutaway.cli.shared import add_width_option
 
     parser.add_argument("name", help="the experiment name (as `cutaway list` shows it)")
     parser.add_argument("--metric", default="wall", help="the metric (default: wall)")
@@ -37,7 +37,7 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from cutaway.cli.commands import EXIT_OK, UsageError, report_width, write_document
+    from cutaway.cli.shared import EXIT_OK, UsageError, report_width, write_document
     from cutaway.history import load_history
     from cutaway.store import Store
     from cutaway.visible import display

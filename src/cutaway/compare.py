@@ -47,7 +47,7 @@ from cutaway.probes.calls.analysis import (
     losses_cautions,
 )
 from cutaway.probes.load.analysis import load_cautions, load_summaries
-from cutaway.probes.profile.analysis import load_round_profiles, profile_analysis
+from cutaway.probes.profile.analysis import RoundProfile, load_round_profiles, profile_analysis
 from cutaway.probes.profile.flamegraph import flame_profiles
 from cutaway.stats import (
     describe,
@@ -83,6 +83,28 @@ def experiment_info(stored: StoredExperiment, rounds_completed: int) -> Experime
         commands={v.name: v.command_text for v in spec.variants},
         parameters={v.name: dict(v.params) for v in spec.variants if v.params},
     )
+
+
+def only_processes(stored: Sequence[RoundProfile], names: Sequence[str]) -> list[RoundProfile]:
+    """The profiles with only the stacks of these processes (the name at a folded stack's
+    root): a system-wide profile of a shared machine narrowed to the server, so that its
+    tables, flame graphs and attribution are the server's, not every process's noise."""
+    wanted = frozenset(names)
+    return [
+        (
+            variant,
+            round_index,
+            dataclasses.replace(
+                profile,
+                stacks={
+                    stack: weight
+                    for stack, weight in profile.stacks.items()
+                    if stack.split(";", 1)[0] in wanted
+                },
+            ),
+        )
+        for variant, round_index, profile in stored
+    ]
 
 
 def summarize(variant: str, metric: str, values: NDArray[np.float64], confidence: float) -> Summary:
@@ -129,6 +151,8 @@ def analyze(
     calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
     profiled = spec.probes.profile is not None or spec.probes.instructions
     stored_profiles = load_round_profiles(store, experiment_id) if profiled else []
+    if spec.probes.profile is not None and spec.probes.profile.processes:
+        stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
     profile = profile_analysis(
         store,
         experiment_id,

@@ -263,11 +263,16 @@ class ProfileSpec:
     off_cpu: bool = True
     kernel: bool = True  # kernel frames too, where this machine allows it
     phases: tuple[PhaseRule, ...] = ()  # frame patterns -> named phases, in file order
+    # Only these processes' stacks (by the process name at the stack's root) are analysed; the
+    # store keeps every stack. Empty: all of them.
+    processes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "phases", tuple(self.phases))
+        object.__setattr__(self, "processes", tuple(self.processes))
 
     def to_dict(self) -> dict[str, object]:
+        processes = {"processes": list(self.processes)} if self.processes else {}
         return {
             "frequency_hz": self.frequency_hz,
             "system_wide": self.system_wide,
@@ -275,6 +280,7 @@ class ProfileSpec:
             "off_cpu": self.off_cpu,
             "kernel": self.kernel,
             "phases": [rule.to_dict() for rule in self.phases],
+            **processes,
         }
 
     @classmethod
@@ -291,6 +297,10 @@ class ProfileSpec:
                 PhaseRule(str(rule["name"]), str(rule["frames"]))
                 for rule in data.get("phases") or ()  # type: ignore[attr-defined]
                 if isinstance(rule, Mapping)
+            ),
+            processes=tuple(
+                str(name)
+                for name in data.get("processes") or ()  # type: ignore[attr-defined]
             ),
         )
 

@@ -30,7 +30,9 @@ PROBE_KEYS = (
     "uprobes",
 )
 SPANS_KEYS = ("otlp_file",)
-PROFILE_KEYS = ("frequency", "system_wide", "call_graph", "off_cpu", "kernel", "phases")
+PROFILE_KEYS = (
+    "frequency", "system_wide", "call_graph", "off_cpu", "kernel", "phases", "processes",
+)  # fmt: skip
 PHASE_KEYS = ("name", "frames")
 OTHER_PHASE = "other"  # the phase of a sample no rule matches
 MAX_PROFILE_FREQUENCY = 100_000  # perf refuses more than kernel.perf_event_max_sample_rate
@@ -195,7 +197,22 @@ def read_profile(value: object, key_path: KeyPath) -> ProfileSpec | None:
         settings["call_graph"] = read_call_graph(value["call_graph"], (*key_path, "call_graph"))
     if "phases" in value:
         settings["phases"] = read_phases(value["phases"], (*key_path, "phases"))
+    if "processes" in value:
+        settings["processes"] = read_processes(value["processes"], (*key_path, "processes"))
     return ProfileSpec(**settings)  # type: ignore[arg-type]
+
+
+def read_processes(value: object, key_path: KeyPath) -> tuple[str, ...]:
+    """A non-empty list of process names, as the folded stacks' roots have them (perf's command
+    name, at most 15 characters, spaces as underscores)."""
+    if not isinstance(value, list | tuple) or not value:
+        raise expected('a non-empty list of process names ["caddy"]', value, key_path)
+    names: list[str] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            raise expected("a process name", item, (*key_path, index))
+        names.append(item.strip().replace(" ", "_"))
+    return tuple(dict.fromkeys(names))
 
 
 def read_phases(value: object, key_path: KeyPath) -> tuple[PhaseRule, ...]:

@@ -218,17 +218,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--baseline", help="the variant the others are compared with")
     run.add_argument(
         "--rounds",
-        "-r",
-        "--runs",
-        "-m",
-        "--min-runs",
         type=integer,
-        help="counted rounds, each command once per round (default 10; hyperfine's -r, and its "
-        "-m: with --until, rounds are added after these)",
+        help="counted rounds, each command once per round (default 10; hyperfine's -r/--runs, "
+        "and its -m/--min-runs: with --until, rounds are added after these)",
+    )
+    # hyperfine's names for --rounds and --warmup, apart so that a message names one option.
+    run.add_argument(
+        "-r", "--runs", "-m", "--min-runs", dest="rounds", type=integer, help=argparse.SUPPRESS
     )
     run.add_argument(
-        "--warmup", "-w", type=integer, help="warmup rounds, run and not counted (default 1)"
+        "--warmup", type=integer, help="warmup rounds, run and not counted (default 1; -w)"
     )
+    run.add_argument("-w", dest="warmup", type=integer, help=argparse.SUPPRESS)
     run.add_argument(
         "--shell",
         "-S",

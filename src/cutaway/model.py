@@ -1163,7 +1163,8 @@ class AttributionTotal:
     reconciled with (``instructions``, or ``cpu`` of the timed runs for on-CPU samples; None
     when there is none), with its per-run difference and interval. ``listed`` functions (by
     self change, largest first) sum to ``listed_delta``; ``beyond_noise`` functions changed
-    with an interval that excludes zero, ``within_noise`` changed within it."""
+    with an interval that excludes zero, ``within_noise`` changed within it; ``baseline_only``
+    and ``variant_only`` ran in one side's profiles only."""
 
     variant: str
     baseline: str
@@ -1183,6 +1184,10 @@ class AttributionTotal:
     listed_delta: float
     beyond_noise: int
     within_noise: int
+    # Functions found (anywhere on a stack) in the baseline's profiles only, and in the
+    # variant's only: code one version runs and the other does not (seed 003's new features).
+    baseline_only: int = 0
+    variant_only: int = 0
 
     @property
     def reference_delta(self) -> float:

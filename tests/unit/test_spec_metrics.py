@@ -151,3 +151,10 @@ def test_options_add_to_quick_mode_and_files() -> None:
     assert [m.name for m in spec.metrics] == ["n", "r"]
     with pytest.raises(SpecError, match='duplicate metric name "n"'):
         apply_overrides(spec, {"--metric": ["n=command:echo 2"]})
+
+
+def test_a_parser_that_is_not_a_name_is_refused_at_its_key() -> None:
+    """Found by the spec fuzzer: `parser = []` raised TypeError (a list is no dict key)."""
+    table = '[[metrics]]\nname = "rps"\nsource = "output"\nparser = []\nfield = "x"\n'
+    message = error(table)
+    assert message.startswith("exp.toml:") and "metrics[0].parser" in message

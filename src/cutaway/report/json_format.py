@@ -380,6 +380,8 @@ def _attribution_total(total: AttributionTotal) -> dict[str, JsonValue]:
         "listed_delta": _number(total.listed_delta),
         "beyond_noise": int(total.beyond_noise),
         "within_noise": int(total.within_noise),
+        "baseline_only": int(total.baseline_only),
+        "variant_only": int(total.variant_only),
     }
 
 

@@ -121,10 +121,9 @@ def _read_output(table: Mapping[str, object], key_path: KeyPath, values: dict[st
         values["pattern"] = pattern
         return
     parser_name = table["parser"]
-    if parser_name not in PARSERS:
+    if not isinstance(parser_name, str) or parser_name not in PARSERS:  # a list is no key
         known = ", ".join(PARSERS)
         raise expected(f"a parser: {known}", parser_name, (*key_path, "parser"))
-    assert isinstance(parser_name, str)
     parser = PARSERS[parser_name]
     if "field" not in table:
         message = f"missing required key (which figure of {parser_name}, e.g. {parser.example!r})"

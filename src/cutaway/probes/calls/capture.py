@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -35,12 +34,11 @@ from cutaway.probes.calls.records import (
     read_call_file,
     tsc_hz,
 )
-from cutaway.processes import process_start_time
+from cutaway.processes import owned_directory
 
 KIND = "calls"
 MEMORY_DIRECTORY = "/dev/shm"  # tmpfs on Linux; the system temporary directory otherwise
 DIRECTORY_PREFIX = "cutaway-calls-"
-_OWNER = re.compile(re.escape(DIRECTORY_PREFIX) + r"(?P<pid>\d+)-(?P<start>\d+)-[^/]*")
 CALIBRATION_CALLS = 200_000
 LOSSES_KIND = "calls-losses"
 # One call as a structured record (the syscalls probe parses strace output into these). It
@@ -102,33 +100,13 @@ def records_directory(memory: str = MEMORY_DIRECTORY) -> Path:
     directory, else in the system's temporary directory. Its name carries the owner's pid and
     start time, so a later probe can tell that the owner is gone (killed with SIGKILL: no
     cleanup ran) and remove what it left: on tmpfs, that is memory held until a reboot."""
-    prefix = f"{DIRECTORY_PREFIX}{os.getpid()}-{process_start_time(os.getpid())}-"
     parents = [memory] if os.path.isdir(memory) and os.access(memory, os.W_OK | os.X_OK) else []
     for parent in [*parents, tempfile.gettempdir()]:
-        remove_stale_directories(Path(parent))
         try:
-            return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+            return owned_directory(DIRECTORY_PREFIX, parent)
         except OSError:
             continue
-    return Path(tempfile.mkdtemp(prefix=prefix))
-
-
-def remove_stale_directories(parent: Path) -> list[Path]:
-    """Remove the record directories in `parent` whose owner no longer runs: no process has
-    its pid, or the one that has it started at another time (the pid was reused). Directories
-    of another naming (older versions') are left alone. Returns what was removed."""
-    removed: list[Path] = []
-    try:
-        entries = list(parent.iterdir())
-    except OSError:
-        return removed
-    for entry in entries:
-        owner = _OWNER.fullmatch(entry.name)
-        if owner is None or process_start_time(int(owner["pid"])) == int(owner["start"]):
-            continue
-        shutil.rmtree(entry, ignore_errors=True)
-        removed.append(entry)
-    return removed
+    return owned_directory(DIRECTORY_PREFIX)
 
 
 class CallsProbe:

@@ -566,7 +566,7 @@ LOAD_METRICS: tuple[Metric, ...] = (
     Metric("latency_max", "seconds", "longest request"),
 )  # fmt: skip
 # With a new connection per request (ab without -k), ab's Connect row as judged metrics: the
-# time from a request's start to a connection ready to send on (corrected in open loop). Over
+# TCP connect time, from the request's actual send to a connection ready to send on. Over
 # keep-alive connections it is 0 for nearly every request, so it is measured only then.
 CONNECT_METRICS: tuple[Metric, ...] = (
     Metric("connect_p50", "seconds", "median time to open a request's connection"),

@@ -581,6 +581,14 @@ LOAD_METRICS: tuple[Metric, ...] = (
     Metric("latency_p999", "seconds", "99.9th percentile latency of a request"),
     Metric("latency_max", "seconds", "longest request"),
 )  # fmt: skip
+# With a new connection per request (ab without -k), ab's Connect row as judged metrics: the
+# TCP connect time, from the request's actual send to a connection ready to send on. Over
+# keep-alive connections it is 0 for nearly every request, so it is measured only then.
+CONNECT_METRICS: tuple[Metric, ...] = (
+    Metric("connect_p50", "seconds", "median time to open a request's connection"),
+    Metric("connect_p90", "seconds", "90th percentile time to open a request's connection"),
+    Metric("connect_p99", "seconds", "99th percentile time to open a request's connection"),
+)
 # The server's process tree, sampled from /proc during each load phase.
 SERVER_METRICS: tuple[Metric, ...] = (
     Metric("server_cpu", "seconds", "CPU time the server's processes used during the load phase"),
@@ -596,7 +604,10 @@ METRICS_BY_NAME: Mapping[str, Metric] = MappingProxyType(
     {m.name: m for m in (*PROCESS_METRICS, INSTRUCTIONS_METRIC)}
 )
 KNOWN_METRICS: Mapping[str, Metric] = MappingProxyType(
-    {**METRICS_BY_NAME, **{m.name: m for m in (*LOAD_METRICS, *SERVER_METRICS)}}
+    {
+        **METRICS_BY_NAME,
+        **{m.name: m for m in (*LOAD_METRICS, *CONNECT_METRICS, *SERVER_METRICS)},
+    }
 )
 # The load phase's own process (the generator), kept with each run but never compared: they
 # are not the server's figures.
@@ -704,7 +715,11 @@ class Spec:
         if self.load is not None:
             # wall is the load phase's elapsed time; the generator's other process figures are
             # its own, not the server's, and are not compared.
-            loaded = LOAD_METRICS + (SERVER_METRICS if self.load.server_metrics else ())
+            loaded = (
+                LOAD_METRICS
+                + (CONNECT_METRICS if self.load.new_connection else ())
+                + (SERVER_METRICS if self.load.server_metrics else ())
+            )
             return (PROCESS_METRICS[0], *loaded, *(m.metric() for m in self.metrics))
         return PROCESS_METRICS + counted + tuple(m.metric() for m in self.metrics)
 

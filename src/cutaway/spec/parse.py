@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cutaway.model import (
+    CONNECT_METRICS,
     DEFAULT_HOOK_TIMEOUT_SECONDS,
     DEFAULT_MARGIN,
     GENERATOR_PROGRAM,
@@ -284,7 +285,7 @@ def _declared_metrics(
     """``[[metrics]]``; in a load experiment none may take a name its load phases measure."""
     metrics = read_metrics(document["metrics"]) if "metrics" in document else ()
     if load is not None:
-        taken = {m.name for m in (*LOAD_METRICS, *SERVER_METRICS)}
+        taken = {m.name for m in (*LOAD_METRICS, *CONNECT_METRICS, *SERVER_METRICS)}
         for index, metric in enumerate(metrics):
             if metric.name in taken:
                 message = (

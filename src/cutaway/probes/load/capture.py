@@ -45,6 +45,8 @@ LATENCY_PERCENTILES = {
     "latency_p999": "99.9",
     "latency_max": "100",
 }
+# ab's Connect row, judged only when every request opens its own connection.
+CONNECT_PERCENTILES = {"connect_p50": "50", "connect_p90": "90", "connect_p99": "99"}
 SERVER_STATS = ("cpu", "rss", "threads", "fds")
 
 
@@ -194,7 +196,8 @@ def _percentiles(summary: Mapping[str, object], kind: str, phase: str) -> Mappin
 
 def summary_metrics(summary: Mapping[str, object]) -> dict[str, float]:
     """A load phase's metrics from its summary: throughput, errors, the corrected total
-    latency's percentiles (seconds), and the generator's own figures (never compared)."""
+    latency's percentiles (seconds), with a new connection per request the connect time's
+    (ab's Connect row), and the generator's own figures (never compared)."""
     errors = summary["errors"]
     assert isinstance(errors, dict)
     values = {
@@ -206,6 +209,12 @@ def summary_metrics(summary: Mapping[str, object]) -> dict[str, float]:
     for name, key in LATENCY_PERCENTILES.items():
         if requests > 0:
             values[name] = _finite(percentiles.get(key), f"latency.corrected.total.{key}")
+    if summary.get("new_connection") is True and requests > 0:
+        # From the actual send: the TCP connect itself, as ab times it. The corrected view adds
+        # the wait for a free connection in open loop, which latency_* already count.
+        connect = _percentiles(summary, "uncorrected", "connect")
+        for name, key in CONNECT_PERCENTILES.items():
+            values[name] = _finite(connect.get(key), f"latency.uncorrected.connect.{key}")
     generator = summary.get("generator")
     if isinstance(generator, dict):
         for key in ("cpu_seconds", "cpu_share", "missed_sends"):

@@ -71,7 +71,9 @@ class SamplingCost:
     test at 97 %). The cost is then the pairs' median. Otherwise the cost is below what this
     measurement resolves, and ``bound`` is what can be said: at most the largest pair's
     difference (the median of the true differences is below the largest of five with the same
-    97 %), or the CPU clock's resolution when no pair showed any cost."""
+    97 %), and never less than the run-to-run noise of the runs alone (their standard
+    deviation), nor the CPU clock's resolution: a difference smaller than the noise says
+    nothing, so a bound below it ("below 0.003 ns") would claim a precision never measured."""
 
     fraction: float  # of the program's CPU time, the median pair (0 when not resolved)
     per_sample: float  # seconds, the median pair divided by the samples taken
@@ -90,7 +92,8 @@ def sampling_cost(
     samples = max(1.0, plain * frequency_hz)
     resolved = min(differences) > 0
     added = statistics.median(differences) if resolved else 0.0
-    largest = max(max(differences), time.get_clock_info("process_time").resolution)
+    noise = statistics.stdev(plains) if len(plains) > 1 else 0.0
+    largest = max(max(differences), noise, time.get_clock_info("process_time").resolution)
     return SamplingCost(
         added / plain if plain > 0 else 0.0,
         added / samples,

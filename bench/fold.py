@@ -21,8 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cutaway.probes.profile.fold import fold_perf_script
-from cutaway.probes.profile.native_fold import fold_file_natively, folder_path
+from cutaway.probes.profile.native_fold import fold_file_natively, fold_perf_script, folder_path
 
 
 def record_input(seconds: float, directory: Path) -> Path:

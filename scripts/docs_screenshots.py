@@ -8,7 +8,9 @@ take screenshots of the parts the docs show with headless Chromium (Debian's `ch
 The nscd example needs nscd; the mailqueue one sendmail-bin, strace and root (see
 docs/case-studies/mailqueue.md); the squid one squid, nginx, apache2-utils, linux-perf and root
 (about 8 minutes: see docs/case-studies/squid.md); the varnish one varnish, nginx-light,
-linux-perf and root (about 4.5 minutes: see docs/case-studies/varnish.md). Runs go to a store in
+linux-perf and root (about 4.5 minutes: see docs/case-studies/varnish.md); the caddy one
+nginx-light, linux-perf, root and Go (about 10 minutes, and the first time a few more to build
+two Caddy releases: see docs/case-studies/caddy.md). Runs go to a store in
 a temporary directory and the reports are not kept: only the PNGs, under docs/images/. With
 ``--db``, the latest experiment of that store is reported instead of running the example again
 (one example).
@@ -92,6 +94,23 @@ EXAMPLES: dict[str, tuple[str, tuple[str, ...], dict[str, str], list[Picture]]] 
                 "flame:2",
                 0,
                 ("on-CPU", "cache-worker", "search:" + VARNISHD_FRAMES),
+            ),
+        ],
+    ),
+    # The case study's run: 8 rounds, profiled system-wide and narrowed to caddy's process.
+    "caddy": (
+        "examples/caddy/experiment.toml",
+        (),
+        {},
+        [
+            ("caddy-attribution-curve.png", "figure.kind-attribution", 0, ()),
+            # v2.10.2 against v2.7.6, zoomed into caddy's on-CPU frames, the logging
+            # library's (zap) frames highlighted: the largest changes beyond noise.
+            (
+                "caddy-flamegraph-diff.png",
+                "flame:2",
+                0,
+                ("on-CPU", "caddy", "search:^go\\.uber\\.org/zap"),
             ),
         ],
     ),

@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import itertools
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from filesystems import Tmpfs
 from postgresql_server import PostgresServer, ServerUnavailable, running_server
+
+
+def _children_start_with_default_stop_signals() -> None:
+    """Started in the background (`./scripts/test &` from a script, nohup, some CI runners),
+    the suite inherits SIGINT (and, under nohup, SIGHUP) ignored, and so would every cutaway it
+    starts: a test that sends it Ctrl-C would wait for ever. An ignored disposition survives
+    exec; a handler does not (the child starts with the default). So an ignored one is replaced
+    with a handler that does nothing: the suite still ignores it, its children do not."""
+    for stop_signal in (signal.SIGINT, signal.SIGHUP):
+        if signal.getsignal(stop_signal) is signal.SIG_IGN:
+            signal.signal(stop_signal, _ignore)
+
+
+def _ignore(signal_number: int, frame: object) -> None:
+    pass
+
+
+_children_start_with_default_stop_signals()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

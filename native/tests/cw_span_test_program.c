@@ -96,7 +96,13 @@ int main(int argc, char **argv) {
     pthread_t thread;
     int threaded = strcmp(mode, "threads") == 0;
     if (threaded && pthread_create(&thread, NULL, cw_thread, NULL) != 0) return 1;
+    int open_at_start = strcmp(mode, "open-at-start") == 0;
+    if (open_at_start) cw_span_begin("main"); /* never ended: the rest is kept all the same */
     for (int i = 0; i < cw_operations; i++) cw_operation();
+    if (open_at_start) {
+        cw_span_begin("\xff\xfe not UTF-8");
+        cw_span_end("\xff\xfe not UTF-8");
+    }
     if (threaded) pthread_join(thread, NULL);
     if (strcmp(mode, "fork") == 0) {
         pid_t child = fork();

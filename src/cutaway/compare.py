@@ -47,7 +47,7 @@ from cutaway.probes.calls.analysis import (
     losses_cautions,
 )
 from cutaway.probes.load.analysis import load_cautions, load_summaries
-from cutaway.probes.profile.analysis import load_round_profiles, profile_analysis
+from cutaway.probes.profile.analysis import RoundProfile, load_round_profiles, profile_analysis
 from cutaway.probes.profile.flamegraph import flame_profiles
 from cutaway.stats import (
     describe,
@@ -80,7 +80,31 @@ def experiment_info(stored: StoredExperiment, rounds_completed: int) -> Experime
         conditions=spec.conditions,
         versions=dict(stored.versions),
         calibration=stored.calibration,
+        commands={v.name: v.command_text for v in spec.variants},
+        parameters={v.name: dict(v.params) for v in spec.variants if v.params},
     )
+
+
+def only_processes(stored: Sequence[RoundProfile], names: Sequence[str]) -> list[RoundProfile]:
+    """The profiles with only the stacks of these processes (the name at a folded stack's
+    root): a system-wide profile of a shared machine narrowed to the server, so that its
+    tables, flame graphs and attribution are the server's, not every process's noise."""
+    wanted = frozenset(names)
+    return [
+        (
+            variant,
+            round_index,
+            dataclasses.replace(
+                profile,
+                stacks={
+                    stack: weight
+                    for stack, weight in profile.stacks.items()
+                    if stack.split(";", 1)[0] in wanted
+                },
+            ),
+        )
+        for variant, round_index, profile in stored
+    ]
 
 
 def summarize(variant: str, metric: str, values: NDArray[np.float64], confidence: float) -> Summary:
@@ -106,12 +130,12 @@ def analyze(
         summarize(
             name,
             metric,
-            tables[metric].values[:, tables[metric].variants.index(name)],
+            tables[metric].values[:, tables[metric].column_of[name]],
             spec.confidence,
         )
         for metric in tables
         for name in names
-        if name in tables[metric].variants
+        if name in tables[metric].column_of
     ]
     comparisons: list[Comparison] = []
     for reference, name in compared_pairs(spec):
@@ -127,6 +151,8 @@ def analyze(
     calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
     profiled = spec.probes.profile is not None or spec.probes.instructions
     stored_profiles = load_round_profiles(store, experiment_id) if profiled else []
+    if spec.probes.profile is not None and spec.probes.profile.processes:
+        stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
     profile = profile_analysis(
         store,
         experiment_id,
@@ -546,7 +572,7 @@ def _variant_values(
     store: Store, experiment_id: int, metric: Metric, variant: str
 ) -> NDArray[np.float64]:
     table = store.metric_table(experiment_id, metric.name, metric.purpose)
-    column = table.values[:, table.variants.index(variant)]
+    column = table.values[:, table.column_of[variant]]
     values: NDArray[np.float64] = column[np.isfinite(column)]
     return values
 
@@ -564,10 +590,10 @@ def paired_family(
     rows: list[Row] = []
     for metric in metrics:
         table = tables[metric.name]
-        if reference not in table.variants or other not in table.variants:
+        if reference not in table.column_of or other not in table.column_of:
             continue
-        base = table.values[:, table.variants.index(reference)]
-        values = table.values[:, table.variants.index(other)]
+        base = table.values[:, table.column_of[reference]]
+        values = table.values[:, table.column_of[other]]
         pairs = np.isfinite(base) & np.isfinite(values)
         estimate = paired_ratio(
             base[pairs], values[pairs], confidence=spec.confidence, resamples=resamples,

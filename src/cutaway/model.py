@@ -6,6 +6,7 @@ every other module may import it (see docs/how-it-works.md for the dependency di
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
@@ -139,6 +140,11 @@ class Variant:
         if isinstance(self.command, list):
             object.__setattr__(self, "command", tuple(self.command))
 
+    @property
+    def command_text(self) -> str:
+        """The command as one line a shell would read (an argument vector shell-quoted)."""
+        return self.command if isinstance(self.command, str) else shlex.join(self.command)
+
     def to_dict(self) -> dict[str, object]:
         return {
             "name": self.name,
@@ -257,11 +263,16 @@ class ProfileSpec:
     off_cpu: bool = True
     kernel: bool = True  # kernel frames too, where this machine allows it
     phases: tuple[PhaseRule, ...] = ()  # frame patterns -> named phases, in file order
+    # Only these processes' stacks (by the process name at the stack's root) are analysed; the
+    # store keeps every stack. Empty: all of them.
+    processes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "phases", tuple(self.phases))
+        object.__setattr__(self, "processes", tuple(self.processes))
 
     def to_dict(self) -> dict[str, object]:
+        processes = {"processes": list(self.processes)} if self.processes else {}
         return {
             "frequency_hz": self.frequency_hz,
             "system_wide": self.system_wide,
@@ -269,6 +280,7 @@ class ProfileSpec:
             "off_cpu": self.off_cpu,
             "kernel": self.kernel,
             "phases": [rule.to_dict() for rule in self.phases],
+            **processes,
         }
 
     @classmethod
@@ -285,6 +297,10 @@ class ProfileSpec:
                 PhaseRule(str(rule["name"]), str(rule["frames"]))
                 for rule in data.get("phases") or ()  # type: ignore[attr-defined]
                 if isinstance(rule, Mapping)
+            ),
+            processes=tuple(
+                str(name)
+                for name in data.get("processes") or ()  # type: ignore[attr-defined]
             ),
         )
 
@@ -915,6 +931,9 @@ class ExperimentInfo:
     versions: Mapping[str, str] = field(default_factory=dict)
     # The harness overhead measured for this experiment (each one's own in `cutaway compare`).
     calibration: Calibration | None = None
+    # Each variant's command as one line, and the matrix parameters that made it (if any).
+    commands: Mapping[str, str] = field(default_factory=dict)
+    parameters: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -1144,7 +1163,8 @@ class AttributionTotal:
     reconciled with (``instructions``, or ``cpu`` of the timed runs for on-CPU samples; None
     when there is none), with its per-run difference and interval. ``listed`` functions (by
     self change, largest first) sum to ``listed_delta``; ``beyond_noise`` functions changed
-    with an interval that excludes zero, ``within_noise`` changed within it."""
+    with an interval that excludes zero, ``within_noise`` changed within it; ``baseline_only``
+    and ``variant_only`` ran in one side's profiles only."""
 
     variant: str
     baseline: str
@@ -1164,6 +1184,10 @@ class AttributionTotal:
     listed_delta: float
     beyond_noise: int
     within_noise: int
+    # Functions found (anywhere on a stack) in the baseline's profiles only, and in the
+    # variant's only: code one version runs and the other does not (seed 003's new features).
+    baseline_only: int = 0
+    variant_only: int = 0
 
     @property
     def reference_delta(self) -> float:

@@ -62,6 +62,9 @@ _NAME_MAX_BYTES = 1024
 _NAME_CUT = 1
 _LONG_DURATION = 2  # record flags: the duration did not fit 48 bits
 _DURATION_LIMIT = 1 << 48
+_LEVELS = 1 << 16  # a record's level is 16 bits: a span deeper is dropped and counted
+_DROPPED = struct.Struct("=Q")  # the header's dropped_records, at offset _DROPPED_OFFSET
+_DROPPED_OFFSET = 48
 _TEXT_BYTES = 24
 _HEADER = struct.Struct("=IHHIIiiIIQqQIIQqQQ")  # struct cw_calls_header, 96 bytes
 _RECORD = struct.Struct("=HBBiIIq8x")  # struct cw_calls_record without duration and level
@@ -152,7 +155,12 @@ class _Writer:
         return prefix
 
     def record(self, kind: int, tid: int, name: str, level: int, start: int, duration: int) -> None:
-        """Any span record, the slow way: a span too long for 48 bits, an unbalanced event."""
+        """Any span record, the slow way: a span too long for 48 bits, an unbalanced event, a
+        span too deep (dropped, its begin and end counted as the C writer counts them)."""
+        if level >= _LEVELS:
+            (dropped,) = _DROPPED.unpack_from(self.map, _DROPPED_OFFSET)
+            _DROPPED.pack_into(self.map, _DROPPED_OFFSET, dropped + (2 if kind == _SPAN else 1))
+            return
         flags = 0
         if duration >= _DURATION_LIMIT:
             duration, flags = _DURATION_LIMIT - 1, _LONG_DURATION
@@ -258,7 +266,7 @@ def _end(name: str, now: int) -> None:
     if stack:
         opened, start = stack[-1]
         duration = now - start
-        if opened == name and duration < _DURATION_LIMIT:
+        if opened == name and duration < _DURATION_LIMIT and len(stack) <= _LEVELS:
             del stack[-1]
             writer = _writer or _start()
             if writer is not None:
@@ -352,7 +360,7 @@ class span:
             if stack:
                 opened, start = stack[-1]
                 duration = now - start
-                if opened == name and duration < _DURATION_LIMIT:
+                if opened == name and duration < _DURATION_LIMIT and len(stack) <= _LEVELS:
                     del stack[-1]
                     writer = _writer or _start()
                     if writer is not None:

@@ -31,3 +31,35 @@ def visible(text: str, *, keep_newlines: bool = False) -> str:
     tail of a command's stderr); a carriage return is always escaped, since it would let the
     text overwrite what came before it on the line."""
     return text.translate(_ESCAPES_BUT_NEWLINE if keep_newlines else _ESCAPES)
+
+
+# The most characters of one user-given text (a name, a command, a path, a URL) a message
+# shows: a 1 MB variant name must not become a 1 MB error.
+DISPLAY_CHARACTERS = 200
+
+
+def clip(text: str | bytes, limit: int = DISPLAY_CHARACTERS) -> tuple[str, int]:
+    """A user's text as a message quotes it, and how many characters were left out: bytes
+    decoded as UTF-8 with replacement, and so are the undecodable bytes of a command-line
+    argument (which Python keeps as lone surrogates that a UTF-8 terminal cannot print), cut
+    to ``limit`` characters. Control characters are left to :func:`visible`, applied to the
+    whole line printed."""
+    if isinstance(text, bytes):
+        decoded = text.decode("utf-8", errors="replace")
+    else:
+        try:
+            data = text.encode("utf-8", errors="surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+            data = text.encode("utf-8", errors="surrogatepass")
+        decoded = data.decode("utf-8", errors="replace")
+    return decoded[:limit], max(0, len(decoded) - limit)
+
+
+def display(text: str | bytes, limit: int = DISPLAY_CHARACTERS) -> str:
+    """:func:`clip`'s text, followed by the count of the characters left out, if any."""
+    shown, left_out = clip(text, limit)
+    return shown + left_out_note(left_out)
+
+
+def left_out_note(left_out: int) -> str:
+    return f"... ({left_out:,} more characters)" if left_out else ""

@@ -272,3 +272,46 @@ def test_ctrl_c_removes_every_worktree(work: Path) -> None:
     assert process.returncode == 130, stderr
     assert "interrupted" in stderr
     assert_cleaned_up(work, repository)
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "build-timeout"])
+def test_a_build_stopped_by_a_signal_or_its_time_limit_leaves_nothing_running(
+    work: Path, stop: str
+) -> None:
+    """The build's whole process group is stopped, not only its shell: a compiler it started
+    must not go on under PID 1 in a worktree that is being removed."""
+    repository = work / "repo"
+    hashes = make_repository(repository, 3, first_bad=2)
+    hung = f"sleep 97.{abs(hash(str(work))) % 10**6:06d}"
+    build = f"touch {work}/building; {hung}; {BUILD}"  # the shell waits for its child
+    timeout = ["--build-timeout", "1"] if stop == "build-timeout" else []
+    process = subprocess.Popen(
+        [*CUTAWAY, "bisect", hashes[0], hashes[-1], "--repo", str(repository),
+         "--build", build, *timeout, "--db", "b.db", "--", "./prog"],
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1", "TMPDIR": str(work / "tmp")},
+    )  # fmt: skip
+    try:
+        if stop == "SIGTERM":
+            deadline = time.monotonic() + 60
+            while not (work / "building").exists():
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+            time.sleep(0.3)
+            process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    time.sleep(0.3)
+    found = subprocess.run(["pgrep", "-f", "-x", hung], capture_output=True, text=True)
+    assert found.stdout.strip() == "", f"the build's child outlived it\n{stderr}"
+    if stop == "SIGTERM":
+        assert process.returncode == 143, stderr
+    else:
+        assert process.returncode == 2, stderr
+        assert "the build timed out after 1 s" in stderr
+    assert_cleaned_up(work, repository)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cutaway.probes.profile.fold import FoldOptions, fold_perf_script
+from cutaway.probes.profile.fold import FoldOptions
+from cutaway.probes.profile.native_fold import fold_perf_script
 from tests.unit.test_profile_native_fold import FIXTURES, _garbage
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,10 +8,12 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable
@@ -97,22 +99,43 @@ def test_a_hook_that_hangs_is_stopped_at_its_time_limit(tmp_path: Path) -> None:
     assert leftovers(hung) == ""
 
 
-def test_a_second_interrupt_stops_a_prepare_hook_that_the_first_waited_for(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("stop_signal", "hook"),
+    [
+        (signal.SIGINT, "prepare"),
+        (signal.SIGTERM, "prepare"),
+        (signal.SIGHUP, "prepare"),
+        (signal.SIGTERM, "conclude"),
+        (signal.SIGINT, "setup"),
+    ],
+)
+def test_an_interrupt_stops_any_hook_at_once_and_exits_with_its_signal(
+    tmp_path: Path, stop_signal: int, hook: str
 ) -> None:
+    """A hook is never waited for once the user asked to stop: its group is stopped within a
+    second, the cleanups run, and the exit status is 128 + the signal's number."""
     hung = sleeper(tmp_path)
-    path = experiment(tmp_path, setup="true", prepare=f"touch prepare-started; {hung}")
+    hooks = {"setup": "true", "prepare": "", "extra": ""}
+    if hook == "conclude":
+        hooks["extra"] = (
+            f'[[variants]]\nname = "c"\ncommand = "true"\nconclude = "touch {hook}-started; {hung}"'
+        )
+    else:
+        hooks[hook] = f"touch {hook}-started; {hung}"
+    path = experiment(tmp_path, setup=hooks["setup"], prepare=hooks["prepare"])
+    if hooks["extra"]:
+        path.write_text(path.read_text() + hooks["extra"] + "\n")
     process = start(path, tmp_path)
-    wait_for(tmp_path / "prepare-started")
-    process.send_signal(signal.SIGINT)
-    time.sleep(1.0)
-    assert process.poll() is None  # the first interrupt waits for the prepare hook...
-    process.send_signal(signal.SIGINT)  # ...the second stops it
+    wait_for(tmp_path / f"{hook}-started")
+    time.sleep(0.2)
+    process.send_signal(stop_signal)
+    stopped_at = time.monotonic()
     _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130, stderr
-    assert "waiting for the prepare hook of 'a' to finish" in stderr
-    assert sorted((tmp_path / "cleanups").read_text().split()) == ["cleanup-a", "cleanup-b"]
+    assert process.returncode == 128 + stop_signal, stderr
+    assert time.monotonic() - stopped_at < 15  # not the hook's 97 s (no speed asserted)
     assert leftovers(hung) == ""
+    assert (tmp_path / "cleanups").read_text().split().count("cleanup-a") == 1
+    assert status_of_latest(tmp_path) == "incomplete"
 
 
 # -- every stop signal in every phase ------------------------------------------------------------
@@ -234,7 +257,7 @@ def test_a_stop_in_any_phase_cleans_up_keeps_the_store_intact_and_resumes(
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130, stderr
+    assert process.returncode == 128 + STOPS[stop][0], stderr
     assert "Traceback" not in stderr, stderr
     hooks = hooks_balanced(tmp_path)
     assert hooks[0] == "setup-a" and ("setup-b" in hooks) is (phase != "setup")
@@ -259,3 +282,32 @@ def test_a_stop_in_any_phase_cleans_up_keeps_the_store_intact_and_resumes(
         (ok_runs,) = connection.execute("SELECT COUNT(*) FROM runs WHERE status = 'ok'").fetchone()
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     assert ok_runs == 2 * ROUNDS
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_an_interrupted_instructions_run_leaves_no_gdbserver_pipes(tmp_path: Path) -> None:
+    """valgrind's gdbserver FIFOs (/tmp/vgdb-pipe-*) stay when valgrind is killed: the
+    instructions probe runs it without one."""
+    hung = sleeper(tmp_path, 30)
+    process = subprocess.Popen(
+        [*CUTAWAY, "run", "-c", hung, "-c", hung, "--rounds", "1", "--warmup", "0",
+         "--instructions"],
+        cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        valgrind_pid = ""
+        deadline = time.monotonic() + 120
+        while not valgrind_pid:  # the first untimed run, under valgrind
+            assert time.monotonic() < deadline and process.poll() is None
+            found = subprocess.run(["pgrep", "-f", f"callgrind.*{hung}"], capture_output=True)
+            valgrind_pid = found.stdout.decode().split("\n")[0].strip()
+            time.sleep(0.1)
+        time.sleep(1.0)  # valgrind has started its tool
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    pipes = list(Path(tempfile.gettempdir()).glob(f"vgdb-pipe-*-{valgrind_pid}-*"))
+    assert pipes == [], pipes

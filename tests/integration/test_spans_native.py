@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from cutaway.probes.spans.model import nest
+from cutaway.probes.spans.model import nest, span_name
 from cutaway.probes.spans.records import (
     LIBRARY_VARIABLE,
     environment_for,
@@ -129,7 +129,7 @@ def test_unbalanced_and_too_long_names_are_reported_and_nothing_else_lost(
     _run(program, ["1", "long"], environment_for(tmp_path))
     (long_file,) = _events(tmp_path)
     assert any("longer than 1024 bytes and is cut there" in p for p in long_file.problems)
-    assert "n" * 1024 in {event.name for event in long_file.events}
+    assert span_name("n" * 1024) in {event.name for event in long_file.events}
 
 
 @pytest.mark.parametrize("writer", ["installed", "instrumented"])
@@ -162,6 +162,20 @@ def test_spans_kept_open_by_the_writer_are_reported_as_before(
     assert "begin of 'thread left open' without an end (still open" in messages[2]
     (in_child,) = nest(child.events).unbalanced
     assert "end of 'across fork' without a begin" in in_child.message
+
+
+def test_a_span_open_from_the_start_loses_no_other_span(program: str, tmp_path: Path) -> None:
+    from cutaway.probes.spans.phases import operation_table
+
+    _run(program, ["4", "open-at-start"], environment_for(tmp_path))
+    (span_file,) = _events(tmp_path)
+    nesting = nest(span_file.events)
+    (problem,) = nesting.unbalanced
+    assert "begin of 'main' without an end" in problem.message
+    table = operation_table(nesting.spans)
+    rows = dict(zip((p.path for p in table.phases), table.operations, strict=True))
+    assert rows[("search",)] == 4
+    assert rows[("\ufffd\ufffd not UTF-8",)] == 1  # bytes that are not UTF-8, replaced
 
 
 def test_the_vectors_program_regenerates_the_committed_vector(

@@ -15,7 +15,7 @@ from cutaway.attribution.analysis import (
     attribution_analysis,
     per_round_profiles,
 )
-from cutaway.model import Spec
+from cutaway.model import Analysis, Spec
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import load_round_profiles
 from cutaway.store import Store
@@ -159,3 +159,27 @@ def test_an_unsymbolized_address_that_moved_is_one_function_unchanged() -> None:
     (total,) = result.totals
     assert total.beyond_noise == 0 and total.within_noise == 0
     assert not [e for e in result.entries if e.delta != 0.0]
+
+
+def test_functions_in_one_version_only_are_counted_and_said() -> None:
+    """Seed 003's question: what does one release run that the other does not?"""
+    items = []
+    for round_index in range(ROUNDS):
+        old = {"prog;main;parse": 1_000_000, "prog;main;log;legacy_format": 200_000}
+        new = {
+            "prog;main;parse": 1_000_000,
+            "prog;main;log;async_call": 150_000,
+            "prog;main;log;address_copy": 90_000,
+        }
+        for variant, stacks in (("old", old), ("new", new)):
+            profile = records.Profile(records.ON_CPU, records.NANOSECONDS, stacks)
+            items.append((variant, round_index, profile))
+    result = attribute(per_round_profiles(items), ["old", "new"], "old")
+    (total,) = result.totals
+    assert (total.baseline_only, total.variant_only) == (1, 2)  # log itself runs in both
+    import cutaway.report  # noqa: F401  (first: the report package imports the attribution's views)
+    from cutaway.attribution.sections import answer_sentence
+
+    analysis = Analysis((), (), (), (), None, {}, attribution=result.entries)
+    text = "".join(p if isinstance(p, str) else p.text for p in answer_sentence(analysis, total))
+    assert "1 function ran in old's profiles only, 2 in new's only" in text

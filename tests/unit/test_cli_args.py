@@ -78,22 +78,79 @@ def test_no_parser_allows_abbreviations() -> None:
     assert all(sub.allow_abbrev is False for sub in subparsers.values())
 
 
-@pytest.mark.parametrize("argv", [["run", "sleep 0.01"], ["run", "sleep", "0.01"], ["run", "true"]])
-def test_a_command_as_the_positional_argument_says_to_use_c(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    argv: list[str],
+@pytest.mark.parametrize(
+    ("argv", "commands"),
+    [
+        (["run", "sleep 0.01"], ["sleep 0.01"]),
+        (["run", "sleep 0.01", "sleep 0.02"], ["sleep 0.01", "sleep 0.02"]),
+        (["run", "-r", "5", "true", "--warmup", "0", "false"], ["true", "false"]),
+        (["run", "./prog"], ["./prog"]),
+    ],
+)
+def test_commands_as_positional_arguments_as_hyperfine_takes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], commands: list[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    try:
-        code = cli.main(argv)
-    except SystemExit as exit_:
-        code = exit_.code  # type: ignore[assignment]
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "cutaway run -c " in err
-    assert not (tmp_path / ".cutaway").exists()
+    (tmp_path / "prog").write_text("#!/bin/sh\n")
+    (tmp_path / "prog").chmod(0o755)  # a program is a command, even where it exists
+    args = cli.parse_arguments(argv)
+    assert args.cmd == commands and args.file is None
+
+
+def test_an_existing_file_that_is_no_program_is_an_experiment_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "experiment").write_text("")
+    assert cli.parse_arguments(["run", "experiment"]).file == "experiment"
+    assert cli.parse_arguments(["run", "missing.toml"]).file == "missing.toml"
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["run", "sleep 1", "-c", "rm x"], "hyperfine's -c, --cleanup, is --cleanup here"),
+        (["run", "--sort", "auto", "true"], "--sort is hyperfine's: cutaway ranks variants"),
+        (["run", "-u", "millisecond", "true"], "-u is hyperfine's: cutaway picks each table"),
+        (["run", "--time-unit=second", "true"], "--time-unit is hyperfine's"),
+        (["run", "-M", "20", "true"], "-M is hyperfine's: cutaway runs exactly --rounds"),
+        (["run", "-i=crash", "true"], "-i=crash: cutaway counts a run that exits non-zero"),
+        (["run", "--rnuds", "3", "true"], "unrecognized argument --rnuds (did you mean --rounds?)"),
+    ],
+)
+def test_hyperfine_options_that_differ_are_said_first_with_a_short_usage(
+    capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        cli.parse_arguments(argv)
+    assert stopped.value.code == 2
+    first, usage, *rest = capsys.readouterr().err.splitlines()
+    assert said in first and usage.startswith("usage: cutaway") and rest == []
+
+
+def test_hyperfine_aliases_mean_what_they_mean_there() -> None:
+    hooks = ["-s", "make", "-p", "sync", "-C", "rm -f x"]
+    exports = ["--export-orgmode", "t.org"]
+    args = cli.parse_arguments(
+        [
+            "run",
+            "-r",
+            "7",
+            "-w",
+            "2",
+            *hooks,
+            "--command-name",
+            "a",
+            "-i=non-zero",
+            "sleep 0.01",
+            *exports,
+        ]
+    )
+    assert (args.rounds, args.warmup, args.name, args.ignore_failure) == (7, 2, ["a"], True)
+    assert (args.setup, args.prepare, args.conclude) == (["make"], ["sync"], ["rm -f x"])
+    assert args.export_orgmode == "t.org" and args.cmd == ["sleep 0.01"]
+    assert cli.parse_arguments(["run", "-m", "12", "true"]).rounds == 12
+    assert cli.parse_arguments(["run", "--runs", "3", "true"]).rounds == 3
 
 
 def test_a_missing_toml_file_is_still_no_such_file(

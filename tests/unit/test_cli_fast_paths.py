@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cutaway import api
-from cutaway.cli import commands, main
+from cutaway.cli import commands, listing, main
 from cutaway.model import Run, RunStatus, Spec, Variant
 from cutaway.store import LATEST_VERSION, Store, schema
 from cutaway.store.listing import read_listing
@@ -76,8 +76,8 @@ def test_version_is_the_parsers(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_default_store_is_the_librarys() -> None:
-    assert str(api.DEFAULT_DB) == main.DEFAULT_DB
-    assert commands.DEFAULT_DB == main.DEFAULT_DB
+    assert str(api.DEFAULT_DB) == listing.DEFAULT_DB
+    assert commands.DEFAULT_DB == listing.DEFAULT_DB
 
 
 @pytest.fixture

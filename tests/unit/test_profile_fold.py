@@ -16,10 +16,10 @@ from cutaway.probes.profile.fold import (
     Folder,
     FoldOptions,
     fold_lines,
-    fold_perf_script,
     folded_text,
     tidy_function,
 )
+from cutaway.probes.profile.native_fold import fold_perf_script
 from tests.hostile import HOSTILE
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "perf"

@@ -14,10 +14,14 @@ from cutaway.probes.profile.fold import (
     Folder,
     FoldOptions,
     fold_lines,
-    fold_perf_script,
     folded_text,
 )
-from cutaway.probes.profile.native_fold import fold_file_natively, fold_text_natively, folder_path
+from cutaway.probes.profile.native_fold import (
+    fold_file_natively,
+    fold_perf_script,
+    fold_text_natively,
+    folder_path,
+)
 from tests.hostile import HOSTILE
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "perf"

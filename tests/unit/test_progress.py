@@ -80,3 +80,24 @@ def test_nothing_draws_between_events() -> None:
         drawn = stream.getvalue()
         threading.Event().wait(0.25)  # a refreshing display would redraw meanwhile
         assert stream.getvalue() == drawn
+
+
+def test_a_failed_warmup_run_is_said_as_the_warmup_not_round_minus_one() -> None:
+    stream = io.StringIO()
+    run = Run("a", -1, 0, RunStatus.FAILED, 3, None, {}, 0.0, "exit status 3")
+    with TerminalProgress(stream, bar=False) as progress:
+        progress(events.RunFinished(run, 1, 8, 0.1))
+    assert "cutaway: run of 'a' in its warmup run: failed: exit status 3" in stream.getvalue()
+    assert "round -1" not in stream.getvalue()
+
+
+def test_an_experiment_that_measured_nothing_is_not_said_to_continue() -> None:
+    stream = io.StringIO()
+    with TerminalProgress(stream, bar=False) as progress:
+        progress(events.ExperimentFinished(7, "incomplete", "error", 0, 0))
+        progress(events.ExperimentFinished(8, "incomplete", "error", 4, 2))
+    nothing, some = stream.getvalue().splitlines()
+    assert "#7 measured nothing (stopped by the error below)" in nothing
+    assert "once that is fixed, `cutaway run --resume 7` runs it" in nothing
+    assert "continues it" not in nothing
+    assert "4 runs in 2 complete rounds are stored" in some and "continues it" in some

@@ -50,7 +50,8 @@ def test_four_variants_at_220_columns_are_one_table() -> None:
     text = render_terminal(matrix(), color=False, width=220)
     (table,) = _medians_tables(text)
     assert table[0].split()[1:] == list(MATRIX_VARIANTS)
-    assert re.fullmatch(r"wall\s+83\.7 ms\s+116 ms\s+84\.1 ms\s+73\.2 ms", table[2])
+    medians_and_ranges = r"83\.7 ms \(75\.7…105\)\s+116 ms \(105…146\)\s+84\.1 ms \(76\.1…106\)"
+    assert re.fullmatch(rf"wall\s+{medians_and_ranges}\s+73\.2 ms \(66\.2…92\.0\)", table[2])
 
 
 def test_no_table_line_is_wrapped_even_when_one_column_is_wider_than_the_width() -> None:

@@ -432,6 +432,8 @@ def test_registry_has_every_format_with_its_extension() -> None:
         "phases-csv": "csv",
         "uprobe-calls-csv": "csv",
         "markdown": "md",
+        "asciidoc": "adoc",
+        "orgmode": "org",
         "html": "html",
     }
     assert all(fmt.name == name and fmt.description for name, fmt in FORMATS.items())
@@ -495,7 +497,7 @@ def test_json_has_the_documented_keys_in_base_units() -> None:
         "calibration", "run_counts", "probes", "calls", "call_comparisons", "runs", "series",
         "profile_totals", "top_functions", "top_stacks", "profile_phases", "phases",
         "phase_comparisons", "function_calls", "attribution", "attribution_totals",
-        "attribution_curve", "load",
+        "attribution_curve", "load", "results",
     ]  # fmt: skip
     # Without the calls probe its keys are still there, empty: readers need not test for them.
     assert document["probes"] == document["calls"] == document["call_comparisons"] == []
@@ -701,7 +703,8 @@ def test_terminal_shows_what_the_spec_asks_for() -> None:
     verdicts = compact[: compact.index("median")]
     assert re.search(r"wall\s+\+5\.12 %[^\n]*\n\s+sys\s", verdicts)
     assert re.search(r"sys\s+\+11\.6 %\s+\[\+9\.52 %, \+13\.7 %\]\s+regressed", verdicts)
-    assert re.search(r"sys\s+1\.97 ms\s+2\.20 ms\n", compact)
+    # Each median with its variant's range (min…max) in the row's unit, as hyperfine's Range.
+    assert re.search(r"sys\s+1\.97 ms \(1\.78…2\.47\)\s+2\.20 ms \(1\.99…2\.76\)\n", compact)
     assert "inconclusive: user (nscd vs files)" in compact
     assert compact.rstrip().endswith("slower than files: regressed")
     assert text.rstrip().endswith("nscd is 5.12 % [4.60 %, 5.64 %] slower than files: regressed")
@@ -726,7 +729,7 @@ def test_markdown_has_a_headline_and_github_tables() -> None:
     assert "**`nscd` is 5.12 % [4.60 %, 5.64 %] slower than `files`: regressed**" in lines
     assert "| variant | metric | change | 95 % CI | verdict |" in lines
     assert (
-        "| variant | n | total (ms) | average (ms) | median (ms) | sd (µs) | min (ms) | max (ms) |"
+        "| variant | n | total (ms) | average (ms) | median (ms) | sd (ms) | min (ms) | max (ms) |"
         in lines
     )
     assert "**`max_rss`**: peak resident set size (ru_maxrss)" in lines  # an export has all

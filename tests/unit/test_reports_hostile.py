@@ -190,6 +190,28 @@ def test_markdown_makes_no_html_element_from_user_text() -> None:
     assert "`` `x` &lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
+def test_hyperfine_tables_keep_every_command_in_its_own_cell() -> None:
+    """AsciiDoc and Org-mode: one row per variant, five cells each, whatever the command holds
+    ("|" cannot end a cell, markup does not pair up, nothing raw reaches a terminal)."""
+    analysis = _hostile_analysis()
+    variants = analysis.experiments[0].variants
+    org = FORMATS["orgmode"].render(analysis).splitlines()
+    rows = org[2:]
+    assert len(rows) == len(variants)
+    for row in rows:
+        unescaped = row.replace("\\vert{}", "")
+        assert unescaped.startswith("| ") and unescaped.count("|") == 6, row
+        assert "**" not in row.replace("\u200b", "") or "*\u200b" in row
+    adoc = FORMATS["asciidoc"].render(analysis)
+    cells = [line for line in adoc.splitlines() if line.startswith("| `pass:c[")]
+    assert len(cells) == len(variants)
+    for cell in cells:
+        inner = cell.removeprefix("| `pass:c[").removesuffix("]` ")
+        assert "|" not in inner.replace("\\|", "") and "]" not in inner.replace("\\]", "")
+    for text in (adoc, "\n".join(org)):
+        assert "\x1b" not in text and "\r" not in text and "\x07" not in text
+
+
 def test_csv_neutralizes_formulas_and_keeps_numbers() -> None:
     analysis = _hostile_analysis()
     texts = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cutaway.probes.spans.model import NO_OPERATION, Edge, Span, SpanEvent, nest
+from cutaway.probes.spans.model import Edge, Span, SpanEvent, nest
 from tests.hostile import HOSTILE
 
 
@@ -74,16 +74,17 @@ def test_end_without_begin_is_reported_and_the_rest_kept() -> None:
 
 def test_begin_without_end_inside_a_closed_span_is_dropped_and_reported() -> None:
     nesting = nest([begin("a", 0), begin("b", 1), begin("c", 2), end("c", 3), end("a", 4)])
-    assert [(s.name, s.depth) for s in nesting.spans] == [("a", 0), ("c", 2)]
+    # c keeps its place under a: b, whose end is unknown, encloses nothing.
+    assert [(s.name, s.depth, s.parent) for s in nesting.spans] == [("a", 0, None), ("c", 1, "a")]
     (problem,) = nesting.unbalanced
     assert problem.event == begin("b", 1)
     assert "begin of 'b' without an end" in problem.message
     assert "enclosing 'a'" in problem.message
 
 
-def test_spans_inside_an_outermost_span_that_never_ends_belong_to_no_operation() -> None:
+def test_spans_inside_an_outermost_span_that_never_ends_are_operations_of_their_own() -> None:
     nesting = nest([begin("op", 0), end("op", 1), begin("op", 2), begin("x", 3), end("x", 4)])
-    assert [(s.name, s.operation) for s in nesting.spans] == [("op", 0), ("x", NO_OPERATION)]
+    assert [(s.name, s.depth, s.operation) for s in nesting.spans] == [("op", 0, 0), ("x", 0, 1)]
     (problem,) = nesting.unbalanced
     assert "still open when the records end" in problem.message
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cutaway.probes.spans.model import MAX_NAME_CHARACTERS
 from cutaway.probes.spans.otlp import parse_otlp, read_otlp
 from cutaway.probes.spans.phases import operation_table
 
@@ -31,9 +32,8 @@ def test_two_services_nest_into_one_operation_per_trace() -> None:
     table = operation_table(list(read.spans))
     paths = [p.path for p in table.phases if not p.unaccounted]
     assert ("search", "query directory", "search backend", "test filter") in paths
-    for row in table.durations_ns:
-        search, decode, query = row[0], row[1], row[2]
-        assert decode + query <= search  # children within their parent
+    search, decode, query = table.total_ns[:3]
+    assert decode + query <= search  # children within their parent
 
 
 def _line(*spans: dict[str, object]) -> str:
@@ -88,4 +88,19 @@ def test_a_cycle_of_parent_ids_is_reported() -> None:
     assert read.spans == ()
     assert read.problems == (
         "x: 2 spans are in a cycle of parent ids or repeat a span id; skipped",
+    )
+
+
+def test_names_that_are_not_text_and_deep_lines_are_problems_not_errors() -> None:
+    surrogate = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
+        _span("\ud800 lone", "a"), _span("x" * 5_000_000, "b", "a")
+    ]}]}]})  # fmt: skip
+    deep = "[" * 100_000 + "]" * 100_000
+    read = parse_otlp([surrogate, deep], "traces.jsonl")
+    names = [span.name for span in read.spans]
+    assert names[0] == "\ufffd lone"
+    assert len(names[1]) == MAX_NAME_CHARACTERS and names[1].endswith("\u2026")
+    assert all(name.encode("utf-8") for name in names)
+    assert read.problems == (
+        "traces.jsonl:2: JSON nested deeper than this reader follows; line skipped",
     )

@@ -1,9 +1,9 @@
-"""Spans -> operations x phases (cutaway.probes.spans.phases): phases add up, the unaccounted
-rest, recursion, repeated phases, the run metrics, and the stored table."""
+"""Spans -> a run's phases (cutaway.probes.spans.phases): phases add up, the unaccounted
+rest, recursion, repeated phases, medians from the histograms, the run metrics, the heaviest
+phases kept and the rest folded, and the stored table (and version 1's)."""
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 
 import pytest
@@ -11,13 +11,24 @@ import pytest
 from cutaway.model import parse_phase_key, phase_key
 from cutaway.probes.spans.model import Edge, SpanEvent, nest
 from cutaway.probes.spans.phases import (
+    MAX_PHASES,
+    OTHER,
+    OperationTable,
     Phase,
     PhaseBlobError,
     decode,
     encode,
+    histogram_median,
     operation_table,
     phase_metrics,
 )
+
+
+def _medians(table: OperationTable) -> list[float]:
+    return [
+        histogram_median(h, n) if h is not None else float("nan")
+        for h, n in zip(table.histograms, table.operations, strict=True)
+    ]
 
 
 def _events(*steps: tuple[str, str, int], pid: int = 1, tid: int = 1) -> list[SpanEvent]:
@@ -48,14 +59,27 @@ def test_phases_add_up_with_an_unaccounted_rest_under_each_parent() -> None:
         Phase(("search", "filter")),
         Phase(("search", "unaccounted"), unaccounted=True),
     )
-    assert table.operation == (0, 1) and table.process == (0, 0)
-    assert table.durations_ns == (
-        (300, 30, 150, 100, 50, 30, 90),  # two filters add up to 30
-        (100, 30, 10, 0, 10, 10, 50),  # no fetch: 0, all of retrieve is unaccounted
-    )
-    for row in table.durations_ns:
-        assert row[1] + row[2] + row[5] + row[6] == row[0]
-        assert row[3] + row[4] == row[2]
+    # Per operation: (300, 30, 150, 100, 50, 30, 90), two filters adding up to 30; and
+    # (100, 30, 10, 0, 10, 10, 50): no fetch, 0, all of retrieve is unaccounted.
+    assert len(table) == 2 and table.operations == (2,) * 7
+    assert table.total_ns == (400, 60, 160, 100, 60, 40, 140)
+    assert _medians(table) == [200, 30, 80, 50, 30, 20, 70]
+    totals = table.total_ns
+    assert totals[1] + totals[2] + totals[5] + totals[6] == totals[0]
+    assert totals[3] + totals[4] == totals[2]
+
+
+def test_medians_come_from_buckets_within_one_percent() -> None:
+    events = [
+        event
+        for start, length in enumerate([1000, 1004, 5000, 9000, 123_456_789])
+        for event in _events(("b", "op", start * 10**9), ("e", "op", start * 10**9 + length))
+    ]
+    table = operation_table(nest(events).spans)
+    assert table.operations == (5,)
+    assert _medians(table)[0] == pytest.approx(5000, rel=0.01)
+    # 1000 and 1004 share a bucket: its mean stands for both.
+    assert _medians(operation_table(nest(events[:4]).spans))[0] == pytest.approx(1002)
 
 
 def test_run_metrics_are_means_per_operation_in_seconds() -> None:
@@ -75,10 +99,9 @@ def test_run_metrics_are_means_per_operation_in_seconds() -> None:
 
 def test_each_operation_counts_its_spans_per_phase() -> None:
     table = operation_table(nest(SEARCH).spans)
-    assert table.calls == (
-        (1, 1, 1, 1, 0, 2, 0),  # two filters; an unaccounted rest counts none
-        (1, 1, 1, 0, 0, 1, 0),
-    )
+    # Per operation (1, 1, 1, 1, 0, 2, 0): two filters, an unaccounted rest counts none; and
+    # (1, 1, 1, 0, 0, 1, 0). The table keeps the sums over the operations.
+    assert table.calls == (2, 2, 2, 1, 0, 3, 0)
 
 
 def test_one_name_under_two_parents_is_two_phases_with_two_metrics() -> None:
@@ -120,43 +143,101 @@ def test_recursion_is_inside_its_outer_span_not_a_phase_of_its_own() -> None:
                      ("e", "f", 10))  # fmt: skip
     table = operation_table(nest(events).spans)
     assert [p.path for p in table.phases] == [("f",), ("f", "g"), ("f", "unaccounted")]
-    assert table.durations_ns == ((10, 5, 5),)
+    assert table.total_ns == (10, 5, 5)
 
 
-def test_operations_of_processes_and_threads_are_rows_of_their_own() -> None:
+def test_operations_of_processes_and_threads_are_operations_of_their_own() -> None:
     events = [
         *_events(("b", "op", 0), ("e", "op", 10), pid=7, tid=7),
         *_events(("b", "op", 5), ("e", "op", 8), pid=7, tid=8),
         *_events(("b", "op", 0), ("e", "op", 4), pid=3, tid=3),
     ]
     table = operation_table(nest(events).spans)
-    assert list(zip(table.process, table.operation, strict=True)) == [(0, 0), (1, 0), (1, 1)]
-    assert table.durations_ns == ((4,), (10,), (3,))
+    assert len(table) == 3 and table.total_ns == (17,)
+    assert _medians(table) == [4]
 
 
-def test_spans_of_an_operation_that_never_ended_are_left_out() -> None:
+def test_the_spans_inside_a_span_that_never_ended_are_operations_of_their_own() -> None:
     events = _events(("b", "op", 0), ("e", "op", 10), ("b", "op", 20), ("b", "x", 21),
                      ("e", "x", 22))  # fmt: skip
-    assert operation_table(nest(events).spans).durations_ns == ((10,),)
+    table = operation_table(nest(events).spans)
+    assert [p.path for p in table.phases] == [("op",), ("x",)]
+    assert table.operations == (1, 1) and table.total_ns == (10, 1)
+
+
+def test_past_the_heaviest_phases_the_rest_is_one_other_phase_per_parent() -> None:
+    events = _events(("b", "heavy", 0), ("e", "heavy", 1000))
+    for number in range(50):  # fifty names, each a light operation of its own
+        start = 2000 + number * 10
+        events += _events((("b", f"url {number}", start)), ("e", f"url {number}", start + 2))
+    events += _events(("b", "heavy", 5000), ("b", "a", 5001), ("e", "a", 5002),
+                      ("b", "b", 5002), ("e", "b", 5005), ("e", "heavy", 6000))  # fmt: skip
+    table = operation_table(nest(events).spans, max_phases=2)
+    assert table.phases == (
+        Phase(("heavy",)),
+        Phase(("heavy", "b")),
+        Phase(("heavy", OTHER)),
+        Phase(("heavy", "unaccounted"), unaccounted=True),
+        Phase((OTHER,)),
+    )
+    assert table.folded == 51
+    assert table.operations == (2, 2, 2, 2, 50)
+    assert table.total_ns == (2000, 3, 1, 1996, 100)
+    assert len(table) == 52
+    medians = _medians(table)
+    assert medians[0] == 1000 and medians[4] != medians[4]  # OTHER: no median (nan)
+    assert decode(encode(table)) == table
 
 
 def test_the_stored_table_reads_back_and_damage_is_named() -> None:
     table = operation_table(nest(SEARCH).spans)
     assert decode(encode(table)) == table
-    with pytest.raises(PhaseBlobError, match="bytes of values for 2 operations"):
+    with pytest.raises(PhaseBlobError, match="not a phase table"):
         decode(encode(table)[:-3])
     with pytest.raises(PhaseBlobError, match="not a phase table"):
         decode(b"garbage")
-    newer = encode(table).replace(b'"version": 2', b'"version": 99')
-    with pytest.raises(PhaseBlobError, match="version 99, this cutaway reads 2"):
+    with pytest.raises(PhaseBlobError, match="not a phase table"):
+        decode(encode(table).replace(b'"total_ns":[400', b'"total_ns":["400"'))
+    newer = encode(table).replace(b'"version":3', b'"version":99')
+    with pytest.raises(PhaseBlobError, match="version 99, this cutaway reads 3"):
         decode(newer)
 
 
-def test_a_table_stored_before_counts_reads_back_without_them() -> None:
-    table = operation_table(nest(SEARCH).spans)
-    header, _, _ = encode(table).partition(b"\n")
-    values = [v for p, o, row in zip(table.process, table.operation, table.durations_ns,
-                                     strict=True) for v in (p, o, *row)]  # fmt: skip
-    old = header.replace(b'"version": 2', b'"version": 1') + b"\n"
-    old += struct.pack(f"<{len(values)}q", *values)
-    assert decode(old) == dataclasses.replace(table, calls=None)
+def test_version_1_and_2_tables_of_one_row_per_operation_read_as_their_sums() -> None:
+    import json
+
+    phases = [{"path": ["search"], "unaccounted": False},
+              {"path": ["search", "decode"], "unaccounted": False},
+              {"path": ["search", "unaccounted"], "unaccounted": True}]  # fmt: skip
+    rows = [(0, 0, 300, 30, 270), (0, 1, 100, 0, 100)]
+    header = json.dumps({"version": 1, "phases": phases, "operations": 2}).encode()
+    body = struct.pack("<10q", *(value for row in rows for value in row))
+    table = decode(header + b"\n" + body)
+    assert table.operations == (2, 2, 2) and table.total_ns == (400, 30, 370)
+    assert _medians(table) == [200, 15, 185]
+    assert table.calls is None  # version 1 did not count spans
+    with pytest.raises(PhaseBlobError, match="bytes of values for 2 operations"):
+        decode(header + b"\n" + body[:-3])
+    counted = [(0, 0, 300, 30, 270, 1, 2, 0), (0, 1, 100, 0, 100, 1, 0, 0)]
+    header = header.replace(b'"version": 1', b'"version": 2')
+    body = struct.pack("<16q", *(value for row in counted for value in row))
+    table = decode(header + b"\n" + body)
+    assert table.total_ns == (400, 30, 370) and table.calls == (2, 2, 0)
+
+
+def test_the_stored_run_says_how_many_phases_were_folded() -> None:
+    from cutaway.probes.spans.capture import phase_data
+
+    events = []
+    for number in range(MAX_PHASES + 50):
+        events += _events(
+            ("b", f"GET /item/{number}", number * 10), ("e", f"GET /item/{number}", number * 10 + 5)
+        )
+    problems: list[str] = []
+    data, metrics = phase_data("otlp", nest(events).spans, problems)
+    assert data is not None and len(decode(data.data).phases) == MAX_PHASES + 1
+    assert problems == [
+        f"OpenTelemetry: 50 distinct phases beyond the {MAX_PHASES} heaviest are counted "
+        "together as '(other)'"
+    ]
+    assert metrics["phase:(other)"] == pytest.approx(5e-9)  # per operation of its own

@@ -16,7 +16,7 @@ import pytest
 from hostile import HOSTILE
 
 from cutaway.probes.calls.records import CallFileError, read_call_file
-from cutaway.probes.spans.model import Edge, nest
+from cutaway.probes.spans.model import Edge, nest, span_name
 from cutaway.probes.spans.records import (
     DIRECTORY_VARIABLE,
     SpanFileError,
@@ -32,7 +32,8 @@ VECTOR_5 = VECTORS / "spans_v5_tsc.bin"  # one record per span, written at its e
 
 
 def _name(text: str) -> str:
-    return "x" * 1024 if text == "<1024 x>" else text
+    # The vector's 1024-byte name, as every name is kept: cut for display.
+    return span_name("x" * 1024) if text == "<1024 x>" else text
 
 
 @pytest.mark.parametrize("vector", [VECTOR, VECTOR_5], ids=["v4", "v5"])
@@ -257,3 +258,54 @@ def test_an_unwritable_directory_turns_spans_off_without_failing(
     missing = tmp_path / "missing"
     program = "from cutaway import spans\nwith spans.span('x'): pass\nprint(spans.enabled())\n"
     assert _run(program, missing, writer=writer).stdout.strip() == "False"
+
+
+OPEN_AT_START = textwrap.dedent(
+    """
+    from cutaway import spans
+    spans.begin("main")  # never ended
+    for _ in range(5):
+        with spans.span("request"):
+            with spans.span("work"):
+                pass
+    with spans.span("\\udcff\\udcfe bytes that are not UTF-8"):
+        pass
+    """
+)
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_span_open_from_the_start_loses_no_other_span(tmp_path: Path, writer: str) -> None:
+    from cutaway.probes.spans.phases import operation_table
+
+    _run(OPEN_AT_START, tmp_path, writer=writer)
+    (span_file,) = (read_span_file(path) for path in span_files(tmp_path))
+    nesting = nest(span_file.events)
+    (problem,) = nesting.unbalanced
+    assert "begin of 'main' without an end" in problem.message
+    table = operation_table(nesting.spans)
+    rows = dict(zip((p.path for p in table.phases), table.operations, strict=True))
+    assert rows[("request",)] == 5 and rows[("request", "work")] == 5
+    (odd,) = (path[0] for path in rows if "bytes" in path[0])
+    assert odd == "\ufffd\ufffd bytes that are not UTF-8"
+    odd.encode("utf-8")  # safe in every format
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_nesting_past_the_deepest_level_is_reported_as_such(tmp_path: Path, writer: str) -> None:
+    from cutaway.probes.spans.model import DEEPEST_LEVEL
+
+    program = textwrap.dedent(
+        """
+        from cutaway import spans
+        for _ in range(70000):
+            spans.begin("deep")
+        for _ in range(70000):
+            spans.end("deep")
+        """
+    )
+    _run(program, tmp_path, writer=writer)
+    (span_file,) = (read_span_file(path) for path in span_files(tmp_path))
+    assert span_file.dropped_records == 2 * (70000 - DEEPEST_LEVEL - 1)
+    assert len(nest(span_file.events).spans) == DEEPEST_LEVEL + 1
+    assert span_file.nested_too_deep

@@ -110,7 +110,7 @@ def test_the_line_of_a_bad_pattern() -> None:
 
 def test_duplicate_names() -> None:
     table = '[[metrics]]\nname = "r"\nsource = "command"\ncommand = "echo 1"\n'
-    assert "duplicate metric name 'r'" in error(table + table)
+    assert 'duplicate metric name "r"' in error(table + table)
 
 
 def test_options() -> None:
@@ -130,7 +130,7 @@ def test_options() -> None:
     ("text", "option", "expected"),
     [
         ("rps", "--metric", "expected NAME"),
-        ("rps=outpt:ab:x", "--metric", "unknown source 'outpt'"),
+        ("rps=outpt:ab:x", "--metric", 'unknown source "outpt"'),
         ("rps=output:ab:rps", "--metric", "field: ab has no field 'rps'"),
         ("s=process:rss:host=x", "--metric", "pid_file=PATH|name=NAME|port=PORT"),
         ("rps=rps ([0-9]+)", "--metric-regex", "group named value"),
@@ -149,5 +149,12 @@ def test_options_add_to_quick_mode_and_files() -> None:
         {"--metric": ["n=command:echo 1"], "--metric-regex": ["r=x(?P<value>1)"]},
     )
     assert [m.name for m in spec.metrics] == ["n", "r"]
-    with pytest.raises(SpecError, match="duplicate metric name 'n'"):
+    with pytest.raises(SpecError, match='duplicate metric name "n"'):
         apply_overrides(spec, {"--metric": ["n=command:echo 2"]})
+
+
+def test_a_parser_that_is_not_a_name_is_refused_at_its_key() -> None:
+    """Found by the spec fuzzer: `parser = []` raised TypeError (a list is no dict key)."""
+    table = '[[metrics]]\nname = "rps"\nsource = "output"\nparser = []\nfield = "x"\n'
+    message = error(table)
+    assert message.startswith("exp.toml:") and "metrics[0].parser" in message

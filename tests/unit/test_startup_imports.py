@@ -102,6 +102,7 @@ def test_version_and_help_import_only_the_entry_point(argv: list[str]) -> None:
     assert sorted(n for n in modules if n.startswith("cutaway")) == [
         "cutaway",
         "cutaway.cli",
+        "cutaway.cli.listing",  # the default store: os only
         "cutaway.cli.main",
     ]
     assert not modules & set(COSTLY)
@@ -113,6 +114,7 @@ def test_list_imports_only_sqlite_and_the_listing(db: Path) -> None:
     assert sorted(n for n in modules if n.startswith("cutaway")) == [
         "cutaway",
         "cutaway.cli",
+        "cutaway.cli.listing",
         "cutaway.cli.main",
         "cutaway.store",
         "cutaway.store.listing",

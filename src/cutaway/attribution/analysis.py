@@ -164,6 +164,7 @@ def attribute(
             profile_delta = float(total_differences.mean())
             reference_delta = reference[1] if reference is not None else profile_delta
             found: dict[str, list[AttributionEntry]] = {}
+            one_side_only = (0, 0)
             for kind in ATTRIBUTION_KINDS:
                 base_weights = {r: base.by_round[r].of(kind) for r in rounds}
                 other_weights = {r: other.by_round[r].of(kind) for r in rounds}
@@ -176,6 +177,11 @@ def attribute(
                 differences = other_matrix - base_matrix
                 deltas = differences.mean(axis=0)
                 base_means, other_means = base_matrix.mean(axis=0), other_matrix.mean(axis=0)
+                if kind == "inclusive":  # anywhere on a stack: the function ran at all
+                    one_side_only = (
+                        int(np.sum((base_means > 0) & (other_means == 0))),
+                        int(np.sum((base_means == 0) & (other_means > 0))),
+                    )
                 order = sorted(range(len(names)), key=lambda j: (-abs(deltas[j]), names[j]))
                 kind_entries = []
                 for j in order:
@@ -205,7 +211,7 @@ def attribute(
                     None if reference is None else reference[2],
                     None if reference is None else reference[3],
                     len(own), len(shown), sum(e.delta for e in shown),
-                    beyond, len(changed) - beyond,
+                    beyond, len(changed) - beyond, *one_side_only,
                 )
             )  # fmt: skip
             curve += _curve(variant, what, unit, changed, reference_delta)

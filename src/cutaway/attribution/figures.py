@@ -1,4 +1,4 @@
-"""The attribution's figure (cutaway.report.figures): the "thousand cuts" curve, drawn.
+"""The attribution's figure (listed in cutaway.report.figures): the "thousand cuts" curve, drawn.
 
 For each kind of profile (on-CPU time, off-CPU time, instructions), one chart: across, the
 number of functions counted, the largest self change first (a logarithmic axis: 1, 10, 100,
@@ -15,9 +15,20 @@ import math
 
 from cutaway.attribution.sections import WHAT_TITLES, quantity, share_percent, value_unit
 from cutaway.model import Analysis, AttributionPoint
-from cutaway.report.figures import Figure, JsonValue
-from cutaway.report.plots import axis_scale
-from cutaway.report.sections import Align, Column, Heading, Line, Name, Quantity, Row, Table, Tone
+from cutaway.report.sections import (
+    Align,
+    Column,
+    Figure,
+    Heading,
+    JsonValue,
+    Line,
+    Name,
+    Quantity,
+    Row,
+    Table,
+    Tone,
+)
+from cutaway.report.units import axis_scale
 from cutaway.visible import visible
 
 

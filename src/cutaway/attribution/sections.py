@@ -155,6 +155,14 @@ def answer_sentence(analysis: Analysis, total: AttributionTotal) -> tuple[Inline
         f"{format_quantity(total.beyond_noise, 'function')} changed beyond noise, "
         f"{total.within_noise} within it"
     )
+    if total.baseline_only or total.variant_only:
+        parts += [
+            f"; {format_quantity(total.baseline_only, 'function')} ran in ",
+            Name(total.baseline),
+            f"'s profiles only, {total.variant_only} in ",
+            Name(total.variant),
+            "'s only",
+        ]
     return tuple(parts)
 
 

@@ -26,15 +26,12 @@ import dataclasses
 import math
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from cutaway import events
+from cutaway import events, interrupts
 from cutaway.bisect.git import BisectInputError, Repository
 from cutaway.bisect.search import Search
 from cutaway.gate.decision import (
@@ -51,6 +48,7 @@ from cutaway.gate.rules import GateRule
 from cutaway.model import HIGHER_IS_BETTER, METRICS_BY_NAME, ProbeSpec, Spec, Variant
 from cutaway.report.units import format_change, format_change_interval
 from cutaway.runner.errors import RunnerError
+from cutaway.runner.hooks import TIMED_OUT, run_in_group
 from cutaway.runner.runner import run_experiment
 from cutaway.store import Store
 
@@ -206,33 +204,38 @@ class Bisection:
         if directory in self.worktrees:
             self.worktrees.remove(directory)
 
+    @interrupts.holding
     def close(self) -> None:
-        with _shielded():
-            for directory in list(self.worktrees):
-                self.release(directory)
-            shutil.rmtree(self.base, ignore_errors=True)
+        """Remove every worktree. Interrupts are held (a second Ctrl-C must not leave one
+        behind) and raised once they are gone."""
+        for directory in list(self.worktrees):
+            self.release(directory)
+        shutil.rmtree(self.base, ignore_errors=True)
+        interrupts.check()
 
     def build(self, commit: str, directory: str) -> str | None:
         """Run the build in the commit's worktree; None when it worked, else why not."""
         if self.settings.build is None:
             return None
         self.notify(f"building {commit[:12]}")
-        try:
-            result = subprocess.run(
+        # In a process group of its own, stopped whole at its time limit or an interrupt: a
+        # compiler it started must not go on in a worktree that is about to be removed.
+        with tempfile.TemporaryFile() as output:
+            exit_code = run_in_group(
                 ["/bin/sh", "-c", self.settings.build],
+                output,
                 cwd=directory,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                timeout=self.settings.build_timeout_seconds,
+                timeout_seconds=self.settings.build_timeout_seconds,
             )
-        except subprocess.TimeoutExpired:
+            interrupts.check()  # one that stopped the build
+            output.seek(0)
+            text = output.read().decode(errors="replace").strip()[-BUILD_TAIL_CHARS:]
+        if exit_code == TIMED_OUT:
             return f"the build timed out after {self.settings.build_timeout_seconds:g} s"
-        if result.returncode == 0:
+        if exit_code == 0:
             return None
-        output = result.stdout.decode(errors="replace").strip()[-BUILD_TAIL_CHARS:]
-        how = f"exit status {result.returncode}" if result.returncode > 0 else "a signal"
-        return f"the build failed ({how})" + (f":\n{output}" if output else "")
+        how = f"exit status {exit_code}" if exit_code > 0 else "a signal"
+        return f"the build failed ({how})" + (f":\n{text}" if text else "")
 
     # -- experiments ---------------------------------------------------------------------------
 
@@ -366,17 +369,6 @@ def midway_threshold(ratio: float, better: str) -> float:
     if better == HIGHER_IS_BETTER:
         return 1.0 / math.sqrt(ratio) - 1.0
     return math.sqrt(ratio) - 1.0
-
-
-@contextmanager
-def _shielded() -> Iterator[None]:
-    """A second Ctrl-C must not leave a worktree behind."""
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for stop_signal, handler in previous.items():
-            signal.signal(stop_signal, handler)
 
 
 def run_bisect(

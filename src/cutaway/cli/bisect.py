@@ -6,7 +6,8 @@ Exit status: 0 found; 1 BAD is not worse than GOOD (nothing to bisect: measured 
 one test's budget, and said with the interval of the change), or an error; 2 bad
 input (not a git repository, unknown commits, GOOD not an ancestor of BAD, GOOD's or BAD's
 build failing); 3 unsettled (a test stayed inconclusive after its re-runs, or skipped commits
-leave several candidates); 130 interrupted (the worktrees are removed, the experiments kept)."""
+leave several candidates); 128 + the signal's number interrupted (130 Ctrl-C, 143 SIGTERM, 129
+SIGHUP: the worktrees are removed, the experiments kept)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from cutaway.cli.numbers import integer
 from cutaway.visible import visible
 
 if TYPE_CHECKING:
@@ -54,21 +56,21 @@ def add_bisect_arguments(bisect: argparse.ArgumentParser) -> None:
         help="a commit is bad when worse than GOOD by more than PCT with confidence "
         "(default: halfway between GOOD and BAD, as measured)",
     )
-    bisect.add_argument("--rounds", type=int, default=5, help="planned rounds per test (5)")
+    bisect.add_argument("--rounds", type=integer, default=5, help="planned rounds per test (5)")
     bisect.add_argument(
-        "--max-rounds", type=int, default=200, metavar="N", help="rounds per test at most (200)"
+        "--max-rounds", type=integer, default=200, metavar="N", help="rounds per test at most (200)"
     )
     bisect.add_argument("--max-time", help="time budget of each test, e.g. 60s")
     bisect.add_argument(
         "--retries",
-        type=int,
+        type=integer,
         default=2,
         metavar="N",
         help="re-run an inconclusive test up to N times, each with twice the budget (2)",
     )
     bisect.add_argument("--build-timeout", default="30m", help="time limit of a build (30m)")
     bisect.add_argument("--timeout", help="per-run timeout of the workload, e.g. 10s")
-    bisect.add_argument("--seed", type=int, default=0, help="seed for orders and the bootstrap")
+    bisect.add_argument("--seed", type=integer, default=0, help="seed for orders and the bootstrap")
     bisect.add_argument("--export-json", metavar="PATH", help="also write the result as JSON")
     bisect.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
@@ -76,8 +78,8 @@ def add_bisect_arguments(bisect: argparse.ArgumentParser) -> None:
 def cmd_bisect(args: argparse.Namespace) -> int:
     from cutaway.bisect.git import BisectInputError, open_repository
     from cutaway.bisect.session import run_bisect
-    from cutaway.cli.commands import UsageError, check_outputs
     from cutaway.cli.progress import TerminalProgress
+    from cutaway.cli.shared import UsageError, check_outputs
     from cutaway.environment import capture_environment
     from cutaway.output_files import write_output_file
     from cutaway.store import Store
@@ -117,9 +119,9 @@ def _say(message: str) -> None:
 
 def _settings(args: argparse.Namespace) -> BisectSettings:
     from cutaway.bisect.session import BisectSettings
-    from cutaway.cli.commands import UsageError
+    from cutaway.cli.shared import UsageError
     from cutaway.model import INSTRUCTIONS_METRIC, PRIMARY_METRIC
-    from cutaway.spec import SpecError, fields
+    from cutaway.spec import SpecError, fields, limits
     from cutaway.spec.command import command_for
 
     if not args.workload:
@@ -136,15 +138,14 @@ def _settings(args: argparse.Namespace) -> BisectSettings:
     else:
         workload = tuple(args.workload)
     for option, value in (("--rounds", args.rounds), ("--max-rounds", args.max_rounds)):
-        if value < 2:
-            raise SpecError(f"expected at least 2 rounds, found {value}", key=option)
+        fields.read_integer(value, (option,), 2, limits.MAX_ROUNDS)
     if args.max_rounds < args.rounds:
         raise SpecError("--max-rounds is below --rounds", key="--max-rounds")
-    if args.retries < 0:
-        raise SpecError(f"expected 0 or more, found {args.retries}", key="--retries")
+    fields.read_integer(args.retries, ("--retries",), 0, limits.MAX_BISECT_RETRIES)
+    fields.read_seed(args.seed, ("--seed",))
 
     def duration(value: str | None, option: str) -> float | None:
-        return None if value is None else fields.read_positive_duration(value, (option,))
+        return None if value is None else fields.read_run_timeout(value, (option,))
 
     return BisectSettings(
         good=args.good,
@@ -159,11 +160,11 @@ def _settings(args: argparse.Namespace) -> BisectSettings:
         instructions=bool(args.instructions),
         rounds=args.rounds,
         max_rounds=args.max_rounds,
-        max_time_seconds=duration(args.max_time, "--max-time"),
+        max_time_seconds=None
+        if args.max_time is None
+        else fields.read_max_time(args.max_time, ("--max-time",)),
         retries=args.retries,
-        build_timeout_seconds=fields.read_positive_duration(
-            args.build_timeout, ("--build-timeout",)
-        ),
+        build_timeout_seconds=fields.read_run_timeout(args.build_timeout, ("--build-timeout",)),
         timeout_seconds=duration(args.timeout, "--timeout"),
         seed=args.seed,
     )

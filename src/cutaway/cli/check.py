@@ -8,7 +8,8 @@ happened:
   command that could not run, runs that failed; the message says which);
 - 2: bad input (usage, experiment file, thresholds);
 - 3: inconclusive within the budget (a pipeline may choose to fail or to warn);
-- 130: interrupted (the rounds done are stored).
+- 128 + the signal's number (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP): interrupted (the rounds done
+  are stored).
 
 It takes every option of `cutaway run` (the same parser actions, shared, so that an option
 added to `run` is one of `check` too), and adds --fail-on, --max-rounds and --summary. Like
@@ -21,6 +22,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from cutaway import interrupts
+from cutaway.cli.numbers import integer
 from cutaway.visible import visible
 
 if TYPE_CHECKING:
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
     from cutaway.runner.runner import Outcome, Settled
     from cutaway.store import Store
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3  # interrupted: 128 + signal
 # Quick mode plans this many rounds; the gate's first look comes after them, or later if an
 # interval at its per-look confidence needs more (7 with the default budget: gate/decision.py).
 CHECK_ROUNDS = 5
@@ -56,7 +59,7 @@ def add_check_arguments(check: argparse.ArgumentParser, run: argparse.ArgumentPa
     )
     check.add_argument(
         "--max-rounds",
-        type=int,
+        type=integer,
         metavar="N",
         help="stop adding rounds after N counted rounds (default 200, or [check] max_rounds); "
         "--max-time bounds the time as well",
@@ -70,13 +73,13 @@ def add_check_arguments(check: argparse.ArgumentParser, run: argparse.ArgumentPa
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from cutaway.cli.commands import (
+    from cutaway.cli.run_spec import spec_from_args
+    from cutaway.cli.shared import (
         UsageError,
         check_outputs,
         db_option,
         emit,
         exports,
-        spec_from_args,
         stored_line,
     )
     from cutaway.compare import analyze
@@ -105,7 +108,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     outcome = _run(spec, store, args, settled_when(spec, settings.rules, gate_plan))
     if outcome.reason == "interrupted":
         print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupts.exit_status()
     failure = _experiment_failure(outcome)
     results = evaluate(store, outcome.experiment_id, spec, settings.rules, gate_plan.confidence)
     verdict = overall(results)
@@ -140,8 +143,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _run(spec: Spec, store: Store, args: argparse.Namespace, settled: Settled) -> Outcome:
-    from cutaway.cli.commands import STYLES, _color, db_option, run_label
     from cutaway.cli.progress import TerminalProgress
+    from cutaway.cli.shared import STYLES, _color, db_option, run_label
     from cutaway.environment import capture_environment
     from cutaway.runner.runner import run_experiment
 

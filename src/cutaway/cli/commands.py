@@ -6,7 +6,8 @@ cutaway.report.
 Exit status: 0 done; 1 the experiment failed (a command could not start or failed, a hook
 failed, a store error; runs completed before are kept); 2 bad input (usage, experiment file, a
 damaged store);
-130 interrupted (completed runs are saved). A reader that closes standard output or error
+128 + the signal's number when stopped by one (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; completed
+runs are saved). A reader that closes standard output or error
 changes none of these (cli/streams.py). docs/cli.md describes every option, the exit statuses
 and the environment variables.
 
@@ -19,103 +20,77 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-import shlex
-import shutil
-import signal
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Literal, TextIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, NoReturn
 
 # Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
 # the analysis (numpy) and the reports (rich) are imported by the commands that use them,
 # so that `cutaway report --help` starts at once (tests/unit/test_startup_imports.py).
-from cutaway import __version__
+from cutaway import __version__, interrupts
 from cutaway.cli.bisect import add_bisect_arguments, cmd_bisect
 from cutaway.cli.check import add_check_arguments, cmd_check
 from cutaway.cli.history import add_history_arguments, cmd_history
-from cutaway.cli.main import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
+from cutaway.cli.hyperfine_options import (
+    CLEANUP_NOTE,
+    different_option,
+    is_experiment_file,
+    normalize_ignore_failure,
+)
+from cutaway.cli.listing import DB_VARIABLE, DEFAULT_DB, default_db, print_listing
+
+# Only what parsing arguments needs is imported here. The store, the spec parser, the runner,
+# the analysis (numpy) and the reports (rich) are imported by the commands that use them,
+# so that `cutaway report --help` starts at once (tests/unit/test_startup_imports.py).
+from cutaway.cli.numbers import integer
+from cutaway.cli.run_spec import (
+    HOOK_OPTIONS,
+    _quick_load_spec,
+    command_hint,
+    spec_from_args,
+)
+from cutaway.cli.shared import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    STYLES,
+    UsageError,
+    _color,
+    add_width_option,
+    check_outputs,
+    db_option,
+    emit,
+    exports,
+    run_label,
+    stored_line,
+    write_document,
+)
 from cutaway.cli.streams import pipe_safe_streams, stdout_closed
-from cutaway.store.location import is_postgresql_url, shown
-from cutaway.visible import visible
+from cutaway.store.location import shown
+from cutaway.visible import display, visible
 
 if TYPE_CHECKING:
     from cutaway.events import Listener
-    from cutaway.model import Analysis, Spec
     from cutaway.runner.runner import Outcome
-    from cutaway.spec.quick import Parameter
 
-# The quick-mode hooks and their options (cutaway.spec.quick reads them); spelled here so that
-# building the parser (for --help) imports no spec code.
-HOOK_OPTIONS = {hook: f"--{hook}" for hook in ("setup", "prepare", "conclude", "cleanup")}
+# hyperfine's short hook options; its -c (--cleanup) is cutaway's command option.
+HOOK_SHORT_OPTIONS = {"setup": ("-s",), "prepare": ("-p",), "conclude": ("-C",)}
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-# The terminal report's width in a file or a pipe, and on a terminal that reports no width (some
-# CI pseudo-terminals say 0 columns).
-WIDTH_OFF_TERMINAL, WIDTH_FALLBACK = 100, 80
-# The narrowest report --width accepts: a verdict row needs about this much.
-MIN_WIDTH = 40
-# hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
-STYLES: dict[str, tuple[str, bool | None, bool]] = {
-    "auto": ("auto", None, True),
-    "full": ("always", True, True),
-    "basic": ("never", False, True),
-    "nocolor": ("never", True, True),
-    "color": ("always", False, True),
-    "none": ("never", False, False),
-}
 # Words taken as the value of a bare --shell: `--shell bash` is --shell=bash, while in
 # `--shell experiment.toml` the file stays the positional argument (--shell alone is sh).
 SHELL_WORDS = frozenset(
     ("sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "fish", "busybox", "pwsh", "none")
 )
-# Quick-mode options: with an experiment file they are an error, not silently ignored.
-QUICK_ONLY = {
-    "name": "-n/--name",
-    "shell": "--shell/-N",
-    "setup": "--setup",
-    "prepare": "--prepare",
-    "conclude": "--conclude",
-    "cleanup": "--cleanup",
-    "parameters": "--parameter-scan/--parameter-list",
-    "step_size": "--parameter-step-size",
-    "variant_version": "--variant-version",
-}
-# Quick mode's load options: only with --url.
-LOAD_ONLY = {
-    "protocol": "--protocol",
-    "connections": "--connections",
-    "rate": "--rate",
-    "duration": "--duration",
-    "requests": "--requests",
-    "load_warmup": "--load-warmup",
-    "request_timeout": "--request-timeout",
-    "new_connection": "--new-connection",
-    "no_server_metrics": "--no-server-metrics",
-}
 
 # Export formats that draw a profile: one variant, or a variant against the baseline.
 FLAME_GRAPHS = ("flamegraph", "flamegraph-diff")
-# Each --export-* option and the report format it writes.
-EXPORT_OPTIONS = {
-    "--export-json": "json",
-    "--export-csv": "csv",
-    "--export-markdown": "markdown",
-    "--export-html": "html",
-}
 
 # The names of cutaway.report.FORMATS, spelled out so that `--help` need not import the
 # reports; a test checks that the two agree.
 REPORT_FORMATS = (
-    "calls-csv", "csv", "html", "json", "load-csv", "markdown", "phases-csv", "terminal",
-    "uprobe-calls-csv",
+    "asciidoc", "calls-csv", "csv", "html", "json", "load-csv", "markdown", "orgmode",
+    "phases-csv", "terminal", "uprobe-calls-csv",
 )  # fmt: skip
-
-
-class UsageError(Exception):
-    pass
 
 
 def _add_db_option(parser: argparse.ArgumentParser) -> None:
@@ -136,6 +111,12 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export-markdown", metavar="PATH", help="also write Markdown")
     parser.add_argument(
         "--export-html", metavar="PATH", help="also write a self-contained HTML page with charts"
+    )
+    parser.add_argument(
+        "--export-asciidoc", metavar="PATH", help="also write hyperfine's AsciiDoc table"
+    )
+    parser.add_argument(
+        "--export-orgmode", metavar="PATH", help="also write hyperfine's Org-mode table"
     )
     parser.add_argument(
         "--color",
@@ -162,29 +143,6 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_width_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--width",
-        type=_width,
-        metavar="N",
-        help="the terminal report's width in columns, on a terminal, in a file or in a pipe "
-        f"(default: $COLUMNS, else the terminal's, else {WIDTH_OFF_TERMINAL} off a terminal)",
-    )
-
-
-def _width(text: str) -> int:
-    """--width's value: a whole number of columns, at least MIN_WIDTH."""
-    try:
-        columns = int(text)
-    except ValueError:
-        columns = 0
-    if columns < MIN_WIDTH:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of columns, at least {MIN_WIDTH}, not {text!r}"
-        )
-    return columns
-
-
 class _AppendParameter(argparse.Action):
     """--parameter-scan and --parameter-list share one list, in command-line order (the
     first parameter varies slowest)."""
@@ -202,8 +160,20 @@ class _AppendParameter(argparse.Action):
         setattr(namespace, self.dest, items)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors said first and one short usage line after (its own print the
+    whole usage, 30 lines for `run`, before the line that matters)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(
+            EXIT_USAGE,
+            f"{self.prog}: error: {message}\n"
+            f"usage: {self.prog} ... (`{self.prog} --help` lists every option)\n",
+        )
+
+
 def _subparser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
+    commands: argparse._SubParsersAction[_Parser], name: str, help_text: str
 ) -> argparse.ArgumentParser:
     return commands.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
 
@@ -211,7 +181,7 @@ def _subparser(
 def build_parser() -> argparse.ArgumentParser:
     """Abbreviations are off everywhere (``--rou`` is not ``--rounds``): an unknown option gets
     a suggestion instead (see :func:`main`)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="cutaway",
         description=("Measure variants of a command in interleaved rounds and say what changed."),
         epilog=f"The store is ${DB_VARIABLE}, else {DEFAULT_DB} (every command's --db).",
@@ -221,7 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = _subparser(commands, "run", "run an experiment file, or quick mode with -c")
-    run.add_argument("file", nargs="?", help="experiment file (TOML)")
+    run.add_argument(
+        "file",
+        nargs="?",
+        metavar="FILE|COMMAND",
+        help="an experiment file (TOML), or commands to measure as hyperfine takes them "
+        "(cutaway run 'sleep 0.01' 'sleep 0.02': the first is the baseline)",
+    )
     _add_load_options(run)
     run.add_argument(
         "-c",
@@ -231,10 +207,29 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="quick mode: a command to measure (repeat; the first is the baseline)",
     )
-    run.add_argument("-n", "--name", action="append", default=[], help="name of each -c command")
+    run.add_argument(
+        "-n",
+        "--name",
+        "--command-name",
+        action="append",
+        default=[],
+        help="name of each command (hyperfine's --command-name)",
+    )
     run.add_argument("--baseline", help="the variant the others are compared with")
-    run.add_argument("--rounds", type=int, help="counted rounds (default 10)")
-    run.add_argument("--warmup", type=int, help="warmup rounds, run and not counted (default 1)")
+    run.add_argument(
+        "--rounds",
+        type=integer,
+        help="counted rounds, each command once per round (default 10; hyperfine's -r/--runs, "
+        "and its -m/--min-runs: with --until, rounds are added after these)",
+    )
+    # hyperfine's names for --rounds and --warmup, apart so that a message names one option.
+    run.add_argument(
+        "-r", "--runs", "-m", "--min-runs", dest="rounds", type=integer, help=argparse.SUPPRESS
+    )
+    run.add_argument(
+        "--warmup", type=integer, help="warmup rounds, run and not counted (default 1; -w)"
+    )
+    run.add_argument("-w", dest="warmup", type=integer, help=argparse.SUPPRESS)
     run.add_argument(
         "--shell",
         "-S",
@@ -253,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     for hook, option in HOOK_OPTIONS.items():
         run.add_argument(
             option,
+            *HOOK_SHORT_OPTIONS.get(hook, ()),
             dest=hook,
             action="append",
             default=[],
@@ -322,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--max-variants",
-        type=int,
+        type=integer,
         metavar="N",
         help="refuse a matrix or parameter sweep of more than N variants, counted before any "
         "is made (default 10000, or the file's max_variants)",
@@ -332,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 0.5%%)")
     run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
     run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
-    run.add_argument("--seed", type=int, help="seed for round orders and the bootstrap")
+    run.add_argument("--seed", type=integer, help="seed for round orders and the bootstrap")
     run.add_argument(
         "--calls",
         metavar="F,G",
@@ -535,105 +531,6 @@ def _is_shell_word(word: str) -> bool:
     return os.path.isabs(word) and os.path.isfile(word) and os.access(word, os.X_OK)
 
 
-def spec_from_args(args: argparse.Namespace) -> Spec:
-    """The experiment file or the -c commands, with command-line overrides applied."""
-    from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
-
-    if args.file and args.cmd:
-        raise UsageError("give an experiment file or -c commands, not both")
-    if args.url and (args.file or args.cmd):
-        raise UsageError("give --url servers, an experiment file or -c commands, not two")
-    load_given = [
-        option for dest, option in LOAD_ONLY.items() if getattr(args, dest) not in (None, False, [])
-    ]
-    if load_given and not args.url:
-        raise UsageError(
-            f"{', '.join(load_given)} only apply to --url servers; an experiment file says the "
-            "same in its [load] section (docs/experiment-file.md)"
-        )
-    if not args.file and not args.cmd and not args.url:
-        raise UsageError("nothing to run: give an experiment file or -c 'COMMAND' (twice or more)")
-    if args.file and not os.path.exists(args.file) and looks_like_command(args.file):
-        raise UsageError(command_hint([args.file]))
-    if args.show_output and args.output is not None:
-        raise UsageError("give --show-output or --output, not both (--show-output is inherit)")
-    if args.step_size is not None and not any(p[0] == "scan" for p in args.parameters or ()):
-        raise SpecError("--parameter-step-size needs --parameter-scan", key="--parameter-step-size")
-    if args.file:
-        given = [option for dest, option in QUICK_ONLY.items() if getattr(args, dest)]
-        if given:
-            raise UsageError(
-                f"{', '.join(given)} only apply to -c commands; an experiment file says the "
-                "same with its own keys (docs/experiment-file.md)"
-            )
-        spec = load_spec(args.file, max_variants=args.max_variants)
-    elif args.url:
-        spec = _quick_load_spec(args)
-    else:
-        spec = quick_spec(
-            args.cmd,
-            args.name,
-            shell=args.shell or False,
-            hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
-            parameters=_parameters(args),
-            max_variants=args.max_variants,
-            versions=args.variant_version,
-        )
-    return apply_overrides(
-        spec,
-        {
-            "--rounds": args.rounds,
-            "--warmup": args.warmup,
-            "--timeout": args.timeout,
-            "--hook-timeout": args.hook_timeout,
-            "--margin": args.margin,
-            "--until": args.until,
-            "--max-time": args.max_time,
-            "--seed": args.seed,
-            "--baseline": args.baseline,
-            "--calls": args.calls,
-            "--syscalls": args.syscalls,
-            "--uprobes": args.uprobes,
-            "--no-probes": args.no_probes or None,
-            "--profile": _profile_options(args),
-            "--instructions": args.instructions,
-            "--spans": args.spans,
-            "--metric": args.metric or None,
-            "--metric-regex": args.metric_regex or None,
-            "--ignore-failure": args.ignore_failure or None,
-            "--keep-leftovers": args.keep_leftovers or None,
-            "--input": args.input,
-            "--output": "inherit" if args.show_output else args.output,
-        },
-    )
-
-
-def _quick_load_spec(args: argparse.Namespace) -> Spec:
-    """Quick mode against servers: ``-n old --url URL -n new --url URL --rate 2000``."""
-    from cutaway.spec.load import quick_load, quick_load_spec
-
-    settings = quick_load(
-        args.url,
-        protocol=args.protocol,
-        connections=args.connections,
-        rate=args.rate,
-        duration=args.duration,
-        requests=args.requests,
-        warmup=args.load_warmup,
-        timeout=args.request_timeout,
-        new_connection=args.new_connection,
-        server_metrics=not args.no_server_metrics,
-    )
-    return quick_load_spec(
-        args.url,
-        args.name,
-        settings,
-        hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
-        max_variants=args.max_variants,
-        versions=args.variant_version,
-    )
-
-
 def _max_rate(args: argparse.Namespace) -> int:
     """``--max-rate-under p99=10ms``: the highest rate each --url server keeps under the
     target, searched with the generator (cutaway.probes.load.search). Nothing is stored."""
@@ -677,7 +574,7 @@ def _max_rate(args: argparse.Namespace) -> int:
         try:
             answer = search_max_rate(measure, target)
         except GeneratorError as error:
-            raise UsageError(f"variant {variant.name!r}: {error}") from None
+            raise UsageError(f"variant {display(variant.name)!r}: {error}") from None
         for line in describe(variant.name, answer):
             print(visible(line))
     return 0
@@ -694,10 +591,10 @@ def _add_load_options(run: argparse.ArgumentParser) -> None:
         "baseline)",
     )
     load.add_argument("--protocol", help="http (default) or memcached")
-    load.add_argument("--connections", type=int, help="connections (default 10)")
+    load.add_argument("--connections", type=integer, help="connections (default 10)")
     load.add_argument("--rate", type=float, help="open loop: requests per second")
     load.add_argument("--duration", help="each load phase's length, e.g. 5s (default 5s)")
-    load.add_argument("--requests", type=int, help="each load phase's requests, instead")
+    load.add_argument("--requests", type=integer, help="each load phase's requests, instead")
     load.add_argument("--load-warmup", help="load before each phase, not counted (default 1s)")
     load.add_argument("--request-timeout", help="a request's time limit (default 2s)")
     load.add_argument(
@@ -714,128 +611,6 @@ def _add_load_options(run: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not sample the server's processes (found by the port it listens on)",
     )
-
-
-def _profile_options(args: argparse.Namespace) -> dict[str, object] | None:
-    """The --profile-* options given ({} for --profile alone); None when none was: any of
-    them turns the profile probe on."""
-    options: dict[str, object] = {
-        "--profile-frequency": args.profile_frequency,
-        "--profile-call-graph": args.profile_call_graph,
-        "--system-wide": args.system_wide,
-        "--no-off-cpu": args.no_off_cpu,
-    }
-    given = {option: value for option, value in options.items() if value is not None}
-    return given if args.profile or given else None
-
-
-def _parameters(args: argparse.Namespace) -> list[Parameter]:
-    from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS
-    from cutaway.spec.quick import parameter_list, parameter_scan
-
-    parameters = []
-    limit = DEFAULT_MAX_VARIANTS if args.max_variants is None else max(args.max_variants, 1)
-    for kind, *values in args.parameters or ():
-        if kind == "scan":
-            name, low, high = values
-            parameters.append(parameter_scan(name, low, high, args.step_size, max_values=limit))
-        else:
-            name, items = values
-            parameters.append(parameter_list(name, items))
-    return parameters
-
-
-def looks_like_command(argument: str) -> bool:
-    """A run argument that is not a file, but a command: words, or a program on PATH."""
-    if argument.endswith(".toml"):
-        return False
-    words = argument.split()
-    return len(words) > 1 or (len(words) == 1 and shutil.which(words[0]) is not None)
-
-
-def command_hint(words: Sequence[str]) -> str:
-    command = " ".join(words)
-    return (
-        f"{command!r} is not an experiment file; to measure a command, give it with -c: "
-        f"cutaway run -c {shlex.quote(command)}"
-    )
-
-
-def _color(args: argparse.Namespace) -> bool:
-    """--color when given, else what --style says, else colour on a terminal without NO_COLOR."""
-    choice = args.color or STYLES[args.style][0]
-    if choice == "always":
-        return True
-    if choice == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return sys.stdout.isatty()
-
-
-def exports(args: argparse.Namespace) -> list[tuple[str, str, str]]:
-    """The --export-* options given: (option, format, path)."""
-    return [
-        (option, fmt, path)
-        for option, fmt in EXPORT_OPTIONS.items()
-        if (path := getattr(args, option.removeprefix("--").replace("-", "_"))) is not None
-    ]
-
-
-def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) -> None:
-    """Every file the command will write, checked before it does anything else (exit 2)."""
-    from cutaway.output_files import check_output_paths
-
-    keep = [] if is_postgresql_url(args.db) else [("the store (--db)", args.db)]
-    if getattr(args, "file", None):
-        keep.append(("the experiment file", args.file))
-    check_output_paths(outputs, keep)
-
-
-def report_width(args: argparse.Namespace | None = None) -> int:
-    """The terminal report's width: --width when given; else COLUMNS when it is set to a
-    width, on a terminal or not (`COLUMNS=220 cutaway report > file`); else the terminal's
-    columns, 80 when it reports none; 100 when standard output is not a terminal."""
-    given: int | None = getattr(args, "width", None)
-    if given is not None:
-        return given
-    columns = os.environ.get("COLUMNS", "").strip()
-    if columns.isdigit() and int(columns) >= MIN_WIDTH:
-        return int(columns)
-    if not sys.stdout.isatty():
-        return WIDTH_OFF_TERMINAL
-    return shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK
-
-
-def write_document(text: str, stream: TextIO) -> None:
-    """A report or export in a machine format (CSV, JSON, Markdown) on ``stream``: exactly as
-    rendered into a file or a pipe, with control characters shown escaped on a terminal."""
-    stream.write(visible(text, keep_newlines=True) if stream.isatty() else text)
-
-
-def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") -> None:
-    """Print the report and write every export asked for; the exports are all tried, and
-    OutputWriteError names every one that failed."""
-    from cutaway.output_files import OutputWriteError, write_output_file
-    from cutaway.report import FORMATS, render_terminal
-
-    if fmt == "terminal":  # escaped and styled by the renderer itself
-        sys.stdout.write(
-            render_terminal(
-                analysis,
-                color=_color(args),
-                width=report_width(args),
-                all_metrics=args.all_metrics,
-            )
-        )
-    else:
-        write_document(FORMATS[fmt].render(analysis), sys.stdout)
-    failures = []
-    for option, export_format, path in exports(args):
-        try:
-            write_output_file(path, FORMATS[export_format].render(analysis), option)
-        except OutputWriteError as error:
-            failures.append(str(error))
-    if failures:
-        raise OutputWriteError("\n".join(failures))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -888,14 +663,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
     finally:
         preload.wait()
+    if outcome.reason == "interrupted":
+        # Stopping is what was asked: no analysis (minutes with thousands of variants), only
+        # where the runs are stored; `cutaway report N` reports them.
+        if not args.quiet:
+            print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
+        return interrupts.exit_status()
     from cutaway.compare import analyze
 
     try:
         emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
-    except KeyboardInterrupt:  # every run is stored already: say where, as at the end
+    except KeyboardInterrupt as error:  # every run is stored already: say where, as at the end
         where = stored_line(outcome.experiment_id, args.db).removeprefix("cutaway: ")
         print(visible(f"cutaway: interrupted during the report; {where}"), file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupts.exit_status(error)
     except OutputWriteError as error:
         again = f"cutaway export {outcome.experiment_id}{db_option(args.db)}"
         raise OutputWriteError(
@@ -909,19 +690,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
-    if outcome.reason == "interrupted":
-        return EXIT_INTERRUPTED
     return _run_exit_status(outcome)
-
-
-def run_label(args: argparse.Namespace) -> str | None:
-    """--label, or the version --version-from reads (both: "LABEL VERSION")."""
-    if getattr(args, "version_from", None) is None:
-        return args.label  # type: ignore[no-any-return]
-    from cutaway.versions import describe_checkout
-
-    version = describe_checkout(args.version_from)
-    return version if args.label is None else f"{args.label} {version}"
 
 
 def _run_exit_status(outcome: Outcome) -> int:
@@ -942,18 +711,6 @@ def _run_exit_status(outcome: Outcome) -> int:
         )
         return EXIT_ERROR
     return EXIT_OK
-
-
-def stored_line(experiment_id: int, db: str) -> str:
-    """The last line of `cutaway run`: where the result is and how to see it again (a URL's
-    password hidden: the hint then needs it from ~/.pgpass or PGPASSWORD)."""
-    hint = f"cutaway report {experiment_id}{db_option(db)}"
-    return f"cutaway: stored as #{experiment_id} in {shown(db)}: {hint}"
-
-
-def db_option(db: str) -> str:
-    """`` --db PATH`` for a command that names the store, empty for the default one."""
-    return "" if Path(db) == Path(DEFAULT_DB) else f" --db {shlex.quote(shown(db))}"
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -1065,12 +822,21 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     mean --rounds?). Exits 2 on bad usage, as argparse does."""
     parser = build_parser()
     arguments, workload = split_workload(sys.argv[1:] if argv is None else argv)
+    try:
+        arguments = normalize_ignore_failure(arguments)
+    except ValueError as error:
+        parser.error(visible(str(error)))
     args, extras = parser.parse_known_args(normalize_shell(arguments))
     if workload is not None:
         args.workload = [*args.workload, *workload]
+    subparser = _subparsers(parser)[args.command]
+    different = [message for extra in extras if (message := different_option(extra))]
+    if different:  # first: its value may have been taken for a positional argument
+        subparser.error(visible("; ".join(different)))
+    if args.command == "run":
+        extras = _positional_commands(args, extras, subparser)
     if not extras:
         return args
-    subparser = _subparsers(parser)[args.command]
     file = args.file if args.command in ("run", "check") else None
     if file and not os.path.exists(file) and not any(e.startswith("-") for e in extras):
         subparser.error(visible(command_hint([file, *extras])))  # cutaway run sleep 0.01
@@ -1085,6 +851,21 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
                 message += f" (did you mean {close[0]}?)"
         problems.append(message)
     subparser.error(visible("; ".join(problems)))
+
+
+def _positional_commands(
+    args: argparse.Namespace, extras: list[str], subparser: argparse.ArgumentParser
+) -> list[str]:
+    """`cutaway run 'sleep 0.01' 'sleep 0.02'`, as hyperfine takes commands: positional
+    arguments that are not an experiment file are the commands, the first the baseline (with
+    -c too, the user may mean hyperfine's -c, --cleanup: said, not guessed). The extras left."""
+    if args.file is None or is_experiment_file(args.file) or any(e.startswith("-") for e in extras):
+        return extras  # an unknown option's value may have been taken for the positional
+    words = [e for e in extras if not e.startswith("-")]
+    if args.cmd:
+        subparser.error(visible(CLEANUP_NOTE))
+    args.cmd, args.file = [args.file, *words], None
+    return [e for e in extras if e.startswith("-")]
 
 
 def split_workload(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
@@ -1104,36 +885,28 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
-@contextmanager
-def _stop_signals_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP (a closed terminal) stop any command as Ctrl-C does: exit status 130
-    and a message, not death by signal (the runner installs its own handlers while it runs)."""
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    stop_signals = (signal.SIGTERM, signal.SIGHUP)
-    previous = {stop_signal: signal.signal(stop_signal, interrupt) for stop_signal in stop_signals}
-    try:
-        yield
-    finally:
-        for stop_signal, handler in previous.items():
-            signal.signal(stop_signal, handler)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Its reader may close standard output or error at any time: the command
-    carries on as if nobody watched (cli/streams.py). SIGTERM and SIGHUP stop it as Ctrl-C does."""
+    carries on as if nobody watched (cli/streams.py). SIGTERM and SIGHUP stop it as Ctrl-C does,
+    with exit status 128 + the signal's number (cutaway.interrupts)."""
     with pipe_safe_streams():
-        args = parse_arguments(argv)
         try:
-            with _stop_signals_interrupt():
-                command_status = COMMANDS[args.command](args)
-                sys.stdout.flush()  # here, so that a failed write is a message and exit 1
-                return command_status
-        except KeyboardInterrupt:
+            args = parse_arguments(argv)
+        except KeyboardInterrupt as error:  # nothing started yet
             print("cutaway: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return interrupts.exit_status(error)
+        try:
+            with interrupts.handling():
+                try:
+                    command_status = COMMANDS[args.command](args)
+                    sys.stdout.flush()  # here, so that a failed write is a message and exit 1
+                    return command_status
+                except KeyboardInterrupt as error:
+                    print("cutaway: interrupted", file=sys.stderr)
+                    return interrupts.exit_status(error)
+        except KeyboardInterrupt as error:  # landed between the two: said all the same
+            print("cutaway: interrupted", file=sys.stderr)
+            return interrupts.exit_status(error)
         except Exception as error:
             status = _exit_status(error)
             if status is None:  # a bug: its traceback, escaped, and Python's own status

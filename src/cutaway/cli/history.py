@@ -11,7 +11,7 @@ TRIAGE_CHOICES = ("confirmed", "false alarm", "accepted")  # cutaway.history.TRI
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:
-    from cutaway.cli.commands import add_width_option
+    from cutaway.cli.shared import add_width_option
 
     parser.add_argument("name", help="the experiment name (as `cutaway list` shows it)")
     parser.add_argument("--metric", default="wall", help="the metric (default: wall)")
@@ -37,9 +37,10 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from cutaway.cli.commands import EXIT_OK, UsageError, report_width, write_document
+    from cutaway.cli.shared import EXIT_OK, UsageError, report_width, write_document
     from cutaway.history import load_history
     from cutaway.store import Store
+    from cutaway.visible import display
 
     store = Store(args.db, create=False)  # reading never creates a store
     history = load_history(store, args.name, args.metric, args.variant, args.reference)
@@ -49,11 +50,14 @@ def cmd_history(args: argparse.Namespace) -> int:
         if change_id not in flagged:
             known = ", ".join(flagged) or "none"
             raise UsageError(
-                f"no flagged change {change_id!r} in the history of {args.name!r} "
+                f"no flagged change {display(change_id)!r} in the history of "
+                f"{display(args.name)!r} "
                 f"(flagged: {known})"
             )
         if state not in TRIAGE_CHOICES:
-            raise UsageError(f"unknown triage state {state!r}; one of {', '.join(TRIAGE_CHOICES)}")
+            raise UsageError(
+                f"unknown triage state {display(state)!r}; one of {', '.join(TRIAGE_CHOICES)}"
+            )
         store.set_triage(args.name, change_id, state, args.note)
         history = load_history(store, args.name, args.metric, args.variant, args.reference)
     if args.format == "json":

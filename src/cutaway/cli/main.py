@@ -15,17 +15,14 @@ import os
 import sys
 
 from cutaway import __version__
+from cutaway.cli.listing import default_db, print_listing
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing, which costs start-up time
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from cutaway.store.listing import ListingRow
 
-# Every command's --db defaults to this variable, else to DEFAULT_DB under the current directory
-# (cutaway.api.DEFAULT_DB, spelled here without pathlib; a test checks that they agree).
-DB_VARIABLE = "CUTAWAY_DB"
-DEFAULT_DB = ".cutaway/cutaway.db"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: SIGTERM and SIGHUP kill by default until handled
 
 # `cutaway --help` as the parser prints it when the terminal has at least HELP_MIN_COLUMNS
 # columns (argparse wraps it on narrower ones). Spelled out so that --help needs no parser;
@@ -55,10 +52,6 @@ The store is $CUTAWAY_DB, else .cutaway/cutaway.db (every command's --db).
 """
 
 
-def default_db() -> str:
-    return os.environ.get(DB_VARIABLE) or DEFAULT_DB
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -72,9 +65,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if status is not None:
         return status
-    from cutaway.cli.commands import main as parse_and_run
+    try:
+        from cutaway.cli.commands import main as parse_and_run
 
-    return parse_and_run(arguments)
+        return parse_and_run(arguments)
+    except KeyboardInterrupt:  # Ctrl-C while the commands are imported, or once they are done
+        sys.stderr.write("cutaway: interrupted\n")
+        return EXIT_INTERRUPTED
 
 
 def _answer_at_once(arguments: list[str]) -> int | None:
@@ -141,24 +138,3 @@ def _list_db(arguments: list[str]) -> str | None:
         value = arguments[2]
         return None if value.startswith("-") else value  # argparse: a missing value
     return None
-
-
-def print_listing(rows: list[ListingRow], db: str) -> None:
-    """`cutaway list`: one line per experiment, newest first; one line each whatever a name
-    holds (a newline in it is shown as "\\n", an escape sequence as "\\x1b")."""
-    from cutaway.visible import visible
-
-    if not rows:
-        if "://" in db:  # a postgresql:// URL: never its password
-            from cutaway.store.location import shown
-
-            db = shown(db)
-        print(visible(f"no experiments in {db}"))
-    for experiment_id, name, status, _created, label, n_variants, n_runs in rows:
-        labelled = f"  [{label}]" if label else ""
-        print(
-            visible(
-                f"#{experiment_id:<4} {status:<10} {n_variants} variants {n_runs:>6} runs  "
-                f"{name}{labelled}"
-            )
-        )

@@ -15,12 +15,15 @@ import sys
 from typing import TextIO
 
 from cutaway import events
-from cutaway.visible import visible
+from cutaway.runner.hooks import STOPPED, TIMED_OUT
+from cutaway.visible import display, visible
 
 WIDTH_FALLBACK = 80  # a terminal that reports 0 columns (CI pseudo-terminals) gets 80
 _CLEAR_LINE = "\r\x1b[2K"
 _BOLD, _DONE, _TODO, _RESET = "\x1b[1m", "\x1b[38;5;197m", "\x1b[38;5;237m", "\x1b[0m"
 _BAR_MIN, _BAR_MAX = 10, 40
+
+HOOK_ENDINGS = {TIMED_OUT: "timed out", STOPPED: "was stopped by an interrupt"}
 
 
 class TerminalProgress:
@@ -108,7 +111,7 @@ class TerminalProgress:
         if isinstance(event, events.ExperimentStarted):
             verb = "resuming" if event.resumed_runs else "running"
             self.say(
-                f"cutaway: {verb} experiment #{event.experiment_id} {event.name!r}: "
+                f"cutaway: {verb} experiment #{event.experiment_id} {display(event.name)!r}: "
                 f"{len(event.variants)} variants x {event.planned_rounds} rounds "
                 f"(+{event.warmup_rounds} warmup)"
             )
@@ -119,9 +122,14 @@ class TerminalProgress:
             self.done, self.elapsed = event.runs_done, event.seconds_elapsed
             self.total = max(event.runs_planned, event.runs_done)
             if not event.run.ok:
+                where = (  # warmup rounds are numbered below 0 inside; a reader knows "warmup"
+                    f"round {event.run.round_index}"
+                    if event.run.round_index >= 0
+                    else "its warmup run"
+                )
                 self.say(
-                    f"cutaway: run of {event.run.variant!r} in round "
-                    f"{event.run.round_index}: {event.run.status.value}: {event.run.message}"
+                    f"cutaway: run of {display(event.run.variant)!r} in {where}: "
+                    f"{event.run.status.value}: {event.run.message}"
                 )
             self._draw()
         elif isinstance(event, events.CalibrationDone):
@@ -133,7 +141,8 @@ class TerminalProgress:
         elif isinstance(event, events.Notice):
             self.say(f"cutaway: {event.message}")
         elif isinstance(event, events.HookRan) and event.exit_code != 0:
-            self.say(f"cutaway: {event.hook} hook of {event.variant!r} exited {event.exit_code}")
+            how = HOOK_ENDINGS.get(event.exit_code, f"exited {event.exit_code}")
+            self.say(f"cutaway: {event.hook} hook of {display(event.variant)!r} {how}")
         elif isinstance(event, events.ExperimentFinished) and event.status != "complete":
             self.stopped(event)
 
@@ -141,11 +150,19 @@ class TerminalProgress:
         """What an experiment that stopped before its end kept, and how to continue it. After
         an error this is part of the error message: it is printed even under --quiet."""
         why = "stopped by the error below" if event.reason == "error" else event.reason
-        message = (
-            f"cutaway: experiment #{event.experiment_id} is incomplete ({why}): "
-            f"{event.runs_kept} runs in {event.rounds_kept} complete rounds are stored; "
-            f"`cutaway run --resume {event.experiment_id}{self.db_option}` continues it"
-        )
+        resume = f"`cutaway run --resume {event.experiment_id}{self.db_option}`"
+        if event.runs_kept == 0 and event.reason == "error":
+            # Nothing measured: "continues it" would promise the same error again.
+            message = (
+                f"cutaway: experiment #{event.experiment_id} measured nothing ({why}); "
+                f"once that is fixed, {resume} runs it"
+            )
+        else:
+            message = (
+                f"cutaway: experiment #{event.experiment_id} is incomplete ({why}): "
+                f"{event.runs_kept} runs in {event.rounds_kept} complete rounds are stored; "
+                f"{resume} continues it"
+            )
         if event.status == "running":
             message += " (its status could not be stored: it still reads running)"
         if self.lines or event.reason == "error":

@@ -96,9 +96,8 @@ def _check_settings(
         raise SpecError("a metric is given twice", key=FAIL_ON_OPTION)
     if max_rounds is None:
         max_rounds = _file_max_rounds(table)
-    elif max_rounds < 1:
-        message = f"expected a number of rounds >= 1, found {max_rounds}"
-        raise SpecError(message, key="--max-rounds")
+    else:
+        max_rounds = fields.read_rounds(max_rounds, ("--max-rounds",))
     if max_rounds < spec.rounds:
         message = f"the budget of {max_rounds} rounds is below the {spec.rounds} rounds planned"
         raise SpecError(message, key="--max-rounds")
@@ -139,10 +138,6 @@ def _file_rules(table: Mapping[str, object]) -> tuple[GateRule, ...]:
 
 
 def _file_max_rounds(table: Mapping[str, object]) -> int:
-    value = table.get("max_rounds", DEFAULT_MAX_ROUNDS)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SpecError(
-            f"expected a whole number of rounds >= 1, found {describe(value)}",
-            key_path=(CHECK_TABLE, "max_rounds"),
-        )
-    return value
+    return fields.read_rounds(
+        table.get("max_rounds", DEFAULT_MAX_ROUNDS), (CHECK_TABLE, "max_rounds")
+    )

@@ -4,7 +4,6 @@ user's text: escaped or put in code spans that nothing inside can break."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 
 from cutaway.gate.decision import GateResult, GateVerdict, overall, rounds_to_decide
@@ -81,8 +80,7 @@ def _confidence(confidence: float) -> str:
 
 
 def _command_text(spec: Spec, name: str) -> str:
-    command = spec.variant(name).command
-    return command if isinstance(command, str) else shlex.join(command)
+    return spec.variant(name).command_text
 
 
 def render_markdown(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
-import subprocess
+import tempfile
 from collections.abc import Mapping
 
 from cutaway.metrics.parsers import PARSERS, ParseError, compile_pattern, read_pattern
@@ -17,6 +17,7 @@ from cutaway.metrics.process import ProcessGone, ProcessNotFound, find_process, 
 from cutaway.metrics.sampler import Reading, Series
 from cutaway.model import MetricSpec, Variant
 from cutaway.runner.executor import SHELL, run_environment
+from cutaway.runner.hooks import TIMED_OUT, run_in_group
 
 COMMAND_TIMEOUT_SECONDS = 60.0
 OUTPUT_TAIL_CHARS = 200
@@ -74,24 +75,28 @@ def read_command(spec: MetricSpec, variant: Variant) -> float:
     number it prints."""
     assert spec.command is not None
     code = substitute(spec.command, variant, variables=False)
-    try:
-        done = subprocess.run(
-            [SHELL, "-c", code],
-            env=run_environment(variant),
-            cwd=variant.cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=COMMAND_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise MetricFailure(f"`{code}` ran longer than {COMMAND_TIMEOUT_SECONDS:g} s") from None
-    except OSError as error:
-        raise MetricFailure(f"cannot run `{code}`: {error}") from None
-    printed = done.stdout.decode(errors="replace").strip()
-    if done.returncode != 0:
-        detail = _tail(done.stderr.decode(errors="replace") or printed)
-        raise MetricFailure(f"`{code}` exited with status {done.returncode}: {detail}")
+    # In a process group of its own, stopped whole at its time limit or an interrupt.
+    with tempfile.TemporaryFile() as output, tempfile.TemporaryFile() as errors:
+        try:
+            exit_code = run_in_group(
+                [SHELL, "-c", code],
+                output,
+                errors=errors,
+                env=run_environment(variant),
+                cwd=variant.cwd,
+                timeout_seconds=COMMAND_TIMEOUT_SECONDS,
+            )
+        except OSError as error:
+            raise MetricFailure(f"cannot run `{code}`: {error}") from None
+        output.seek(0)
+        errors.seek(0)
+        printed = output.read().decode(errors="replace").strip()
+        complaint = errors.read().decode(errors="replace")
+    if exit_code == TIMED_OUT:
+        raise MetricFailure(f"`{code}` ran longer than {COMMAND_TIMEOUT_SECONDS:g} s")
+    if exit_code != 0:
+        detail = _tail(complaint or printed)
+        raise MetricFailure(f"`{code}` exited with status {exit_code}: {detail}")
     shown = repr(_tail(printed)) if printed else "nothing"
     try:
         value = float(printed)

@@ -21,6 +21,7 @@ from cutaway.report.csv_format import (
     render_phases_csv,
     render_runs_csv,
 )
+from cutaway.report.hyperfine import render_asciidoc, render_orgmode
 from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
 from cutaway.report.json_format import render_json
 from cutaway.report.markdown import render_markdown
@@ -93,6 +94,18 @@ FORMATS: dict[str, Format] = {
         ),
         Format(
             "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
+        ),
+        Format(
+            "asciidoc",
+            "adoc",
+            "hyperfine's AsciiDoc table: mean ± sd, min, max and relative time per command",
+            render_asciidoc,
+        ),
+        Format(
+            "orgmode",
+            "org",
+            "hyperfine's Org-mode table: mean ± sd, min, max and relative time per command",
+            render_orgmode,
         ),
         Format(
             "html",

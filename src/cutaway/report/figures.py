@@ -1,43 +1,23 @@
 """Figures: report sections drawn as charts, each with its numbers as a table.
 
-A ``Figure`` is format-neutral like every other section (report/sections.py): a title, the
-data its chart draws (JSON-ready, user text kept as plain strings), the ``kind`` of chart that
-draws it, and a ``Table`` of the same numbers, which any format can show as it shows any table.
-The HTML report draws each kind with a renderer of its own (report/html/charts/KIND.js); a
-format without charts can draw the table alone.
+A ``Figure`` is format-neutral like every other section (report/sections.py): a title, the data its
+chart draws (JSON-ready, user text kept as plain strings), the ``kind`` of chart that draws it, and
+a ``Table`` of the same numbers, which any format can show as it shows any table. The HTML report
+draws each kind with a renderer of its own (report/html/charts/KIND.js); a format without charts can
+draw the table alone.
 
-A view that adds figures is one function ``Analysis -> list[Figure]`` registered in
-FIGURE_VIEWS, in the order the report shows them; a new kind of chart is one more renderer.
-Flame graphs, a phase waterfall, load percentile curves and history trends are each meant to
-be one such module."""
+The types (``Figure``) live with the other sections (report/sections.py), which the probes build;
+this module only lists the views. A view that adds figures is one function ``Analysis ->
+list[Figure]`` registered in figure_views(), in the order the report shows them; a new kind of chart
+is one more renderer. Flame graphs, a phase waterfall, load percentile curves and history trends are
+each meant to be one such module."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 from cutaway.model import Analysis
-from cutaway.report.sections import Heading, Line, Table
+from cutaway.report.sections import Figure, FigureView, JsonValue
 
-JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One chart and its numbers. ``kind`` names the renderer ("distribution", "rounds",
-    "percentiles", "bars", "attribution"); ``data`` is what it draws, in the shape that
-    renderer documents; ``table`` holds the numbers the chart shows (or the ones worth
-    reading off it), and ``notes`` what to know to read it."""
-
-    kind: str
-    title: Heading
-    data: dict[str, JsonValue]
-    table: Table | None = None
-    notes: tuple[Line, ...] = ()
-    detail: Table | None = None  # more numbers, folded away (every round's ratio, say)
-
-
-FigureView = Callable[[Analysis], list[Figure]]
+__all__ = ["Figure", "FigureView", "JsonValue", "build_figures", "figure_views"]
 
 
 def figure_views() -> tuple[FigureView, ...]:

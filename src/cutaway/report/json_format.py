@@ -38,6 +38,11 @@ Version history:
         ``phase_comparisons`` gains ``key``, ``path``, ``parent``, ``parent_key`` and
         ``unaccounted``. ``function_calls``: the uprobes probe's calls per probed function
         (binary and function) per variant (always present, an empty list without the probe).
+    Added since without a version change: ``results`` (2026-11-27), hyperfine's own list, one
+        entry per variant with its command and the statistics of its counted, successful
+        runs' wall times in seconds (``mean``, ``stddev``, ``median``, ``user``, ``system``,
+        ``min``, ``max``, ``times``, ``exit_codes``, and ``parameters`` of a matrix variant),
+        so that hyperfine's scripts read cutaway's export unchanged.
 """
 
 from __future__ import annotations
@@ -76,6 +81,7 @@ from cutaway.model import (
     phase_key,
 )
 from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
+from cutaway.report.hyperfine import hyperfine_results
 from cutaway.report.units import metric_unit, run_status_name
 
 FORMAT_NAME = "cutaway-report"
@@ -266,7 +272,31 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
         "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
         "load": [_load(summary) for summary in analysis.load],
+        "results": _hyperfine_results(analysis),
     }
+
+
+def _hyperfine_results(analysis: Analysis) -> list[JsonValue]:
+    """hyperfine's ``results`` (report/hyperfine.py), its fields in its order."""
+    results: list[JsonValue] = []
+    for result in hyperfine_results(analysis):
+        entry: dict[str, JsonValue] = {
+            "command": result.command,
+            "name": result.name,
+            "mean": _optional_number(result.mean),
+            "stddev": _optional_number(result.stddev),
+            "median": _optional_number(result.median),
+            "user": _optional_number(result.user),
+            "system": _optional_number(result.system),
+            "min": _number(min(result.times)) if result.times else None,
+            "max": _number(max(result.times)) if result.times else None,
+            "times": [_number(t) for t in result.times],
+            "exit_codes": list(result.exit_codes),
+        }
+        if result.parameters:
+            entry["parameters"] = dict(result.parameters)
+        results.append(entry)
+    return results
 
 
 def _latency(latency: LatencySummary | None) -> JsonValue:
@@ -350,6 +380,8 @@ def _attribution_total(total: AttributionTotal) -> dict[str, JsonValue]:
         "listed_delta": _number(total.listed_delta),
         "beyond_noise": int(total.beyond_noise),
         "within_noise": int(total.within_noise),
+        "baseline_only": int(total.baseline_only),
+        "variant_only": int(total.variant_only),
     }
 
 

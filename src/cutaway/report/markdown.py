@@ -1,6 +1,8 @@
 """The Markdown report, to paste into a pull request: any Report (report/layout.py) drawn as
-GitHub-flavoured Markdown, the conclusion first, every metric's table (an export keeps
-everything), the environment folded away.
+GitHub-flavoured Markdown. What shows is what a reviewer reads first: the experiment's title,
+the conclusion, then the compact report's tables (verdicts, one table of medians, the probes'
+answers) and cautions; every metric's full table and the experiment's facts and environment
+follow folded in <details>, so that an export still keeps everything.
 
 Plain Markdown: no emoji, no HTML but <details>, tables that read as text too. Every name is a
 code span and every other piece of text is escaped (markdown_text.py): user text stays text."""
@@ -27,17 +29,46 @@ from cutaway.report.sections import (
     Tone,
     VerdictCell,
 )
+from cutaway.report.views import cautions_block, conclusion_block
 
 STRONG_VERDICTS = (Verdict.REGRESSED, Verdict.IMPROVED)
 
 
 def render_markdown(analysis: Analysis) -> str:
     """The Markdown report: blocks separated by blank lines, ending with a newline."""
-    report = build_report(analysis, all_metrics=True)
-    blocks: list[list[str]] = [_title_block(block) for block in report.header]
-    blocks.append(_block(report.conclusion))
-    blocks += [_block(block) for block in report.body]
+    compact = build_report(analysis)
+    full = build_report(analysis, all_metrics=True)
+    titles = [_title(block) for block in full.header]
+    blocks: list[list[str]] = [[title] for title in titles if title]
+    blocks.append(_block(conclusion_block(analysis)))  # the answer, then its evidence
+    blocks += [_block(block) for block in compact.body]
+    blocks.append(_block(cautions_block(analysis)))
+    every_metric = [_block(block) for block in full.body]
+    blocks.append(_folded("Every metric", every_metric))
+    facts = [_block(_without_title(block)) for block in full.header]
+    blocks.append(_folded("Experiment and environment", facts))
     return "\n\n".join("\n".join(block) for block in blocks if block) + "\n"
+
+
+def _title(block: Block) -> str | None:
+    """A header block's heading as a Markdown heading, None when it has none."""
+    for section in block:
+        if isinstance(section, Heading):
+            return f"### {_inline(section.parts)}{_inline(section.detail)}"
+    return None
+
+
+def _without_title(block: Block) -> Block:
+    first = next((i for i, s in enumerate(block) if isinstance(s, Heading)), None)
+    return block if first is None else (*block[:first], *block[first + 1 :])
+
+
+def _folded(summary: str, blocks: Sequence[list[str]]) -> list[str]:
+    """Blocks inside <details>: GitHub renders Markdown there after a blank line."""
+    inner = [line for i, b in enumerate(x for x in blocks if x) for line in ([""] if i else []) + b]
+    if not inner:
+        return []
+    return ["<details>", f"<summary>{escape(summary)}</summary>", "", *inner, "", "</details>"]
 
 
 def render_blocks(blocks: Sequence[Block]) -> str:

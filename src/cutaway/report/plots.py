@@ -21,13 +21,14 @@ import numpy as np
 import numpy.typing as npt
 
 from cutaway.model import PERCENTILE_GRID, PRIMARY_METRIC, Analysis, Comparison, Metric
-from cutaway.report.figures import Figure, JsonValue
 from cutaway.report.sections import (
     Align,
     Change,
     Column,
+    Figure,
     Heading,
     Interval,
+    JsonValue,
     Line,
     Name,
     Quantity,
@@ -35,7 +36,7 @@ from cutaway.report.sections import (
     Table,
     Tone,
 )
-from cutaway.report.units import column_scale
+from cutaway.report.units import axis_scale
 from cutaway.report.views import changed_metrics, metric_of, table_variants
 from cutaway.stats.descriptive import density, describe, percentile_curve
 from cutaway.visible import visible
@@ -109,19 +110,6 @@ class RunTable:
             for variant in self._order
             if found.get(variant)
         }
-
-
-def axis_scale(values: Sequence[float] | Values, unit: str) -> tuple[float, str]:
-    """One divisor and symbol for a chart's value axis: (1e-3, "ms") for seconds in the
-    milliseconds; counts have no symbol, the user's own units are shown as given."""
-    magnitudes = np.abs(np.asarray(values, dtype=np.float64))
-    magnitudes = magnitudes[np.isfinite(magnitudes) & (magnitudes > 0)]
-    # The scale depends only on the smallest and largest magnitudes.
-    extremes = [float(magnitudes.min()), float(magnitudes.max())] if magnitudes.size else []
-    scale = column_scale(extremes, unit or None)
-    if scale is not None:
-        return scale
-    return 1.0, "" if unit == "count" else unit
 
 
 def _round(value: float) -> float:

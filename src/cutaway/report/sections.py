@@ -12,7 +12,7 @@ no format ever interprets it as markup."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -178,3 +178,26 @@ class TablesOnly:
 
     def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
         return []
+
+
+# -- figures: a chart and its numbers (report/figures.py lists the views that make them) -----
+
+JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One chart and its numbers. ``kind`` names the renderer ("distribution", "rounds",
+    "percentiles", "bars", "attribution"); ``data`` is what it draws, in the shape that
+    renderer documents; ``table`` holds the numbers the chart shows (or the ones worth
+    reading off it), and ``notes`` what to know to read it."""
+
+    kind: str
+    title: Heading
+    data: dict[str, JsonValue]
+    table: Table | None = None
+    notes: tuple[Line, ...] = ()
+    detail: Table | None = None  # more numbers, folded away (every round's ratio, say)
+
+
+FigureView = Callable[[Analysis], list[Figure]]

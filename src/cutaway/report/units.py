@@ -7,7 +7,7 @@ Machine formats (JSON, CSV) never use these: they carry base units at full preci
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from cutaway.model import KNOWN_METRICS, PROCESS_METRICS, RunStatus
 
@@ -203,3 +203,15 @@ def format_column(
         fractions = any(f and math.isfinite(v) and not v.is_integer() for v, f in cells)
         return [format_count(value, fractional=fractions) for value, _ in cells], ""
     return [format_value(value, None) for value, _ in cells], unit or ""
+
+
+def axis_scale(values: Iterable[float], unit: str) -> tuple[float, str]:
+    """One divisor and symbol for a chart's value axis: (1e-3, "ms") for seconds in the
+    milliseconds; counts have no symbol, the user's own units are shown as given. Only the
+    smallest and largest finite, non-zero magnitudes matter."""
+    magnitudes = [abs(float(v)) for v in values if math.isfinite(v) and v != 0]
+    extremes = [min(magnitudes), max(magnitudes)] if magnitudes else []
+    scale = column_scale(extremes, unit or None)
+    if scale is not None:
+        return scale
+    return 1.0, "" if unit == "count" else unit

@@ -233,7 +233,11 @@ def metric_block(analysis: Analysis, name: str) -> Block:
     summaries = [s for s in analysis.summaries if s.metric == name]
     # The unit is under each column's name, in the scale the column's values call for.
     detail = f": {metric.description}" if metric.description else ""
-    columns = (Column("variant", group=True), *(Column(c, Align.RIGHT) for c in STATISTICS))
+    # One unit for every statistic of the table: a row never reads "1.58 ms" beside "317 µs".
+    columns = (
+        Column("variant", group=True),
+        *(Column(c, Align.RIGHT, scale=None if c == "n" else "statistics") for c in STATISTICS),
+    )
     rows = tuple(Row(_statistics(s, metric.unit or None)) for s in summaries)
     primary = name == primary_metric(analysis)
     return (Table(Heading((Name(name),), (detail,)), columns, rows, primary=primary),)
@@ -552,30 +556,55 @@ def changed_metrics(analysis: Analysis) -> list[str]:
     ]
 
 
-def median_texts(values: Sequence[float | None], unit: str | None) -> list[str | None]:
-    """A row of medians in one unit chosen from the row: ["5.98 ms", "6.68 ms", None]."""
+def median_texts(
+    values: Sequence[float | None],
+    unit: str | None,
+    ranges: Sequence[tuple[float, float] | None] = (),
+) -> list[str | None]:
+    """A row of medians in one unit chosen from the row: ["5.98 ms", "6.68 ms", None]; with
+    ``ranges``, each median followed by its variant's range in the same unit, as hyperfine's
+    "Range (min … max)": ["5.98 ms (5.71…7.02)", ...]."""
     present = [(value, True) for value in values if value is not None]
-    texts, symbol = format_column(present, unit)
+    spans = [r for r in ranges if r is not None]
+    bounds = [(bound, True) for span in spans for bound in span]
+    texts, symbol = format_column(present + bounds, unit)
     suffix = f" {symbol}" if symbol else ""
-    found = iter(texts)
-    return [None if value is None else next(found) + suffix for value in values]
+    found = iter(texts[: len(present)])
+    ends = iter(texts[len(present) :])
+    shown: list[str | None] = []
+    for index, value in enumerate(values):
+        if value is None:
+            shown.append(None)
+            continue
+        text = next(found) + suffix
+        if index < len(ranges) and ranges[index] is not None:
+            text += f" ({next(ends)}…{next(ends)})"
+        shown.append(text)
+    return shown
 
 
 def table_variants(analysis: Analysis, more: Iterable[str] = ()) -> list[str]:
     listed = [name for info in analysis.experiments for name in info.variants]
+    more = list(more)
+    summarized = {s.variant for s in analysis.summaries} | set(more)  # a set: 1000s of variants
     return [
         name
         for name in _unique([*listed, *(s.variant for s in analysis.summaries), *more])
-        if any(s.variant == name for s in analysis.summaries) or name in more
+        if name in summarized
     ]
 
 
 def metric_median_row(analysis: Analysis, name: str, variants: Sequence[str]) -> Row:
-    """A row of the medians table: the metric and each variant's median (its verdicts, when
-    it changed, are rows of the verdict table above)."""
+    """A row of the medians table: the metric and each variant's median with its range (its
+    verdicts, when it changed, are rows of the verdict table above)."""
     metric = metric_of(analysis, name)
-    medians = {s.variant: s.median for s in analysis.summaries if s.metric == name}
-    texts = median_texts([medians.get(v) for v in variants], metric.unit or None)
+    summaries = {s.variant: s for s in analysis.summaries if s.metric == name}
+    found = [summaries.get(v) for v in variants]
+    texts = median_texts(
+        [None if s is None else s.median for s in found],
+        metric.unit or None,
+        [None if s is None or s.n < 2 else (s.min, s.max) for s in found],
+    )
     return Row((Name(name), *texts), strong=name == primary_metric(analysis))
 
 

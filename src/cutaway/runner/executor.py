@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from cutaway import interrupts
 from cutaway.model import RunStatus, Variant
 from cutaway.probes.base import Attachment
 from cutaway.runner.forkserver import ForkServer, RawResult
@@ -47,15 +48,25 @@ class Measurement:
 
 class RunInterrupted(KeyboardInterrupt):
     """measure() was interrupted during a run that asked for a graceful stop
-    (Attachment.interrupt_grace_seconds). The run has ended; ``measurement`` (status
-    INTERRUPTED, its captured output included) is what it measured until then, and
+    (Attachment.interrupt_grace_seconds), or just after any run ended. The run has ended;
+    ``measurement`` (status INTERRUPTED, its captured output included; or the run's own
+    status when ``ended_on_its_own``) is what it measured until then, and
     ``interruption`` what interrupted it, for the caller to raise again once it has kept the
     measurement."""
 
-    def __init__(self, measurement: Measurement, interruption: BaseException) -> None:
+    def __init__(
+        self,
+        measurement: Measurement,
+        interruption: BaseException,
+        *,
+        ended_on_its_own: bool = False,
+    ) -> None:
         super().__init__("interrupted")
         self.measurement = measurement
         self.interruption = interruption
+        # The run had ended before the interrupt came (it landed while the result was read):
+        # a measurement like any other, to be stored and counted before stopping.
+        self.ended_on_its_own = ended_on_its_own
 
 
 class Executor(Protocol):
@@ -165,6 +176,8 @@ class ProcessExecutor:
         env = run_environment(variant)
         env.update(attachment.env)
         _rewind(self._stderr)
+        interrupts.check()  # before starting anything
+        self._server.last_result = None
         with contextlib.ExitStack() as opened:
             try:
                 stdin_fd, stdout_fd = self._streams(variant, attachment, opened)
@@ -172,27 +185,69 @@ class ProcessExecutor:
                 message = f"cannot open {error.filename}: {error.strerror or error}"
                 return Measurement(RunStatus.ERROR, None, None, {}, message)
             try:
-                raw = self._server.run(
+                raw = self._run(
                     self._resolve(argv[0], env),
                     argv,
                     env,
                     variant.cwd,
                     timeout_seconds,
                     stdout_fd,
-                    self._stderr,
                     stdin_fd,
-                    keep_leftovers=self._keep_leftovers,
-                    interrupt_grace_seconds=attachment.interrupt_grace_seconds,
+                    attachment.interrupt_grace_seconds,
                 )
             except OSError as error:
                 message = f"cannot run {argv[0]}: {error}"
                 return Measurement(RunStatus.ERROR, None, None, {}, message)
             except KeyboardInterrupt as interruption:
                 stopped = self._server.last_result
+                if stopped is not None and not stopped.interrupted:
+                    # It landed after the run ended, while its result was read: keep the run.
+                    raise RunInterrupted(
+                        self._measured(stopped, timeout_seconds, variant, attachment),
+                        interruption,
+                        ended_on_its_own=True,
+                    ) from None
                 if attachment.interrupt_grace_seconds is None or stopped is None:
                     raise
                 measured = self._interrupted(stopped, self._output(variant, attachment))
                 raise RunInterrupted(measured, interruption) from None
+        return self._measured(raw, timeout_seconds, variant, attachment)
+
+    @interrupts.raising
+    def _run(
+        self,
+        path: str,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        timeout_seconds: float | None,
+        stdout_fd: int,
+        stdin_fd: int | None,
+        interrupt_grace_seconds: float | None,
+    ) -> RawResult:
+        """The only part of a run an interrupt may stop where it lands: the wait for it. Once
+        it has ended, its result (ForkServer.last_result) is kept whatever lands."""
+        interrupts.check()
+        return self._server.run(
+            path,
+            argv,
+            env,
+            cwd,
+            timeout_seconds,
+            stdout_fd,
+            self._stderr,
+            stdin_fd,
+            keep_leftovers=self._keep_leftovers,
+            interrupt_grace_seconds=interrupt_grace_seconds,
+        )
+
+    def _measured(
+        self,
+        raw: RawResult,
+        timeout_seconds: float | None,
+        variant: Variant,
+        attachment: Attachment,
+    ) -> Measurement:
         measured = self._judged(raw, timeout_seconds, self._output(variant, attachment))
         return dataclasses.replace(
             measured,

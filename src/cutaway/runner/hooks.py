@@ -7,35 +7,41 @@ for the daemon to exit. Each hook runs in a process group of its own, so that th
 interrupts an experiment does not also kill the cleanup that must follow it.
 
 Every hook has a time limit (``hook_timeout``, generous by default): at it, the hook's whole
-process group is stopped (SIGTERM, then SIGKILL) and the hook counts as failed. An interruption
-(Ctrl-C, SIGTERM, SIGHUP) stops a setup hook's group at once, since the cleanup that follows
-undoes whatever it started; any other hook may be restoring state, so cutaway says what it is
-waiting for and stops the hook only at a second interruption."""
+process group is stopped (SIGTERM, then SIGKILL) and the hook counts as failed. An interrupt
+(Ctrl-C, SIGTERM, SIGHUP) that arrives while any hook runs stops its group within a second
+(SIGTERM, then SIGKILL): nothing waits for a hook once the user asked to stop. The hooks that
+run after an interrupt (the interrupted run's ``conclude``, every ``cleanup``) run to their end,
+bounded by the time limit, unless another interrupt comes."""
 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import BinaryIO
 
+from cutaway import interrupts
 from cutaway.model import Variant
 from cutaway.runner.executor import SHELL, run_environment
 
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 OUTPUT_TAIL_BYTES = 2000
-GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL when a hook's group is stopped
+GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL when a hook's group is stopped at its limit
+INTERRUPT_GRACE_SECONDS = 0.5  # the same at an interrupt: within a second of it
+WAIT_SLICE_SECONDS = 0.05  # how often a hook's wait looks for an interrupt
 TIMED_OUT = -1  # HookResult.exit_code of a hook stopped at its time limit
+STOPPED = -2  # HookResult.exit_code of a hook stopped by an interrupt
 
 
 @dataclass(frozen=True)
 class HookResult:
     hook: str
     command: str
-    exit_code: int  # TIMED_OUT when stopped at the time limit
+    exit_code: int  # TIMED_OUT, STOPPED when stopped at the time limit, by an interrupt
     output: str  # the tail of stdout and stderr together
     timeout_seconds: float | None = None
 
@@ -47,10 +53,16 @@ class HookResult:
     def timed_out(self) -> bool:
         return self.exit_code == TIMED_OUT
 
+    @property
+    def stopped(self) -> bool:
+        return self.exit_code == STOPPED
+
     def outcome(self) -> str:
         """How it ended, for messages: "exited with status 3", "timed out after 600 s"."""
         if self.timed_out:
             return f"timed out after {self.timeout_seconds:g} s (its process group was stopped)"
+        if self.stopped:
+            return "was stopped by an interrupt (with its process group)"
         return f"exited with status {self.exit_code}"
 
 
@@ -66,90 +78,92 @@ def run_hook(
     hook: str,
     *,
     timeout_seconds: float | None = None,
-    notify: Callable[[str], None] = lambda message: None,
 ) -> HookResult | None:
     """Run one hook of a variant and wait for it, at most ``timeout_seconds``; None when the
-    variant has no such hook. An interruption (KeyboardInterrupt, or whatever a signal handler
-    raises) propagates after the hook is stopped (setup) or has ended (the others)."""
+    variant has no such hook. An interrupt (Ctrl-C, SIGTERM, SIGHUP) that arrives while it runs
+    stops its process group at once (SIGTERM, SIGKILL INTERRUPT_GRACE_SECONDS later): the hook
+    then counts as stopped (HookResult.stopped), and the interrupt is raised where the caller
+    lets it be (cutaway.interrupts)."""
     command = hook_command(variant, hook)
     if command is None:
         return None
     with tempfile.TemporaryFile() as output:
-        # An interrupt that lands while Popen is still starting the hook (the hook may already
-        # run) would leave it behind: hold interrupts until the hook can be waited for or
-        # stopped, then deliver them.
-        held = _HeldInterrupts()
-        try:
-            process = subprocess.Popen(
-                [SHELL, "-c", command],
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                env=run_environment(variant),
-                cwd=variant.cwd,
-                process_group=0,
-            )
-        finally:
-            pending = held.release()
-        try:
-            for signum in pending:
-                signal.raise_signal(signum)  # to the handler that was there: now it may raise
-            exit_code = process.wait(timeout_seconds)
-        except subprocess.TimeoutExpired:
-            stop_group(process)
-            exit_code = TIMED_OUT
-        except BaseException:
-            _interrupted(process, variant, hook, command, notify)
-            raise
+        exit_code = run_in_group(
+            [SHELL, "-c", command],
+            output,
+            env=run_environment(variant),
+            cwd=variant.cwd,
+            timeout_seconds=timeout_seconds,
+        )
         output.seek(0, 2)
         output.seek(max(0, output.tell() - OUTPUT_TAIL_BYTES))
         text = output.read().decode(errors="replace").strip()
     return HookResult(hook, command, exit_code, text, timeout_seconds)
 
 
-_INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+@interrupts.holding
+def run_in_group(
+    argv: list[str],
+    output: BinaryIO,
+    *,
+    errors: BinaryIO | None = None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    timeout_seconds: float | None = None,
+) -> int:
+    """Run ``argv`` in a process group of its own, stdout (and stderr, unless ``errors``) to
+    ``output``, and wait
+    for it: its exit status (negative: killed by that signal), or TIMED_OUT or STOPPED after
+    stopping its whole group at ``timeout_seconds`` or at an interrupt that arrived meanwhile.
+    That interrupt is then raised where the caller lets it be (cutaway.interrupts); anything
+    else that stops the wait stops the group too. Used by hooks, bisect's builds and metric
+    commands."""
+    interrupts_before = interrupts.count()
+    with interrupts.handling():
+        # Held from before Popen: an interrupt while Popen starts the command (which may already
+        # run) must not leave it behind; the wait below sees it and stops the group.
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT if errors is None else errors,
+            env=env,
+            cwd=cwd,
+            process_group=0,
+        )
+        try:
+            exit_code = _wait(process, timeout_seconds, interrupts_before)
+        except BaseException:
+            stop_group(process, INTERRUPT_GRACE_SECONDS)
+            raise
+    interrupts.check_for_caller()
+    return exit_code
 
 
-class _HeldInterrupts:
-    """Interrupt signals recorded instead of handled, until :meth:`release`."""
-
-    def __init__(self) -> None:
-        self.received: list[int] = []
-        self.previous: dict[int, signal.Handlers | int | Callable[..., object] | None] = {}
-        for signum in _INTERRUPTS:
-            try:
-                self.previous[signum] = signal.signal(signum, self._record)
-            except ValueError:  # not the main thread: signals go to the main thread anyway
-                break
-
-    def _record(self, signum: int, frame: object) -> None:
-        self.received.append(signum)
-
-    def release(self) -> list[int]:
-        """Put the previous handlers back; the signals received meanwhile, in order."""
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
-        return self.received
-
-
-def _interrupted(
-    process: subprocess.Popen[bytes],
-    variant: Variant,
-    hook: str,
-    command: str,
-    notify: Callable[[str], None],
-) -> None:
-    if hook == "setup":
-        stop_group(process)
-        return
-    notify(
-        f"waiting for the {hook} hook of {variant.name!r} to finish: `{command}` "
-        "(interrupt again to stop it)"
-    )
+def _wait(
+    process: subprocess.Popen[bytes], timeout_seconds: float | None, interrupts_before: int
+) -> int:
+    """The hook's exit status; TIMED_OUT or STOPPED after stopping its group at its time limit
+    or at an interrupt received since ``interrupts_before`` was counted. A pidfd says when the
+    shell exits; the interrupt count is looked at every WAIT_SLICE_SECONDS."""
+    deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
+    pidfd = os.pidfd_open(process.pid)
     try:
-        reap(process)
-    except BaseException:
-        stop_group(process)
+        while True:
+            if interrupts.count() > interrupts_before:
+                stop_group(process, INTERRUPT_GRACE_SECONDS)
+                return STOPPED
+            left = WAIT_SLICE_SECONDS
+            if deadline is not None:
+                left = min(left, deadline - time.monotonic())
+                if left <= 0:
+                    stop_group(process, GRACE_SECONDS)
+                    return TIMED_OUT
+            readable, _, _ = select.select([pidfd], [], [], left)
+            if readable:
+                return reap(process)
+    finally:
+        os.close(pidfd)
 
 
 def reap(process: subprocess.Popen[bytes], timeout_seconds: float | None = None) -> int:
@@ -174,15 +188,21 @@ def reap(process: subprocess.Popen[bytes], timeout_seconds: float | None = None)
     return process.returncode
 
 
-def stop_group(process: subprocess.Popen[bytes]) -> None:
-    """Stop a hook's whole process group: SIGTERM, then SIGKILL after GRACE_SECONDS; reap it."""
+@interrupts.holding
+def stop_group(process: subprocess.Popen[bytes], grace_seconds: float = GRACE_SECONDS) -> None:
+    """Stop a hook's whole process group: SIGTERM, then SIGKILL after ``grace_seconds``; reap
+    it. Interrupts are held meanwhile: a second Ctrl-C must not leave the group running."""
+    _stop_group(process, grace_seconds)
+
+
+def _stop_group(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(process.pid, sig)
         except ProcessLookupError:
             break
         try:
-            reap(process, GRACE_SECONDS)
+            reap(process, grace_seconds)
             # The shell is gone; what it left in its group goes too.
             os.killpg(process.pid, signal.SIGKILL)
             break

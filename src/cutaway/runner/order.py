@@ -17,8 +17,20 @@ import random
 
 def williams_rows(k: int) -> list[list[int]]:
     """The rows of a Williams square for k treatments: k rows for even k, 2k rows for odd k."""
+    return [williams_row(k, row) for row in range(williams_row_count(k))]
+
+
+def williams_row_count(k: int) -> int:
     if k < 1:
         raise ValueError("need at least one variant")
+    return 2 * k if k % 2 == 1 and k > 1 else k
+
+
+def williams_row(k: int, row: int) -> list[int]:
+    """One row of the Williams square: a round needs only its own, and the whole square of
+    thousands of variants is millions of numbers (seconds of work in every round)."""
+    if not 0 <= row < williams_row_count(k):
+        raise ValueError(f"a Williams square for {k} treatments has no row {row}")
     first = [0]  # 0, 1, k-1, 2, k-2, ...
     low, high = 1, k - 1
     while len(first) < k:
@@ -28,18 +40,15 @@ def williams_rows(k: int) -> list[list[int]]:
         else:
             first.append(high)
             high -= 1
-    rows = [[(value + shift) % k for value in first] for shift in range(k)]
-    if k % 2 == 1 and k > 1:
-        rows += [list(reversed(row)) for row in rows]
-    return rows
+    shifted = [(value + row % k) % k for value in first]
+    return shifted if row < k else shifted[::-1]
 
 
 def round_order(k: int, round_index: int, seed: int) -> list[int]:
     """Variant indices (0..k-1) in the order they run in round ``round_index``.
 
     Warmup rounds have negative indices and get orders of their own from the same scheme."""
-    rows = williams_rows(k)
-    block, row = divmod(round_index, len(rows))
+    block, row = divmod(round_index, williams_row_count(k))
     relabel = list(range(k))
     random.Random(f"{seed}:{block}").shuffle(relabel)
-    return [relabel[value] for value in rows[row]]
+    return [relabel[value] for value in williams_row(k, row)]

@@ -19,14 +19,21 @@ import shutil
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
-from types import FrameType
 
-from cutaway import __version__, events
+from cutaway import __version__, events, interrupts
 from cutaway.environment import capture_end
 from cutaway.metrics.collect import MetricCollector, MetricError
-from cutaway.model import TIMED, Calibration, Run, RunData, RunStatus, Spec, Variant
+from cutaway.model import (
+    TIMED,
+    Calibration,
+    LoadTarget,
+    Run,
+    RunData,
+    RunStatus,
+    Spec,
+    Variant,
+)
 from cutaway.probes.base import Attachment, Probe, ProbeError
 from cutaway.probes.load import capture as load_capture
 from cutaway.probes.registry import build_probes
@@ -53,10 +60,6 @@ Settled = Callable[[Store, int], str | None]
 CALIBRATION_VARIANT = Variant(name="(calibration)", command=("true",))
 
 
-class Terminated(KeyboardInterrupt):
-    """Raised in the main thread by SIGTERM, so it stops an experiment the way Ctrl-C does."""
-
-
 @dataclass(frozen=True)
 class Outcome:
     """How an invocation ended. ``failed_runs`` counts the counted runs that did not succeed
@@ -66,35 +69,6 @@ class Outcome:
     status: str  # "complete" or "incomplete"
     reason: str  # "done", "budget", "interrupted", "error", "no-pairs"
     failed_runs: int = 0
-
-
-# SIGHUP is what a closed terminal sends: it must stop an experiment as cleanly as SIGTERM.
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise Terminated()
-
-    previous = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler_before in previous.items():
-            signal.signal(sig, handler_before)
-
-
-@contextmanager
-def _shielded() -> Iterator[None]:
-    """Ignore Ctrl-C, SIGTERM and SIGHUP while cleaning up: a second Ctrl-C must not skip a
-    cleanup (a cleanup that hangs is bounded by the hook time limit instead)."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, *_STOP_SIGNALS)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 class ExperimentRunner:
@@ -141,12 +115,7 @@ class ExperimentRunner:
     # -- hooks ---------------------------------------------------------------------------------
 
     def hook(self, variant: Variant, name: str) -> HookResult | None:
-        result = run_hook(
-            variant,
-            name,
-            timeout_seconds=self.spec.hook_timeout_seconds,
-            notify=lambda message: self.emit(events.Notice(message)),
-        )
+        result = run_hook(variant, name, timeout_seconds=self.spec.hook_timeout_seconds)
         if result is not None:
             self.emit(events.HookRan(variant.name, name, result.command, result.exit_code))
         return result
@@ -159,8 +128,10 @@ class ExperimentRunner:
                 continue
             families.add(variant.family_name)
             # Before the hook runs: a setup interrupted half-way is cleaned up too.
+            interrupts.check()
             self.set_up.append(variant)
             result = self.hook(variant, "setup")
+            interrupts.check()
             if result is not None and not result.ok:
                 raise RunnerError(_hook_failure(variant, result))
 
@@ -173,9 +144,7 @@ class ExperimentRunner:
         for variant in self.spec.variants:
             target = load.target(variant.name)
             try:
-                load_capture.wait_until_accepting(
-                    variant.name, target.host, target.port, load.ready_timeout_seconds
-                )
+                _wait_until_accepting(variant.name, target, load.ready_timeout_seconds)
             except load_capture.LoadError as error:
                 raise RunnerError(str(error)) from None
 
@@ -212,13 +181,15 @@ class ExperimentRunner:
                 if warning is not None:
                     self.emit(events.Notice(f"variant {variant.name!r}: {warning}"))
 
+    @interrupts.holding
     def cleanup_all(self) -> None:
-        with _shielded():
-            for variant in reversed(self.set_up):
-                result = self.hook(variant, "cleanup")
-                if result is not None and not result.ok:
-                    self.emit(events.Notice(_hook_failure(variant, result)))
-            self.set_up.clear()
+        """Every started variant's cleanup, in reverse order. Interrupts are held: one that
+        arrives while a cleanup runs stops that cleanup (run_hook), not the ones after it."""
+        for variant in reversed(self.set_up):
+            result = self.hook(variant, "cleanup")
+            if result is not None and not result.ok:
+                self.emit(events.Notice(_hook_failure(variant, result)))
+        self.set_up.clear()
 
     # -- runs ----------------------------------------------------------------------------------
 
@@ -227,7 +198,9 @@ class ExperimentRunner:
             return
         walls = []
         for _ in range(CALIBRATION_RUNS):
+            interrupts.check()
             measured = self.executor.measure(CALIBRATION_VARIANT, None)
+
             if measured.status is RunStatus.OK:
                 walls.append(measured.metrics["wall"])
         if not walls:
@@ -261,8 +234,10 @@ class ExperimentRunner:
         probes = self.probes
         if purpose != TIMED:
             probes = tuple(probe for probe in self.separate if probe.name == purpose)
+        interrupts.check()
         self.emit(events.RunStarted(variant.name, round_index, position, purpose))
         prepared = self.hook(variant, "prepare")
+        interrupts.check()  # one that stopped the prepare hook: before measuring anything
         if prepared is not None and not prepared.ok:
             raise RunnerError(_hook_failure(variant, prepared))
         started_at = time.time()
@@ -277,6 +252,8 @@ class ExperimentRunner:
         server: load_capture.ServerSampling | None = None
         load_data: list[RunData] = []
         interruption: BaseException | None = None
+        ended_on_its_own = False  # an interrupted run that had ended before the interrupt
+
         if load is not None:
             # Interrupted, the generator writes what it measured: kept as an interrupted run.
             attachment = dataclasses.replace(
@@ -293,11 +270,14 @@ class ExperimentRunner:
                     raise RunnerError(str(error)) from None
         try:
             try:
+                # The executor lets an interrupt stop the run itself, and holds it otherwise
+                # (cutaway.interrupts): from here the run, once ended, is stored and counted.
                 measured = self.executor.measure(
                     self.measured_variant(variant), timeout, attachment
                 )
             except RunInterrupted as stopped:
                 measured, interruption = stopped.measurement, stopped.interruption
+                ended_on_its_own = stopped.ended_on_its_own
             if self.spec.ignore_failure:
                 measured = _failure_ignored(measured)
             if load is not None:
@@ -311,8 +291,7 @@ class ExperimentRunner:
                 name: value for probe in probes for name, value in probe.run_metrics().items()
             }
             data += collecting.stop()
-            with _shielded():
-                concluded = self.hook(variant, "conclude")
+            concluded = self.hook(variant, "conclude")
         run = Run(
             variant=variant.name,
             round_index=round_index,
@@ -328,7 +307,7 @@ class ExperimentRunner:
             purpose=purpose,
         )
         self.store.add_run(self.experiment_id, run, data)
-        if interruption is not None:
+        if interruption is not None and not ended_on_its_own:
             # Kept for what it measured, never counted: a resumed experiment runs it again.
             self.emit(events.Notice(_interrupted_notice(run)))
             raise interruption
@@ -341,6 +320,8 @@ class ExperimentRunner:
         if run.leftover_processes and variant.name not in self.left_behind:
             self.left_behind.add(variant.name)  # said once per variant; the report counts all
             self.emit(events.Notice(_leftover_notice(variant, run, self.spec.keep_leftovers)))
+        if interruption is not None:  # it came after the run had ended: stored and counted
+            raise interruption
         if run.ok:
             self.proven.add((variant.name, purpose))
             return
@@ -365,6 +346,8 @@ class ExperimentRunner:
                 variant = self.spec.variants[index]
                 if (round_index, variant.name, purpose) not in self.done:
                     self.run_one(variant, round_index, position, planned, purpose)
+                    interrupts.check()  # one held while the run was analysed and stored
+
         if round_index >= 0:
             self.emit(events.RoundFinished(round_index, self.spec.rounds))
 
@@ -439,11 +422,39 @@ def run_experiment(
 ) -> Outcome:
     """Run (or resume) an experiment to its end, an interruption, or an error.
 
-    Ctrl-C or SIGTERM stops the running command; every cleanup runs, the experiment is marked
-    incomplete and the Outcome says "interrupted". A failing setup or prepare hook raises
+    Ctrl-C, SIGTERM or SIGHUP stops the running command (or hook); every finished run is
+    stored and counted, every cleanup runs, the experiment is marked incomplete and the Outcome
+    says "interrupted" (cutaway.interrupts.first_signal() says which signal). Interrupts are
+    held everywhere but where one may land safely (the waits for a run or a hook), and raised
+    between steps. A failing setup or prepare hook raises
     RunnerError after the same cleaning up. A probe that cannot work here raises RunnerError,
     and a variant's version that cannot be read (cutaway.versions) SpecError, before anything
     is stored or run; a resumed experiment keeps the versions read when it started."""
+    with interrupts.handling():
+        return _run_experiment(
+            spec,
+            store,
+            environment=environment,
+            listeners=listeners,
+            label=label,
+            resume_id=resume_id,
+            executor=executor,
+            settled=settled,
+        )
+
+
+@interrupts.holding
+def _run_experiment(
+    spec: Spec,
+    store: Store,
+    *,
+    environment: Mapping[str, object],
+    listeners: Iterable[events.Listener] = (),
+    label: str | None = None,
+    resume_id: int | None = None,
+    executor: Executor | None = None,
+    settled: Settled | None = None,
+) -> Outcome:
     probes, described = _checked_probes(spec)
     owner = Owner.current()
     try:
@@ -481,24 +492,25 @@ def run_experiment(
     status, reason = "incomplete", "error"
     stopped_by: BaseException | None = None  # the error that ends the experiment, if any
     try:
-        with _sigterm_as_interrupt():
-            try:
-                runner.setup_all()
-                runner.wait_for_servers()
-                runner.preflight()
-                runner.probe_warnings()
-                runner.calibrate()
-                reason = runner.run_all()
-                status = "complete"
-                if not store.has_usable_rounds(experiment_id):
-                    # Runs failed so often that no round holds every variant's success: there
-                    # is nothing to compare, and "complete" would suggest otherwise.
-                    status = "incomplete"
-                    reason = reason if reason == "budget" else "no-pairs"
-            except KeyboardInterrupt:
-                reason = "interrupted"
-            finally:
-                runner.cleanup_all()
+        try:
+            interrupts.check()
+            runner.setup_all()
+            runner.wait_for_servers()
+            runner.preflight()
+            runner.probe_warnings()
+            runner.calibrate()
+            reason = runner.run_all()
+            interrupts.check()
+            status = "complete"
+            if not store.has_usable_rounds(experiment_id):
+                # Runs failed so often that no round holds every variant's success: there
+                # is nothing to compare, and "complete" would suggest otherwise.
+                status = "incomplete"
+                reason = reason if reason == "budget" else "no-pairs"
+        except KeyboardInterrupt:
+            reason = "interrupted"
+        finally:
+            runner.cleanup_all()
     except BaseException as error:
         stopped_by = error
         raise
@@ -506,6 +518,8 @@ def run_experiment(
         executor.close()
         for probe in probes:
             probe.close()
+        if interrupts.discard() and stopped_by is None:
+            reason = "interrupted"  # it came once the runs were over: they are all stored
         recorded = _finish(runner, status, stopped_by)
         runner.emit(
             events.ExperimentFinished(
@@ -513,6 +527,13 @@ def run_experiment(
             )
         )
     return Outcome(experiment_id, status, reason, runner.failed_runs)
+
+
+@interrupts.raising
+def _wait_until_accepting(name: str, target: LoadTarget, ready_timeout_seconds: float) -> None:
+    """A wait that stores nothing: an interrupt may land anywhere in it."""
+    interrupts.check()
+    load_capture.wait_until_accepting(name, target.host, target.port, ready_timeout_seconds)
 
 
 def _finish(runner: ExperimentRunner, status: str, stopped_by: BaseException | None) -> bool:

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import re
 from collections.abc import Sequence
+
+from cutaway.visible import clip, left_out_note
 
 # A key path inside a TOML document: table keys are strings, array positions are ints (0-based).
 KeyPath = tuple[str | int, ...]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_LONG_INTEGER = 10**40
 
 
 class SpecError(ValueError):
@@ -72,17 +76,27 @@ def format_key(key_path: Sequence[str | int]) -> str:
         if isinstance(part, int):
             text += f"[{part}]"
             continue
-        name = part if _BARE_KEY.fullmatch(part) else json.dumps(part)
+        if _BARE_KEY.fullmatch(part):
+            name = part
+        else:
+            shown, left_out = clip(part)
+            name = json.dumps(shown) + left_out_note(left_out)
         text = f"{text}.{name}" if text else name
     return text
 
 
 def describe(value: object) -> str:
-    """A TOML value as a message shows it after "found": ``"ten"``, ``3``, ``true``, ``a table``."""
+    """A TOML value as a message shows it after "found": ``"ten"``, ``3``, ``true``, ``a table``;
+    a long text cut to its first characters (:func:`cutaway.visible.clip`)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        shown, left_out = clip(value)
+        return json.dumps(shown, ensure_ascii=False) + left_out_note(left_out)
+    if isinstance(value, int) and abs(value) >= _LONG_INTEGER:
+        # str() of an integer past 4300 digits raises; and 40 digits say enough.
+        digits = int(value.bit_length() * math.log10(2)) + 1
+        return f"{'-' if value < 0 else ''}an integer of about {digits} digits"
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, dict):

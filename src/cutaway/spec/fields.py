@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from cutaway.model import OUTPUT_MODES
 from cutaway.output_files import output_path_problem
+from cutaway.spec import limits
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 from cutaway.spec.units import parse_duration, parse_fraction
 
@@ -32,37 +33,74 @@ def read_bool(value: object, key_path: KeyPath) -> bool:
     return value
 
 
-def read_integer(value: object, key_path: KeyPath, minimum: int) -> int:
+def read_integer(
+    value: object, key_path: KeyPath, minimum: int, maximum: int = limits.MAX_STORED_INTEGER
+) -> int:
+    """An integer from ``minimum`` to ``maximum`` (by default the largest a store holds):
+    every integer key and option is read here, so that none can reach a store's 64-bit columns
+    or a tool's argument out of range."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise expected(f"an integer >= {minimum}", value, key_path)
+    if value > maximum:
+        raise expected(f"an integer <= {maximum}", value, key_path)
     return value
 
 
 def read_rounds(value: object, key_path: KeyPath) -> int:
-    return read_integer(value, key_path, minimum=1)
+    return read_integer(value, key_path, 1, limits.MAX_ROUNDS)
 
 
 def read_warmup_rounds(value: object, key_path: KeyPath) -> int:
-    return read_integer(value, key_path, minimum=0)
+    return read_integer(value, key_path, 0, limits.MAX_WARMUP_ROUNDS)
 
 
 def read_seed(value: object, key_path: KeyPath) -> int:
-    return read_integer(value, key_path, minimum=0)
+    return read_integer(value, key_path, 0, limits.MAX_SEED)
 
 
 def read_max_variants(value: object, key_path: KeyPath) -> int:
     """The most variants an experiment's matrix may make (``max_variants``)."""
-    return read_integer(value, key_path, minimum=1)
+    return read_integer(value, key_path, 1, limits.MAX_VARIANTS)
 
 
-def read_positive_duration(value: object, key_path: KeyPath) -> float:
+def read_duration(
+    value: object, key_path: KeyPath, *, maximum_seconds: float, zero_allowed: bool = False
+) -> float:
+    """Seconds from a duration (``"10s"``, ``"250ms"``, a number of seconds), above 0 (or at
+    least 0 with ``zero_allowed``) and at most ``maximum_seconds``: every duration key and
+    option is read here."""
     try:
         seconds = parse_duration(value)
     except SpecError as error:
         raise SpecError(error.message, key_path=key_path) from None
-    if seconds <= 0:
+    if seconds <= 0 and not zero_allowed:
         raise expected("a duration > 0", value, key_path)
+    if seconds > maximum_seconds:
+        raise expected(f"a duration of at most {_seconds_text(maximum_seconds)}", value, key_path)
     return seconds
+
+
+def _seconds_text(seconds: float) -> str:
+    """``604800 s (168h)``: the seconds, and in hours when that is shorter to read."""
+    hours = seconds / 3600
+    return f"{seconds:g} s ({hours:g}h)" if hours >= 1 and hours == int(hours) else f"{seconds:g} s"
+
+
+def duration_reader(maximum_seconds: float) -> Reader[float]:
+    """A reader of durations > 0 and at most ``maximum_seconds``."""
+
+    def read(value: object, key_path: KeyPath) -> float:
+        return read_duration(value, key_path, maximum_seconds=maximum_seconds)
+
+    return read
+
+
+# One run (``timeout``), one hook (``hook_timeout``), the whole experiment (``max_time``).
+read_run_timeout = duration_reader(limits.MAX_RUN_SECONDS)
+read_hook_timeout = duration_reader(limits.MAX_RUN_SECONDS)
+read_max_time = duration_reader(limits.MAX_EXPERIMENT_SECONDS)
+# Any other duration > 0 with no tighter limit of its own: at most a week, as one run.
+read_positive_duration = duration_reader(limits.MAX_RUN_SECONDS)
 
 
 def read_margin(value: object, key_path: KeyPath) -> float:

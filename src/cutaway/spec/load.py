@@ -9,11 +9,12 @@ generator (``cw_load``) against the target, so a ``command`` is refused."""
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import re
 from collections.abc import Mapping, Sequence
 
 from cutaway.model import (
     DEFAULT_LOAD_CONNECTIONS,
-    DEFAULT_LOAD_DURATION_SECONDS,
     GENERATOR_PROGRAM,
     LOAD_PROTOCOLS,
     LatencyTarget,
@@ -22,10 +23,9 @@ from cutaway.model import (
     Spec,
     Variant,
 )
-from cutaway.spec import fields
+from cutaway.spec import fields, limits
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 from cutaway.spec.matrix import VariantTemplate, substitute
-from cutaway.spec.units import parse_duration
 
 LOAD_KEYS = (
     "target",
@@ -45,28 +45,156 @@ LOAD_KEYS = (
 PER_VARIANT_KEYS = ("target", "pid_file")  # also allowed in a [[variants]] table
 
 
-def read_target(value: object, key_path: KeyPath) -> str:
+# A host name as getaddrinfo takes it: labels of letters, digits, '-' and '_', dot-separated.
+_HOST_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+MAX_HOST_CHARACTERS = 253
+MAX_MEMCACHED_KEY_BYTES = 250  # memcached's limit, and cw_load's
+TARGET_FORMS = "http://HOST:PORT/PATH or HOST:PORT"
+
+
+class TargetProblem(ValueError):
+    """What is wrong with a target; ``quote`` is False when the target must not be shown (it
+    holds a password)."""
+
+    def __init__(self, message: str, *, quote: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.quote = quote
+
+
+def read_target(value: object, key_path: KeyPath, protocol: str = "http") -> str:
+    """A variant's ``target``, checked whole before anything is stored (see
+    :func:`check_target`)."""
     text = fields.read_string(value, key_path)
     try:
-        LoadTarget.parse(text)
-    except ValueError as error:
-        raise SpecError(f"{describe(text)}: {error}", key_path=key_path) from None
+        check_target(text, protocol)
+    except TargetProblem as problem:
+        raise SpecError(_target_message(text, problem), key_path=key_path) from None
     return text
+
+
+def read_target_option(url: str, protocol: str = "http") -> str:
+    """A ``--url``, checked as the file's ``target``."""
+    try:
+        check_target(url, protocol)
+    except TargetProblem as problem:
+        raise SpecError(_target_message(url, problem), key="--url") from None
+    return url
+
+
+def _target_message(text: str, problem: TargetProblem) -> str:
+    return f"{describe(text)}: {problem.message}" if problem.quote else problem.message
+
+
+def check_target(text: str, protocol: str) -> LoadTarget:
+    """The target ``text`` (``http://HOST:PORT/PATH`` or ``HOST:PORT``) as the generator will
+    use it, or :class:`TargetProblem`: a user name or password (never sent, and a secret that
+    must not reach a message or the store), spaces or control characters (they would split
+    the request line), a fragment (never sent), a host that is not a name or an address, a port
+    outside 1-65535, or a memcached key longer than memcached takes."""
+    scheme, separator, rest = text.partition("://")
+    has_scheme = bool(separator)
+    if not has_scheme:
+        scheme, rest = "", text
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if "@" in authority:
+        raise TargetProblem(
+            "a target cannot hold a user name or password (USER:PASSWORD@): the generator sends "
+            f"no credentials; write {TARGET_FORMS}",
+            quote=False,
+        )
+    quote = "@" not in text  # a malformed target could still hide a password: never show it
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise TargetProblem("cannot contain spaces or control characters", quote=quote)
+    if not text.isascii():
+        raise TargetProblem("must be ASCII (percent-encode the path: %C3%A9)", quote=quote)
+    if "#" in text:
+        raise TargetProblem("a fragment (#...) is never sent to a server: remove it", quote=quote)
+    if has_scheme and scheme != "http":
+        which = f"{scheme}://" if quote else "this scheme"
+        raise TargetProblem(f"{which} is not supported ({TARGET_FORMS})", quote=quote)
+    _check_authority(authority, has_scheme, quote)
+    try:
+        target = LoadTarget.parse(text)
+    except ValueError as error:  # its message quotes parts of the target
+        message = str(error) if quote else f"expected {TARGET_FORMS}"
+        raise TargetProblem(message, quote=quote) from None
+    if protocol == "memcached" and len(target.path.encode()) > MAX_MEMCACHED_KEY_BYTES:
+        message = f"a memcached key (the path) has at most {MAX_MEMCACHED_KEY_BYTES} bytes"
+        raise TargetProblem(message, quote=quote)
+    return target
+
+
+def _check_authority(authority: str, has_scheme: bool, quote: bool) -> None:
+    """``HOST:PORT``, ``[IPV6]:PORT``, or for a URL a host alone (port 80)."""
+    if authority.startswith("["):
+        address, bracket, port = authority[1:].partition("]")
+        if not bracket:
+            raise TargetProblem(
+                "an IPv6 address needs its closing bracket ([::1]:8080)", quote=quote
+            )
+        try:
+            ipaddress.IPv6Address(address)
+        except ValueError:
+            which = f"[{address}]" if quote else "the address in brackets"
+            raise TargetProblem(f"{which} is not an IPv6 address", quote=quote) from None
+        if not port.startswith(":"):
+            raise TargetProblem("give the port after the address: [::1]:8080", quote=quote)
+        _check_port(port[1:], quote)
+        return
+    host, colon, port = authority.rpartition(":")
+    if not colon:
+        if not has_scheme:
+            raise TargetProblem(f"expected {TARGET_FORMS}", quote=quote)
+        host, port = authority, "80"
+    if ":" in host:
+        raise TargetProblem(
+            "more than one ':' before the path (an IPv6 address goes in brackets: [::1]:8080)",
+            quote=quote,
+        )
+    labels = host.removesuffix(".").split(".")
+    if len(host) > MAX_HOST_CHARACTERS or not all(_HOST_NAME.fullmatch(x) for x in labels):
+        raise TargetProblem("the host is not a host name or an address", quote=quote)
+    _check_port(port, quote)
+
+
+def _check_port(port: str, quote: bool) -> None:
+    if not (port.isascii() and port.isdigit() and len(port) <= 5 and 0 < int(port) < 65536):
+        raise TargetProblem("the port is not a TCP port (1-65535)", quote=quote)
 
 
 def _rate(value: object, key_path: KeyPath) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise expected("a rate in requests per second > 0", value, key_path)
-    if value == float("inf"):
-        raise expected("a finite rate", value, key_path)
+    if not value <= limits.MAX_LOAD_RATE:  # NaN and infinity too
+        raise expected(f"a rate of at most {limits.MAX_LOAD_RATE:g} requests/s", value, key_path)
     return float(value)
 
 
-def _not_negative_duration(value: object, key_path: KeyPath) -> float:
-    try:
-        return parse_duration(value)
-    except SpecError as error:
-        raise SpecError(error.message, key_path=key_path) from None
+def _duration(maximum_seconds: float, *, zero_allowed: bool = False) -> fields.Reader[float]:
+    def read(value: object, key_path: KeyPath) -> float:
+        return fields.read_duration(
+            value, key_path, maximum_seconds=maximum_seconds, zero_allowed=zero_allowed
+        )
+
+    return read
+
+
+def _integer(maximum: int) -> fields.Reader[int]:
+    def read(value: object, key_path: KeyPath) -> int:
+        return fields.read_integer(value, key_path, 1, maximum)
+
+    return read
+
+
+# The numeric keys of [load], each up to the generator's limit (spec/limits.py).
+_READ_CONNECTIONS = _integer(limits.MAX_LOAD_CONNECTIONS)
+_READ_REQUESTS = _integer(limits.MAX_LOAD_REQUESTS)
+_READ_THREADS = _integer(limits.MAX_LOAD_THREADS)
+_READ_DURATION = _duration(limits.MAX_LOAD_PHASE_SECONDS)
+_READ_WARMUP = _duration(limits.MAX_LOAD_PHASE_SECONDS, zero_allowed=True)
+_READ_REQUEST_TIMEOUT = _duration(limits.MAX_REQUEST_TIMEOUT_SECONDS)
+_READ_READY_TIMEOUT = _duration(limits.MAX_READY_SECONDS)
 
 
 def read_load_settings(table: object, key_path: KeyPath = ("load",)) -> LoadSpec:
@@ -90,43 +218,31 @@ def read_load_settings(table: object, key_path: KeyPath = ("load",)) -> LoadSpec
             "give duration or requests, not both (a load phase ends at one of them)",
             key_path=at("requests"),
         )
-    connections = DEFAULT_LOAD_CONNECTIONS
-    if "connections" in table:
-        connections = fields.read_integer(table["connections"], at("connections"), 1)
-    requests = None
-    if "requests" in table:
-        requests = fields.read_integer(table["requests"], at("requests"), 1)
-    duration: float | None = None if requests is not None else DEFAULT_LOAD_DURATION_SECONDS
-    if "duration" in table:
-        duration = fields.read_positive_duration(table["duration"], at("duration"))
+
+    def optional(key: str, read: fields.Reader[fields.T], default: fields.T) -> fields.T:
+        return read(table[key], at(key)) if key in table else default
+
     defaults = LoadSpec(targets={})
+    requests = optional("requests", _READ_REQUESTS, None)
     return LoadSpec(
         targets={},
         protocol=str(protocol),
-        connections=connections,
-        rate=_rate(table["rate"], at("rate")) if "rate" in table else None,
-        duration_seconds=duration,
+        connections=optional("connections", _READ_CONNECTIONS, DEFAULT_LOAD_CONNECTIONS),
+        rate=optional("rate", _rate, None),
+        duration_seconds=optional(
+            "duration", _READ_DURATION, None if requests is not None else defaults.duration_seconds
+        ),
         requests=requests,
-        warmup_seconds=_not_negative_duration(table["warmup"], at("warmup"))
-        if "warmup" in table
-        else defaults.warmup_seconds,
-        request_timeout_seconds=fields.read_positive_duration(table["timeout"], at("timeout"))
-        if "timeout" in table
-        else defaults.request_timeout_seconds,
-        new_connection=fields.read_bool(table["new_connection"], at("new_connection"))
-        if "new_connection" in table
-        else False,
-        threads=fields.read_integer(table["threads"], at("threads"), 1)
-        if "threads" in table
-        else None,
-        ready_timeout_seconds=fields.read_positive_duration(
-            table["ready_timeout"], at("ready_timeout")
-        )
-        if "ready_timeout" in table
-        else defaults.ready_timeout_seconds,
-        server_metrics=fields.read_bool(table["server_metrics"], at("server_metrics"))
-        if "server_metrics" in table
-        else True,
+        warmup_seconds=optional("warmup", _READ_WARMUP, defaults.warmup_seconds),
+        request_timeout_seconds=optional(
+            "timeout", _READ_REQUEST_TIMEOUT, defaults.request_timeout_seconds
+        ),
+        new_connection=optional("new_connection", fields.read_bool, False),
+        threads=optional("threads", _READ_THREADS, None),
+        ready_timeout_seconds=optional(
+            "ready_timeout", _READ_READY_TIMEOUT, defaults.ready_timeout_seconds
+        ),
+        server_metrics=optional("server_metrics", fields.read_bool, True),
     )
 
 
@@ -160,7 +276,10 @@ def load_variants(
             else:
                 continue
             text = substitute(fields.read_string(raw, where), template.params, where)
-            found[variant.name] = read_target(text, where) if key == "target" else text
+            if key == "target":
+                found[variant.name] = read_target(text, where, settings.protocol)
+            else:
+                found[variant.name] = fields.read_text_without_nul(text, where)
     spec = dataclasses.replace(settings, targets=targets, pid_files=pid_files)
     return spec, tuple(with_generator(spec, variant) for variant in variants)
 
@@ -210,16 +329,8 @@ def quick_load(
         option = str(options.get(str(last), (None, "--url"))[1])
         raise SpecError(error.message, key=option) from None
     for url in urls:
-        read_target_option(url)
+        read_target_option(url, settings.protocol)
     return settings
-
-
-def read_target_option(url: str) -> str:
-    try:
-        LoadTarget.parse(url)
-    except ValueError as error:
-        raise SpecError(f"{describe(url)}: {error}", key="--url") from None
-    return url
 
 
 def quick_load_spec(
@@ -252,7 +363,8 @@ def quick_load_spec(
     load = dataclasses.replace(
         settings,
         targets={
-            v.name: read_target_option(url) for v, url in zip(spec.variants, urls, strict=True)
+            v.name: read_target_option(url, settings.protocol)
+            for v, url in zip(spec.variants, urls, strict=True)
         },
     )
     variants = tuple(with_generator(load, variant) for variant in spec.variants)
@@ -274,9 +386,9 @@ def read_latency_target(text: str, option: str = "--max-rate-under") -> LatencyT
     if not 0 < percentile <= 100:
         raise SpecError(f"{describe(name)} is not a percentile in (0, 100] such as p99", key=option)
     try:
-        seconds = parse_duration(limit.strip())
+        seconds = fields.read_duration(
+            limit.strip(), (option,), maximum_seconds=limits.MAX_REQUEST_TIMEOUT_SECONDS
+        )
     except SpecError as error:
-        raise SpecError(error.message, key=option) from None
-    if seconds <= 0:
-        raise SpecError("the latency limit must be above 0", key=option)
+        raise SpecError(f"the latency limit: {error.message}", key=option) from None
     return LatencyTarget(percentile, seconds)

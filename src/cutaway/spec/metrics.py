@@ -19,7 +19,7 @@ from cutaway.model import (
     PROCESS_STATS,
     MetricSpec,
 )
-from cutaway.spec import fields
+from cutaway.spec import fields, limits
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 
 COMMON_KEYS = ("name", "source", "unit", "better", "description")
@@ -66,10 +66,12 @@ def read_metric(table: Mapping[str, object], key_path: KeyPath) -> MetricSpec:
         message = f"{describe(name)} is not a metric name (letters, digits, _ . -; not calls.*)"
         raise SpecError(message, key_path=key("name"))
     if name in METRICS_BY_NAME:
-        message = f"{name!r} is a whole-process metric cutaway always measures: choose another"
+        message = (
+            f"{describe(name)} is a whole-process metric cutaway always measures: choose another"
+        )
         raise SpecError(message, key_path=key("name"))
     if "source" not in table:
-        message = f"missing required key (where metric {name!r} comes from: {_sources()})"
+        message = f"missing required key (where metric {describe(name)} comes from: {_sources()})"
         raise SpecError(message, key_path=key("source"))
     source = table["source"]
     if source not in METRIC_SOURCES:
@@ -89,8 +91,8 @@ def read_metric(table: Mapping[str, object], key_path: KeyPath) -> MetricSpec:
             raise expected('"lower" or "higher"', table["better"], key("better"))
         values["better"] = table["better"]
     if "interval" in table:
-        values["interval_seconds"] = fields.read_positive_duration(
-            table["interval"], key("interval")
+        values["interval_seconds"] = fields.read_duration(
+            table["interval"], key("interval"), maximum_seconds=limits.MAX_SAMPLE_INTERVAL_SECONDS
         )
     if "series" in table:
         values["series"] = fields.read_bool(table["series"], key("series"))
@@ -119,10 +121,9 @@ def _read_output(table: Mapping[str, object], key_path: KeyPath, values: dict[st
         values["pattern"] = pattern
         return
     parser_name = table["parser"]
-    if parser_name not in PARSERS:
+    if not isinstance(parser_name, str) or parser_name not in PARSERS:  # a list is no key
         known = ", ".join(PARSERS)
         raise expected(f"a parser: {known}", parser_name, (*key_path, "parser"))
-    assert isinstance(parser_name, str)
     parser = PARSERS[parser_name]
     if "field" not in table:
         message = f"missing required key (which figure of {parser_name}, e.g. {parser.example!r})"
@@ -200,7 +201,7 @@ def check_unique(metrics: Sequence[MetricSpec], key_paths: Sequence[KeyPath]) ->
     seen: set[str] = set()
     for metric, key_path in zip(metrics, key_paths, strict=True):
         if metric.name in seen:
-            raise SpecError(f"duplicate metric name {metric.name!r}", key_path=key_path)
+            raise SpecError(f"duplicate metric name {describe(metric.name)}", key_path=key_path)
         seen.add(metric.name)
 
 
@@ -251,11 +252,13 @@ def _option_source(text: str, option: str) -> dict[str, object]:
         where, _, value = locator.partition("=")
         key = {"pid_file": "pid_file", "name": "process_name", "port": "port"}.get(where)
         if key is None:
-            message = f"expected process:STAT:pid_file=PATH|name=NAME|port=PORT, found {text!r}"
+            message = (
+                f"expected process:STAT:pid_file=PATH|name=NAME|port=PORT, found {describe(text)}"
+            )
             raise SpecError(message, key=option)
         located: object = int(value) if key == "port" and value.isdigit() else value
         return {"source": source, "stat": stat, key: located}
-    raise SpecError(f"unknown source {source!r} (sources: {_sources()})", key=option)
+    raise SpecError(f"unknown source {describe(source)} (sources: {_sources()})", key=option)
 
 
 def read_metric_options(
@@ -268,6 +271,6 @@ def read_metric_options(
     seen = {m.name for m in existing}
     for metric in added:
         if metric.name in seen:
-            raise SpecError(f"duplicate metric name {metric.name!r}", key="--metric")
+            raise SpecError(f"duplicate metric name {describe(metric.name)}", key="--metric")
         seen.add(metric.name)
     return combined

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from cutaway.model import ProbeSpec, ProfileSpec, SpansSpec, Spec
 from cutaway.spec import fields
 from cutaway.spec.conditions import conditioned_baseline
-from cutaway.spec.errors import SpecError
+from cutaway.spec.errors import SpecError, describe
 from cutaway.spec.metrics import read_metric_options
 from cutaway.spec.probes import (
     merged_targets,
@@ -26,11 +26,11 @@ from cutaway.spec.probes import (
 _READERS: Mapping[str, tuple[str, fields.Reader[object]]] = {
     "--rounds": ("rounds", fields.read_rounds),
     "--warmup": ("warmup_rounds", fields.read_warmup_rounds),
-    "--timeout": ("timeout_seconds", fields.read_positive_duration),
-    "--hook-timeout": ("hook_timeout_seconds", fields.read_positive_duration),
+    "--timeout": ("timeout_seconds", fields.read_run_timeout),
+    "--hook-timeout": ("hook_timeout_seconds", fields.read_hook_timeout),
     "--margin": ("margin", fields.read_margin),
     "--until": ("until_width", fields.read_until_width),
-    "--max-time": ("max_time_seconds", fields.read_positive_duration),
+    "--max-time": ("max_time_seconds", fields.read_max_time),
     "--seed": ("seed", fields.read_seed),
     "--ignore-failure": ("ignore_failure", fields.read_bool),
     "--keep-leftovers": ("keep_leftovers", fields.read_bool),
@@ -49,9 +49,9 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             if spec.conditions and value in {v.family_name for v in spec.variants}:
                 value = conditioned_baseline(value, spec.conditions)
             if value not in names:
-                raise SpecError(
-                    f"{value!r} names no variant (variants: {', '.join(names)})", key="--baseline"
-                )
+                known = ", ".join(describe(name) for name in names)
+                message = f"{describe(value)} names no variant (variants: {known})"
+                raise SpecError(message, key="--baseline")
             changes["baseline"] = value
             continue
         if option in ("--metric", "--metric-regex"):  # declared metrics, added to the file's

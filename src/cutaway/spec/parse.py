@@ -186,6 +186,8 @@ def _decode_toml(text: str) -> dict[str, object]:
         raise SpecError(f"invalid TOML: {message}", line=line) from None
     except RecursionError:
         raise SpecError("invalid TOML: arrays or tables nested too deeply") from None
+    except ValueError:  # Python's own limit on the digits of an integer (4300)
+        raise SpecError("invalid TOML: an integer with thousands of digits") from None
 
 
 def _spec_from_document(
@@ -262,14 +264,14 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
     return _Settings(
         rounds=optional("rounds", fields.read_rounds, 10),
         warmup_rounds=optional("warmup_rounds", fields.read_warmup_rounds, 1),
-        timeout_seconds=optional("timeout", fields.read_positive_duration, None),
+        timeout_seconds=optional("timeout", fields.read_run_timeout, None),
         hook_timeout_seconds=optional(
-            "hook_timeout", fields.read_positive_duration, DEFAULT_HOOK_TIMEOUT_SECONDS
+            "hook_timeout", fields.read_hook_timeout, DEFAULT_HOOK_TIMEOUT_SECONDS
         ),
         margin=optional("margin", fields.read_margin, DEFAULT_MARGIN),
         confidence=optional("confidence", fields.read_confidence, 0.95),
         until_width=optional("until", fields.read_until_width, None),
-        max_time_seconds=optional("max_time", fields.read_positive_duration, None),
+        max_time_seconds=optional("max_time", fields.read_max_time, None),
         seed=optional("seed", fields.read_seed, 0),
         ignore_failure=optional("ignore_failure", fields.read_bool, False),
         keep_leftovers=optional("keep_leftovers", fields.read_bool, False),

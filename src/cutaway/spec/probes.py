@@ -14,8 +14,9 @@ from cutaway.model import (
     SpansSpec,
     UprobeTarget,
 )
-from cutaway.spec import fields
-from cutaway.spec.errors import KeyPath, SpecError, expected
+from cutaway.spec import fields, limits
+from cutaway.spec.errors import KeyPath, SpecError, describe, expected
+from cutaway.syscall_names import SYSCALL_NAMES, nearest_syscall_names
 
 _SYSCALL = re.compile(r"[a-z_][a-z0-9_]*")
 _FUNCTION = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")  # a C or mangled C++ symbol
@@ -29,7 +30,9 @@ PROBE_KEYS = (
     "uprobes",
 )
 SPANS_KEYS = ("otlp_file",)
-PROFILE_KEYS = ("frequency", "system_wide", "call_graph", "off_cpu", "kernel", "phases")
+PROFILE_KEYS = (
+    "frequency", "system_wide", "call_graph", "off_cpu", "kernel", "phases", "processes",
+)  # fmt: skip
 PHASE_KEYS = ("name", "frames")
 OTHER_PHASE = "other"  # the phase of a sample no rule matches
 MAX_PROFILE_FREQUENCY = 100_000  # perf refuses more than kernel.perf_event_max_sample_rate
@@ -51,7 +54,7 @@ def read_call_names(value: object, key_path: KeyPath) -> tuple[str, ...]:
     for index, name in enumerate(names):
         if not isinstance(name, str) or name.strip() not in catalog:
             raise SpecError(
-                f"unknown function {name!r}; the catalog: {', '.join(catalog)}",
+                f"unknown function {describe(name)}; the catalog: {', '.join(catalog)}",
                 key_path=key_path if isinstance(value, str) else (*key_path, index),
             )
     return tuple(dict.fromkeys(name.strip() for name in names))
@@ -194,7 +197,22 @@ def read_profile(value: object, key_path: KeyPath) -> ProfileSpec | None:
         settings["call_graph"] = read_call_graph(value["call_graph"], (*key_path, "call_graph"))
     if "phases" in value:
         settings["phases"] = read_phases(value["phases"], (*key_path, "phases"))
+    if "processes" in value:
+        settings["processes"] = read_processes(value["processes"], (*key_path, "processes"))
     return ProfileSpec(**settings)  # type: ignore[arg-type]
+
+
+def read_processes(value: object, key_path: KeyPath) -> tuple[str, ...]:
+    """A non-empty list of process names, as the folded stacks' roots have them (perf's command
+    name, at most 15 characters, spaces as underscores)."""
+    if not isinstance(value, list | tuple) or not value:
+        raise expected('a non-empty list of process names ["caddy"]', value, key_path)
+    names: list[str] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            raise expected("a process name", item, (*key_path, index))
+        names.append(item.strip().replace(" ", "_"))
+    return tuple(dict.fromkeys(names))
 
 
 def read_phases(value: object, key_path: KeyPath) -> tuple[PhaseRule, ...]:
@@ -239,8 +257,11 @@ def read_frequency(value: object, key_path: KeyPath) -> int:
         text = value.strip().removesuffix("Hz").removesuffix("hz").strip()
         if not text.isascii() or not text.isdigit():
             raise expected("a frequency in Hz, e.g. 999", value, key_path)
+        if len(text) > len(str(MAX_PROFILE_FREQUENCY)):  # int() refuses past 4300 digits
+            message = f"{describe(value)} is more than perf allows ({MAX_PROFILE_FREQUENCY} Hz)"
+            raise SpecError(message, key_path=key_path)
         value = int(text)
-    frequency = fields.read_integer(value, key_path, 1)
+    frequency = fields.read_integer(value, key_path, 1, limits.MAX_STORED_INTEGER)
     if frequency > MAX_PROFILE_FREQUENCY:
         raise SpecError(
             f"{frequency} Hz is more than perf allows ({MAX_PROFILE_FREQUENCY})", key_path=key_path
@@ -261,9 +282,15 @@ def read_syscall_names(value: object, key_path: KeyPath) -> tuple[str, ...]:
     if not isinstance(names, list | tuple) or not names:
         raise expected("a non-empty list of system call names", value, key_path)
     for index, name in enumerate(names):
+        where = key_path if isinstance(value, str) else (*key_path, index)
         if not isinstance(name, str) or not _SYSCALL.fullmatch(name.strip()):
-            raise SpecError(
-                f"{name!r} is not a system call name",
-                key_path=key_path if isinstance(value, str) else (*key_path, index),
-            )
+            raise SpecError(f"{describe(name)} is not a system call name", key_path=where)
+        if name.strip() not in SYSCALL_NAMES:
+            raise SpecError(_unknown_syscall(name.strip()), key_path=where)
     return tuple(dict.fromkeys(name.strip() for name in names))
+
+
+def _unknown_syscall(name: str) -> str:
+    nearest = nearest_syscall_names(name)
+    hint = f" (did you mean {', '.join(nearest)}?)" if nearest else ""
+    return f"{describe(name)} is not a Linux system call strace knows{hint}"

@@ -183,12 +183,12 @@ def quick_spec(
         baseline=baseline,
         rounds=fields.read_rounds(rounds, ("--rounds",)),
         warmup_rounds=fields.read_warmup_rounds(warmup_rounds, ("--warmup",)),
-        timeout_seconds=_optional_duration(timeout_seconds, "--timeout"),
+        timeout_seconds=_optional_duration(timeout_seconds, "--timeout", fields.read_run_timeout),
         margin=fields.read_margin(margin, ("--margin",)),
         until_width=None
         if until_width is None
         else fields.read_until_width(until_width, ("--until",)),
-        max_time_seconds=_optional_duration(max_time_seconds, "--max-time"),
+        max_time_seconds=_optional_duration(max_time_seconds, "--max-time", fields.read_max_time),
     )
 
 
@@ -388,5 +388,7 @@ def _read_env(env: Mapping[str, str]) -> dict[str, str]:
     return dict(env)
 
 
-def _optional_duration(seconds: float | None, option: str) -> float | None:
-    return None if seconds is None else fields.read_positive_duration(seconds, (option,))
+def _optional_duration(
+    seconds: float | None, option: str, read: fields.Reader[float]
+) -> float | None:
+    return None if seconds is None else read(seconds, (option,))

@@ -49,6 +49,7 @@ from cutaway.store.rows import (
     stored_experiment,
     variant_names,
 )
+from cutaway.visible import clip, left_out_note
 
 if TYPE_CHECKING:
     import numpy as np
@@ -350,12 +351,12 @@ class Store:
         """The id of the experiment ``ref`` names: None or "latest" (the newest),
         "latest-incomplete" (the newest that stopped before its end and that no live process
         is running), an id, or a name (the newest experiment of that name)."""
-        with self._read(f"find experiment {ref!r}") as connection:
+        asked = _quoted("latest" if ref is None else ref)
+        with self._read(f"find experiment {asked}") as connection:
             found = _find(connection, ref, self.location)
         if found is None:
-            asked = "latest" if ref is None else ref
             raise StoreError(
-                f"no experiment {asked!r} in {self.location}; `cutaway list` shows the stored ones"
+                f"no experiment {asked} in {self.location}; `cutaway list` shows the stored ones"
             )
         return found
 
@@ -618,6 +619,12 @@ class Store:
             raise StoreError(f"experiment {experiment_id} has no variant {variant!r}")
 
 
+def _quoted(ref: str) -> str:
+    """An experiment's id or name as a message quotes it: cut, decoded with replacement."""
+    shown, left_out = clip(ref)
+    return repr(shown) + left_out_note(left_out)
+
+
 def _usable_cells(matrix: npt.NDArray[np.float64], minimum: float | None) -> bool:
     """Whether every (round, position, value, run id) row of a metric's cells is as cutaway
     writes it: whole rounds and positions, and each value finite (or NaN: no usable run) and
@@ -656,7 +663,8 @@ def _find(connection: Connection, ref: str | None, location: str) -> int | None:
         return None
     else:
         row = None
-        if ref.isascii() and ref.isdigit():
+        # An id fits the stores' 64-bit integers; longer digits can only be a name.
+        if ref.isascii() and ref.isdigit() and len(ref) <= 19 and int(ref) < 2**63:
             row = connection.execute(
                 "SELECT id FROM experiments WHERE id = ?", (int(ref),)
             ).fetchone()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from cutaway.model import Calibration, Spec
@@ -87,6 +88,12 @@ class MetricTable:
     rounds: npt.NDArray[np.int64]
     variants: tuple[str, ...]  # in spec order
     values: npt.NDArray[np.float64]  # shape (len(rounds), len(variants))
+
+    @cached_property
+    def column_of(self) -> Mapping[str, int]:
+        """Each variant's column: looked up once per variant and pair, a tuple's index() made
+        the analysis of thousands of variants quadratic."""
+        return {name: index for index, name in enumerate(self.variants)}
 
 
 def dumps(value: object, what: str) -> str:

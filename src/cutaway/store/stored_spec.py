@@ -254,6 +254,7 @@ def _profile(value: object, key: str) -> ProfileSpec | None:
         off_cpu=profile.optional("off_cpu", _flag, True),
         kernel=profile.optional("kernel", _flag, True),
         phases=profile.optional("phases", _phases, ()),
+        processes=profile.optional("processes", _strings, ()),
     )
 
 

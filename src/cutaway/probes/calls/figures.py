@@ -1,4 +1,4 @@
-"""The calls and syscalls probes' figures (cutaway.report.figures): seed 000's question as
+"""The calls and syscalls probes' figures (listed in cutaway.report.figures): seed 000's question as
 percentile curves, each function's first calls against its later ones per variant, and seed
 002's chart, the total time in each function side by side across variants, the largest first,
 a function that only some variants called marked as such."""
@@ -16,9 +16,20 @@ from cutaway.probes.calls.tables import (
     position_label,
     position_sort_key,
 )
-from cutaway.report.figures import Figure, JsonValue
-from cutaway.report.plots import axis_scale
-from cutaway.report.sections import Align, Column, Heading, Line, Name, Quantity, Row, Table, Tone
+from cutaway.report.sections import (
+    Align,
+    Column,
+    Figure,
+    Heading,
+    JsonValue,
+    Line,
+    Name,
+    Quantity,
+    Row,
+    Table,
+    Tone,
+)
+from cutaway.report.units import axis_scale
 from cutaway.visible import visible
 
 # How analysis.syscall_label names a system call (kept apart: that module reads the store).

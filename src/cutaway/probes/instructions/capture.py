@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, proces
 from cutaway.probes.instructions.callgrind import CallgrindFormatError, parse_callgrind
 from cutaway.probes.profile import records
 from cutaway.probes.profile.records import INSTRUCTIONS, Profile
+from cutaway.processes import owned_directory
 
 VALGRIND_PACKAGE = "valgrind"
 METRIC = "instructions"
@@ -68,7 +68,7 @@ class InstructionsProbe:
 
     def __init__(self) -> None:
         self.valgrind = valgrind_path()
-        self.directory = Path(tempfile.mkdtemp(prefix="cutaway-instructions-"))
+        self.directory = owned_directory("cutaway-instructions-")
         self.slowdown: float | None = None
         self.seconds_per_instruction: float | None = None
         self.last_count: int | None = None
@@ -83,6 +83,8 @@ class InstructionsProbe:
             "--separate-recs=1",
             f"--callgrind-out-file={output}",
             "-q",  # valgrind's own messages only when it fails (in the run's stderr)
+            # No gdbserver: its FIFOs (/tmp/vgdb-pipe-*) stay behind when a run is killed.
+            "--vgdb=no",
             "--",
         ]
 

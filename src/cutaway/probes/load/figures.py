@@ -1,14 +1,13 @@
-"""A load experiment's figures (cutaway.report.figures): the latency percentile curve of every
-variant's requests, corrected (solid: from each request's intended send time) and uncorrected
+"""A load experiment's figures (listed in cutaway.report.figures): the latency percentile curve of
+every variant's requests, corrected (solid: from each request's intended send time) and uncorrected
 (dashed: from its actual send time), so that what coordinated omission hides is in view."""
 
 from __future__ import annotations
 
 from cutaway.model import PERCENTILE_GRID, Analysis, LatencySummary
 from cutaway.probes.load.sections import side_by_side_block
-from cutaway.report.figures import Figure, JsonValue
-from cutaway.report.plots import axis_scale
-from cutaway.report.sections import Heading, Line, Table, Tone
+from cutaway.report.sections import Figure, Heading, JsonValue, Line, Table, Tone
+from cutaway.report.units import axis_scale
 from cutaway.visible import visible
 
 KIND_POSITION = {"corrected": "1", "uncorrected": "2"}  # the chart's solid and dashed lines

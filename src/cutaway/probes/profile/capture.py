@@ -25,7 +25,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, proces
 from cutaway.probes.profile import records
 from cutaway.probes.profile.fold import Folder, FoldOptions, parse_event_line
 from cutaway.probes.profile.records import NANOSECONDS, OFF_CPU, ON_CPU, Profile
+from cutaway.processes import owned_directory
 
 PERF_PACKAGE = "linux-perf"
 SAMPLE_EVENT = "cpu-clock"
@@ -221,7 +221,7 @@ class ProfileProbe:
             raise ValueError("the profile frequency must be a positive number of Hz")
         self.spec = spec
         self.perf = perf_path()
-        self.directory = Path(tempfile.mkdtemp(prefix="cutaway-profile-"))
+        self.directory = owned_directory("cutaway-profile-")
         self.data_path = self.directory / "perf.data"
         self.capabilities = Capabilities(spec.kernel, spec.call_graph.rstrip("!"), spec.off_cpu)
         self.folder = Folder(FoldOptions(annotate_kernel=True, annotate_jit=True))

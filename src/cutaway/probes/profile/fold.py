@@ -9,14 +9,14 @@ symbol becomes ``[its module's file name]``; ``;`` in a name becomes ``:``; only
 event type seen is folded; each sample weighs its period when perf printed one (for cpu-clock,
 nanoseconds of CPU), else 1; lines are sorted.
 
-Speed: :func:`fold_perf_script` hands the whole text to the C folder (native/cw_fold.c), which
-folds exactly as :func:`fold_lines` does, when it is built. In Python, the text is split at
-blank lines into events (one C-level split), and each event's stack (its lines after the header)
-is looked up whole in a dictionary before any line is parsed, so a stack seen before (a hot loop
-yields few distinct ones) costs one hash. Each distinct stack line is also folded once. Input
-with what the fast path does not handle (comment lines inside, whitespace-only lines, a header
-perf would not write) is folded by :func:`fold_lines`, the line-by-line state machine, which is
-the reference both are tested against."""
+Speed: :func:`cutaway.probes.profile.native_fold.fold_perf_script` hands the whole text to the C
+folder (native/cw_fold.c), which folds exactly as :func:`fold_lines` does, when it is built. In
+Python, the text is split at blank lines into events (one C-level split), and each event's stack
+(its lines after the header) is looked up whole in a dictionary before any line is parsed, so a
+stack seen before (a hot loop yields few distinct ones) costs one hash. Each distinct stack line is
+also folded once. Input with what the fast path does not handle (comment lines inside, whitespace-
+only lines, a header perf would not write) is folded by :func:`fold_lines`, the line-by-line state
+machine, which is the reference both are tested against."""
 
 from __future__ import annotations
 
@@ -382,21 +382,6 @@ def folded_text(counts: dict[str, int]) -> str:
     """The FlameGraph text format: ``stack weight`` lines, sorted as inferno sorts them (by
     their UTF-8 bytes, which is code point order)."""
     return "".join(f"{stack} {counts[stack]}\n" for stack in sorted(counts))
-
-
-def fold_perf_script(
-    text: str, options: FoldOptions = FoldOptions(), *, native: bool = True
-) -> str:
-    """perf script output -> folded text, as ``inferno-collapse-perf`` writes it: by the C
-    folder when it is built (see :mod:`cutaway.probes.profile.native_fold`), else (or with
-    ``native=False``) by this module's."""
-    if native:
-        from cutaway.probes.profile.native_fold import fold_text_natively
-
-        folded = fold_text_natively(text, options)
-        if folded is not None:
-            return folded
-    return folded_text(Folder(options).fold(text))
 
 
 def iter_events(text: str) -> Iterator[tuple[str, str]]:

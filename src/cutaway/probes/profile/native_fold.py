@@ -12,9 +12,10 @@ import os
 import subprocess
 from pathlib import Path
 
-from cutaway.probes.profile.fold import FoldOptions
+from cutaway.probes.profile.fold import Folder, FoldOptions, folded_text
 
 FOLDER_NAME = "cw_fold"
+DEFAULT_OPTIONS = FoldOptions()
 
 
 def folder_path() -> str | None:
@@ -62,3 +63,16 @@ def fold_file_natively(path: Path, options: FoldOptions | None = None) -> str | 
     if argv is None:
         return None
     return _run([*argv, str(path)], None)
+
+
+def fold_perf_script(
+    text: str, options: FoldOptions = DEFAULT_OPTIONS, *, native: bool = True
+) -> str:
+    """perf script output -> folded text, as ``inferno-collapse-perf`` writes it: by the C
+    folder when it is built, else (or with
+    ``native=False``) by :class:`cutaway.probes.profile.fold.Folder`."""
+    if native:
+        folded = fold_text_natively(text, options)
+        if folded is not None:
+            return folded
+    return folded_text(Folder(options).fold(text))

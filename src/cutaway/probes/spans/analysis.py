@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from cutaway.model import Caution, PhaseStat
 from cutaway.probes.spans import phases as phase_tables
@@ -65,7 +64,7 @@ def phase_stats(
         merged = phase_tables.merged_phases(tables[key])
         root_means: dict[str, float] = {}
         for phase in merged:
-            run_means, pooled = _per_run(runs, phase)
+            run_means, operations, median_ns = _per_run(runs, phase)
             if not run_means:
                 continue
             calls_per_operation, calls_per_run = _calls(runs, phase)
@@ -80,10 +79,10 @@ def phase_stats(
                     source=source,
                     path=phase.path,
                     unaccounted=phase.unaccounted,
-                    n=len(pooled),
+                    n=operations,
                     runs=len(run_means),
                     mean=description.mean,
-                    median=float(np.median(pooled)) if pooled else float("nan"),
+                    median=median_ns / 1e9,
                     ci_low=description.ci_low,
                     ci_high=description.ci_high,
                     share=description.mean / root_mean if root_mean > 0 else float("nan"),
@@ -96,70 +95,63 @@ def phase_stats(
 
 @dataclass(frozen=True)
 class _Run:
-    """One run's table as a matrix (operations x phases, seconds), and its outermost spans."""
+    """One run's table, with its phases' columns."""
 
     table: phase_tables.OperationTable
     columns: Mapping[phase_tables.Phase, int]
-    seconds: npt.NDArray[np.float64]
-    roots: tuple[int, ...]
-    calls: npt.NDArray[np.int64] | None  # operations x phases; None: stored before counts
 
     @classmethod
     def of(cls, table: phase_tables.OperationTable) -> _Run:
-        shape = (len(table), len(table.phases))
-        seconds = np.array(table.durations_ns, dtype=np.float64).reshape(shape)
-        roots = tuple(i for i, phase in enumerate(table.phases) if len(phase.path) == 1)
-        calls = None if table.calls is None else np.array(table.calls, np.int64).reshape(shape)
-        return cls(table, phase_tables.column_of(table), seconds / 1e9, roots, calls)
-
-    def operations_of(self, root: int) -> npt.NDArray[np.bool_]:
-        """Which operations belong to the outermost span in column `root`: those that spent
-        time in it, or all when it is the only outermost span (0 ns still counts)."""
-        if self.roots == (root,):
-            return np.ones(len(self.table), bool)
-        return self.seconds[:, root] > 0
+        return cls(table, phase_tables.column_of(table))
 
 
-def _per_run(runs: Sequence[_Run], phase: phase_tables.Phase) -> tuple[list[float], list[float]]:
-    """Each run's mean time in `phase` per operation of its outermost span (seconds), and
-    every such operation's time, pooled. An operation belongs to an outermost span when it
-    spent time in it, or when that span is the only outermost one (0 ns still counts)."""
+def _per_run(runs: Sequence[_Run], phase: phase_tables.Phase) -> tuple[list[float], int, float]:
+    """Each run's mean time in `phase` per operation of its outermost span (seconds), the
+    operations over all runs, and the median of their times in it (ns; nan where a run folded
+    the phase into (other), whose times per operation are not kept). The sums per phase are
+    all a run stores: this costs the same for a run of ten spans or of ten million."""
     run_means: list[float] = []
-    pooled: list[float] = []
+    operations = 0
+    histograms: list[phase_tables.Histogram] = []
+    median_known = True
     for run in runs:
         root = run.columns.get(phase_tables.Phase((phase.root,)))
-        if root is None:
+        if root is None or not run.table.operations[root]:
             continue  # this run had no operation of that outermost span
-        mine = run.operations_of(root)
+        count = run.table.operations[root]
         column = run.columns.get(phase)
-        values = run.seconds[mine, column] if column is not None else np.zeros(int(mine.sum()))
-        if values.size:
-            run_means.append(float(values.mean()))
-            pooled += values.tolist()
-    return run_means, pooled
+        total_ns = run.table.total_ns[column] if column is not None else 0
+        histogram = run.table.histograms[column] if column is not None else {}
+        run_means.append(total_ns / count / 1e9)
+        operations += count
+        if histogram is None:
+            median_known = False
+        else:
+            histograms.append(histogram)
+    if not median_known:
+        return run_means, operations, float("nan")
+    merged = phase_tables.merge_histograms(histograms)
+    return run_means, operations, phase_tables.histogram_median(merged, operations)
 
 
 def _calls(runs: Sequence[_Run], phase: phase_tables.Phase) -> tuple[float, float]:
     """The phase's spans (a function's calls at this place) per operation of its outermost
     span, over every run's operations, and per run; NaN for an unaccounted rest and when a
     run's table was stored before counts."""
-    if phase.unaccounted or any(run.calls is None for run in runs):
+    if phase.unaccounted or any(run.table.calls is None for run in runs):
         return float("nan"), float("nan")
     total = 0
     operations = 0
     counted_runs = 0
     for run in runs:
         root = run.columns.get(phase_tables.Phase((phase.root,)))
-        if root is None:
+        if root is None or not run.table.operations[root]:
             continue  # this run had no operation of that outermost span
-        mine = run.operations_of(root)
-        if not mine.any():
-            continue
         counted_runs += 1
-        operations += int(mine.sum())
+        operations += run.table.operations[root]
         column = run.columns.get(phase)
-        if column is not None and run.calls is not None:
-            total += int(run.calls[mine, column].sum())
+        if column is not None and run.table.calls is not None:
+            total += run.table.calls[column]
     if not operations:
         return float("nan"), float("nan")
     return total / operations, total / counted_runs

@@ -5,7 +5,7 @@ Every measured run gets, in its environment, the span writer and a fresh directo
 per-process files (in memory where possible, as the calls probe's), and ``CUTAWAY_OTLP_FILE``,
 a path where the workload may write OTLP JSON traces (one object per line). With
 ``otlp_file`` set, the lines a collector's file exporter appended to that file during the run
-are read too. After the run, the spans are nested (model.nest), cut into operations x phases
+are read too. After the run, the spans are nested (model.nest), summed per phase
 (phases.operation_table) and stored as one table per source (``spans`` / ``sdk`` and
 ``otlp``), with the run's metrics ``phase:<path>`` (a phase by its place in the tree); what
 was wrong (unbalanced begin/end, damaged records, malformed OTLP) is stored as the run's
@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from cutaway.model import RunData, SpansSpec
@@ -27,7 +27,7 @@ from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, proces
 from cutaway.probes.calls.capture import records_directory
 from cutaway.probes.calls.records import tsc_hz
 from cutaway.probes.spans import phases
-from cutaway.probes.spans.model import Span, SpanEvent, nest
+from cutaway.probes.spans.model import DEEPEST_LEVEL, Span, SpanEvent, nest
 from cutaway.probes.spans.otlp import read_otlp
 from cutaway.probes.spans.records import (
     SpanFileError,
@@ -41,6 +41,7 @@ KIND = "spans"
 PROBLEMS_KIND = "spans-problems"
 OTLP_VARIABLE = "CUTAWAY_OTLP_FILE"
 OTLP_NAME = "otlp.jsonl"
+SOURCE_NAMES = {"sdk": "span SDK", "otlp": "OpenTelemetry"}
 MAX_PROBLEMS = 50  # per run: the first ones in words, the rest counted
 CALIBRATION_SPANS = 20_000  # per batch, 5 batches: a second or two before the first round
 # Times spans through the Python SDK: the per-span cost of cutaway.spans, with and without a
@@ -61,14 +62,23 @@ print(best / n)
 """
 
 
-def phase_data(source: str, spans: Sequence[Span]) -> tuple[RunData | None, dict[str, float]]:
-    """What any source of spans stores for a run: its operations x phases table (kind
-    ``spans``, key `source`: "sdk", "otlp", "uprobes"), which the dissection reads, and the
-    run's metrics ``phase:<path>``. Spans of each thread in nest() order (a parent before its
-    children); None and no metrics for a run without spans."""
-    if not spans:
-        return None, {}
+def phase_data(
+    source: str, spans: Iterable[Span], problems: list[str] | None = None
+) -> tuple[RunData | None, dict[str, float]]:
+    """What any source of spans stores for a run: its phase table (kind ``spans``, key
+    `source`: "sdk", "otlp", "uprobes"), which the dissection reads, and the run's metrics
+    ``phase:<path>``. Spans of each thread in nest() order (a parent before its children),
+    summed as they come (phases.PhaseAccumulator); None and no metrics for a run without
+    spans. Phase paths beyond the heaviest phases.MAX_PHASES are folded into one
+    phases.OTHER phase per parent, and said so in `problems`."""
     table = phases.operation_table(spans)
+    if not table.phases:
+        return None, {}
+    if table.folded and problems is not None:
+        problems.append(
+            f"{SOURCE_NAMES.get(source, source)}: {table.folded} distinct phases beyond the "
+            f"{phases.MAX_PHASES} heaviest are counted together as {phases.OTHER!r}"
+        )
     data = RunData(KIND, source, len(table), phases.encode(table))
     return data, phases.phase_metrics(table)
 
@@ -137,17 +147,16 @@ class SpansProbe:
 
     def after_run(self) -> list[RunData]:
         problems: list[str] = []
-        sdk_spans = self._sdk_spans(problems)
-        otlp_spans = self._otlp_spans(problems)
-        self._clear()
         data = []
         metrics: dict[str, float] = {}
-        for key, spans in (("sdk", sdk_spans), ("otlp", otlp_spans)):
-            table_data, table_metrics = phase_data(key, spans)
+        # One source at a time: its spans are let go once its table is made.
+        for key, read in (("sdk", self._sdk_spans), ("otlp", self._otlp_spans)):
+            table_data, table_metrics = phase_data(key, read(problems), problems)
             if table_data is not None:
                 data.append(table_data)
             for name, value in table_metrics.items():
                 metrics.setdefault(name, value)  # one source per phase path: the SDK's first
+        self._clear()
         self.run_metrics_now = metrics
         shown = problems[:MAX_PROBLEMS]
         if len(problems) > MAX_PROBLEMS:
@@ -166,7 +175,13 @@ class SpansProbe:
                 continue
             events += span_file.events
             problems += span_file.problems
-            if span_file.dropped_records:
+            if span_file.dropped_records and span_file.nested_too_deep:
+                problems.append(
+                    f"process {span_file.pid}: {span_file.dropped_records} span events got no "
+                    f"record: spans nested deeper than {DEEPEST_LEVEL + 1} levels in a thread "
+                    "are dropped, with their ends"
+                )
+            elif span_file.dropped_records:
                 problems.append(
                     f"process {span_file.pid}: {span_file.dropped_records} span events got no "
                     "record (a full disk, or an event from a signal handler during another)"

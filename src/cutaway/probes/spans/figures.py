@@ -1,16 +1,15 @@
-"""The spans probe's figure (cutaway.report.figures): the phase waterfall. Each phase is a bar
-that starts where the phases before it end within its parent (its earlier siblings, after the
-parent's own start), so that an operation reads left to right as in a trace viewer, and the
-bars of one level fill their parent but for its unaccounted rest; each variant (x condition)
-is a bar of its own per phase. Its numbers are the dissection table's (mean per operation)."""
+"""The spans probe's figure (listed in cutaway.report.figures): the phase waterfall. Each phase is a
+bar that starts where the phases before it end within its parent (its earlier siblings, after the
+parent's own start), so that an operation reads left to right as in a trace viewer, and the bars of
+one level fill their parent but for its unaccounted rest; each variant (x condition) is a bar of its
+own per phase. Its numbers are the dissection table's (mean per operation)."""
 
 from __future__ import annotations
 
 from cutaway.model import Analysis, PhaseStat
 from cutaway.probes.spans.sections import INDENT, SOURCE_TITLES, column_label, dissection_block
-from cutaway.report.figures import Figure, JsonValue
-from cutaway.report.plots import axis_scale
-from cutaway.report.sections import Heading, Line, Table, Tone
+from cutaway.report.sections import Figure, Heading, JsonValue, Line, Table, Tone
+from cutaway.report.units import axis_scale
 from cutaway.visible import visible
 
 

@@ -17,6 +17,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 NO_OPERATION = -1
+MAX_NAME_CHARACTERS = 200  # a longer span name is cut there, ending in NAME_CUT_MARK
+NAME_CUT_MARK = "\u2026"
+DEEPEST_LEVEL = 65535  # the span writers' deepest level (16 bits): deeper spans are dropped
+
+
+def span_name(text: str | bytes) -> str:
+    """A span name as every source stores it: UTF-8 bytes decoded, what is not UTF-8 (bytes,
+    lone surrogates from JSON's \\ud800) replaced with U+FFFD, so that it encodes in every
+    format; and cut at MAX_NAME_CHARACTERS, so that a 5 MB name is one line of a report."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    elif not text.isascii():
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if len(text) > MAX_NAME_CHARACTERS:
+        text = text[: MAX_NAME_CHARACTERS - 1] + NAME_CUT_MARK
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +112,8 @@ def nest(events: Iterable[SpanEvent]) -> Nesting:
     Events are grouped by (pid, tid) and taken in time order (ties keep their given order, so a
     source passes each thread's events in the order they happened). An end closes the innermost
     open span of the same name: spans opened inside it and still open are reported as begins
-    without an end (dropped: their end is unknown), and the matching span is kept. An end with
+    without an end (dropped: their end is unknown; the spans inside them keep their place), and the
+    matching span is kept. An end with
     no open span of its name is reported and ignored; spans still open after the last event are
     reported (the process may have died inside them). Operations are numbered per process over
     all its threads, by the start of their outermost span.
@@ -114,7 +131,21 @@ def nest(events: Iterable[SpanEvent]) -> Nesting:
 
 
 def _nest_thread(events: Sequence[SpanEvent]) -> tuple[list[tuple[Span, int]], list[Unbalanced]]:
+    """A thread's spans and what did not pair up. The spans are nested as if the events that
+    did not pair up were not there: a begin without its end encloses nothing, so the spans it
+    seemed to enclose keep their place (outermost ones are operations). Leaving out events
+    that no end matched changes no other pairing (an end matches the innermost open span of
+    its name, and none of them was one)."""
     ordered = sorted(events, key=lambda event: event.time_ns)  # stable: ties keep their order
+    spans, unbalanced = _pair(ordered)
+    if not unbalanced:
+        return spans, unbalanced
+    unpaired = {id(problem.event) for problem in unbalanced}
+    spans, _ = _pair([event for event in ordered if id(event) not in unpaired])
+    return spans, unbalanced
+
+
+def _pair(ordered: Sequence[SpanEvent]) -> tuple[list[tuple[Span, int]], list[Unbalanced]]:
     stack: list[_Open] = []
     spans: list[tuple[Span, int]] = []
     unbalanced: list[Unbalanced] = []

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from cutaway.probes.spans.model import Span
+from cutaway.probes.spans.model import Span, span_name
 
 MAX_PROBLEMS = 20  # reported one by one; the rest are counted
 
@@ -70,6 +70,11 @@ def parse_otlp(lines: Iterable[str], source: str, *, first_line: int = 1) -> Otl
         except json.JSONDecodeError as error:
             problems.append(
                 f"{source}:{number}: not JSON at column {error.colno} ({error.msg}); line skipped"
+            )
+            continue
+        except RecursionError:  # json nests by recursion: 100,000 `[` exhaust Python's stack
+            problems.append(
+                f"{source}:{number}: JSON nested deeper than this reader follows; line skipped"
             )
             continue
         raw += _line_spans(document, f"{source}:{number}", problems)
@@ -128,13 +133,21 @@ def _span(item: object, where: str, problems: list[str]) -> _Raw | None:
         elif isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             times.append(value)
         else:
-            problems.append(f"{where}.{key}: expected nanoseconds, got {value!r}; span skipped")
+            problems.append(
+                f"{where}.{key}: expected nanoseconds, got {_shown(value)}; span skipped"
+            )
             return None
     if times[1] < times[0]:
         problems.append(f"{where}: ends before it starts; span skipped")
         return None
     assert isinstance(name, str) and isinstance(trace, str) and isinstance(span_id, str)
-    return _Raw(trace, span_id, parent, name, times[0], times[1])
+    # Ids only need to compare equal; they are cleaned as names are, since problems show them.
+    return _Raw(span_name(trace), span_name(span_id), span_name(parent), span_name(name), *times)
+
+
+def _shown(value: object) -> str:
+    """A field's value in a problem: its repr, cleaned and cut as a span name."""
+    return span_name(repr(value))
 
 
 def _nest(raw: list[_Raw], source: str, problems: list[str]) -> tuple[list[Span], int]:

@@ -1,4 +1,6 @@
-"""One run's spans -> its operations x phases: how long each operation spent in each phase.
+"""One run's spans -> its phases: how long its operations spent in each phase, summed per
+phase as the spans come (PhaseAccumulator), so that a run costs memory by its distinct
+phases, not by its spans or operations.
 
 A phase is a path of span names from an outermost span down (``("search",)``,
 ``("search", "entry retrieval", "str2entry")``); an operation is one outermost span of a
@@ -11,27 +13,30 @@ several services running in parallel under one OpenTelemetry parent).
 
 A phase is known by its place in the tree, everywhere (metrics, verdicts, reports): its key is
 its path, names joined by ``/`` (``do_search/mdb_search/unaccounted``; :func:`phase_key`), so a
-``parse`` under ``request`` and one under ``reply`` are two phases. Each operation also counts
-its spans per phase (``calls``: a filter test per candidate, 10,011 in one search).
+``parse`` under ``request`` and one under ``reply`` are two phases. Each phase also counts its
+spans (``calls``: a filter test per candidate, 10,011 in one search).
 
 A span nested in a span of the same name (recursion) is not a phase of its own: its time is
-already in the outer one. This module is pure: the spans probe calls it after each run and
+already in the outer one. Past the MAX_PHASES heaviest distinct paths of a run (a server
+that names spans after URLs), the rest are summed into one OTHER phase per parent, so that a
+report stays readable. This module is pure: the spans probe calls it after each run and
 stores the table; the analysis reads the tables back (cutaway.probes.spans.analysis)."""
 
 from __future__ import annotations
 
 import json
+import math
 import struct
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from cutaway.model import PHASE_METRIC_PREFIX as METRIC_PREFIX
 from cutaway.model import UNACCOUNTED, phase_key
 from cutaway.probes.spans.model import NO_OPERATION, Span
 
-BLOB_VERSION = 2  # 2: the spans per operation and phase after the durations; 1: durations only
-READABLE_VERSIONS = (1, 2)
+# 3: sums per phase (JSON); 2: a row per operation, durations then spans per phase; 1: durations
+BLOB_VERSION = 3
 _INT64 = struct.Struct("<q")
 
 
@@ -68,157 +73,333 @@ class Phase:
 
 @dataclass(frozen=True)
 class OperationTable:
-    """One run's operations: per operation its process (0, 1, ... in pid order), its index in
-    that process (0: the first operation after the process started), its time in each phase,
-    in nanoseconds (``durations_ns[i][j]``: operation i, phase j), and its spans in each phase
-    (``calls[i][j]``; 0 for an unaccounted phase; None in a table stored before counts)."""
+    """One run's phases, summed over its operations as they streamed in: per phase, the
+    operations of its outermost span (each counts, 0 where the phase did not occur there), their
+    total time in it, and the distribution of the time per operation (:class:`Histogram`, for
+    the median; None for an OTHER phase, whose folded paths' times per operation are not kept).
+    ``folded``: the distinct phase paths beyond the MAX_PHASES heaviest, counted in OTHER."""
 
     phases: tuple[Phase, ...]
-    process: tuple[int, ...]
-    operation: tuple[int, ...]
-    durations_ns: tuple[tuple[int, ...], ...]
-    calls: tuple[tuple[int, ...], ...] | None = None
+    operations: tuple[int, ...]
+    total_ns: tuple[int, ...]
+    histograms: tuple[Histogram | None, ...]
+    folded: int = 0
+    # per phase, its spans over those operations (0 for an unaccounted phase); None in a
+    # table stored before counts
+    calls: tuple[int, ...] | None = None
 
     def __len__(self) -> int:
-        return len(self.operation)
+        """The run's operations (of every outermost span)."""
+        return sum(n for p, n in zip(self.phases, self.operations, strict=True) if len(p.path) == 1)
 
 
-def span_paths(spans: Sequence[Span]) -> list[tuple[str, ...] | None]:
-    """The path of every span, from the spans of each thread in the order nest() gives them
-    (a parent before its children; a source of its own must keep that order). None for a span
-    nested in one of the same name (recursion)."""
-    stacks: dict[tuple[int, int], list[str]] = defaultdict(list)
-    paths: list[tuple[str, ...] | None] = []
-    for span in spans:
-        stack = stacks[(span.pid, span.tid)]
-        del stack[span.depth :]
-        # An ancestor dropped as unbalanced (its end never came): named after the parent.
-        stack.extend([span.parent or ""] * (span.depth - len(stack)))
-        recursive = span.name in stack
-        stack.append(span.name)
-        paths.append(None if recursive else tuple(stack))
-    return paths
+# Bucket -> (count, sum of the values in it, ns): values v > 0 in bucket 1 + floor(log(v) /
+# log(HISTOGRAM_BASE)), v < 0 in its negative, so that buckets sort as their values; 0 is not
+# kept (the operations not counted in any bucket took 0). A bucket's values are within 1% of
+# each other, and its mean stands for them: a median from it is within 1%, exact where a
+# bucket's values are equal.
+Histogram = Mapping[int, tuple[int, int]]
+HISTOGRAM_BASE = 1.01
+_LOG_BASE = math.log(HISTOGRAM_BASE)
 
 
-def operation_table(spans: Sequence[Span]) -> OperationTable:
-    """Per operation, the time in each phase (see the module), phases in first-seen order with
-    each phase's ``unaccounted`` after its sub-phases."""
-    paths = span_paths(spans)
-    pids = sorted({span.pid for span in spans})
-    process_of = {pid: index for index, pid in enumerate(pids)}
-    totals: dict[tuple[int, int], dict[tuple[str, ...], int]] = {}
-    counted: dict[tuple[int, int], dict[tuple[str, ...], int]] = {}
-    seen: dict[tuple[str, ...], None] = {}
-    for span, path in zip(spans, paths, strict=True):
-        if path is None or span.operation == NO_OPERATION:
-            continue
-        key = (process_of[span.pid], span.operation)
-        per_path = totals.setdefault(key, {})
-        per_path[path] = per_path.get(path, 0) + span.duration_ns
-        per_path_calls = counted.setdefault(key, {})
-        per_path_calls[path] = per_path_calls.get(path, 0) + 1
-        seen.setdefault(path, None)
-    phases = _with_unaccounted(list(seen))
-    rows = []
-    call_rows = []
-    for key in sorted(totals):
-        per_path = totals[key]
-        row = []
-        for phase in phases:
-            if phase.unaccounted:
-                parent = phase.path[:-1]
-                children = [p for p in per_path if len(p) == len(parent) + 1 and p[:-1] == parent]
-                value = per_path.get(parent, 0) - sum(per_path[p] for p in children)
+def bucket_of(value_ns: int) -> int:
+    """The histogram bucket of a nonzero time (see Histogram)."""
+    index = 1 + int(math.log(abs(value_ns)) / _LOG_BASE)
+    return index if value_ns > 0 else -index
+
+
+def histogram_median(histogram: Histogram, count: int) -> float:
+    """The median of `count` values, of which those not in `histogram` are 0 (numpy's median:
+    the mean of the two middle values for an even count); nan for no value."""
+    if count <= 0:
+        return math.nan
+    zeros = count - sum(n for n, _ in histogram.values())
+    ordered = sorted([*histogram.items(), (0, (zeros, 0))])  # bucket 0: the zeros
+    middle: list[float] = []
+    for rank in ((count - 1) // 2, count // 2):
+        seen = 0
+        for _, (n, total) in ordered:
+            if rank < seen + n:
+                middle.append(total / n)
+                break
+            seen += n
+    return sum(middle) / len(middle) if middle else math.nan
+
+
+def merge_histograms(histograms: Iterable[Histogram]) -> dict[int, tuple[int, int]]:
+    merged: dict[int, tuple[int, int]] = {}
+    for histogram in histograms:
+        for bucket, (count, total) in histogram.items():
+            old_count, old_total = merged.get(bucket, (0, 0))
+            merged[bucket] = (old_count + count, old_total + total)
+    return {bucket: value for bucket, value in merged.items() if value[0]}
+
+
+@dataclass(slots=True)
+class _PathTotals:
+    """A phase path's sums so far: its total time, its time per operation (bucket -> [count,
+    sum]), and for the operations where it had sub-phases, what its unaccounted rest changes
+    in that histogram (the rest in place of the whole)."""
+
+    total_ns: int = 0
+    histogram: dict[int, list[int]] = field(default_factory=dict)
+    rest_change: dict[int, list[int]] | None = None
+    children_ns: int = 0
+
+
+def _count(histogram: dict[int, list[int]], value_ns: int, times: int = 1) -> None:
+    if value_ns:
+        entry = histogram.setdefault(bucket_of(value_ns), [0, 0])
+        entry[0] += times
+        entry[1] += times * value_ns
+
+
+class PhaseAccumulator:
+    """Builds a run's OperationTable from its spans as they come, one operation at a time:
+    it keeps the sums per phase path and the spans' paths of the operations still open, never
+    the spans. Feed it each thread's spans in the order nest() gives them (a parent before
+    its children; threads may interleave)."""
+
+    OPEN_PER_THREAD = 2  # an operation still takes spans while the next one starts (0 ns)
+
+    def __init__(self, max_phases: int | None = None) -> None:
+        self.max_phases = MAX_PHASES if max_phases is None else max_phases
+        self.paths: dict[tuple[str, ...], _PathTotals] = {}  # first-seen order
+        self.root_operations: dict[str, int] = {}
+        self.calls: dict[tuple[str, ...], int] = {}  # spans per path
+        # Per thread, the paths of the spans open around the next one (None: no phase there).
+        self.stacks: dict[tuple[int, int], list[tuple[str, ...] | None]] = defaultdict(list)
+        self.steps: dict[tuple[tuple[str, ...], str], tuple[str, ...] | None] = {}
+        # (pid, tid) -> operation number -> path -> its time in that operation
+        self.open: dict[tuple[int, int], dict[int, dict[tuple[str, ...], int]]] = defaultdict(dict)
+
+    def _step(self, parent: tuple[str, ...] | None, name: str) -> tuple[str, ...] | None:
+        """The path of a span `name` under `parent`: None under no phase, inside a span of
+        the same name (recursion: its time is in the outer one) or MAX_DEPTH deep (its time
+        is in its parent). Each step is made once: a span costs a lookup."""
+        if parent is None:
+            return None
+        key = (parent, name)
+        path = self.steps.get(key, _UNKNOWN)
+        if path is _UNKNOWN:
+            path = None if name in parent or len(parent) >= MAX_DEPTH else (*parent, name)
+            self.steps[key] = path
+        return path
+
+    def add(self, span: Span) -> None:
+        self.add_all((span,))
+
+    def add_all(self, spans: Iterable[Span]) -> PhaseAccumulator:
+        """Add spans (see the class). One loop with its lookups made local: it runs once per
+        span, millions of times in a long run."""
+        steps, step, calls = self.steps, self._step, self.calls
+        thread: tuple[int, int] | None = None
+        stack: list[tuple[str, ...] | None] = []
+        operations: dict[int, dict[tuple[str, ...], int]] = {}
+        for span in spans:
+            if thread is None or span.tid != thread[1] or span.pid != thread[0]:
+                thread = (span.pid, span.tid)
+                stack, operations = self.stacks[thread], self.open[thread]
+            depth = span.depth
+            if len(stack) != depth:
+                del stack[depth:]
+                while len(stack) < depth:  # an ancestor dropped as unbalanced: its parent's name
+                    stack.append(step(stack[-1] if stack else (), span.parent or ""))
+            parent = stack[-1] if depth else ()
+            path = None if parent is None else steps.get((parent, span.name), _UNKNOWN)
+            if path is _UNKNOWN:
+                path = step(parent, span.name)
+            stack.append(path)
+            if path is None or span.operation == NO_OPERATION:
+                continue
+            per_path = operations.get(span.operation)
+            if per_path is None:
+                while len(operations) >= self.OPEN_PER_THREAD:
+                    self._close(operations.pop(min(operations)))
+                per_path = operations[span.operation] = {}
+            per_path[path] = per_path.get(path, 0) + span.end_ns - span.start_ns
+            calls[path] = calls.get(path, 0) + 1
+        return self
+
+    def _close(self, per_path: dict[tuple[str, ...], int]) -> None:
+        """Count one finished operation: its time in each path, and each path's rest beyond
+        its sub-phases (bucket_of and _count inlined: this runs per span)."""
+        children_ns: dict[tuple[str, ...], int] = {}
+        paths, log, log_base = self.paths, math.log, _LOG_BASE
+        for path, value in per_path.items():
+            totals = paths.get(path)
+            if totals is None:
+                totals = paths[path] = _PathTotals()
+            totals.total_ns += value
+            if value > 0:
+                entry = totals.histogram.get(1 + int(log(value) / log_base))
+                if entry is None:
+                    entry = totals.histogram[1 + int(log(value) / log_base)] = [0, 0]
+                entry[0] += 1
+                entry[1] += value
+            elif value:
+                _count(totals.histogram, value)
+            if len(path) == 1:
+                self.root_operations[path[0]] = self.root_operations.get(path[0], 0) + 1
             else:
-                value = per_path.get(phase.path, 0)
-            row.append(value)
-        rows.append(tuple(row))
-        calls_of = counted[key]
-        call_rows.append(tuple(0 if p.unaccounted else calls_of.get(p.path, 0) for p in phases))
-    keys = sorted(totals)
+                parent = path[:-1]
+                children_ns[parent] = children_ns.get(parent, 0) + value
+        for parent, value in children_ns.items():
+            totals = paths.get(parent)
+            if totals is None:
+                continue  # a path under an ancestor that left no span: not in the tree
+            totals.children_ns += value
+            if totals.rest_change is None:
+                totals.rest_change = {}
+            whole = per_path.get(parent, 0)
+            _count(totals.rest_change, whole, -1)
+            _count(totals.rest_change, whole - value)
+
+    def table(self) -> OperationTable:
+        """The run's table: the operations still open are counted now."""
+        for operations in self.open.values():
+            for number in sorted(operations):
+                self._close(operations[number])
+        self.open.clear()
+        return _table(self.paths, self.root_operations, self.calls, self.max_phases)
+
+
+MAX_PHASES = 100  # distinct phase paths per run and source: the heaviest; the rest in OTHER
+MAX_DEPTH = 64  # span names in a phase path: a deeper span's time is in its ancestor's phase
+_UNKNOWN: tuple[str, ...] = ()
+OTHER = "(other)"
+
+
+def _kept_paths(
+    paths: Mapping[tuple[str, ...], _PathTotals], max_phases: int
+) -> tuple[set[tuple[str, ...]], set[tuple[str, ...]]]:
+    """The paths of the tree (each ancestor has spans), then the MAX_PHASES heaviest of them
+    with their ancestors; and the tree's paths left out."""
+    in_tree = {p for p in paths if all(p[:i] in paths for i in range(1, len(p)))}
+    if len(in_tree) <= max_phases:
+        return in_tree, set()
+    kept: set[tuple[str, ...]] = set()
+    by_weight = sorted(in_tree, key=lambda p: (-abs(paths[p].total_ns), len(p), p))
+    for path in by_weight:
+        if len(kept) >= max_phases:
+            break
+        kept.update(path[:i] for i in range(1, len(path) + 1))
+    return kept, in_tree - kept
+
+
+def _table(
+    paths: Mapping[tuple[str, ...], _PathTotals], root_operations: Mapping[str, int],
+    calls: Mapping[tuple[str, ...], int], max_phases: int,
+) -> OperationTable:  # fmt: skip
+    kept, left_out = _kept_paths(paths, max_phases)
+    # A path left out under a kept parent (or a root left out) adds to OTHER under that
+    # parent; its sub-phases' time is already in it.
+    other: dict[tuple[str, ...], list[int]] = {}  # OTHER path -> [total ns, operations, spans]
+    for path in left_out:
+        if path[:-1] in left_out:
+            continue
+        entry = other.setdefault((*path[:-1], OTHER), [0, 0, 0])
+        entry[0] += paths[path].total_ns
+        entry[2] += calls.get(path, 0)
+        if len(path) == 1:
+            entry[1] += root_operations.get(path[0], 0)
+    order = [p for p in paths if p in kept]
+    order += [p for p in other if p not in paths]
+    phases = _with_unaccounted(order)
+    operations: list[int] = []
+    totals: list[int] = []
+    histograms: list[Histogram | None] = []
+    spans: list[int] = []
+    other_roots = other.get((OTHER,), [0, 0, 0])[1]
+    for phase in phases:
+        path = phase.path[:-1] if phase.unaccounted else phase.path
+        root_count = root_operations.get(phase.root, 0) + (
+            other_roots if phase.root == OTHER else 0
+        )
+        operations.append(root_count)
+        found = paths.get(path)
+        extra = other.get(path, [0, 0, 0])[0]
+        spans.append(0 if phase.unaccounted else calls.get(path, 0) + other.get(path, [0, 0, 0])[2])
+        if phase.unaccounted:
+            assert found is not None
+            totals.append(found.total_ns - found.children_ns)  # every sub-phase, kept or not
+            histograms.append(_frozen(found.histogram, found.rest_change or {}))
+        elif found is None or extra:
+            totals.append((found.total_ns if found else 0) + extra)
+            histograms.append(None)
+        else:
+            totals.append(found.total_ns)
+            histograms.append(_frozen(found.histogram))
     return OperationTable(
         phases=tuple(phases),
-        process=tuple(k[0] for k in keys),
-        operation=tuple(k[1] for k in keys),
-        durations_ns=tuple(rows),
-        calls=tuple(call_rows),
+        operations=tuple(operations),
+        total_ns=tuple(totals),
+        histograms=tuple(histograms),
+        folded=len(left_out),
+        calls=tuple(spans),
     )
+
+
+def _frozen(*histograms: Mapping[int, list[int]]) -> Histogram:
+    return merge_histograms({b: (c, s) for b, (c, s) in h.items()} for h in histograms)
 
 
 def _with_unaccounted(paths: list[tuple[str, ...]]) -> list[Phase]:
     """Paths in tree order (each parent before its children, siblings in first-seen order),
-    with an unaccounted phase after the children of every path that has some."""
+    with an unaccounted phase after the children of every path that has some. Without
+    recursion: spans nest up to 65,536 deep."""
     children: dict[tuple[str, ...], list[tuple[str, ...]]] = defaultdict(list)
     for path in paths:
         children[path[:-1]].append(path)
     ordered: list[Phase] = []
-
-    def visit(path: tuple[str, ...]) -> None:
-        ordered.append(Phase(path))
-        for child in children.get(path, []):
-            visit(child)
-        if children.get(path):
+    stack: list[tuple[tuple[str, ...], bool]] = [(root, False) for root in reversed(children[()])]
+    while stack:
+        path, done = stack.pop()
+        if done:
             ordered.append(Phase((*path, UNACCOUNTED), unaccounted=True))
-
-    for root in children.get((), []):
-        visit(root)
+            continue
+        ordered.append(Phase(path))
+        below = children.get(path)
+        if below:
+            stack.append((path, True))
+            stack.extend((child, False) for child in reversed(below))
     return ordered
 
 
-def root_of(table: OperationTable, index: int) -> str | None:
-    """The outermost span's name of operation `index` (the root phase it spent time in)."""
-    for phase, value in zip(table.phases, table.durations_ns[index], strict=True):
-        if len(phase.path) == 1 and value:
-            return phase.root
-    roots = [p.root for p in table.phases if len(p.path) == 1]
-    return roots[0] if len(roots) == 1 else None
-
-
-def root_operations(table: OperationTable, root: str) -> list[int]:
-    """The operations of the outermost span `root`: those that spent time in it, or every
-    operation when it is the table's only outermost span (0 ns still counts)."""
-    roots = [i for i, phase in enumerate(table.phases) if len(phase.path) == 1]
-    column = column_of(table).get(Phase((root,)))
-    if column is None:
-        return []
-    if roots == [column]:
-        return list(range(len(table)))
-    return [i for i, row in enumerate(table.durations_ns) if row[column] > 0]
+def operation_table(spans: Iterable[Span], max_phases: int | None = None) -> OperationTable:
+    """A run's table from its spans (see PhaseAccumulator), phases in first-seen order with
+    each phase's ``unaccounted`` after its sub-phases."""
+    return PhaseAccumulator(max_phases).add_all(spans).table()
 
 
 def phase_metrics(table: OperationTable) -> dict[str, float]:
     """The run's metrics ``phase:<key>`` (:attr:`Phase.metric`), one per phase, unaccounted
     rests included: the mean time per operation of the phase's outermost span (the
-    dissection's mean, see :func:`root_operations`), in seconds; 0 where an operation did not
-    enter the phase."""
+    dissection's mean), in seconds; 0 where an operation did not enter the phase."""
     metrics: dict[str, float] = {}
-    operations_of: dict[str, list[int]] = {}
     for column, phase in enumerate(table.phases):
-        mine = operations_of.setdefault(phase.root, root_operations(table, phase.root))
-        if mine:
-            total = sum(table.durations_ns[i][column] for i in mine)
-            metrics[phase.metric] = total / len(mine) / 1e9
+        if table.operations[column]:
+            metrics[phase.metric] = table.total_ns[column] / table.operations[column] / 1e9
     return metrics
 
 
 def encode(table: OperationTable) -> bytes:
-    """A table for the store: a JSON line (version, phases, counts), then per operation its
-    process, its index, its durations and its spans per phase, as little-endian int64."""
-    header = {
+    """A table for the store: one JSON object (version 3): the phases, and per phase its
+    operations, total time, histogram (``[[bucket, count, sum], ...]``, or null) and spans."""
+    document = {
         "version": BLOB_VERSION,
         "phases": [{"path": list(p.path), "unaccounted": p.unaccounted} for p in table.phases],
-        "operations": len(table),
+        "operations": list(table.operations),
+        "total_ns": list(table.total_ns),
+        "histograms": [
+            None if h is None else [[b, c, s] for b, (c, s) in sorted(h.items())]
+            for h in table.histograms
+        ],
+        "folded": table.folded,
+        "calls": None if table.calls is None else list(table.calls),
     }
-    calls = table.calls or tuple((0,) * len(table.phases) for _ in table.durations_ns)
-    values = [
-        value
-        for process, operation, row, counts in zip(
-            table.process, table.operation, table.durations_ns, calls, strict=True
-        )
-        for value in (process, operation, *row, *counts)
-    ]
-    body = struct.pack(f"<{len(values)}q", *values)
-    return json.dumps(header, ensure_ascii=True).encode() + b"\n" + body
+    return json.dumps(document, ensure_ascii=True, separators=(",", ":")).encode()
 
 
 class PhaseBlobError(ValueError):
@@ -226,30 +407,80 @@ class PhaseBlobError(ValueError):
 
 
 def decode(data: bytes) -> OperationTable:
+    """A stored table: version 3, or 2 or 1 (a row of durations, and in 2 of spans, per
+    operation), summed as version 3 sums it."""
     line, separator, body = data.partition(b"\n")
     try:
         header = json.loads(line)
         version = header["version"]
         phases = tuple(Phase(tuple(p["path"]), bool(p["unaccounted"])) for p in header["phases"])
-        count = int(header["operations"])
+        if not all(phase.path for phase in phases):
+            raise TypeError("a phase without a name")
+        if not all(isinstance(name, str) for phase in phases for name in phase.path):
+            raise TypeError("a phase name is not a string")
+        if version in (1, 2):
+            return _decode_rows(phases, int(header["operations"]), separator, body, version)
+        if version != BLOB_VERSION:
+            raise PhaseBlobError(
+                f"phase table version {version!r}, this cutaway reads {BLOB_VERSION}"
+            )
+        operations = tuple(_integer(n) for n in header["operations"])
+        totals = tuple(_integer(n) for n in header["total_ns"])
+        histograms = tuple(
+            None if h is None else {_integer(b): (_integer(c), _integer(s)) for b, c, s in h}
+            for h in header["histograms"]
+        )
+        folded = _integer(header.get("folded", 0))
+        calls = header.get("calls")
+        calls = None if calls is None else tuple(_integer(n) for n in calls)
     except (ValueError, KeyError, TypeError) as error:
+        if isinstance(error, PhaseBlobError):
+            raise
         raise PhaseBlobError(f"not a phase table: {error}") from None
-    if version not in READABLE_VERSIONS:
-        raise PhaseBlobError(f"phase table version {version!r}, this cutaway reads {BLOB_VERSION}")
+    if not len(phases) == len(operations) == len(totals) == len(histograms):
+        raise PhaseBlobError(f"{len(phases)} phases but {len(operations)} operation counts")
+    if calls is not None and len(calls) != len(phases):
+        raise PhaseBlobError(f"{len(phases)} phases but {len(calls)} span counts")
+    return OperationTable(phases, operations, totals, histograms, folded, calls)
+
+
+def _integer(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"expected an integer, got {value!r}")
+    return value
+
+
+def _decode_rows(
+    phases: tuple[Phase, ...], count: int, separator: bytes, body: bytes, version: int
+) -> OperationTable:
+    """Versions 1 and 2: per operation its process, its index and its time in each phase
+    (int64), and in version 2 its spans in each phase."""
     counted = version >= 2
     width = 2 + len(phases) * (2 if counted else 1)
     if not separator or len(body) != count * width * _INT64.size:
         raise PhaseBlobError(f"{len(body)} bytes of values for {count} operations")
     values = struct.unpack(f"<{count * width}q", body)
-    rows = [values[i * width : (i + 1) * width] for i in range(count)]
-    split = 2 + len(phases)
-    return OperationTable(
-        phases=phases,
-        process=tuple(row[0] for row in rows),
-        operation=tuple(row[1] for row in rows),
-        durations_ns=tuple(tuple(row[2:split]) for row in rows),
-        calls=tuple(tuple(row[split:]) for row in rows) if counted else None,
-    )
+    roots = [i for i, phase in enumerate(phases) if len(phase.path) == 1]
+    operations = [0] * len(phases)
+    totals = [0] * len(phases)
+    spans = [0] * len(phases)
+    histograms: list[dict[int, list[int]]] = [{} for _ in phases]
+    for row_start in range(0, len(values), width):
+        row = values[row_start + 2 : row_start + 2 + len(phases)]
+        counts = values[row_start + 2 + len(phases) : row_start + width] if counted else row
+        # An operation belongs to the outermost span it spent time in, or to the only one.
+        root = next((i for i in roots if row[i]), roots[0] if len(roots) == 1 else None)
+        if root is None:
+            continue
+        for column, phase in enumerate(phases):
+            if phase.root == phases[root].root:
+                operations[column] += 1
+                totals[column] += row[column]
+                spans[column] += counts[column]
+                _count(histograms[column], row[column])
+    histogram_tuple = tuple(_frozen(h) for h in histograms)
+    calls = tuple(spans) if counted else None
+    return OperationTable(phases, tuple(operations), tuple(totals), histogram_tuple, 0, calls)
 
 
 def merged_phases(tables: Iterable[OperationTable]) -> list[Phase]:

@@ -35,7 +35,7 @@ from cutaway.probes.calls.records import (
     read_raw_file,
     writer_files,
 )
-from cutaway.probes.spans.model import Edge, SpanEvent
+from cutaway.probes.spans.model import DEEPEST_LEVEL, Edge, SpanEvent, span_name
 
 LIBRARY_NAME = "libcwspans.so"  # must match SPANS_LIBRARY in setup.py
 LIBRARY_VARIABLE = "CUTAWAY_SPANS_LIBRARY"  # span.h loads the writer this names
@@ -66,6 +66,12 @@ class SpanFile:
     dropped_records: int  # events that got no record (disk full, a signal handler's event)
     truncated_bytes: int  # bytes at the end that did not form a whole record
     problems: tuple[str, ...]
+    deepest_level: int = 0  # of its span records: DEEPEST_LEVEL when spans nested past it
+
+    @property
+    def nested_too_deep(self) -> bool:
+        """Spans reached the writers' deepest level: dropped records are spans past it."""
+        return self.deepest_level >= DEEPEST_LEVEL
 
 
 def library_path() -> str:
@@ -125,7 +131,9 @@ def read_span_file(path: str | os.PathLike[str]) -> SpanFile:
     if int(raw.header["version"]) >= SPANS_AS_WHOLE_VERSION:
         spans = records[(kind == SPAN) | (kind == SPAN_BEGIN) | (kind == SPAN_END)]
         decoded = _whole_span_events(raw, spans, pid, text_of)
+        deepest_level = int((spans["error"].astype(np.int64) & 0xFFFF).max()) if spans.size else 0
     else:
+        deepest_level = 0  # version 4 does not say
         events = records[(kind == SPAN_BEGIN) | (kind == SPAN_END)]
         events = events[np.argsort(events["overall_index"], kind="stable")]
         times = raw.monotonic_ns(events["start"].astype(np.int64))
@@ -151,6 +159,7 @@ def read_span_file(path: str | os.PathLike[str]) -> SpanFile:
         dropped_records=int(raw.header["dropped_records"]),
         truncated_bytes=raw.truncated_bytes,
         problems=tuple(problems),
+        deepest_level=deepest_level,
     )
 
 
@@ -230,7 +239,7 @@ def _names(
     for record in definitions.tolist():
         _, _, flags, _, name_id, length = record[:6]
         text_parts = parts.get(name_id, {})
-        needed = -(-length // TEXT_BYTES)
+        needed = -(-min(length, NAME_MAX_BYTES + 1) // TEXT_BYTES)  # a damaged length: no hang
         missing = [part for part in range(needed) if part not in text_parts]
         if length > NAME_MAX_BYTES or missing:
             problems.append(
@@ -238,7 +247,7 @@ def _names(
                 "parts missing); its events are kept under the parts found"
             )
         data = b"".join(text_parts.get(part, b"") for part in range(needed))[:length]
-        text = os.fsdecode(data)
+        text = span_name(data)
         if flags & _NAME_CUT:
             problems.append(
                 f"{path}: span name {text[:40]!r}... was longer than {NAME_MAX_BYTES} bytes "

@@ -15,10 +15,8 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -27,6 +25,7 @@ from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, proces
 from cutaway.probes.calls import blob as calls_blob
 from cutaway.probes.calls.blob import ProcessCalls
 from cutaway.probes.calls.capture import CALL_DTYPE
+from cutaway.processes import owned_directory
 
 KIND = "syscalls"
 # name(args) = result [ERRNO (text)] <seconds>; strace -T puts the duration last.
@@ -84,7 +83,7 @@ class SyscallsProbe:
 
     def __init__(self, names: Sequence[str]) -> None:
         self.names = check_syscall_names(names)
-        self.directory = Path(tempfile.mkdtemp(prefix="cutaway-syscalls-"))
+        self.directory = owned_directory("cutaway-syscalls-")
         self.strace = shutil.which("strace")
         self.seccomp = False  # whether this strace can use --seccomp-bpf: check() finds out
 

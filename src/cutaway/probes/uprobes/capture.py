@@ -18,11 +18,9 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from cutaway.model import RunData, UprobeTarget
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
@@ -38,6 +36,7 @@ from cutaway.probes.uprobes.targets import (
     resolve_target,
 )
 from cutaway.probes.uprobes.tracer import TARGET_FUNCTION, Tracer, calibrator_path
+from cutaway.processes import owned_directory
 
 # The dissection's source of the operations that were the first of their kind after their
 # process started (a server's first search): the split by position.
@@ -77,7 +76,7 @@ class UprobesProbe:
         gets its breakpoints put in) against the copy, in alternating pairs."""
         assert self.bpftrace is not None
         calibrator = calibrator_path()
-        directory = Path(tempfile.mkdtemp(prefix="cutaway-uprobes-cost-"))
+        directory = owned_directory("cutaway-uprobes-cost-")
         try:
             plain = directory / "cw_uprobe_calibrate"
             shutil.copy2(calibrator, plain)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from cutaway.probes.base import ProbeError
 from cutaway.probes.uprobes.targets import ResolvedTarget
+from cutaway.processes import owned_directory
 
 CALIBRATOR_NAME = "cw_uprobe_calibrate"  # must match UPROBE_CALIBRATOR in setup.py
 MARK_FUNCTION = "cw_uprobe_mark"
@@ -80,7 +80,7 @@ class Tracer:
         # The binary of each function, as the user named it: one function in two builds is
         # one phase, counted per binary (cutaway.probes.uprobes.counts).
         self.binaries = tuple(target.binary for target in targets for _ in target.functions)
-        self.directory = Path(tempfile.mkdtemp(prefix="cutaway-uprobes-"))
+        self.directory = owned_directory("cutaway-uprobes-")
         self.calibrator = calibrator_path()
         links = []
         for number, target in enumerate(targets):

@@ -1,0 +1,199 @@
+"""`cutaway run`'s (and `check`'s) arguments -> a Spec: an experiment file with the options that
+override it, quick mode's commands with their hooks and parameters, or --url servers. Only
+translation: what is wrong with the input is a UsageError or the spec's own SpecError."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from cutaway.cli.shared import UsageError
+from cutaway.visible import display
+
+if TYPE_CHECKING:
+    from cutaway.model import Spec
+    from cutaway.spec.quick import Parameter
+
+
+# The quick-mode hooks and their options (cutaway.spec.quick reads them); spelled here so that
+# building the parser (for --help) imports no spec code.
+HOOK_OPTIONS = {hook: f"--{hook}" for hook in ("setup", "prepare", "conclude", "cleanup")}
+
+
+# Quick-mode options: with an experiment file they are an error, not silently ignored.
+QUICK_ONLY = {
+    "name": "-n/--name",
+    "shell": "--shell/-N",
+    "setup": "--setup",
+    "prepare": "--prepare",
+    "conclude": "--conclude",
+    "cleanup": "--cleanup",
+    "parameters": "--parameter-scan/--parameter-list",
+    "step_size": "--parameter-step-size",
+    "variant_version": "--variant-version",
+}
+
+
+# Quick mode's load options: only with --url.
+LOAD_ONLY = {
+    "protocol": "--protocol",
+    "connections": "--connections",
+    "rate": "--rate",
+    "duration": "--duration",
+    "requests": "--requests",
+    "load_warmup": "--load-warmup",
+    "request_timeout": "--request-timeout",
+    "new_connection": "--new-connection",
+    "no_server_metrics": "--no-server-metrics",
+}
+
+
+def spec_from_args(args: argparse.Namespace) -> Spec:
+    """The experiment file or the -c commands, with command-line overrides applied."""
+    from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
+
+    if args.file and args.cmd:
+        raise UsageError("give an experiment file or -c commands, not both")
+    if args.url and (args.file or args.cmd):
+        raise UsageError("give --url servers, an experiment file or -c commands, not two")
+    load_given = [
+        option for dest, option in LOAD_ONLY.items() if getattr(args, dest) not in (None, False, [])
+    ]
+    if load_given and not args.url:
+        raise UsageError(
+            f"{', '.join(load_given)} only apply to --url servers; an experiment file says the "
+            "same in its [load] section (docs/experiment-file.md)"
+        )
+    if not args.file and not args.cmd and not args.url:
+        raise UsageError("nothing to run: give an experiment file or -c 'COMMAND' (twice or more)")
+    if args.file and not os.path.exists(args.file) and looks_like_command(args.file):
+        raise UsageError(command_hint([args.file]))
+    if args.show_output and args.output is not None:
+        raise UsageError("give --show-output or --output, not both (--show-output is inherit)")
+    if args.step_size is not None and not any(p[0] == "scan" for p in args.parameters or ()):
+        raise SpecError("--parameter-step-size needs --parameter-scan", key="--parameter-step-size")
+    if args.file:
+        given = [option for dest, option in QUICK_ONLY.items() if getattr(args, dest)]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} only apply to -c commands; an experiment file says the "
+                "same with its own keys (docs/experiment-file.md)"
+            )
+        spec = load_spec(args.file, max_variants=args.max_variants)
+    elif args.url:
+        spec = _quick_load_spec(args)
+    else:
+        spec = quick_spec(
+            args.cmd,
+            args.name,
+            shell=args.shell or False,
+            hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
+            parameters=_parameters(args),
+            max_variants=args.max_variants,
+            versions=args.variant_version,
+        )
+    return apply_overrides(
+        spec,
+        {
+            "--rounds": args.rounds,
+            "--warmup": args.warmup,
+            "--timeout": args.timeout,
+            "--hook-timeout": args.hook_timeout,
+            "--margin": args.margin,
+            "--until": args.until,
+            "--max-time": args.max_time,
+            "--seed": args.seed,
+            "--baseline": args.baseline,
+            "--calls": args.calls,
+            "--syscalls": args.syscalls,
+            "--uprobes": args.uprobes,
+            "--no-probes": args.no_probes or None,
+            "--profile": _profile_options(args),
+            "--instructions": args.instructions,
+            "--spans": args.spans,
+            "--metric": args.metric or None,
+            "--metric-regex": args.metric_regex or None,
+            "--ignore-failure": args.ignore_failure or None,
+            "--keep-leftovers": args.keep_leftovers or None,
+            "--input": args.input,
+            "--output": "inherit" if args.show_output else args.output,
+        },
+    )
+
+
+def _quick_load_spec(args: argparse.Namespace) -> Spec:
+    """Quick mode against servers: ``-n old --url URL -n new --url URL --rate 2000``."""
+    from cutaway.spec.load import quick_load, quick_load_spec
+
+    settings = quick_load(
+        args.url,
+        protocol=args.protocol,
+        connections=args.connections,
+        rate=args.rate,
+        duration=args.duration,
+        requests=args.requests,
+        warmup=args.load_warmup,
+        timeout=args.request_timeout,
+        new_connection=args.new_connection,
+        server_metrics=not args.no_server_metrics,
+    )
+    return quick_load_spec(
+        args.url,
+        args.name,
+        settings,
+        hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
+        max_variants=args.max_variants,
+        versions=args.variant_version,
+    )
+
+
+def _profile_options(args: argparse.Namespace) -> dict[str, object] | None:
+    """The --profile-* options given ({} for --profile alone); None when none was: any of
+    them turns the profile probe on."""
+    options: dict[str, object] = {
+        "--profile-frequency": args.profile_frequency,
+        "--profile-call-graph": args.profile_call_graph,
+        "--system-wide": args.system_wide,
+        "--no-off-cpu": args.no_off_cpu,
+    }
+    given = {option: value for option, value in options.items() if value is not None}
+    return given if args.profile or given else None
+
+
+def _parameters(args: argparse.Namespace) -> list[Parameter]:
+    from cutaway.spec import fields
+    from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS
+    from cutaway.spec.quick import parameter_list, parameter_scan
+
+    parameters = []
+    limit = DEFAULT_MAX_VARIANTS
+    if args.max_variants is not None:
+        limit = fields.read_max_variants(args.max_variants, ("--max-variants",))
+    for kind, *values in args.parameters or ():
+        if kind == "scan":
+            name, low, high = values
+            parameters.append(parameter_scan(name, low, high, args.step_size, max_values=limit))
+        else:
+            name, items = values
+            parameters.append(parameter_list(name, items))
+    return parameters
+
+
+def looks_like_command(argument: str) -> bool:
+    """A run argument that is not a file, but a command: words, or a program on PATH."""
+    if argument.endswith(".toml"):
+        return False
+    words = argument.split()
+    return len(words) > 1 or (len(words) == 1 and shutil.which(words[0]) is not None)
+
+
+def command_hint(words: Sequence[str]) -> str:
+    command = display(" ".join(words))
+    return (
+        f"{command!r} is not an experiment file; to measure a command, give it with -c: "
+        f"cutaway run -c {shlex.quote(command)}"
+    )

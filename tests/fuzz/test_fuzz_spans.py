@@ -1,0 +1,114 @@
+"""Fuzzing the spans probe's readers: OTLP JSON lines (any text, and JSON shaped like OTLP
+with any values), span files (any bytes, and the committed version 5 vector with bytes
+changed) and stored phase tables. Whatever comes in, each gives spans and problems, or its
+documented error (SpanFileError for a file that is not a span file, PhaseBlobError for a
+damaged table), never another exception or a hang; and every name it keeps encodes as UTF-8,
+within the display cap, through nesting, the phase table and the store's encoding."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+from pathlib import Path
+
+from fuzzing import no_hang
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from cutaway.probes.spans import phases
+from cutaway.probes.spans.model import MAX_NAME_CHARACTERS, Span, nest
+from cutaway.probes.spans.otlp import parse_otlp
+from cutaway.probes.spans.records import SpanFileError, read_span_file
+
+VECTOR_5 = Path(__file__).resolve().parents[1] / "vectors" / "spans_v5_tsc.bin"
+
+_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
+_NUMBERS = st.one_of(st.integers(-(2**70), 2**70), st.floats(allow_nan=True))
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), _NUMBERS, _TEXT),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_TEXT, inner, max_size=4)),
+    max_leaves=20,
+)
+_IDS = st.sampled_from(["", "a", "b", "c", "\ud800"]) | _TEXT
+_SPAN = st.fixed_dictionaries(
+    {},
+    optional={
+        "traceId": st.sampled_from(["t1", "t2"]) | _VALUES,
+        "spanId": _IDS | _VALUES,
+        "parentSpanId": _IDS | _VALUES,
+        "name": _TEXT | _VALUES,
+        "startTimeUnixNano": st.integers(0, 2**64).map(str) | st.integers(-5, 2**64) | _VALUES,
+        "endTimeUnixNano": st.integers(0, 2**64).map(str) | st.integers(-5, 2**64) | _VALUES,
+    },
+)
+_LINES = st.lists(
+    st.one_of(
+        _TEXT,
+        _VALUES.map(json.dumps),
+        st.lists(_SPAN, max_size=6).map(
+            lambda spans: json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+        ),
+        st.integers(1, 200_000).map(lambda depth: "[" * depth + "]" * depth),
+    ),
+    max_size=6,
+)
+
+
+def _check_kept(spans: tuple[Span, ...] | list[Span]) -> None:
+    """What a reader keeps goes through every later step, and its names are safe."""
+    for span in spans:
+        span.name.encode("utf-8")
+        assert len(span.name) <= MAX_NAME_CHARACTERS
+    table = phases.operation_table(spans)
+    assert phases.decode(phases.encode(table)) == table
+    phases.phase_metrics(table)
+
+
+@given(_LINES)
+def test_otlp_lines_give_spans_and_problems_never_an_error(lines: list[str]) -> None:
+    with no_hang():
+        read = parse_otlp(lines, "traces.jsonl")
+    assert all(isinstance(problem, str) for problem in read.problems)
+    for problem in read.problems:
+        problem.encode("utf-8")
+    _check_kept(read.spans)
+
+
+def _span_file(data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "spans.1.0.bin"
+        path.write_bytes(data)
+        try:
+            with no_hang():
+                span_file = read_span_file(path)
+        except SpanFileError:
+            return
+    for problem in span_file.problems:
+        problem.encode("utf-8")
+    with no_hang():
+        nesting = nest(span_file.events)
+    _check_kept(nesting.spans)
+
+
+@given(st.binary(max_size=9000))
+def test_any_bytes_are_a_span_file_or_its_error(data: bytes) -> None:
+    _span_file(data)
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**20), st.integers(0, 255)), min_size=1, max_size=12))
+@example([(4128 + 15, 0xEE)])  # the first name record's length: 4 GB, read in no time
+def test_the_vector_with_bytes_changed_reads_or_fails_cleanly(
+    changes: list[tuple[int, int]],
+) -> None:
+    data = bytearray(VECTOR_5.read_bytes())
+    for offset, value in changes:
+        data[offset % len(data)] = value
+    _span_file(bytes(data))
+
+
+@given(st.one_of(st.binary(max_size=400), _VALUES.map(lambda v: json.dumps(v).encode())))
+def test_a_stored_phase_table_reads_or_is_named_damaged(data: bytes) -> None:
+    with contextlib.suppress(phases.PhaseBlobError):
+        table = phases.decode(data)
+        assert all(phase.path for phase in table.phases)

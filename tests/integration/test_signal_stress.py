@@ -1,0 +1,131 @@
+"""A stop signal at any instant of a fast experiment: whenever SIGINT, SIGTERM or SIGHUP lands
+(at start, in a hook, in a run, while a run is stored, between runs, during cleanup), cutaway
+exits with 128 + its number, the experiment is never left `running`, every run it said it kept
+is stored (and no more), and every setup that began was cleaned up.
+
+The fixed instants run in every test run. Random instants, hundreds of them, are opt-in:
+``CUTAWAY_SIGNAL_STRESS=300 pytest tests/integration/test_signal_stress.py -k random``."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+CUTAWAY = [sys.executable, "-m", "cutaway"]
+STRESS_TRIES = int(os.environ.get("CUTAWAY_SIGNAL_STRESS", "0") or 0)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+KEPT = re.compile(r"(\d+) runs in \d+ complete rounds are stored")
+
+
+def fast_experiment(directory: Path) -> Path:
+    """Many short runs with hooks around each: an instant picked at random lands in any step."""
+    path = directory / "experiment.toml"
+    path.write_text(
+        textwrap.dedent("""\
+        name = "stress"
+        rounds = 40
+        warmup_rounds = 1
+        [[variants]]
+        name = "a"
+        command = "true"
+        setup = "echo setup >> hooks"
+        prepare = "true"
+        cleanup = "echo cleanup >> hooks"
+        [[variants]]
+        name = "b"
+        command = "true"
+        conclude = "true"
+        """)
+    )
+    return path
+
+
+def stored(db: Path) -> tuple[str | None, int]:
+    """The experiment's status and its stored runs that count (interrupted ones do not)."""
+    if not db.exists():
+        return None, 0
+    with contextlib.closing(sqlite3.connect(db, timeout=30)) as connection:
+        try:
+            row = connection.execute("SELECT status FROM experiments").fetchone()
+            (runs,) = connection.execute(
+                "SELECT COUNT(*) FROM runs WHERE status != 'interrupted'"
+            ).fetchone()
+        except sqlite3.OperationalError:  # the schema was not made yet
+            return None, 0
+    return (None if row is None else str(row[0])), int(runs)
+
+
+def stop_at(directory: Path, delay_seconds: float, stop_signal: int) -> None:
+    """Run the experiment, send ``stop_signal`` after ``delay_seconds``, check the result."""
+    path = fast_experiment(directory)
+    process = subprocess.Popen(
+        [*CUTAWAY, "run", str(path)],
+        cwd=directory,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        time.sleep(delay_seconds)
+        process.send_signal(stop_signal)
+        _, stderr = process.communicate(timeout=60)  # never a signal lost: no hang
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    where = f"{signal.Signals(stop_signal).name} after {delay_seconds:.3f} s:\n{stderr}"
+    status, runs = stored(directory / ".cutaway" / "cutaway.db")
+    if process.returncode == 0:  # it ended before the signal came: nothing to check
+        assert status == "complete", where
+        return
+    if process.returncode == -stop_signal:
+        # Killed by it (which a shell reports as 128 + n too) while the interpreter started,
+        # before any cutaway code ran (nothing stored), or while it exits, once everything is
+        # done: Python's own handler is back then.
+        assert status in (None, "complete"), where
+        return
+    assert "Traceback" not in stderr, where
+    assert process.returncode == 128 + stop_signal, where
+    assert status in (None, "incomplete", "complete"), where  # never left "running"
+    said = KEPT.search(stderr)
+    if status == "incomplete" and said is not None:
+        assert int(said.group(1)) == runs, where
+    hooks = (directory / "hooks").read_text().split() if (directory / "hooks").exists() else []
+    # A setup stopped half-way (before it wrote its line) is cleaned up too.
+    assert hooks.count("setup") <= hooks.count("cleanup") <= 1, where
+
+
+@pytest.mark.parametrize("stop_signal", STOP_SIGNALS, ids=lambda number: number.name)
+@pytest.mark.parametrize("delay_seconds", [0.4, 0.8, 1.2, 1.7, 2.4])
+def test_a_stop_signal_at_fixed_instants(
+    tmp_path: Path, delay_seconds: float, stop_signal: int
+) -> None:
+    stop_at(tmp_path, delay_seconds, stop_signal)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(STRESS_TRIES == 0, reason="opt-in: CUTAWAY_SIGNAL_STRESS=TRIES")
+def test_a_stop_signal_at_random_instants(tmp_path: Path) -> None:
+    seed = int(os.environ.get("CUTAWAY_SIGNAL_STRESS_SEED", time.time_ns() % 10**6))
+    chance = random.Random(seed)
+    for attempt in range(STRESS_TRIES):
+        directory = tmp_path / str(attempt)
+        directory.mkdir()
+        delay_seconds = chance.uniform(0.3, 3.0)  # after the interpreter's own start
+        stop_signal = chance.choice(STOP_SIGNALS)
+        try:
+            stop_at(directory, delay_seconds, stop_signal)
+        except AssertionError as failure:
+            raise AssertionError(f"try {attempt} (CUTAWAY_SIGNAL_STRESS_SEED={seed})") from failure

@@ -1,0 +1,75 @@
+"""A stop signal that lands where raising would break something: while a finished run is
+stored. The run is stored and counted, the experiment stops as interrupted, and the count it
+reports is the count stored (a real signal, a real store; a fake executor)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from cutaway import events, interrupts
+from cutaway.model import RunStatus, Spec, Variant
+from cutaway.probes.base import Attachment
+from cutaway.runner.executor import Measurement
+from cutaway.runner.runner import run_experiment
+from cutaway.store import Store
+
+
+class QuickExecutor:
+    def measure(
+        self,
+        variant: Variant,
+        timeout_seconds: float | None,
+        attachment: Attachment | None = None,
+    ) -> Measurement:
+        return Measurement(RunStatus.OK, 0, None, {"wall": 0.001})
+
+    def check(self, variant: Variant) -> str | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_a_run_is_stored_keeps_and_counts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_signal: int
+) -> None:
+    store = Store(tmp_path / "db.sqlite")
+    add_run = store.add_run
+    stored_runs: list[int] = []
+
+    def add_run_signalled(*arguments: object, **options: object) -> None:
+        stored_runs.append(1)
+        if len(stored_runs) == 3:  # the third run: the signal lands inside the store's write
+            os.kill(os.getpid(), stop_signal)
+        add_run(*arguments, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "add_run", add_run_signalled)
+    spec = Spec(
+        name="windows",
+        variants=(Variant("a", ("true",)), Variant("b", ("true",))),
+        baseline="a",
+        rounds=10,
+        warmup_rounds=0,
+    )
+    finished: list[events.ExperimentFinished] = []
+    outcome = run_experiment(
+        spec,
+        store,
+        environment={},
+        executor=QuickExecutor(),
+        listeners=[
+            lambda e: finished.append(e) if isinstance(e, events.ExperimentFinished) else None
+        ],
+    )
+    assert outcome.reason == "interrupted"
+    assert interrupts.first_signal() == stop_signal
+    (end,) = finished
+    experiment = store.experiment(outcome.experiment_id)
+    assert experiment.status == "incomplete"
+    assert len(store.completed_slots(outcome.experiment_id)) == 3  # the third is kept
+    assert end.runs_kept == 3

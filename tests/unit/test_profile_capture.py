@@ -9,7 +9,12 @@ import statistics
 
 import pytest
 
-from cutaway.probes.profile.capture import cost_text, read_perf_script, sampling_cost
+from cutaway.probes.profile.capture import (
+    SYSTEM_WIDE_FIELDS,
+    cost_text,
+    read_perf_script,
+    sampling_cost,
+)
 from cutaway.probes.profile.fold import Folder, FoldOptions
 
 
@@ -80,3 +85,36 @@ def test_a_system_wide_profile_counts_this_cutaways_processes_only_as_its_own() 
     # Not system-wide: process names as perf wrote them.
     (alone,) = read_perf_script(text, Folder(FoldOptions()))
     assert "cutaway;other_loop" in alone.stacks and "python3;harness_loop" in alone.stacks
+
+
+# perf script of a system-wide profile as perf 6.1 printed it with `-F +pid` alone: the
+# scheduler's events without their stacks, each a single line, no blank line after it.
+STACKLESS = (
+    "            perf 10863/10863 [000]  4683.288099657:  sched:sched_switch: prev_comm=perf "
+    "prev_pid=10863 prev_prio=120 prev_state=D ==> next_comm=migration/0 next_pid=18 "
+    "next_prio=0\n"
+    "     migration/0    18/18    [000]  4683.288155223:  sched:sched_switch: "
+    "prev_comm=migration/0 prev_pid=18 prev_prio=0 prev_state=S ==> next_comm=cutaway "
+    "next_pid=5465 next_prio=120\n"
+    "cutaway  5465/5465  [000]  4683.289077978:    1001001 cpu-clock/freq=999/: \n"
+    "\t          1aee3f _PyObject_Free+0x5f (/usr/lib/libpython3.11.so.1.0)\n"
+    "\t    7f1ed385e380 [unknown] ([unknown])\n"
+    "\n"
+    "     migration/0    18/18    [000]  4683.290000000:  sched:sched_switch: "
+    "prev_comm=migration/0 prev_pid=18 prev_prio=0 prev_state=S ==> next_comm=perf "
+    "next_pid=10863 next_prio=120\n"
+)
+
+
+def test_an_event_printed_without_its_stack_takes_no_other_events_stack() -> None:
+    on_cpu, off_cpu = read_perf_script(STACKLESS, Folder(FoldOptions()))
+    # The sample after the two stackless switches is counted, under its own process.
+    assert on_cpu.events == 1
+    assert set(on_cpu.stacks) == {"cutaway;[unknown];_PyObject_Free"}
+    # perf's switch (out at .288099657, in at .290000000) is perf's, without cutaway's frames.
+    assert off_cpu.stacks == {"perf": 1_900_343}
+
+
+def test_a_system_wide_profile_asks_perf_script_for_the_stacks_of_every_event() -> None:
+    fields = SYSTEM_WIDE_FIELDS.split(",")
+    assert {"+pid", "+ip", "+sym", "+dso"} <= set(fields)

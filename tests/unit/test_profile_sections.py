@@ -48,3 +48,20 @@ def test_the_default_report_has_inclusive_time_and_the_top_stacks() -> None:
     assert any("self (the leaf)" in title for title in titles)
     assert any("inclusive (anywhere on the stack)" in title for title in titles)
     assert any("the top stacks of each variant" in title for title in titles)
+
+
+def test_a_stack_too_long_for_the_terminal_stays_on_its_rows_line() -> None:
+    # An off-CPU stack of eight kernel frames is wider than 80 columns: the table must not be
+    # split into one of times without stacks and one of stacks.
+    long_stack = "varnishd;" + ";".join(f"kernel_function_number_{i}_[k]" for i in range(10))
+    analysis = replace(
+        _analysis(),
+        profile_stacks=tuple(
+            StackWeight(v, "on-cpu", long_stack, "seconds", 1.143, 0.03) for v in ("few", "many")
+        ),
+    )
+    from cutaway.report.terminal import render_terminal
+
+    text = render_terminal(analysis, color=False, width=80)
+    rows = [line for line in text.splitlines() if "kernel_function_number_9_[k]" in line]
+    assert len(rows) == 2 and all(" 1.14 " in row for row in rows), text

@@ -26,7 +26,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -418,7 +418,7 @@ class ProfileProbe:
             arguments.append("--show-switch-events")
         own = None
         if self.spec.system_wide:
-            arguments += ["-F", "+pid"]
+            arguments += ["-F", SYSTEM_WIDE_FIELDS]
             own = self.own_pids | own_processes()
         done = subprocess.run(arguments, capture_output=True, check=False)
         self.data_path.unlink(missing_ok=True)
@@ -441,6 +441,10 @@ def _time(match: re.Match[str]) -> int:
     return int(match["seconds"]) * 1_000_000_000 + int(match["fraction"].ljust(9, "0")[:9])
 
 
+# perf script's fields for a system-wide profile: its defaults and the pid (see root_name). With
+# any -F, perf (6.1) drops the call chain of tracepoint events unless ip, sym and dso are asked
+# for too: every sched_switch would print as one line without its stack.
+SYSTEM_WIDE_FIELDS = "+pid,+ip,+sym,+symoff,+dso"
 HARNESS_NAMES = ("cutaway", "cw_forkserver")  # the process names of cutaway's own processes
 OTHER_SUFFIX = "(other)"  # after the name of another cutaway's process in a system-wide profile
 
@@ -473,6 +477,36 @@ def root_name(comm: str, pid: str, own: frozenset[str] | None) -> str:
     return name
 
 
+def _event_blocks(text: str) -> Iterator[str]:
+    """perf script's output cut into blocks of one event each (switch records before it
+    included): an event with a stack ends at a blank line, but one printed without a stack has
+    no blank line after it, so the line after it (an event or a switch record; frames start
+    with a tab) begins a block of its own; else that event would take the next one's stack."""
+    for block in text.split("\n\n"):
+        lines = block.lstrip("\n").split("\n")
+        start = 0
+        for index in range(1, len(lines)):
+            line = lines[index]
+            previous = lines[index - 1]
+            if (
+                line
+                and not line.startswith("\t")
+                and previous
+                and not previous.startswith("\t")
+                and _is_event(previous)
+                and parse_event_line(line.rstrip()) is not None
+            ):
+                yield "\n".join(lines[start:index])
+                start = index
+        yield "\n".join(lines[start:])
+
+
+def _is_event(line: str) -> bool:
+    """An event line, not a switch record (a record comes before its event, in one block)."""
+    header = parse_event_line(line.rstrip())
+    return header is not None and _SWITCH_RECORD.match(header.after) is None
+
+
 def read_perf_script(
     text: str, folder: Folder, backend: str = "", own: frozenset[str] | None = None
 ) -> list[Profile]:
@@ -492,7 +526,7 @@ def read_perf_script(
             off_cpu[out[1]] = off_cpu.get(out[1], 0) + when - out[0]
             intervals += 1
 
-    for block in text.split("\n\n"):
+    for block in _event_blocks(text):
         lines = block.lstrip("\n")
         header = None
         # Switch records are single lines, written before the next event without a blank.

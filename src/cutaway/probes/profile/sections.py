@@ -205,11 +205,13 @@ def stacks_block(analysis: Analysis, what: str) -> Block:
     stacks: list[StackWeight] = [s for s in analysis.profile_stacks if s.what == what]
     if not stacks:
         return ()
+    # A row's time, share and stack are one thing: a table too wide for the terminal is not
+    # split between them (a long stack makes its row wide instead).
     columns = (
         Column("variant", group=True),
         Column("per run", Align.RIGHT),
-        Column("share", Align.RIGHT),
-        Column("stack, leaf first"),
+        Column("share", Align.RIGHT, follows=True),
+        Column("stack, leaf first", follows=True),
     )
     rows = []
     for index, stack in enumerate(stacks):

@@ -87,11 +87,11 @@ def dissection_blocks(analysis: Analysis, *, compact: bool = False) -> list[Bloc
 def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) -> Block:
     stats = [stat for stat in analysis.phases if stat.source == source]
     labels = list(dict.fromkeys(column_label(stat) for stat in stats))
-    # One experiment: each variant against its baseline. Two (cutaway compare): each variant
-    # of the second against itself in the first, as the comparisons name them.
-    one = len(analysis.experiments) == 1
-    baseline = analysis.experiments[0].baseline if one else None
-    others = [c for c in analysis.phase_comparisons if not one or c.baseline == baseline]
+    # Every pair the phases were compared in, as the verdict table has them: one experiment,
+    # each variant against the baseline and, under [[conditions]], each variant's copy in a
+    # later condition against its first (cold against warm); two (cutaway compare), each
+    # variant of the second against itself in the first.
+    others = list(analysis.phase_comparisons)
     pairs = list(dict.fromkeys((c.baseline, c.variant) for c in others))
     if source not in COMPARED_SOURCES:
         pairs = []  # its phases are no metrics of their own: times only
@@ -142,12 +142,22 @@ def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) 
     title = Heading(
         ("phases from spans",),
         (
-            f": {SOURCE_TITLES.get(source, source)}, time per operation by phase (mean over "
-            "runs with its confidence interval, median over operations, share of the outermost "
-            "span, calls)",
+            f": {SOURCE_TITLES.get(source, source)}, time per operation by phase "
+            f"({_statistics_named(compact=compact, counted=counted)})",
         ),
     )
     return (Table(title, tuple(columns), tuple(rows)),)
+
+
+def _statistics_named(*, compact: bool, counted: bool) -> str:
+    """What a variant's columns hold, as the title says it: the terminal's table leaves out
+    the interval and the median (and the calls where each phase is called once)."""
+    if not compact:
+        return (
+            "mean over runs with its confidence interval, median over operations, share of "
+            "the outermost span, calls"
+        )
+    return "mean over runs, share of the outermost span" + (", calls" if counted else "")
 
 
 def function_calls_block(analysis: Analysis, *, compact: bool = False) -> Block:

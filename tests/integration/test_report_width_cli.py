@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 CUTAWAY = [sys.executable, "-m", "cutaway"]
-NAMES = ("first-variant-name", "second-variant-name", "third-variant-name", "fourth-variant-name")
+# Names long enough that four side by side (134 columns) never fit in 100, whatever the values.
+NAMES = tuple(f"{n}-variant-with-a-long-name" for n in ("first", "second", "third", "fourth"))
 
 
 def cutaway(

@@ -5,7 +5,10 @@ command line), and which TCP ports listen."""
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+import shutil
+import tempfile
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -52,3 +55,20 @@ def daemons_mentioning(text: str, programs: Collection[str]) -> list[str]:
         if text in cmdline:
             found.append(f"{entry.name}: {cmdline}")
     return found
+
+
+def any_listening(ports: Iterable[int]) -> bool:
+    """Whether something listens on one of ``ports``: an example's fixed ports are taken."""
+    return bool(set(ports) & listening_ports())
+
+
+@contextmanager
+def daemon_directory(prefix: str) -> Iterator[Path]:
+    """A new directory under /tmp that daemons which drop their privileges can read (mode
+    755: pytest's own tmp_path is private to root), removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

@@ -9,16 +9,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cutaway.probes.load.generator import generator_path
+from tests.daemons import any_listening, daemon_directory
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "caddy"
 PORTS = (47480, 47481, 47490, 47491)
@@ -45,24 +44,14 @@ pytestmark = [
 ]
 
 
-def listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-    except OSError:
-        return False
-    return True
-
-
 @pytest.fixture
 def tmpdir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="cutaway-caddy-test-", dir="/tmp"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with daemon_directory("cutaway-caddy-test-") as path:
+        yield path
 
 
 def test_the_quick_form_attributes_the_difference_between_two_releases(tmpdir: Path) -> None:
-    if any(listening(port) for port in PORTS):
+    if any_listening(PORTS):
         pytest.skip("a port of the example is taken (another run of it?)")
     out = tmpdir / "caddy.json"
     result = subprocess.run(
@@ -105,5 +94,5 @@ def test_the_quick_form_attributes_the_difference_between_two_releases(tmpdir: P
         :3
     ] == [1, 2, 3]
 
-    assert not any(listening(port) for port in PORTS)
+    assert not any_listening(PORTS)
     assert not list(tmpdir.glob("cutaway-caddy-old")) and not list(tmpdir.glob("cutaway-caddy-new"))

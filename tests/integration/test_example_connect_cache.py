@@ -12,13 +12,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cutaway.probes.load.generator import generator_path
+from tests.daemons import daemon_directory
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "connect-cache"
 CONTROL = EXAMPLE / "connect-ctl"
@@ -36,10 +36,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def tmpdir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="cutaway-connect-test-", dir="/tmp"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with daemon_directory("cutaway-connect-test-") as path:
+        yield path
 
 
 def sysctls() -> list[str]:

@@ -8,16 +8,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cutaway.probes.load.generator import generator_path
+from tests.daemons import any_listening, daemon_directory
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "varnish"
 CUTAWAY = [sys.executable, "-m", "cutaway"]
@@ -29,24 +28,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-    except OSError:
-        return False
-    return True
-
-
 @pytest.fixture
 def tmpdir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="cutaway-varnish-test-", dir="/tmp"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with daemon_directory("cutaway-varnish-test-") as path:
+        yield path
 
 
 def test_a_short_run_compares_the_pools_and_stops_every_daemon(tmpdir: Path) -> None:
-    if any(listening(port) for port in PORTS):
+    if any_listening(PORTS):
         pytest.skip("a port of the example is taken (another run of it?)")
     result = subprocess.run(
         [*CUTAWAY, "run", str(EXAMPLE / "experiment.toml"), "--rounds", "2", "--warmup", "0",
@@ -63,5 +52,5 @@ def test_a_short_run_compares_the_pools_and_stops_every_daemon(tmpdir: Path) -> 
     }
     assert threads["default"] > 100 > threads["small"]  # 2 pools of 100 against 1 pool of 5
     assert {entry["variant"] for entry in document["load"]} == {"default", "small"}
-    assert not any(listening(port) for port in PORTS)
+    assert not any_listening(PORTS)
     assert not list(tmpdir.glob("cutaway-varnish-*"))

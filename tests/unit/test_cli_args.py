@@ -322,7 +322,7 @@ def test_quiet() -> None:
 
 def test_color_follows_color_then_style(monkeypatch: pytest.MonkeyPatch) -> None:
     def color(*argv: str) -> bool:
-        return cli._color(cli.parse_arguments(["report", *argv]))
+        return cli.color_wanted(cli.parse_arguments(["report", *argv]))
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     assert color("--style", "full") is True

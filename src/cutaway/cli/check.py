@@ -144,14 +144,17 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _run(spec: Spec, store: Store, args: argparse.Namespace, settled: Settled) -> Outcome:
     from cutaway.cli.progress import TerminalProgress
-    from cutaway.cli.shared import STYLES, _color, db_option, run_label
+    from cutaway.cli.shared import STYLES, color_wanted, db_option, run_label
     from cutaway.environment import capture_environment
     from cutaway.runner.runner import run_experiment
 
     _, bar, lines = STYLES[args.style]
     listeners: list[Listener] = []
     with TerminalProgress(
-        bar=bar, lines=lines and not args.quiet, color=_color(args), db_option=db_option(args.db)
+        bar=bar,
+        lines=lines and not args.quiet,
+        color=color_wanted(args),
+        db_option=db_option(args.db),
     ) as progress:
         listeners.append(progress)
         return run_experiment(

@@ -55,9 +55,9 @@ from cutaway.cli.shared import (
     EXIT_USAGE,
     STYLES,
     UsageError,
-    _color,
     add_width_option,
     check_outputs,
+    color_wanted,
     db_option,
     emit,
     exports,
@@ -650,7 +650,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         with TerminalProgress(
             bar=False if args.quiet else bar,  # -q: nothing but errors, on a terminal too
             lines=lines and not args.quiet,
-            color=_color(args),
+            color=color_wanted(args),
             db_option=db_option(args.db),
         ) as progress:
             outcome = run_experiment(

@@ -83,7 +83,7 @@ def _width(text: str) -> int:
     return columns
 
 
-def _color(args: argparse.Namespace) -> bool:
+def color_wanted(args: argparse.Namespace) -> bool:
     """--color when given, else what --style says, else colour on a terminal without NO_COLOR."""
     choice = args.color or STYLES[args.style][0]
     if choice == "always":
@@ -143,7 +143,7 @@ def emit(analysis: Analysis, args: argparse.Namespace, fmt: str = "terminal") ->
         sys.stdout.write(
             render_terminal(
                 analysis,
-                color=_color(args),
+                color=color_wanted(args),
                 width=report_width(args),
                 all_metrics=args.all_metrics,
             )

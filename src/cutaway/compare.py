@@ -30,11 +30,11 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     FlameProfile,
-    FunctionCalls,
     LatencySummary,
     LoadSummary,
     Metric,
     PhaseStat,
+    ProbeResult,
     Run,
     Spec,
     Summary,
@@ -47,8 +47,11 @@ from cutaway.probes.calls.analysis import (
     losses_cautions,
 )
 from cutaway.probes.load.analysis import load_cautions, load_summaries
+from cutaway.probes.plugin import StoredExperiment as StoredForProbes
+from cutaway.probes.plugin import Tags
 from cutaway.probes.profile.analysis import RoundProfile, load_round_profiles, profile_analysis
 from cutaway.probes.profile.flamegraph import flame_profiles
+from cutaway.probes.registry import plugins
 from cutaway.stats import (
     describe,
     paired_ratio,
@@ -181,11 +184,13 @@ def analyze(
         phase_stats = dissect(load_tables(store, experiment_id), names, spec.confidence)
         phase_comparisons = _phase_comparisons(store, experiment_id, spec, resamples)
         cautions += problem_cautions(store, experiment_id)
-    counted_calls: list[FunctionCalls] = []
-    if spec.probes.uprobes:
-        from cutaway.probes.uprobes.analysis import function_calls
-
-        counted_calls = function_calls(store, experiment_id, names)
+    probe_results: list[ProbeResult] = []
+    stored_experiment = StoredForProbes(store, experiment_id, spec, tuple(names), resamples)
+    for plugin in plugins():
+        if plugin.selected(spec.probes):
+            result, raised = plugin.analyze(stored_experiment)
+            probe_results += [] if result is None else [result]
+            cautions += raised
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -207,7 +212,7 @@ def analyze(
         attribution_curve=attribution.curve if attribution else (),
         phases=tuple(phase_stats),
         phase_comparisons=tuple(phase_comparisons),
-        function_calls=tuple(counted_calls),
+        probe_results=tuple(probe_results),
         metrics=metrics,
         ranking=wall_ranking(wall),
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)
@@ -450,11 +455,23 @@ def compare_experiments(
         ),
         phases=phases,
         phase_comparisons=phase_comparisons,
-        function_calls=(
-            _tagged(first.function_calls, tag_a, shared_a)
-            + _tagged(second.function_calls, tag_b, shared_b)
+        probe_results=_combined_results(
+            first, second, Tags(tag_a, tag_b, tuple(shared_a), tuple(shared_b))
         ),
     )
+
+
+def _combined_results(first: Analysis, second: Analysis, tags: Tags) -> tuple[ProbeResult, ...]:
+    """Each registered probe's result for the two experiments, as its plugin combines them."""
+    found: list[ProbeResult] = []
+    for plugin in plugins():
+        first_result = next((r for r in first.probe_results if r.probe == plugin.name), None)
+        second_result = next((r for r in second.probe_results if r.probe == plugin.name), None)
+        if first_result is None and second_result is None:
+            continue
+        combined = plugin.combined(first_result, second_result, tags)
+        found += [] if combined is None else [combined]
+    return tuple(found)
 
 
 def _tagged_cautions(analysis: Analysis, tag: str) -> tuple[Caution, ...]:
@@ -513,7 +530,6 @@ _Item = TypeVar(
     LoadSummary,
     LatencySummary,
     PhaseStat,
-    FunctionCalls,
 )
 
 

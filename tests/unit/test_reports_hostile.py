@@ -28,7 +28,8 @@ from cutaway.model import (
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import ProfileAnalysis, analyse_profiles
 from cutaway.report import FORMATS, render_calls_csv, render_terminal
-from cutaway.report.csv_format import _neutralized, render_runs_csv
+from cutaway.report.csv_format import render_runs_csv
+from cutaway.report.export_values import neutralized as _neutralized
 from cutaway.visible import visible
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # what rich itself emits for colour

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import ClassVar, TypeVar
 
-from cutaway.model.calls import CallPercentiles, CallSummary, FunctionCalls
+from cutaway.model.calls import CallPercentiles, CallSummary
 from cutaway.model.experiment import Condition
 from cutaway.model.load import LoadSummary
 from cutaway.model.metrics import KNOWN_METRICS, PROCESS_METRICS, Metric
@@ -139,6 +140,19 @@ class ExperimentInfo:
 
 
 @dataclass(frozen=True)
+class ProbeResult:
+    """One probe's part of an :class:`Analysis`: a frozen value the probe's plugin makes
+    (cutaway.probes.plugin) and reads back for its report sections, figures and exports.
+    ``probe`` names the plugin; model knows no probe, each subclass lives in its probe's
+    package."""
+
+    probe: ClassVar[str] = ""
+
+
+ResultT = TypeVar("ResultT", bound=ProbeResult)
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Everything a report shows about one experiment (or two, for `cutaway compare`)."""
 
@@ -188,8 +202,16 @@ class Analysis:
     # (its own Holm family).
     phases: tuple[PhaseStat, ...] = ()
     phase_comparisons: tuple[Comparison, ...] = ()
-    # The uprobes probe: calls per probed function (binary and function) per variant.
-    function_calls: tuple[FunctionCalls, ...] = ()
+    # The registered probes' results (cutaway.probes.registry), each probe's own type, in the
+    # registry's order; absent for a probe that measured nothing.
+    probe_results: tuple[ProbeResult, ...] = ()
+
+    def result(self, kind: type[ResultT]) -> ResultT | None:
+        """The probe result of type ``kind``, None when that probe has none here."""
+        for found in self.probe_results:
+            if isinstance(found, kind):
+                return found
+        return None
 
     def calibration_of(self, info: ExperimentInfo) -> Calibration | None:
         """The harness overhead of ``info``'s experiment: its own, else, when the analysis is

@@ -4,8 +4,9 @@ Every format is registered once in FORMATS with its metadata (name, file extensi
 for), so the CLI can offer `--format NAME` and pick a format from an output file's extension
 without knowing any format. Each render function takes an Analysis and returns the whole report
 as a string; writing it anywhere is the caller's business. The report package imports nothing of
-cutaway but ``cutaway.model``, ``cutaway.visible``, the probes' views, and (for figures) the pure
-``cutaway.stats``."""
+cutaway but ``cutaway.model``, ``cutaway.visible``, the probes' views and plugins (their
+registry, cutaway.probes.registry, adds each probe's CSV exports here), and (for figures) the
+pure ``cutaway.stats``."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cutaway.model import Analysis
+from cutaway.probes.registry import plugins
 from cutaway.report.csv_format import (
     render_calls_csv,
     render_csv,
-    render_function_calls_csv,
     render_load_csv,
     render_phases_csv,
     render_runs_csv,
@@ -50,6 +51,15 @@ def render_html(analysis: Analysis) -> str:
 def _render_plain_terminal(analysis: Analysis) -> str:
     # As a file, the terminal report is plain text: escape codes belong on a live terminal only.
     return render_terminal(analysis, color=False)
+
+
+def _probe_csv_formats() -> list[Format]:
+    """The registered probes' own CSV exports (cutaway.probes.plugin ``csv_formats``)."""
+    return [
+        Format(found.name, "csv", found.description, found.render)
+        for plugin in plugins()
+        for found in plugin.csv_formats
+    ]
 
 
 FORMATS: dict[str, Format] = {
@@ -86,12 +96,7 @@ FORMATS: dict[str, Format] = {
             "spans probe: one row per variant, condition, source and phase, full precision",
             render_phases_csv,
         ),
-        Format(
-            "uprobe-calls-csv",
-            "csv",
-            "uprobes probe: calls per variant, operation, binary and function, full precision",
-            render_function_calls_csv,
-        ),
+        *_probe_csv_formats(),
         Format(
             "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
         ),
@@ -136,7 +141,6 @@ __all__ = [
     "format_for_filename",
     "render_calls_csv",
     "render_csv",
-    "render_function_calls_csv",
     "render_html",
     "render_json",
     "render_load_csv",

@@ -47,7 +47,7 @@ _CALL_METRIC = Metric("calls", CALL_UNIT, "time per call")
 
 
 class CallsViews:
-    """The calls probe's part of a report (cutaway.report.layout.ProbeViews)."""
+    """The calls probe's part of a report (cutaway.probes.plugin.ProbeViews)."""
 
     def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
         ordered = ordered_call_comparisons(analysis)

@@ -1,0 +1,159 @@
+"""What a probe adds to cutaway, in one place: the interface the core iterates over.
+
+A probe is a package under ``cutaway.probes`` and one line in ``cutaway.probes.registry``.
+Its :class:`ProbePlugin` says, for every stage of the pipeline, what the probe adds, and the
+core (runner, compare, report in every format) asks every registered plugin in the registry's
+order, knowing none by name:
+
+- ``selected(spec)``: whether the experiment file asks for the probe;
+- ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
+  to measured runs (its lifecycle is described in probes/base.py);
+- ``analyze(stored)``: what the probe's stored records say, as its own
+  :class:`~cutaway.model.ProbeResult` (carried in ``Analysis.probe_results``), and the
+  cautions it raises;
+- ``combined(first, second, tags)``: its result for ``cutaway compare`` (two experiments),
+  each variant tagged with its experiment, or None when the result has no meaning across two;
+- ``views``: its report sections (:class:`ProbeViews`), which every human format renders;
+- ``figures(analysis)``: its charts with their numbers (report/sections.py ``Figure``);
+- ``json_part(analysis)``: its keys in the JSON report, always present (empty lists when it
+  measured nothing), placed after the key ``json_after`` (None: before ``results``);
+- ``csv_formats``: its CSV exports, each one more ``--format``.
+
+Every method has a default that adds nothing, so a plugin overrides only what its probe adds.
+A plugin module imports nothing heavy at module level (the registry imports every plugin on
+start-up): the work is imported inside the methods.
+
+Not yet here: a probe's keys in the experiment file and on the command line are still parsed by
+cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec`, and the calls, load, profile and
+spans probes' analyses and views are still called by name from compare.py and report/layout.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec, Spec
+
+if TYPE_CHECKING:
+    from cutaway.probes.base import Probe
+    from cutaway.report.sections import Block, Figure, JsonValue, Line, Row
+    from cutaway.store import Store
+
+
+class ProbeViews(Protocol):
+    """A probe's part of the human report (report/layout.py puts each part in its place)."""
+
+    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
+        """(variant, row) for the leading verdict table, in the probe's order."""
+        ...
+
+    def verdict_notes(self, analysis: Analysis) -> list[Line]:
+        """What to say once under the verdict table about the probe's rows."""
+        ...
+
+    def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
+        """The probe's tables, after the primary metric's."""
+        ...
+
+    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
+        """The compact report: the probe's rows of the medians table (one per variant column)."""
+        ...
+
+    def compact_blocks(self, analysis: Analysis) -> list[Block]:
+        """The compact report: the probe's tables that are its answer, after the medians."""
+        ...
+
+
+class TablesView:
+    """A :class:`ProbeViews` for a probe whose part of the report is tables only: the same
+    tables in the full report and (``compact=True``) in the compact one."""
+
+    def __init__(self, tables: Callable[[Analysis, bool], list[Block]]) -> None:
+        self._tables = tables
+
+    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
+        return []
+
+    def verdict_notes(self, analysis: Analysis) -> list[Line]:
+        return []
+
+    def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
+        return self._tables(analysis, False)
+
+    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
+        return []
+
+    def compact_blocks(self, analysis: Analysis) -> list[Block]:
+        return self._tables(analysis, True)
+
+
+@dataclass(frozen=True)
+class StoredExperiment:
+    """What a plugin's analysis reads: the store, the experiment, its spec and variants (in
+    the spec's order), and the resamples of every bootstrap."""
+
+    store: Store
+    experiment_id: int
+    spec: Spec
+    variants: tuple[str, ...]
+    resamples: int
+
+
+@dataclass(frozen=True)
+class Tags:
+    """How ``cutaway compare`` names two experiments' variants: each shared variant of the first
+    (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"."""
+
+    first: str
+    second: str
+    shared_first: tuple[str, ...]
+    shared_second: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CsvFormat:
+    """A probe's CSV export: its ``--format`` name, the line `--help` shows, and its renderer."""
+
+    name: str
+    description: str
+    render: Callable[[Analysis], str]
+
+
+class ProbePlugin:
+    """Everything one probe adds; subclass it and override what the probe adds."""
+
+    name: str = ""  # the probe's name: its key under [probes], its Run.purpose, its docs page
+    # Keys of the JSON report this probe's part follows (None: at the end, before "results").
+    json_after: str | None = None
+    csv_formats: tuple[CsvFormat, ...] = ()
+
+    def selected(self, spec: ProbeSpec) -> bool:
+        """Whether the experiment asks for this probe."""
+        return False
+
+    def capture(self, spec: ProbeSpec) -> Probe:
+        """The capture side for an experiment that selects the probe."""
+        raise NotImplementedError(f"the {self.name} probe captures nothing")
+
+    def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
+        """The probe's result from what it stored, and its cautions."""
+        return None, []
+
+    def combined(
+        self, first: ProbeResult | None, second: ProbeResult | None, tags: Tags
+    ) -> ProbeResult | None:
+        """The result for two experiments compared (cutaway compare), None for none."""
+        return None
+
+    @property
+    def views(self) -> ProbeViews | None:
+        """The probe's part of the human report, None for none."""
+        return None
+
+    def figures(self, analysis: Analysis) -> list[Figure]:
+        return []
+
+    def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
+        return {}

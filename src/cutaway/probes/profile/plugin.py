@@ -1,0 +1,26 @@
+"""The profile probe's plugin (cutaway.probes.plugin):
+its capture. Its analysis, report sections, figures and exports are still called by
+name from compare.py and cutaway.report (not yet moved here)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cutaway.model import ProbeSpec
+from cutaway.probes.plugin import ProbePlugin
+
+if TYPE_CHECKING:
+    from cutaway.probes.base import Probe
+
+
+class ProfilePlugin(ProbePlugin):
+    name = "profile"
+
+    def selected(self, spec: ProbeSpec) -> bool:
+        return spec.profile is not None
+
+    def capture(self, spec: ProbeSpec) -> Probe:
+        from cutaway.probes.profile.capture import ProfileProbe
+
+        assert spec.profile is not None  # selected
+        return ProfileProbe(spec.profile)

@@ -47,11 +47,11 @@ from cutaway.probes.calls.analysis import (
     losses_cautions,
 )
 from cutaway.probes.load.analysis import load_cautions, load_summaries
+from cutaway.probes.plugin import CALL_RECORDS, PHASE_RECORDS, PROFILE_RECORDS, Tags
 from cutaway.probes.plugin import StoredExperiment as StoredForProbes
-from cutaway.probes.plugin import Tags
 from cutaway.probes.profile.analysis import RoundProfile, load_round_profiles, profile_analysis
 from cutaway.probes.profile.flamegraph import flame_profiles
-from cutaway.probes.registry import plugins
+from cutaway.probes.registry import plugins, records_kept
 from cutaway.stats import (
     describe,
     paired_ratio,
@@ -151,8 +151,8 @@ def analyze(
     rounds_completed = int(np.isfinite(wall.values).all(axis=1).sum()) if len(names) else 0
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
-    calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
-    profiled = spec.probes.profile is not None or spec.probes.instructions
+    calls = load_calls(store, experiment_id) if records_kept(spec.probes, CALL_RECORDS) else {}
+    profiled = records_kept(spec.probes, PROFILE_RECORDS)
     stored_profiles = load_round_profiles(store, experiment_id) if profiled else []
     if spec.probes.profile is not None and spec.probes.profile.processes:
         stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
@@ -172,7 +172,7 @@ def analyze(
     cautions += load_cautions(load)
     phase_stats: list[PhaseStat] = []
     phase_comparisons: list[Comparison] = []
-    if spec.probes.spans is not None or spec.probes.uprobes:
+    if records_kept(spec.probes, PHASE_RECORDS):
         from cutaway.probes.spans.analysis import (
             load_tables,
             problem_cautions,

@@ -164,7 +164,10 @@ def _metrics(store: Store, stored: StoredExperiment) -> list[Metric]:
     from cutaway.compare import phase_metrics
 
     declared = list(stored.spec.all_metrics())
-    if stored.spec.probes.spans is None and not stored.spec.probes.uprobes:
+    from cutaway.probes.plugin import PHASE_RECORDS
+    from cutaway.probes.registry import records_kept
+
+    if not records_kept(stored.spec.probes, PHASE_RECORDS):
         return declared
     return declared + phase_metrics(store, stored.id)
 

@@ -18,6 +18,8 @@ import threading
 
 from cutaway import events
 from cutaway.model import Spec
+from cutaway.probes.plugin import CALL_RECORDS
+from cutaway.probes.registry import records_kept
 
 # What `cutaway run` imports after the runs: cutaway.compare brings numpy and the statistics,
 # cutaway.report rich and the report views.
@@ -38,7 +40,7 @@ class AnalysisPreload:
 
     @staticmethod
     def applies_to(spec: Spec) -> bool:
-        return not spec.probes.calls and not spec.probes.syscalls
+        return not records_kept(spec.probes, CALL_RECORDS)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._import, name="cutaway-preload", daemon=True)

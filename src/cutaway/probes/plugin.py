@@ -6,6 +6,7 @@ core (runner, compare, report in every format) asks every registered plugin in t
 order, knowing none by name:
 
 - ``selected(spec)``: whether the experiment file asks for the probe;
+- ``record_kinds``: the kinds of records it stores that another probe's analysis reads;
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
   to measured runs (its lifecycle is described in probes/base.py);
 - ``analyze(stored)``: what the probe's stored records say, as its own
@@ -121,10 +122,20 @@ class CsvFormat:
     render: Callable[[Analysis], str]
 
 
+# Kinds of records that more than one probe stores, in one format, for one analysis: the calls
+# and syscalls probes store timed calls (cutaway.probes.calls.records), the profile and
+# instructions probes stacks (cutaway.probes.profile), the spans and uprobes probes the phase
+# tables (cutaway.probes.spans). The analysis of each kind runs when a probe that stores it ran.
+CALL_RECORDS = "calls"
+PROFILE_RECORDS = "profiles"
+PHASE_RECORDS = "phases"
+
+
 class ProbePlugin:
     """Everything one probe adds; subclass it and override what the probe adds."""
 
     name: str = ""  # the probe's name: its key under [probes], its Run.purpose, its docs page
+    record_kinds: tuple[str, ...] = ()  # the shared kinds of records it stores (above)
     # Keys of the JSON report this probe's part follows (None: at the end, before "results").
     json_after: str | None = None
     csv_formats: tuple[CsvFormat, ...] = ()

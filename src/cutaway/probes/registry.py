@@ -30,6 +30,11 @@ def plugins() -> tuple[ProbePlugin, ...]:
     return PLUGINS
 
 
+def records_kept(spec: ProbeSpec, kind: str) -> bool:
+    """Whether a probe the spec selects stores records of ``kind`` (cutaway.probes.plugin)."""
+    return any(kind in plugin.record_kinds and plugin.selected(spec) for plugin in plugins())
+
+
 def build_probes(spec: ProbeSpec) -> list[Probe]:
     """Every probe the spec selects, not yet checked. If one cannot be built, those built
     before it are closed (their temporary directories removed) and the error propagates.

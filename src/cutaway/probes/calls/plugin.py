@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cutaway.model import ProbeSpec
-from cutaway.probes.plugin import ProbePlugin
+from cutaway.probes.plugin import CALL_RECORDS, ProbePlugin
 
 if TYPE_CHECKING:
     from cutaway.probes.base import Probe
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 class CallsPlugin(ProbePlugin):
     name = "calls"
+    record_kinds = (CALL_RECORDS,)
 
     def selected(self, spec: ProbeSpec) -> bool:
         return bool(spec.calls)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cutaway.model import ProbeSpec
-from cutaway.probes.plugin import ProbePlugin
+from cutaway.probes.plugin import PROFILE_RECORDS, ProbePlugin
 
 if TYPE_CHECKING:
     from cutaway.probes.base import Probe
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 class InstructionsPlugin(ProbePlugin):
     name = "instructions"
+    record_kinds = (PROFILE_RECORDS,)
 
     def selected(self, spec: ProbeSpec) -> bool:
         return spec.instructions

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from cutaway.model import Analysis, Caution, FunctionCalls, ProbeResult, ProbeSpec
 from cutaway.probes.plugin import (
+    PHASE_RECORDS,
     CsvFormat,
     ProbePlugin,
     ProbeViews,
@@ -62,6 +63,7 @@ def _render_csv(analysis: Analysis) -> str:
 
 class UprobesPlugin(ProbePlugin):
     name = NAME
+    record_kinds = (PHASE_RECORDS,)
     json_after = "phase_comparisons"  # where format version 9 put it
     csv_formats = (
         CsvFormat(

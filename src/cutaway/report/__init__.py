@@ -62,64 +62,73 @@ def _probe_csv_formats() -> list[Format]:
     ]
 
 
-FORMATS: dict[str, Format] = {
-    fmt.name: fmt
-    for fmt in (
-        Format(
-            "terminal",
-            "txt",
-            "tables for a terminal (plain text in a file)",
-            _render_plain_terminal,
-        ),
-        Format(
-            "json",
-            "json",
-            f"everything, in base units (cutaway-report v{JSON_FORMAT_VERSION})",
-            render_json,
-        ),
-        Format("csv", "csv", "one row per variant and metric, full precision", render_csv),
-        Format(
-            "calls-csv",
-            "csv",
-            "calls probe: one row per variant, function and call position, full precision",
-            render_calls_csv,
-        ),
-        Format(
-            "load-csv",
-            "csv",
-            "load experiments: one row per variant, latency kind and phase, full precision",
-            render_load_csv,
-        ),
-        Format(
-            "phases-csv",
-            "csv",
-            "spans probe: one row per variant, condition, source and phase, full precision",
-            render_phases_csv,
-        ),
-        *_probe_csv_formats(),
-        Format(
-            "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
-        ),
-        Format(
-            "asciidoc",
-            "adoc",
-            "hyperfine's AsciiDoc table: mean ± sd, min, max and relative time per command",
-            render_asciidoc,
-        ),
-        Format(
-            "orgmode",
-            "org",
-            "hyperfine's Org-mode table: mean ± sd, min, max and relative time per command",
-            render_orgmode,
-        ),
-        Format(
-            "html",
-            "html",
-            "one self-contained page: verdicts, charts with their numbers, every table",
-            render_html,
-        ),
-    )
-}
+def build_formats() -> dict[str, Format]:
+    """Every format by name, the registered probes' CSV exports among them (read from the
+    registry now: a test that registers a probe builds them again)."""
+    return {
+        fmt.name: fmt
+        for fmt in (
+            Format(
+                "terminal",
+                "txt",
+                "tables for a terminal (plain text in a file)",
+                _render_plain_terminal,
+            ),
+            Format(
+                "json",
+                "json",
+                f"everything, in base units (cutaway-report v{JSON_FORMAT_VERSION})",
+                render_json,
+            ),
+            Format("csv", "csv", "one row per variant and metric, full precision", render_csv),
+            Format(
+                "calls-csv",
+                "csv",
+                "calls probe: one row per variant, function and call position, full precision",
+                render_calls_csv,
+            ),
+            Format(
+                "load-csv",
+                "csv",
+                "load experiments: one row per variant, latency kind and phase, full precision",
+                render_load_csv,
+            ),
+            Format(
+                "phases-csv",
+                "csv",
+                "spans probe: one row per variant, condition, source and phase, full precision",
+                render_phases_csv,
+            ),
+            *_probe_csv_formats(),
+            Format(
+                "markdown",
+                "md",
+                "verdicts and tables to paste into a pull request",
+                render_markdown,
+            ),
+            Format(
+                "asciidoc",
+                "adoc",
+                "hyperfine's AsciiDoc table: mean ± sd, min, max and relative time per command",
+                render_asciidoc,
+            ),
+            Format(
+                "orgmode",
+                "org",
+                "hyperfine's Org-mode table: mean ± sd, min, max and relative time per command",
+                render_orgmode,
+            ),
+            Format(
+                "html",
+                "html",
+                "one self-contained page: verdicts, charts with their numbers, every table",
+                render_html,
+            ),
+        )
+    }
+
+
+FORMATS: dict[str, Format] = build_formats()
 
 
 def format_for_filename(filename: str) -> Format | None:
@@ -138,6 +147,7 @@ def format_for_filename(filename: str) -> Format | None:
 __all__ = [
     "FORMATS",
     "Format",
+    "build_formats",
     "format_for_filename",
     "render_calls_csv",
     "render_csv",

@@ -39,15 +39,8 @@ from cutaway.model import (
     Spec,
     Summary,
 )
-from cutaway.probes.calls.analysis import (
-    call_comparisons,
-    call_percentile_curves,
-    call_summaries,
-    load_calls,
-    losses_cautions,
-)
 from cutaway.probes.load.analysis import load_cautions, load_summaries
-from cutaway.probes.plugin import CALL_RECORDS, PHASE_RECORDS, PROFILE_RECORDS, Tags
+from cutaway.probes.plugin import PHASE_RECORDS, PROFILE_RECORDS, Tags
 from cutaway.probes.plugin import StoredExperiment as StoredForProbes
 from cutaway.probes.profile.analysis import RoundProfile, load_round_profiles, profile_analysis
 from cutaway.probes.profile.flamegraph import flame_profiles
@@ -151,7 +144,15 @@ def analyze(
     rounds_completed = int(np.isfinite(wall.values).all(axis=1).sum()) if len(names) else 0
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
-    calls = load_calls(store, experiment_id) if records_kept(spec.probes, CALL_RECORDS) else {}
+    # The registered probes first: their cautions come before the load's and the phases'.
+    probe_results: list[ProbeResult] = []
+    stored_experiment = StoredForProbes(store, experiment_id, spec, tuple(names), resamples)
+    for plugin in plugins():
+        kept = (records_kept(spec.probes, kind) for kind in plugin.analyzed_records)
+        if plugin.selected(spec.probes) or any(kept):
+            result, raised = plugin.analyze(stored_experiment)
+            probe_results += [] if result is None else [result]
+            cautions += raised
     profiled = records_kept(spec.probes, PROFILE_RECORDS)
     stored_profiles = load_round_profiles(store, experiment_id) if profiled else []
     if spec.probes.profile is not None and spec.probes.profile.processes:
@@ -166,8 +167,6 @@ def analyze(
     attribution = (
         attribution_analysis(store, experiment_id, spec, stored_profiles) if profile else None
     )
-    if spec.probes.calls:
-        cautions += losses_cautions(store, experiment_id)
     load = load_summaries(store, experiment_id, names) if spec.load is not None else []
     cautions += load_cautions(load)
     phase_stats: list[PhaseStat] = []
@@ -184,13 +183,6 @@ def analyze(
         phase_stats = dissect(load_tables(store, experiment_id), names, spec.confidence)
         phase_comparisons = _phase_comparisons(store, experiment_id, spec, resamples)
         cautions += problem_cautions(store, experiment_id)
-    probe_results: list[ProbeResult] = []
-    stored_experiment = StoredForProbes(store, experiment_id, spec, tuple(names), resamples)
-    for plugin in plugins():
-        if plugin.selected(spec.probes):
-            result, raised = plugin.analyze(stored_experiment)
-            probe_results += [] if result is None else [result]
-            cautions += raised
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -198,9 +190,6 @@ def analyze(
         cautions=tuple(cautions),
         calibration=stored.calibration,
         run_counts={name: dict(counter) for name, counter in counts.items()},
-        calls=tuple(call_summaries(calls, spec)),
-        call_comparisons=tuple(call_comparisons(calls, spec, resamples)),
-        call_percentiles=tuple(call_percentile_curves(calls, spec)),
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
         profile_totals=profile.totals if profile else (),
         profile_functions=profile.functions if profile else (),
@@ -441,11 +430,6 @@ def compare_experiments(
         # its name, as in the summaries. The attribution pairs runs by round: it has no
         # meaning across two sessions, and is left out.
         runs=_tagged(first.runs, tag_a, shared_a) + _tagged(second.runs, tag_b, shared_b),
-        calls=_tagged(first.calls, tag_a, shared_a) + _tagged(second.calls, tag_b, shared_b),
-        call_percentiles=(
-            _tagged(first.call_percentiles, tag_a, shared_a)
-            + _tagged(second.call_percentiles, tag_b, shared_b)
-        ),
         flame_profiles=(
             _tagged(first.flame_profiles, tag_a, shared_a)
             + _tagged(second.flame_profiles, tag_b, shared_b)

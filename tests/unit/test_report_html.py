@@ -147,8 +147,7 @@ def test_an_analysis_without_runs_has_no_figures_but_every_table() -> None:
     analysis = replace(
         generated_analysis(),
         runs=(),
-        call_percentiles=(),
-        calls=(),
+        probe_results=(),
         attribution_curve=(),
         phases=(),
     )

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar, TypeVar
 
-from cutaway.model.calls import CallPercentiles, CallSummary
 from cutaway.model.experiment import Condition
 from cutaway.model.load import LoadSummary
 from cutaway.model.metrics import KNOWN_METRICS, PROCESS_METRICS, Metric
@@ -148,6 +147,15 @@ class ProbeResult:
 
     probe: ClassVar[str] = ""
 
+    def verdict_comparisons(self) -> tuple[Comparison, ...]:
+        """The comparisons the probe adds to the leading verdict table (its rows are the
+        probe's views'): they decide how the table names its baselines."""
+        return ()
+
+    def median_variants(self) -> tuple[str, ...]:
+        """Variants the probe measured, for the columns of the compact report's medians."""
+        return ()
+
 
 ResultT = TypeVar("ResultT", bound=ProbeResult)
 
@@ -162,10 +170,6 @@ class Analysis:
     cautions: tuple[Caution, ...]
     calibration: Calibration | None
     run_counts: Mapping[str, Mapping[str, int]]  # variant -> status -> count (counted rounds)
-    calls: tuple[CallSummary, ...] = ()  # the calls probe: per variant, function and position
-    # Per function and position against the baseline, from per-round means; ``metric`` is
-    # "calls.FUNCTION.POSITION" (e.g. "calls.getpwnam.2").
-    call_comparisons: tuple[Comparison, ...] = ()
     probes: tuple[str, ...] = ()  # what measured, e.g. "calls: LD_PRELOAD interposer (...)"
     # The metrics the report shows, in order, with units and directions (process metrics first).
     metrics: tuple[Metric, ...] = PROCESS_METRICS
@@ -187,9 +191,6 @@ class Analysis:
     flame_profiles: tuple[FlameProfile, ...] = ()
     # The profile probe's phases (``phases`` rules): each phase's weight per run by variant.
     profile_phases: tuple[PhaseWeight, ...] = ()
-    # The calls probe's per-call latency as percentile curves, per variant, function and
-    # position (the HTML report draws them; the summaries above hold the same calls).
-    call_percentiles: tuple[CallPercentiles, ...] = ()
     # Differential attribution (cutaway.attribution): each variant's change against the
     # baseline by function, how it adds up, and the cumulative curve.
     attribution: tuple[AttributionEntry, ...] = ()

@@ -9,7 +9,8 @@ order, knowing none by name:
 - ``record_kinds``: the kinds of records it stores that another probe's analysis reads;
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
   to measured runs (its lifecycle is described in probes/base.py);
-- ``analyze(stored)``: what the probe's stored records say, as its own
+- ``analyze(stored)``: run when the probe is selected or a selected probe stored records of
+  a kind in ``analyzed_records``: what the stored records say, as its own
   :class:`~cutaway.model.ProbeResult` (carried in ``Analysis.probe_results``), and the
   cautions it raises;
 - ``combined(first, second, tags)``: its result for ``cutaway compare`` (two experiments),
@@ -90,6 +91,30 @@ class TablesView:
         return self._tables(analysis, True)
 
 
+class JoinedViews:
+    """Several :class:`ProbeViews` as one, each method's parts in the order given."""
+
+    def __init__(self, *parts: ProbeViews) -> None:
+        self._parts = parts
+
+    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
+        return [
+            r for part in self._parts for r in part.verdict_rows(analysis, all_metrics=all_metrics)
+        ]
+
+    def verdict_notes(self, analysis: Analysis) -> list[Line]:
+        return [line for part in self._parts for line in part.verdict_notes(analysis)]
+
+    def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
+        return [b for part in self._parts for b in part.blocks(analysis, all_metrics=all_metrics)]
+
+    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
+        return [row for part in self._parts for row in part.median_rows(analysis, variants)]
+
+    def compact_blocks(self, analysis: Analysis) -> list[Block]:
+        return [b for part in self._parts for b in part.compact_blocks(analysis)]
+
+
 @dataclass(frozen=True)
 class StoredExperiment:
     """What a plugin's analysis reads: the store, the experiment, its spec and variants (in
@@ -136,6 +161,8 @@ class ProbePlugin:
 
     name: str = ""  # the probe's name: its key under [probes], its Run.purpose, its docs page
     record_kinds: tuple[str, ...] = ()  # the shared kinds of records it stores (above)
+    # The shared kinds its analysis reads: it runs when any selected probe stored them.
+    analyzed_records: tuple[str, ...] = ()
     # Keys of the JSON report this probe's part follows (None: at the end, before "results").
     json_after: str | None = None
     csv_formats: tuple[CsvFormat, ...] = ()

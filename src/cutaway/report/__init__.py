@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from cutaway.model import Analysis
 from cutaway.probes.registry import plugins
 from cutaway.report.csv_format import (
-    render_calls_csv,
     render_csv,
     render_load_csv,
     render_phases_csv,
@@ -82,12 +81,6 @@ def build_formats() -> dict[str, Format]:
             ),
             Format("csv", "csv", "one row per variant and metric, full precision", render_csv),
             Format(
-                "calls-csv",
-                "csv",
-                "calls probe: one row per variant, function and call position, full precision",
-                render_calls_csv,
-            ),
-            Format(
                 "load-csv",
                 "csv",
                 "load experiments: one row per variant, latency kind and phase, full precision",
@@ -149,7 +142,6 @@ __all__ = [
     "Format",
     "build_formats",
     "format_for_filename",
-    "render_calls_csv",
     "render_csv",
     "render_html",
     "render_json",

@@ -21,14 +21,12 @@ from cutaway.model import (
     LOAD_PERCENTILES,
     PROCESS_METRICS,
     Analysis,
-    CallSummary,
     Comparison,
     Run,
     Summary,
 )
-from cutaway.probes.calls.tables import ALL_CALLS, CALL_METRIC_PREFIX, CALL_UNIT
 from cutaway.probes.spans.sections import phase_metric_name
-from cutaway.report.export_values import Cell, write_csv
+from cutaway.report.export_values import Cell, compared_cells, experiment_id_of, write_csv
 from cutaway.report.units import metric_sort_key, metric_unit
 
 SUMMARY_COLUMNS: tuple[str, ...] = (
@@ -50,25 +48,6 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "ratio_ci_high",
     "verdict",
 )
-CALL_COLUMNS: tuple[str, ...] = (
-    "experiment_id",
-    "variant",
-    "function",
-    "position",
-    "unit",
-    "n",
-    "total",
-    "mean",
-    "median",
-    "sd",
-    "min",
-    "max",
-    "p99",
-    "ratio",
-    "ratio_ci_low",
-    "ratio_ci_high",
-    "verdict",
-)
 RUN_COLUMNS: tuple[str, ...] = (
     "variant",
     "round_index",
@@ -79,21 +58,6 @@ RUN_COLUMNS: tuple[str, ...] = (
     "started_at",
     "leftover_processes",
 )
-
-
-def _experiment_id(analysis: Analysis, variant: str) -> int | None:
-    """The id of the experiment a variant belongs to. A Summary does not carry it, so look the
-    variant up; with a single experiment every summary is its own."""
-    for info in analysis.experiments:
-        if variant in info.variants:
-            return info.id
-    return analysis.experiments[0].id if len(analysis.experiments) == 1 else None
-
-
-def _compared(comparison: Comparison | None) -> list[Cell]:
-    if comparison is None:
-        return [None, None, None, None]
-    return [comparison.ratio, comparison.ci_low, comparison.ci_high, comparison.verdict.value]
 
 
 def _summary_row(summary: Summary, analysis: Analysis, comparison: Comparison | None) -> list[Cell]:
@@ -108,13 +72,13 @@ def _summary_row(summary: Summary, analysis: Analysis, comparison: Comparison | 
         summary.ci_high,
     ]
     head: list[Cell] = [
-        _experiment_id(analysis, summary.variant),
+        experiment_id_of(analysis, summary.variant),
         summary.variant,
         summary.metric,
         metric_unit(summary.metric),
         int(summary.n),
     ]
-    return head + statistics + _compared(comparison)
+    return head + statistics + compared_cells(comparison)
 
 
 def render_csv(analysis: Analysis) -> str:
@@ -126,46 +90,6 @@ def render_csv(analysis: Analysis) -> str:
         for summary in analysis.summaries
     ]
     return write_csv(SUMMARY_COLUMNS, rows)
-
-
-def _call_row(call: CallSummary, analysis: Analysis, comparison: Comparison | None) -> list[Cell]:
-    return [
-        _experiment_id(analysis, call.variant),
-        call.variant,
-        call.function,
-        call.position,
-        CALL_UNIT,
-        int(call.n),
-        call.total,
-        call.mean,
-        call.median,
-        call.sd,
-        call.min,
-        call.max,
-        call.p99,
-        *_compared(comparison),
-    ]
-
-
-def render_calls_csv(analysis: Analysis) -> str:
-    """The calls probe's CSV: a header row, then one row per CallSummary in the Analysis order
-    (positions "1", "2", "later" and "all"). The ratio columns come from the call comparison of
-    the same variant, function and position: empty for the baseline and for "all", which is
-    not compared. Just the header when the probe did not run."""
-    comparisons = {(c.variant, c.metric): c for c in analysis.call_comparisons}
-    rows = [
-        _call_row(
-            call,
-            analysis,
-            None
-            if call.position == ALL_CALLS
-            else comparisons.get(
-                (call.variant, f"{CALL_METRIC_PREFIX}{call.function}.{call.position}")
-            ),
-        )
-        for call in analysis.calls
-    ]
-    return write_csv(CALL_COLUMNS, rows)
 
 
 LOAD_COLUMNS: tuple[str, ...] = (
@@ -286,7 +210,7 @@ def render_phases_csv(analysis: Analysis) -> str:
                 stat.calls_per_run,
                 metric,
                 comparison.baseline if comparison else None,
-                *_compared(comparison),
+                *compared_cells(comparison),
             ]
         )
     return write_csv(PHASE_COLUMNS, rows)

@@ -61,7 +61,6 @@ from cutaway.model import (
     AttributionPoint,
     AttributionTotal,
     Calibration,
-    CallSummary,
     Caution,
     Comparison,
     ExperimentInfo,
@@ -78,8 +77,7 @@ from cutaway.model import (
     parse_phase_key,
     phase_key,
 )
-from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
-from cutaway.report.export_values import json_number
+from cutaway.report.export_values import comparison_json, json_number
 from cutaway.report.hyperfine import hyperfine_results
 from cutaway.report.units import metric_unit, run_status_name
 
@@ -138,56 +136,6 @@ def _summary(summary: Summary) -> dict[str, JsonValue]:
     }
 
 
-def _comparison(comparison: Comparison) -> dict[str, JsonValue]:
-    return {
-        "metric": comparison.metric,
-        "unit": metric_unit(comparison.metric),
-        "baseline": comparison.baseline,
-        "variant": comparison.variant,
-        "n_pairs": int(comparison.n_pairs),
-        "ratio": json_number(comparison.ratio),
-        "ci_low": json_number(comparison.ci_low),
-        "ci_high": json_number(comparison.ci_high),
-        "p_value": json_number(comparison.p_value),
-        "verdict": comparison.verdict.value,
-        "method": comparison.method,
-        "rounds_to_settle": (
-            None if comparison.rounds_to_settle is None else int(comparison.rounds_to_settle)
-        ),
-    }
-
-
-def _call(call: CallSummary) -> dict[str, JsonValue]:
-    return {
-        "variant": call.variant,
-        "function": call.function,
-        "position": call.position,
-        "unit": CALL_UNIT,
-        "n": int(call.n),
-        "total": json_number(call.total),
-        "mean": json_number(call.mean),
-        "median": json_number(call.median),
-        "sd": json_number(call.sd),
-        "min": json_number(call.min),
-        "max": json_number(call.max),
-        "p99": json_number(call.p99),
-    }
-
-
-def _call_comparison(comparison: Comparison) -> dict[str, JsonValue]:
-    """A comparison with the function and position its metric names ("calls.getpwnam.2"), so
-    that readers need not parse it; both null for a metric that does not parse."""
-    function, position = parse_call_metric(comparison.metric) or (None, None)
-    document = _comparison(comparison)
-    return {
-        "metric": document.pop("metric"),
-        "function": function,
-        "position": position,
-        **document,
-        "unit": CALL_UNIT,
-    }
-
-
 def _caution(caution: Caution) -> dict[str, JsonValue]:
     return {
         "kind": caution.kind,
@@ -243,7 +191,7 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
             _experiment(info, analysis.calibration_of(info)) for info in analysis.experiments
         ],
         "summaries": [_summary(summary) for summary in analysis.summaries],
-        "comparisons": [_comparison(comparison) for comparison in analysis.comparisons],
+        "comparisons": [comparison_json(comparison) for comparison in analysis.comparisons],
         "cautions": [_caution(caution) for caution in analysis.cautions],
         "calibration": _calibration(analysis.calibration),
         "run_counts": {
@@ -251,8 +199,6 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
             for variant, counts in analysis.run_counts.items()
         },
         "probes": list(analysis.probes),
-        "calls": [_call(call) for call in analysis.calls],
-        "call_comparisons": [_call_comparison(c) for c in analysis.call_comparisons],
         "runs": _runs(analysis.runs),
         "series": [_series(series) for series in analysis.series],
         "profile_totals": [_profile_total(total) for total in analysis.profile_totals],
@@ -442,7 +388,7 @@ def _phase_comparison(comparison: Comparison) -> dict[str, JsonValue]:
     key = comparison.metric.removeprefix(PHASE_METRIC_PREFIX)
     path, unaccounted = parse_phase_key(key)
     return {
-        **_comparison(comparison),
+        **comparison_json(comparison),
         "unit": "seconds",
         "key": key,
         "path": list(path),

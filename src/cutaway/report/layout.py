@@ -14,14 +14,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cutaway.attribution.sections import AttributionViews
-from cutaway.model import Analysis, Calibration, ExperimentInfo
-from cutaway.probes.calls.sections import CallsViews
+from cutaway.model import Analysis, Calibration, Comparison, ExperimentInfo
 from cutaway.probes.load.sections import LoadViews
 from cutaway.probes.plugin import ProbeViews
-from cutaway.probes.profile.sections import ProfileViews
 from cutaway.probes.registry import plugins
-from cutaway.probes.spans.sections import SpansViews
 from cutaway.report.sections import (
     Block,
     Details,
@@ -63,15 +59,9 @@ from cutaway.report.views import (
     verdict_title,
 )
 
-# The parts of the probes whose views are not yet their plugin's (cutaway.probes.plugin), and
-# the attribution's (built from the profile probe's), before the registered probes' own.
-PROBE_VIEWS: tuple[ProbeViews, ...] = (
-    LoadViews(),
-    CallsViews(),
-    AttributionViews(),
-    ProfileViews(),
-    SpansViews(),
-)
+# A load experiment's part (the load generator has no plugin yet), before the registered
+# probes' own.
+PROBE_VIEWS: tuple[ProbeViews, ...] = (LoadViews(),)
 
 
 def probe_views() -> tuple[ProbeViews, ...]:
@@ -144,12 +134,18 @@ def _compact_verdicts(analysis: Analysis) -> Block:
     if rows:
         order = _variant_order(analysis, [variant for variant, _ in rows])
         ordered = sorted(rows, key=lambda item: order[item[0]])
-        compared = [*analysis.comparisons, *analysis.call_comparisons]
+        compared = _verdict_comparisons(analysis)
         columns = verdict_columns(analysis.experiments, name_baseline=not one_baseline(compared))
         block.append(Table(None, columns, tuple(row for _, row in ordered), primary=True))
     lines = (inconclusive_line(analysis), ranking_line(analysis, note=""))
     block += [line for line in lines if line is not None]
     return tuple(block)
+
+
+def _verdict_comparisons(analysis: Analysis) -> list[Comparison]:
+    """Every comparison in the leading verdict table: the metrics' and the probes' rows'."""
+    probed = (c for found in analysis.probe_results for c in found.verdict_comparisons())
+    return [*analysis.comparisons, *probed]
 
 
 def _without_advice(row: Row) -> Row:
@@ -163,7 +159,8 @@ def _without_advice(row: Row) -> Row:
 def _medians(analysis: Analysis) -> Block:
     if not analysis.summaries:
         return ()
-    variants = table_variants(analysis, [call.variant for call in analysis.calls])
+    probed = (variant for found in analysis.probe_results for variant in found.median_variants())
+    variants = table_variants(analysis, probed)
     rows = [metric_median_row(analysis, primary_metric(analysis), variants)]
     for probe in probe_views():
         rows += probe.median_rows(analysis, variants)
@@ -233,7 +230,7 @@ def _verdicts(analysis: Analysis, *, all_metrics: bool) -> Block:
     if rows:
         order = _variant_order(analysis, [variant for variant, _ in rows])
         ordered = sorted(rows, key=lambda item: order[item[0]])  # stable: keeps row order
-        compared = [*analysis.comparisons, *analysis.call_comparisons]
+        compared = _verdict_comparisons(analysis)
         columns = verdict_columns(analysis.experiments, name_baseline=not one_baseline(compared))
         title = verdict_title(analysis, compared, "verdicts")
         block.append(Table(title, columns, tuple(row for _, row in ordered), primary=True))

@@ -1,16 +1,19 @@
 """The spans probe's plugin (cutaway.probes.plugin):
-its capture. Its analysis, report sections, figures and exports are still called by
-name from compare.py and cutaway.report (not yet moved here)."""
+its capture, report sections and figures.
+Its analysis and exports are still called by name from compare.py and cutaway.report (not yet
+moved here)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from cutaway.model import ProbeSpec
-from cutaway.probes.plugin import PHASE_RECORDS, ProbePlugin
+from cutaway.probes.plugin import PHASE_RECORDS, ProbePlugin, ProbeViews
 
 if TYPE_CHECKING:
+    from cutaway.model import Analysis
     from cutaway.probes.base import Probe
+    from cutaway.report.sections import Figure
 
 
 class SpansPlugin(ProbePlugin):
@@ -25,3 +28,14 @@ class SpansPlugin(ProbePlugin):
 
         assert spec.spans is not None  # selected
         return SpansProbe(spec.spans)
+
+    @property
+    def views(self) -> ProbeViews:
+        from cutaway.probes.spans.sections import SpansViews
+
+        return SpansViews()
+
+    def figures(self, analysis: Analysis) -> list[Figure]:
+        from cutaway.probes.spans.figures import spans_figures
+
+        return spans_figures(analysis)

@@ -45,8 +45,6 @@ NOT_YET_MOVED: dict[str, set[str]] = {
         "cutaway.probes.uprobes.sections",
         "cutaway.report.csv_format",
     },
-    # The syscalls probe stores the calls probe's records; the calls analysis reads their kind.
-    "syscalls": {"cutaway.probes.calls.analysis"},
 }
 
 
@@ -110,4 +108,4 @@ def test_a_moved_probe_is_imported_by_no_module_outside_its_package() -> None:
 
 def test_the_moved_probes_are_the_ones_said() -> None:
     moved = [probe for probe in _probes() if probe not in NOT_YET_MOVED]
-    assert moved == ["instructions", "uprobes"]
+    assert moved == ["instructions", "syscalls", "uprobes"]

@@ -123,10 +123,10 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             )
         except BisectInputError as error:
             raise UsageError(str(error)) from None
-    for line in _result_lines(result):
-        print(visible(line))
-    where = _where(store, result, args)
-    for line in where:
+    lines = [visible(line) for line in _result_lines(result)]
+    at = next((i for i, line in enumerate(lines) if line.startswith("tested (")), len(lines))
+    lines[at:at] = _where(store, result, args)  # after the answer, before the tests' list
+    for line in lines:
         print(line)
     if args.export_json is not None:
         text = json.dumps(result.to_dict(), indent=2) + "\n"

@@ -57,7 +57,7 @@ def test_the_first_bad_commit_is_profiled_and_the_function_named(work: Path) -> 
     result = bisect(
         hashes[0], hashes[-1], "--repo", str(repository), "--build", BUILD, "--instructions",
         "--summary", "bisect.md", "--export-json", "bisect.json", "--db", "b.db", "--",
-        "./prog", cwd=work,
+        "./prog", cwd=work, explain=True,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert hashes[3] in result.stdout.splitlines()

@@ -72,6 +72,7 @@ def test_no_parser_allows_abbreviations() -> None:
         "export",
         "history",
         "list",
+        "publish",
         "report",
         "run",
     ]

@@ -30,7 +30,12 @@ from typing import TYPE_CHECKING, Literal, NoReturn
 from cutaway import __version__, interrupts
 from cutaway.cli.bisect import add_bisect_arguments, cmd_bisect
 from cutaway.cli.check import add_check_arguments, cmd_check
-from cutaway.cli.history import add_history_arguments, cmd_history
+from cutaway.cli.history import (
+    add_history_arguments,
+    add_publish_arguments,
+    cmd_history,
+    cmd_publish,
+)
 from cutaway.cli.hyperfine_options import (
     CLEANUP_NOTE,
     different_option,
@@ -497,6 +502,10 @@ def build_parser() -> argparse.ArgumentParser:
     history = _subparser(commands, "history", "results by version, with the steps between them")
     add_history_arguments(history)
     _add_db_option(history)
+
+    publish = _subparser(commands, "publish", "every history as offline HTML pages")
+    add_publish_arguments(publish)
+    _add_db_option(publish)
     return parser
 
 
@@ -814,6 +823,7 @@ COMMANDS = {
     "check": cmd_check,
     "bisect": cmd_bisect,
     "history": cmd_history,
+    "publish": cmd_publish,
 }
 
 

@@ -91,7 +91,8 @@ def main() -> int:
             write_store(db, names, versions)
             written = time.perf_counter() - started
             load_before = os.getloadavg()[0]
-            seconds = [publish_seconds(db, Path(directory) / f"site{i}") for i in range(args.repeat)]
+            sites = [Path(directory) / f"site{i}" for i in range(args.repeat)]
+            seconds = [publish_seconds(db, site) for site in sites]
             load_after = os.getloadavg()[0]
             site = Path(directory) / "site0"
             size = sum(p.stat().st_size for p in site.iterdir())

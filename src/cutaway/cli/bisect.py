@@ -236,14 +236,17 @@ def _flame_graph(store: Store, result: BisectResult, summary: str) -> dict[str, 
     import os
 
     from cutaway.output_files import write_output_file
-    from cutaway.probes.profile.flamegraph import export_flamegraph_diff
+    from cutaway.probes.registry import store_format
 
+    flame_graph = store_format("flamegraph-diff")
     assert result.where_experiment is not None and result.first_bad is not None
     variant = result.first_bad[:12]
     stem = os.path.splitext(os.path.basename(summary))[0]
     name = f"{stem}.{variant}.flamegraph-diff.svg"
     try:
-        svg = export_flamegraph_diff(store, result.where_experiment, variant)
+        if flame_graph is None:
+            raise ValueError("no probe draws differential flame graphs")
+        svg = flame_graph.render(store, result.where_experiment, variant)
     except ValueError as error:
         print(visible(f"cutaway: warning: no flame graph: {error}"), file=sys.stderr)
         return {}

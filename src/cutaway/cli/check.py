@@ -240,10 +240,13 @@ def _flame_graphs(
     """Each failed variant's differential flame graph, written beside --summary (none
     without it); by variant, the file's name."""
     from cutaway.output_files import OutputPathError, OutputWriteError, write_output_file
-    from cutaway.probes.profile.flamegraph import export_flamegraph_diff
+    from cutaway.probes.registry import store_format
     from cutaway.site import page_file
 
-    if args.summary is None or not analysis.flame_profiles or args.summary == "-":
+    flame_graph = store_format("flamegraph-diff")
+    if args.summary is None or args.summary == "-" or flame_graph is None:
+        return {}
+    if not analysis.flame_profiles:  # no stacks stored: nothing to draw
         return {}
     directory = os.path.dirname(os.path.abspath(args.summary))
     stem = os.path.splitext(os.path.basename(args.summary))[0]
@@ -251,7 +254,7 @@ def _flame_graphs(
     for variant in variants:
         name = f"{stem}.{page_file(variant).removesuffix('.html')}.flamegraph-diff.svg"
         try:
-            svg = export_flamegraph_diff(store, experiment_id, variant)
+            svg = flame_graph.render(store, experiment_id, variant)
             write_output_file(os.path.join(directory, name), svg, "--summary")
         except (ValueError, OutputPathError, OutputWriteError) as error:
             print(

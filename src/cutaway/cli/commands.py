@@ -774,6 +774,7 @@ def _skipped(error: Exception) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     from cutaway.compare import analyze
     from cutaway.output_files import write_output_file
+    from cutaway.probes.registry import store_format
     from cutaway.report import FORMATS
     from cutaway.report.csv_format import render_runs_csv
     from cutaway.store import Store
@@ -790,19 +791,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         from cutaway.metrics.series import render_series_csv
 
         text = render_series_csv(store, experiment_id)
-    elif args.format in ("folded", "speedscope"):
-        from cutaway.probes.profile.export import export_profiles
-
+    elif (exported := store_format(args.format)) is not None:  # a probe's, from the store
         try:
-            text = export_profiles(store, experiment_id, args.format)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-    elif args.format in FLAME_GRAPHS:
-        from cutaway.probes.profile.flamegraph import export_flamegraph, export_flamegraph_diff
-
-        render = export_flamegraph if args.format == "flamegraph" else export_flamegraph_diff
-        try:
-            text = render(store, experiment_id, args.variant)
+            text = exported.render(store, experiment_id, args.variant)
         except ValueError as error:
             raise UsageError(str(error)) from None
     else:

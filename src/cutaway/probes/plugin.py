@@ -148,6 +148,18 @@ class CsvFormat:
     render: Callable[[Analysis], str]
 
 
+@dataclass(frozen=True)
+class StoreFormat:
+    """A probe's export read straight from the store rather than from an Analysis (folded
+    stacks, flame graphs): its ``--format`` name and its renderer, which takes the store, the
+    experiment and the variant asked for (None: the format's default) and raises ValueError
+    when the experiment has nothing to export in it."""
+
+    name: str
+    render: Callable[[Store, int, str | None], str]
+    takes_variant: bool = False
+
+
 # Kinds of records that more than one probe stores, in one format, for one analysis: the calls
 # and syscalls probes store timed calls (cutaway.probes.calls.records), the profile and
 # instructions probes stacks (cutaway.probes.profile), the spans and uprobes probes the phase
@@ -167,6 +179,7 @@ class ProbePlugin:
     # Keys of the JSON report this probe's part follows (None: at the end, before "results").
     json_after: str | None = None
     csv_formats: tuple[CsvFormat, ...] = ()
+    store_formats: tuple[StoreFormat, ...] = ()
 
     def selected(self, spec: ProbeSpec) -> bool:
         """Whether the experiment asks for this probe."""

@@ -9,7 +9,7 @@ from cutaway.model import ProbeSpec
 from cutaway.probes.base import Probe
 from cutaway.probes.calls.plugin import CallsPlugin
 from cutaway.probes.instructions.plugin import InstructionsPlugin
-from cutaway.probes.plugin import ProbePlugin
+from cutaway.probes.plugin import ProbePlugin, StoreFormat
 from cutaway.probes.profile.plugin import ProfilePlugin
 from cutaway.probes.spans.plugin import SpansPlugin
 from cutaway.probes.syscalls.plugin import SyscallsPlugin
@@ -28,6 +28,12 @@ PLUGINS: tuple[ProbePlugin, ...] = (
 def plugins() -> tuple[ProbePlugin, ...]:
     """The registered plugins, read when asked (a test may register one more)."""
     return PLUGINS
+
+
+def store_format(name: str) -> StoreFormat | None:
+    """The registered probe's export of that ``--format`` name read from the store (folded
+    stacks, flame graphs), None when no probe has one."""
+    return next((f for p in plugins() for f in p.store_formats if f.name == name), None)
 
 
 def records_kept(spec: ProbeSpec, kind: str) -> bool:

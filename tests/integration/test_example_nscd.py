@@ -179,6 +179,16 @@ def test_the_short_form_judges_each_position_over_the_seeds_names(
     assert throughput["experiments"][0]["name"] == "nscd: lookup throughput, one lookup per process"
     judged = {(c["variant"], c["metric"]) for c in throughput["comparisons"]}
     assert {("nscd", "wall"), ("nscd", "cpu")} <= judged
+    # One lookup per process, a few passes over the names a run: each database judged alone.
+    rounds = throughput["experiments"][0]["rounds_completed"]
+    calls = {(c["variant"], c["function"], c["position"]): c["n"] for c in throughput["calls"]}
+    for variant in ("files", "nscd"):
+        by_name = calls[variant, "getpwnam", "1"]
+        assert by_name == calls[variant, "getpwuid", "1"] and by_name % (10 * rounds) == 0
+        assert calls[variant, "getservbyname", "1"] == 10 * by_name
+        assert (variant, "getpwnam", "2") not in calls
+    judged_calls = {(c["function"], c["position"]) for c in throughput["call_comparisons"]}
+    assert judged_calls == {("getpwnam", "1"), ("getpwuid", "1"), ("getservbyname", "1")}
     assert system_files() == before and fingerprint(NSCD_CACHE) == cache_before
     assert not nscd_running()
 

@@ -88,9 +88,23 @@ def test_a_program_that_does_not_exist_stops_before_any_run(tmp_path: Path) -> N
     result = cutaway(
         "run", "-c", "sleep 0.01", "-c", "nosuchcmd --x", "--rounds", "3", cwd=tmp_path, check=False
     )  # fmt: skip
-    assert result.returncode == 1
-    assert "cannot run: no program 'nosuchcmd' in PATH" in result.stderr
+    # Refused as bad input before anything is stored, as hyperfine refuses it (issue #25):
+    # no store, no empty experiment, no --resume to suggest.
+    assert result.returncode == 2, result.stderr
+    assert "variant 'nosuchcmd --x' cannot run: no program 'nosuchcmd' in PATH" in result.stderr
+    assert "nothing was stored" in result.stderr
+    assert "--resume" not in result.stderr
     assert "harness overhead" not in result.stderr  # stopped before calibrating
+    assert not (tmp_path / ".cutaway").exists()
+
+
+def test_a_program_a_setup_hook_may_install_is_checked_after_it(tmp_path: Path) -> None:
+    """The setup hook may build the program: it is looked for once the hook has run."""
+    result = cutaway(
+        "run", "-c", "./built", "--setup", "printf '#!/bin/sh\\n' > built; chmod +x built",
+        "--rounds", "2", cwd=tmp_path,
+    )  # fmt: skip
+    assert "complete" in cutaway("list", cwd=tmp_path).stdout, result.stderr
 
 
 def test_intermittent_failures_are_counted_and_fail_the_exit_status(tmp_path: Path) -> None:

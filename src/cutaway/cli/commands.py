@@ -70,7 +70,6 @@ from cutaway.store.location import shown
 from cutaway.visible import display, visible
 
 if TYPE_CHECKING:
-    from cutaway.events import Listener
     from cutaway.runner.runner import Outcome
 
 # hyperfine's short hook options; its -c (--cleanup) is cutaway's command option.
@@ -614,11 +613,11 @@ def _add_load_options(run: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from cutaway.cli.preload import AnalysisPreload
     from cutaway.cli.progress import TerminalProgress
     from cutaway.environment import capture_environment
     from cutaway.output_files import OutputWriteError
-    from cutaway.runner.runner import run_experiment
+    from cutaway.runner.executor import program_problem
+    from cutaway.runner.runner import refuse_unrunnable, run_experiment
     from cutaway.store import Store
 
     if args.max_rate_under is not None:
@@ -637,32 +636,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec, resume_id, environment = stored.spec, experiment_id, stored.environment
     else:
         # The spec first: bad input must leave nothing behind, not even an empty store.
-        spec, resume_id, environment = spec_from_args(args), None, capture_environment()
+        spec = spec_from_args(args)
+        refuse_unrunnable(spec, program_problem)  # a typo in a command: not even a store
+        resume_id, environment = None, capture_environment()
         store = Store(args.db)
     _, bar, lines = STYLES[args.style]
-    # The analysis and the reports are imported while only discarded runs go (cli/preload.py).
-    preload = AnalysisPreload()
-    listeners: list[Listener] = []
-    if AnalysisPreload.applies_to(spec):
-        preload.start()
-        listeners.append(preload)
-    try:
-        with TerminalProgress(
-            bar=False if args.quiet else bar,  # -q: nothing but errors, on a terminal too
-            lines=lines and not args.quiet,
-            color=color_wanted(args),
-            db_option=db_option(args.db),
-        ) as progress:
-            outcome = run_experiment(
-                spec,
-                store,
-                environment=environment,
-                listeners=[*listeners, progress],
-                label=label,
-                resume_id=resume_id,
-            )
-    finally:
-        preload.wait()
+    # The analysis and the reports (numpy, rich) are imported after the runs, never during
+    # them: on 2 cores an import competes with the measured command.
+    with TerminalProgress(
+        bar=False if args.quiet else bar,  # -q: nothing but errors, on a terminal too
+        lines=lines and not args.quiet,
+        color=color_wanted(args),
+        db_option=db_option(args.db),
+    ) as progress:
+        outcome = run_experiment(
+            spec,
+            store,
+            environment=environment,
+            listeners=[progress],
+            label=label,
+            resume_id=resume_id,
+        )
     if outcome.reason == "interrupted":
         # Stopping is what was asked: no analysis (minutes with thousands of variants), only
         # where the runs are stored; `cutaway report N` reports them.
@@ -925,7 +919,7 @@ def _exit_status(error: Exception) -> int | None:
     happened, so that `--version` and `--help` import neither the store nor the spec parser."""
     from cutaway.history import HistoryError
     from cutaway.output_files import OutputPathError, OutputWriteError
-    from cutaway.runner.errors import ProbeUnavailable, RunnerError
+    from cutaway.runner.errors import ProbeUnavailable, RunnerError, UnrunnableCommand
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
     from cutaway.store import BadStorePath, BadStoreUrl, DamagedStoreError, StoreError
@@ -939,6 +933,7 @@ def _exit_status(error: Exception) -> int | None:
             UsageError,
             OutputPathError,
             ProbeUnavailable,
+            UnrunnableCommand,
             DamagedStoreError,
             BadStorePath,
             BadStoreUrl,

@@ -20,6 +20,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cutaway import __version__, events, interrupts
 from cutaway.environment import capture_end
@@ -34,7 +35,6 @@ from cutaway.model import (
     Variant,
 )
 from cutaway.probes.base import Attachment, Probe, ProbeError
-from cutaway.probes.load import capture as load_capture
 from cutaway.probes.registry import build_probes
 from cutaway.runner import calibration
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
@@ -53,6 +53,9 @@ from cutaway.runner.order import round_order
 from cutaway.store import Store, StoreError
 from cutaway.store.lease import Owner
 from cutaway.versions import variant_versions
+
+if TYPE_CHECKING:
+    from cutaway.probes.load.capture import ServerSampling
 
 # Asked after the planned rounds and after every adaptive round: None to go on, else why the
 # experiment may stop (cutaway.gate stops as soon as its verdict is settled).
@@ -142,6 +145,8 @@ class ExperimentRunner:
         load = self.spec.load
         if load is None:
             return
+        from cutaway.probes.load import capture as load_capture
+
         for variant in self.spec.variants:
             target = load.target(variant.name)
             try:
@@ -153,6 +158,8 @@ class ExperimentRunner:
         """What the executor runs for ``variant``: its command, or the load generator."""
         if self.spec.load is None:
             return variant
+        from cutaway.probes.load import capture as load_capture
+
         return load_capture.generator_variant(variant)
 
     def preflight(self) -> None:
@@ -248,12 +255,15 @@ class ExperimentRunner:
         attachment = collecting.attach(self.attach(variant, probes))
         load = self.spec.load
         timeout = self.spec.timeout_seconds
-        server: load_capture.ServerSampling | None = None
+        server: ServerSampling | None = None
         load_data: list[RunData] = []
         interruption: BaseException | None = None
         ended_on_its_own = False  # an interrupted run that had ended before the interrupt
 
         if load is not None:
+            # Imported for load experiments only (its sampler and parsers cost every other run).
+            from cutaway.probes.load import capture as load_capture
+
             # Interrupted, the generator writes what it measured: kept as an interrupted run.
             attachment = dataclasses.replace(
                 attachment,
@@ -280,6 +290,8 @@ class ExperimentRunner:
             if self.spec.ignore_failure:
                 measured = _failure_ignored(measured)
             if load is not None:
+                from cutaway.probes.load import capture as load_capture
+
                 measured, load_data = load_capture.after_load(measured, server)
             measured = collecting.after_run(measured)
         finally:
@@ -563,6 +575,8 @@ def refuse_unrunnable(spec: Spec, check: Callable[[Variant], str | None]) -> Non
 def _wait_until_accepting(name: str, target: LoadTarget, ready_timeout_seconds: float) -> None:
     """A wait that stores nothing: an interrupt may land anywhere in it."""
     interrupts.check()
+    from cutaway.probes.load import capture as load_capture
+
     load_capture.wait_until_accepting(name, target.host, target.port, ready_timeout_seconds)
 
 

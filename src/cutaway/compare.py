@@ -12,12 +12,11 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from cutaway.attribution.analysis import attribution_analysis
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.metrics.series import load_series
@@ -39,16 +38,6 @@ from cutaway.model import (
     Spec,
     Summary,
 )
-from cutaway.probes.calls.analysis import (
-    call_comparisons,
-    call_percentile_curves,
-    call_summaries,
-    load_calls,
-    losses_cautions,
-)
-from cutaway.probes.load.analysis import load_cautions, load_summaries
-from cutaway.probes.profile.analysis import RoundProfile, load_round_profiles, profile_analysis
-from cutaway.probes.profile.flamegraph import flame_profiles
 from cutaway.stats import (
     describe,
     paired_ratio,
@@ -56,6 +45,10 @@ from cutaway.stats import (
 from cutaway.stats.unpaired import unpaired_ratio
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
 from cutaway.verdicts import Row, judge
+
+if TYPE_CHECKING:
+    from cutaway.probes.calls.analysis import Durations
+    from cutaway.probes.profile.analysis import RoundProfile
 
 RESAMPLES = 10_000
 
@@ -148,25 +141,59 @@ def analyze(
     rounds_completed = int(np.isfinite(wall.values).all(axis=1).sum()) if len(names) else 0
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
-    calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
+    # Each probe's analysis is imported when the experiment has its data: a plain experiment's
+    # report (`cutaway run -c true`) must not pay for importing all of them.
+    calls: dict[tuple[str, str, str], dict[int, Durations]] = {}
+    call_figures: tuple[list[CallSummary], list[Comparison], list[CallPercentiles]]
+    call_figures = ([], [], [])
+    if spec.probes.calls or spec.probes.syscalls:
+        from cutaway.probes.calls.analysis import (
+            call_comparisons,
+            call_percentile_curves,
+            call_summaries,
+            load_calls,
+        )
+
+        calls = load_calls(store, experiment_id)
+        call_figures = (
+            call_summaries(calls, spec),
+            call_comparisons(calls, spec, resamples),
+            call_percentile_curves(calls, spec),
+        )
     profiled = spec.probes.profile is not None or spec.probes.instructions
-    stored_profiles = load_round_profiles(store, experiment_id) if profiled else []
-    if spec.probes.profile is not None and spec.probes.profile.processes:
-        stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
-    profile = profile_analysis(
-        store,
-        experiment_id,
-        names,
-        stored_profiles,
-        spec.probes.profile.phases if spec.probes.profile is not None else (),
-    )
-    attribution = (
-        attribution_analysis(store, experiment_id, spec, stored_profiles) if profile else None
-    )
+    stored_profiles: list[RoundProfile] = []
+    profile = None
+    if profiled:
+        from cutaway.probes.profile.analysis import load_round_profiles, profile_analysis
+
+        stored_profiles = load_round_profiles(store, experiment_id)
+        if spec.probes.profile is not None and spec.probes.profile.processes:
+            stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
+        profile = profile_analysis(
+            store,
+            experiment_id,
+            names,
+            stored_profiles,
+            spec.probes.profile.phases if spec.probes.profile is not None else (),
+        )
+    attribution = None
+    flames: tuple[FlameProfile, ...] = ()
+    if profile:
+        from cutaway.attribution.analysis import attribution_analysis
+        from cutaway.probes.profile.flamegraph import flame_profiles
+
+        attribution = attribution_analysis(store, experiment_id, spec, stored_profiles)
+        flames = flame_profiles(stored_profiles, names)
     if spec.probes.calls:
+        from cutaway.probes.calls.analysis import losses_cautions
+
         cautions += losses_cautions(store, experiment_id)
-    load = load_summaries(store, experiment_id, names) if spec.load is not None else []
-    cautions += load_cautions(load)
+    load: list[LoadSummary] = []
+    if spec.load is not None:
+        from cutaway.probes.load.analysis import load_cautions, load_summaries
+
+        load = load_summaries(store, experiment_id, names)
+        cautions += load_cautions(load)
     phase_stats: list[PhaseStat] = []
     phase_comparisons: list[Comparison] = []
     if spec.probes.spans is not None or spec.probes.uprobes:
@@ -193,14 +220,14 @@ def analyze(
         cautions=tuple(cautions),
         calibration=stored.calibration,
         run_counts={name: dict(counter) for name, counter in counts.items()},
-        calls=tuple(call_summaries(calls, spec)),
-        call_comparisons=tuple(call_comparisons(calls, spec, resamples)),
-        call_percentiles=tuple(call_percentile_curves(calls, spec)),
+        calls=tuple(call_figures[0]),
+        call_comparisons=tuple(call_figures[1]),
+        call_percentiles=tuple(call_figures[2]),
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
         profile_totals=profile.totals if profile else (),
         profile_functions=profile.functions if profile else (),
         profile_stacks=profile.stacks if profile else (),
-        flame_profiles=flame_profiles(stored_profiles, names) if profile else (),
+        flame_profiles=flames,
         profile_phases=profile.phases if profile else (),
         attribution=attribution.entries if attribution else (),
         attribution_totals=attribution.totals if attribution else (),

@@ -10,7 +10,10 @@ place each repetition, so that both tools see the same moments of a shared machi
   store), what remains is its bookkeeping per run beyond the run itself;
 - **report**: ``cutaway report`` of the 2-round experiment (hyperfine has no such command);
 - **quick session**: ``hyperfine -N --runs 20 'sleep 0.01' 'sleep 0.012'`` against ``cutaway
-  run 'sleep 0.01' 'sleep 0.012' --rounds 20``, as earlier versions of this benchmark timed.
+  run 'sleep 0.01' 'sleep 0.012' --rounds 20``, as earlier versions of this benchmark timed;
+- **harness figure**: the calibration measured afresh (an empty calibration cache) once per
+  repetition, against cutaway's own median of `true` in the 202-run experiments: how much the
+  figure moves from one measurement to the next on this machine (not timed).
 
 Every command's CPU time (user + system, with its children) is recorded too. Ratios are of
 medians measured in this same run. The commands run with Python's bytecode cache on (without
@@ -76,6 +79,28 @@ def commands(scratch: Path) -> dict[str, list[str]]:
     }
 
 
+def fresh_calibration_seconds(scratch: Path, environment: dict[str, str], index: int) -> float:
+    """The harness figure measured now: a 2-round experiment with an empty calibration
+    cache, its calibration read back from the JSON export."""
+    fresh = {**environment, "CUTAWAY_CACHE_DIR": str(scratch / f"fresh-cache-{index}")}
+    db = str(scratch / "calibrations.db")
+    command = cutaway_command()
+    subprocess.run(
+        [*command, "run", "-c", "true", "--rounds", "2", "--db", db, "-q"],
+        stdout=subprocess.DEVNULL,
+        check=True,
+        env=fresh,
+    )
+    exported = subprocess.run(
+        [*command, "export", "--format", "json", "--db", db],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=fresh,
+    )
+    return float(json.loads(exported.stdout)["calibration"]["median_wall_seconds"])
+
+
 def timed_environment(cache: Path) -> dict[str, str]:
     """This environment without PYTHONDONTWRITEBYTECODE (see bench/startup.py), with the
     calibration cache in the benchmark's own directory."""
@@ -132,6 +157,7 @@ def main() -> None:
     walls: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
     medians: dict[str, list[float]] = {"hyperfine": [], "cutaway": []}
+    calibrations: list[float] = []
     load_before = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     with tempfile.TemporaryDirectory() as directory:
@@ -157,6 +183,7 @@ def main() -> None:
                     medians["cutaway"].append(
                         cutaway_median_seconds(scratch / "many.db", environment)
                     )
+            calibrations.append(fresh_calibration_seconds(scratch, environment, repetition))
             print(f"repetition {repetition + 1}/{args.repetitions}", file=sys.stderr)
     load_after = os.getloadavg()
     RESULTS_DIR.mkdir(exist_ok=True)
@@ -167,11 +194,18 @@ def main() -> None:
         "walls": walls,
         "cpu_times": cpus,
         "medians_of_true": medians,
+        "fresh_calibrations": calibrations,
         "load_average_before": load_before,
         "load_average_after": load_after,
     }
     raw.write_text(json.dumps(record, indent=1))
     print_table(walls, cpus, medians, args.repetitions)
+    print(
+        f"\nharness figure measured afresh {len(calibrations)} times: median "
+        f"{statistics.median(calibrations) * 1e3:.3f} ms, range {min(calibrations) * 1e3:.3f}-"
+        f"{max(calibrations) * 1e3:.3f} ms; cutaway's median of `true` in its 202-run "
+        f"experiments: {min(medians['cutaway']) * 1e3:.3f}-{max(medians['cutaway']) * 1e3:.3f} ms"
+    )
     print(
         f"\nstarted {started}; load average (1, 5, 15 min): before "
         f"{', '.join(f'{x:.2f}' for x in load_before)}; after "

@@ -288,3 +288,23 @@ def test_compare_two_stored_experiments_lists_environment(tmp_path: Path) -> Non
     data = json.loads((tmp_path / "c.json").read_text())
     assert any(c["metric"] == "wall" for c in data["comparisons"])
     assert any(c["kind"] == "unpaired" for c in data["cautions"])
+
+
+def test_the_harness_figure_is_measured_once_and_reused(tmp_path: Path) -> None:
+    """The second experiment on an unchanged machine reuses the first one's harness figure
+    (cutaway.runner.calibration): no calibration runs, the same figure stored, said so."""
+    environment = {**os.environ, "NO_COLOR": "1", "CUTAWAY_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*CUTAWAY, "run", "-c", "true", "--rounds", "2"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, env=environment,
+            check=True,
+        )  # fmt: skip
+
+    first, second = run(), run()
+    assert "(median of 100 runs of `true`)" in first.stderr
+    assert "on this machine and reused)" in second.stderr
+    assert (tmp_path / "cache" / "calibration.json").exists()
+    figures = [report_json(tmp_path, str(number))["calibration"] for number in (1, 2)]
+    assert figures[0] == figures[1]

@@ -1,10 +1,7 @@
 """`cutaway run`'s options: the commands and their names, rounds, hooks, parameters, the
 commands' streams, limits, labels, probes, declared metrics and load (quick mode against
 servers). hyperfine's options are aliases where their meaning is the same
-(cli/hyperfine_options.py says where it differs). docs/cli.md describes each one.
-
-This module is over 400 lines because it is one list: every option of one command, each with
-its help text; split further, the list would be harder to read as a whole."""
+(cli/hyperfine_options.py says where it differs). docs/cli.md describes each one."""
 
 from __future__ import annotations
 

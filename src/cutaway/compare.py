@@ -16,12 +16,11 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from cutaway.attribution.analysis import attribution_analysis
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.metrics.series import load_series
@@ -43,11 +42,8 @@ from cutaway.model import (
     Spec,
     Summary,
 )
-from cutaway.probes.load.analysis import load_cautions, load_summaries
 from cutaway.probes.plugin import PHASE_RECORDS, PROFILE_RECORDS, Tags
 from cutaway.probes.plugin import StoredExperiment as StoredForProbes
-from cutaway.probes.profile.analysis import RoundProfile, load_round_profiles, profile_analysis
-from cutaway.probes.profile.flamegraph import flame_profiles
 from cutaway.probes.registry import plugins, records_kept
 from cutaway.stats import (
     describe,
@@ -56,6 +52,9 @@ from cutaway.stats import (
 from cutaway.stats.unpaired import unpaired_ratio
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
 from cutaway.verdicts import Row, judge
+
+if TYPE_CHECKING:
+    from cutaway.probes.profile.analysis import RoundProfile
 
 RESAMPLES = 10_000
 
@@ -157,22 +156,37 @@ def analyze(
             result, raised = plugin.analyze(stored_experiment)
             probe_results += [] if result is None else [result]
             cautions += raised
-    profiled = records_kept(spec.probes, PROFILE_RECORDS)
-    stored_profiles = load_round_profiles(store, experiment_id) if profiled else []
-    if spec.probes.profile is not None and spec.probes.profile.processes:
-        stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
-    profile = profile_analysis(
-        store,
-        experiment_id,
-        names,
-        stored_profiles,
-        spec.probes.profile.phases if spec.probes.profile is not None else (),
-    )
-    attribution = (
-        attribution_analysis(store, experiment_id, spec, stored_profiles) if profile else None
-    )
-    load = load_summaries(store, experiment_id, names) if spec.load is not None else []
-    cautions += load_cautions(load)
+    # The profile's and the load's analyses are imported when the experiment has their data:
+    # a plain experiment's report (`cutaway run -c true`) must not pay for importing them.
+    stored_profiles: list[RoundProfile] = []
+    profile = None
+    if records_kept(spec.probes, PROFILE_RECORDS):
+        from cutaway.probes.profile.analysis import load_round_profiles, profile_analysis
+
+        stored_profiles = load_round_profiles(store, experiment_id)
+        if spec.probes.profile is not None and spec.probes.profile.processes:
+            stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
+        profile = profile_analysis(
+            store,
+            experiment_id,
+            names,
+            stored_profiles,
+            spec.probes.profile.phases if spec.probes.profile is not None else (),
+        )
+    attribution = None
+    flames: tuple[FlameProfile, ...] = ()
+    if profile:
+        from cutaway.attribution.analysis import attribution_analysis
+        from cutaway.probes.profile.flamegraph import flame_profiles
+
+        attribution = attribution_analysis(store, experiment_id, spec, stored_profiles)
+        flames = tuple(flame_profiles(stored_profiles, names))
+    load: list[LoadSummary] = []
+    if spec.load is not None:
+        from cutaway.probes.load.analysis import load_cautions, load_summaries
+
+        load = load_summaries(store, experiment_id, names)
+        cautions += load_cautions(load)
     phase_stats: list[PhaseStat] = []
     phase_comparisons: list[Comparison] = []
     if records_kept(spec.probes, PHASE_RECORDS):
@@ -198,7 +212,7 @@ def analyze(
         profile_totals=profile.totals if profile else (),
         profile_functions=profile.functions if profile else (),
         profile_stacks=profile.stacks if profile else (),
-        flame_profiles=flame_profiles(stored_profiles, names) if profile else (),
+        flame_profiles=flames,
         profile_phases=profile.phases if profile else (),
         attribution=attribution.entries if attribution else (),
         attribution_totals=attribution.totals if attribution else (),

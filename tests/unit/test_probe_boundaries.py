@@ -25,7 +25,7 @@ NOT_YET_MOVED: dict[str, set[str]] = {
         "cutaway.spec.probes",
     },
     "load": {
-        "cutaway.cli.commands",
+        "cutaway.cli.run",
         "cutaway.compare",
         "cutaway.report.figures",
         "cutaway.report.layout",

@@ -10,22 +10,50 @@ pure ``cutaway.stats``."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from cutaway.model import Analysis
 from cutaway.probes.registry import plugins
-from cutaway.report.csv_format import (
-    render_csv,
-    render_load_csv,
-    render_phases_csv,
-    render_runs_csv,
-)
-from cutaway.report.hyperfine import render_asciidoc, render_orgmode
 from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
-from cutaway.report.json_format import render_json
-from cutaway.report.markdown import render_markdown
-from cutaway.report.terminal import render_terminal
+
+
+def _imported_when_called(module: str, name: str) -> Callable[..., str]:
+    """``module``'s function ``name``, imported at its first call: `cutaway run` renders the
+    terminal report alone and must not pay for importing every other renderer."""
+
+    def render(*arguments: Any, **options: Any) -> str:
+        function: Callable[..., str] = getattr(importlib.import_module(module), name)
+        return function(*arguments, **options)
+
+    render.__name__ = render.__qualname__ = name
+    render.__doc__ = f"{module}.{name}, imported when first called."
+    return render
+
+
+if TYPE_CHECKING:
+    from cutaway.report.csv_format import (
+        render_csv,
+        render_load_csv,
+        render_phases_csv,
+        render_runs_csv,
+    )
+    from cutaway.report.hyperfine import render_asciidoc, render_orgmode
+    from cutaway.report.json_format import render_json
+    from cutaway.report.markdown import render_markdown
+    from cutaway.report.terminal import render_terminal
+else:
+    render_csv = _imported_when_called("cutaway.report.csv_format", "render_csv")
+    render_load_csv = _imported_when_called("cutaway.report.csv_format", "render_load_csv")
+    render_phases_csv = _imported_when_called("cutaway.report.csv_format", "render_phases_csv")
+    render_runs_csv = _imported_when_called("cutaway.report.csv_format", "render_runs_csv")
+    render_asciidoc = _imported_when_called("cutaway.report.hyperfine", "render_asciidoc")
+    render_orgmode = _imported_when_called("cutaway.report.hyperfine", "render_orgmode")
+    render_json = _imported_when_called("cutaway.report.json_format", "render_json")
+    render_markdown = _imported_when_called("cutaway.report.markdown", "render_markdown")
+    render_terminal = _imported_when_called("cutaway.report.terminal", "render_terminal")
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,12 @@ from cutaway.probes.calls.analysis import (
     losses_cautions,
 )
 from cutaway.probes.load.analysis import load_cautions, load_summaries
-from cutaway.probes.profile.analysis import RoundProfile, load_round_profiles, profile_analysis
+from cutaway.probes.profile.analysis import (
+    RoundProfile,
+    load_round_profiles,
+    only_under,
+    profile_analysis,
+)
 from cutaway.probes.profile.flamegraph import flame_profiles
 from cutaway.stats import (
     describe,
@@ -153,6 +158,8 @@ def analyze(
     stored_profiles = load_round_profiles(store, experiment_id) if profiled else []
     if spec.probes.profile is not None and spec.probes.profile.processes:
         stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
+    if spec.probes.profile is not None and spec.probes.profile.under:
+        stored_profiles = only_under(stored_profiles, spec.probes.profile.under)
     profile = profile_analysis(
         store,
         experiment_id,

@@ -97,9 +97,7 @@ def test_the_short_form_names_the_kernel_functions_under_fsync(tmpdir: Path) -> 
     _, stderr = process.communicate(timeout=400)
     assert process.returncode == 0, stderr[-3000:]
     document = json.loads((tmpdir / "r.json").read_text())
-    assert {v for v in document["experiments"][0]["variants"]} == {
-        "q1-s10", "q1-s1", "q10-s10", "q10-s1",
-    }  # fmt: skip
+    assert document["experiments"][0]["variants"] == ["q1-s10", "q10-s10"]
     # Every stack analysed passes through one of the three system calls' kernel entries.
     stacks = [e["frames"] for s in document["top_stacks"] for e in s["entries"]]
     assert stacks and all(set(ENTRIES) & set(frames) for frames in stacks)

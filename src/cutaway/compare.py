@@ -161,11 +161,17 @@ def analyze(
     stored_profiles: list[RoundProfile] = []
     profile = None
     if records_kept(spec.probes, PROFILE_RECORDS):
-        from cutaway.probes.profile.analysis import load_round_profiles, profile_analysis
+        from cutaway.probes.profile.analysis import (
+            load_round_profiles,
+            only_under,
+            profile_analysis,
+        )
 
         stored_profiles = load_round_profiles(store, experiment_id)
         if spec.probes.profile is not None and spec.probes.profile.processes:
             stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
+        if spec.probes.profile is not None and spec.probes.profile.under:
+            stored_profiles = only_under(stored_profiles, spec.probes.profile.under)
         profile = profile_analysis(
             store,
             experiment_id,

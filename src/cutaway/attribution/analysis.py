@@ -290,12 +290,15 @@ def attribution_analysis(
     kinds = {what for _, what in profiles}
     # A system-wide profile samples every process on the machine, while `cpu` counts only the
     # measured command's: the two cannot be reconciled, so such a profile is reconciled with
-    # its own total (as off-CPU time always is).
-    system_wide = spec.probes.profile is not None and spec.probes.profile.system_wide
+    # its own total (as off-CPU time always is). So is one narrowed to the stacks `under` some
+    # functions: `cpu` counts every stack of the command's.
+    narrowed = spec.probes.profile is not None and (
+        spec.probes.profile.system_wide or bool(spec.probes.profile.under)
+    )
     measured = {
         what: _measured(store, experiment_id, metric, purpose)
         for what, (metric, purpose) in MEASURED.items()
-        if what in kinds and not (system_wide and what == records.ON_CPU)
+        if what in kinds and not (narrowed and what == records.ON_CPU)
     }
     names = [variant.name for variant in spec.variants]
     return attribute(

@@ -67,13 +67,17 @@ class ProfileSpec:
     # Only these processes' stacks (by the process name at the stack's root) are analysed; the
     # store keeps every stack. Empty: all of them.
     processes: tuple[str, ...] = ()
+    # Only the stacks through one of these functions are analysed (profile.analysis.only_under).
+    under: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "phases", tuple(self.phases))
         object.__setattr__(self, "processes", tuple(self.processes))
+        object.__setattr__(self, "under", tuple(self.under))
 
     def to_dict(self) -> dict[str, object]:
         processes = {"processes": list(self.processes)} if self.processes else {}
+        under = {"under": list(self.under)} if self.under else {}
         return {
             "frequency_hz": self.frequency_hz,
             "system_wide": self.system_wide,
@@ -82,6 +86,7 @@ class ProfileSpec:
             "kernel": self.kernel,
             "phases": [rule.to_dict() for rule in self.phases],
             **processes,
+            **under,
         }
 
     @classmethod
@@ -103,6 +108,7 @@ class ProfileSpec:
                 str(name)
                 for name in data.get("processes") or ()  # type: ignore[attr-defined]
             ),
+            under=tuple(str(name) for name in data.get("under") or ()),  # type: ignore[attr-defined]
         )
 
 

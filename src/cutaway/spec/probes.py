@@ -32,6 +32,7 @@ PROBE_KEYS = (
 SPANS_KEYS = ("otlp_file",)
 PROFILE_KEYS = (
     "frequency", "system_wide", "call_graph", "off_cpu", "kernel", "phases", "processes",
+    "under",
 )  # fmt: skip
 PHASE_KEYS = ("name", "frames")
 OTHER_PHASE = "other"  # the phase of a sample no rule matches
@@ -199,6 +200,8 @@ def read_profile(value: object, key_path: KeyPath) -> ProfileSpec | None:
         settings["phases"] = read_phases(value["phases"], (*key_path, "phases"))
     if "processes" in value:
         settings["processes"] = read_processes(value["processes"], (*key_path, "processes"))
+    if "under" in value:
+        settings["under"] = read_under(value["under"], (*key_path, "under"))
     return ProfileSpec(**settings)  # type: ignore[arg-type]
 
 
@@ -212,6 +215,19 @@ def read_processes(value: object, key_path: KeyPath) -> tuple[str, ...]:
         if not isinstance(item, str) or not item.strip():
             raise expected("a process name", item, (*key_path, index))
         names.append(item.strip().replace(" ", "_"))
+    return tuple(dict.fromkeys(names))
+
+
+def read_under(value: object, key_path: KeyPath) -> tuple[str, ...]:
+    """A non-empty list of function names, as a folded stack's frames have them (a kernel
+    function with or without perf's ``_[k]`` mark)."""
+    if not isinstance(value, list | tuple) or not value:
+        raise expected('a non-empty list of function names ["do_fsync"]', value, key_path)
+    names: list[str] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip() or ";" in item:
+            raise expected("a function name (no ';')", item, (*key_path, index))
+        names.append(item.strip())
     return tuple(dict.fromkeys(names))
 
 

@@ -255,6 +255,7 @@ def _profile(value: object, key: str) -> ProfileSpec | None:
         kernel=profile.optional("kernel", _flag, True),
         phases=profile.optional("phases", _phases, ()),
         processes=profile.optional("processes", _strings, ()),
+        under=profile.optional("under", _strings, ()),
     )
 
 

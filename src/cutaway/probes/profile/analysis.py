@@ -9,6 +9,7 @@ process name: it is kept in stacks, never listed as a function."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import statistics
 from collections import defaultdict
@@ -126,6 +127,41 @@ def function_weights(
         for function in set(frames):
             inclusive[function] += weight
     return own, inclusive
+
+
+KERNEL_MARK = "_[k]"  # perf's mark on a kernel frame, as folded (profile.fold)
+
+
+def passes_through(stack: str, functions: frozenset[str]) -> bool:
+    """Whether a folded stack has a frame (the root, the process name, is not one) that is one
+    of ``functions``, a kernel frame matching with or without its ``_[k]`` mark."""
+    return any(
+        frame in functions or frame.removesuffix(KERNEL_MARK) in functions
+        for frame in stack.split(";")[1:]
+    )
+
+
+def only_under(stored: Sequence[RoundProfile], functions: Sequence[str]) -> list[RoundProfile]:
+    """The profiles with only the stacks that pass through one of ``functions`` (the probe's
+    ``under`` setting): seed 002's question, which kernel functions the time inside a system
+    call went to, asks for the stacks under its kernel entry (``do_fsync``) and no others.
+    The stacks are kept whole, user frames and all, so the tables show who made the call."""
+    wanted = frozenset(functions)
+    return [
+        (
+            variant,
+            round_index,
+            dataclasses.replace(
+                profile,
+                stacks={
+                    stack: weight
+                    for stack, weight in profile.stacks.items()
+                    if passes_through(stack, wanted)
+                },
+            ),
+        )
+        for variant, round_index, profile in stored
+    ]
 
 
 OTHER_PHASE = "other"  # the phase of a sample no rule matches (spec.probes.OTHER_PHASE)

@@ -252,3 +252,26 @@ def test_streamed_otlp_lets_the_oldest_traces_go_and_keeps_their_sums(
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(otlp, "HELD_SPANS", 6)
     assert _otlp_streamed(path) == _otlp_whole(path)
+
+
+def test_the_probe_counts_every_unbalanced_span_beyond_those_it_keeps(tmp_path: Path) -> None:
+    """Each thread keeps KEPT_PROBLEMS unbalanced spans in words: the run's problems still
+    count all of them, as when every one was kept."""
+    from cutaway.model import SpansSpec
+    from cutaway.probes.spans.capture import MAX_PROBLEMS, PROBLEMS_KIND, SpansProbe
+
+    program = "from cutaway import spans\nfor _ in range(500):\n    spans.end('stray')\n"
+    probe = SpansProbe(SpansSpec())
+    try:
+        _run(program, probe.directory, "python")
+        (paths,) = [span_files(probe.directory)]
+        _, _, whole = _whole(paths)
+        ((_, total),) = whole.values()
+        (problems,) = [d for d in probe.after_run() if d.kind == PROBLEMS_KIND]
+    finally:
+        probe.close()
+    shown = json.loads(problems.data)
+    assert total == 500
+    assert len(shown) == MAX_PROBLEMS + 1
+    assert all("end of 'stray' without a begin" in problem for problem in shown[:-1])
+    assert shown[-1] == f"and {total - MAX_PROBLEMS} more problems in this run"

@@ -31,14 +31,14 @@ from cutaway.probes.spans.model import Span, span_name
 from cutaway.probes.spans.phases import MAX_DEPTH, PhaseAccumulator
 
 MAX_PROBLEMS = 20  # reported one by one; the rest are counted
-HELD_SPANS = 200_000  # spans held for nesting while a file streams; past it, oldest traces go
+HELD_SPANS = 100_000  # spans held for nesting while a file streams; past it, oldest traces go
 
 
 class _ProblemList(Protocol):
     def append(self, message: str, /) -> None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Raw:
     trace: str
     span_id: str

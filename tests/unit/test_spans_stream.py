@@ -226,6 +226,7 @@ def test_streamed_otlp_gives_the_whole_files_table_and_problems(tmp_path: Path) 
         "{not json",
         _line(_span("t2", "root", "r", start=110), _span("t2", "orphan", "o", "zz")),
         _line(_span("t3", "loop", "x", "y"), _span("t3", "loop", "y", "x")),
+        _line(_span("t4", "named: spans are in a cycle of parent ids", "q", "gone")),
         json.dumps({"resourceSpans": "nope"}) + "\u2028",
         _line(_span("t1", "late child", "b", "a", 101)),
     ]
@@ -235,7 +236,7 @@ def test_streamed_otlp_gives_the_whole_files_table_and_problems(tmp_path: Path) 
     offset = len("\n".join(lines[:3]).encode()) + 1  # from the 4th line on: its number is 4
     streamed = _otlp_streamed(path, offset)
     assert streamed == _otlp_whole(path, offset)
-    assert any(problem.startswith(f"{path}:6: ") for problem in streamed[1])
+    assert any(problem.startswith(f"{path}:7: ") for problem in streamed[1])
 
 
 def test_streamed_otlp_lets_the_oldest_traces_go_and_keeps_their_sums(

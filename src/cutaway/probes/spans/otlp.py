@@ -172,11 +172,11 @@ def _trace_trees(
     found: list[str] = []
     nested, _ = _nest(spans, source, found)
     trace = spans[0].trace
+    if len(nested) < len(spans):  # _nest's last problem counts them: counted once per file
+        unnested[0] += len(spans) - len(nested)
+        found.pop()
     for problem in found:
-        if "cycle of parent ids" in problem:
-            unnested[0] += len(spans) - len(nested)
-        else:
-            problems.append(problem)
+        problems.append(problem)
     trees: list[tuple[tuple[int, str, int], dict[tuple[str, ...], list[int]]]] = []
     paths: list[tuple[str, ...] | None] = []  # by depth, the path of the span open there
     tree: dict[tuple[str, ...], list[int]] = {}

@@ -17,8 +17,9 @@ dissection's rows. It runs under a time limit and an address-space limit (a case
 is shown as stopped). With --before GIT_REF the same cases run against that commit's Python
 sources too (checked out in a temporary git worktree, put first on PYTHONPATH), side by side.
 
-Usage: python bench/spans_volume.py [--names N] [--spans N [N ...]] [--before 73cfab0]
-       [--limit-seconds S] [--before-limit-seconds S] [--limit-gib G]   (a Markdown table)
+Usage: python bench/spans_volume.py [--names N] [--spans [N ...]] [--readers sdk otlp]
+       [--before 73cfab0] [--limit-seconds S] [--before-limit-seconds S] [--limit-gib G]
+       (a Markdown table; --names 0 or --spans alone leave those cases out)
 """
 
 from __future__ import annotations
@@ -186,7 +187,11 @@ def _row(label: str, code: str, measured: dict[str, object]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--names", type=int, default=100_000)
-    parser.add_argument("--spans", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--spans", type=int, nargs="*", default=[1_000_000, 10_000_000])
+    parser.add_argument(
+        "--readers", nargs="+", choices=["sdk", "otlp"], default=["sdk", "otlp"],
+        help="the readers of the --spans cases",
+    )  # fmt: skip
     parser.add_argument("--before", help="a git ref to measure beside the working tree")
     parser.add_argument("--limit-seconds", type=float, default=900.0)
     parser.add_argument(
@@ -200,10 +205,17 @@ def main() -> None:
     print("| case | code | runs to phase tables | analysis | CPU | peak memory | rows |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="spans-volume-") as scratch:
-        cases = [("names", options.names, f"{options.names:,} distinct names (OTLP, 3 runs)")]
+        cases = []
+        if options.names:
+            cases.append(
+                ("names", options.names, f"{options.names:,} distinct names (OTLP, 3 runs)")
+            )
+        readers = {"sdk": "span SDK", "otlp": "OTLP"}
         for count in options.spans:
-            cases += [("sdk", count, f"{count:,} spans, span SDK (1 run)"),
-                      ("otlp", count, f"{count:,} spans, OTLP (1 run)")]  # fmt: skip
+            cases += [
+                (reader, count, f"{count:,} spans, {readers[reader]} (1 run)")
+                for reader in options.readers
+            ]
         sources = [("this tree", ROOT)]
         if options.before:
             before = Path(scratch) / "before"

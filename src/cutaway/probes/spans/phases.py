@@ -266,7 +266,7 @@ class PhaseAccumulator:
     def add_tree(self, tree: Mapping[tuple[str, ...], Sequence[int]]) -> None:
         """Count one whole operation, given as its phase paths (from its outermost span down,
         in the order its spans started) and per path its total time and its spans: what a
-        reader that nests as the records stream in (records.stream_span_files) has summed
+        reader that nests as the records stream in (records.stream_span_file) has summed
         from the operation's spans, without keeping them."""
         calls = self.calls
         for path, (_, spans) in tree.items():

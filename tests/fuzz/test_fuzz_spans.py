@@ -12,14 +12,20 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from fuzzing import no_hang
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cutaway.probes.spans import phases
 from cutaway.probes.spans.model import MAX_NAME_CHARACTERS, Span, nest
-from cutaway.probes.spans.otlp import parse_otlp
-from cutaway.probes.spans.records import SpanFileError, read_span_file
+from cutaway.probes.spans.otlp import parse_otlp, stream_otlp
+from cutaway.probes.spans.records import (
+    SpanFileError,
+    Unbalanced,
+    read_span_file,
+    stream_span_file,
+)
 
 VECTOR_5 = Path(__file__).resolve().parents[1] / "vectors" / "spans_v5_tsc.bin"
 
@@ -73,6 +79,16 @@ def test_otlp_lines_give_spans_and_problems_never_an_error(lines: list[str]) -> 
     for problem in read.problems:
         problem.encode("utf-8")
     _check_kept(read.spans)
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "traces.jsonl"
+        path.write_text("\n".join(lines), encoding="utf-8", errors="surrogatepass")
+        accumulator = phases.PhaseAccumulator()
+        with no_hang():
+            streamed = stream_otlp(path, accumulator)
+    for problem in streamed.problems:
+        problem.encode("utf-8")
+    table = accumulator.table()
+    assert phases.decode(phases.encode(table)) == table
 
 
 def _span_file(data: bytes) -> None:
@@ -83,7 +99,19 @@ def _span_file(data: bytes) -> None:
             with no_hang():
                 span_file = read_span_file(path)
         except SpanFileError:
+            with pytest.raises(SpanFileError):  # the streaming reader refuses it too
+                stream_span_file(path, phases.PhaseAccumulator(), {})
             return
+        accumulator = phases.PhaseAccumulator()
+        unbalanced: Unbalanced = {}
+        with no_hang():
+            streamed = stream_span_file(path, accumulator, unbalanced, chunk_records=3)
+        assert streamed.problems == span_file.problems
+        for thread in unbalanced.values():
+            for problem in thread.messages:
+                problem.encode("utf-8")
+        table = accumulator.table()
+        assert phases.decode(phases.encode(table)) == table
     for problem in span_file.problems:
         problem.encode("utf-8")
     with no_hang():

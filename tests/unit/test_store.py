@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -622,3 +623,45 @@ def test_damaged_leftover_names_are_a_store_error(tmp_path: Path) -> None:
     raw.close()
     with Store(tmp_path / "db") as store, pytest.raises(StoreError, match="leftover_names"):
         store.runs(experiment_id)
+
+
+# -- transactions -------------------------------------------------------------------------------
+
+
+class _InterruptedAfterBegin:
+    """A connection that takes a signal (KeyboardInterrupt) just after its next BEGIN took
+    effect, as Python delivers one when the database call returns."""
+
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+        self.armed = True
+
+    def execute(self, sql: str, *parameters: Any) -> Any:
+        cursor = self.connection.execute(sql, *parameters)
+        if self.armed and sql.startswith("BEGIN"):
+            self.armed = False
+            raise KeyboardInterrupt
+        return cursor
+
+    def executemany(self, sql: str, parameters: Any) -> Any:
+        return self.connection.executemany(sql, parameters)
+
+    @property
+    def in_transaction(self) -> bool:
+        return bool(self.connection.in_transaction)
+
+
+def test_a_signal_right_after_begin_leaves_no_transaction_open(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write interrupted between its BEGIN and its work rolls back: the next command of
+    the same store does not find a transaction still open ("cannot start a transaction
+    within a transaction")."""
+    engine = store._engine
+    interrupted = _InterruptedAfterBegin(engine.connection())
+    monkeypatch.setattr(engine, "connection", lambda: interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        new_experiment(store)
+    assert not interrupted.in_transaction
+    experiment_id = new_experiment(store)  # the same connection, a new transaction
+    assert [row.id for row in store.list_experiments()] == [experiment_id]

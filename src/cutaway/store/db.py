@@ -578,8 +578,11 @@ class Store:
     def _transaction(self, begin: str, what: str) -> Iterator[Connection]:
         connection = self._engine.connection()
         try:
-            connection.execute(begin)
             try:
+                # BEGIN inside the try: a signal or an error just after it took effect (Python
+                # delivers a signal when the call returns) still rolls back, so the store's
+                # next command does not find a transaction open.
+                connection.execute(begin)
                 yield connection
                 connection.execute("COMMIT")
             except BaseException:

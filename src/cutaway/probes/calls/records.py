@@ -20,7 +20,7 @@ import os
 import platform
 import re
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -70,6 +70,7 @@ _CALL_FAILED = 1
 _CALL_LONG_DURATION = 2
 _FILE_NAME = re.compile(r"calls\.(\d+)\.(\d+)\.bin")
 _SANITIZER_RUNTIME = re.compile(r"lib(asan|hwasan|tsan|msan|ubsan)\.so")
+_HEADER_READ_BYTES = 65536  # more than a header takes (4096 bytes as the writers make it)
 _HEADER_DTYPE = np.dtype(
     [
         ("magic", "=u4"),
@@ -310,6 +311,47 @@ def read_raw_file(path: str | os.PathLike[str]) -> RawFile:
     if not used.all():
         records = records[used]
     return RawFile(header, exe, records, int(truncated_bytes))
+
+
+def read_raw_header(path: str | os.PathLike[str]) -> RawFile:
+    """A call or span file's header, without its records (``records`` is empty, of the file's
+    record type): for a reader that takes them in chunks (raw_record_chunks), so that a file
+    of ten million records is never in memory at once. CallFileError if it is not one."""
+    with open(path, "rb") as file:
+        data = np.frombuffer(file.read(_HEADER_READ_BYTES), dtype=np.uint8)
+        size = os.fstat(file.fileno()).st_size
+    if data.size >= _HEADER_DTYPE.itemsize:
+        header_bytes = int(data[: _HEADER_DTYPE.itemsize].view(_HEADER_DTYPE)[0]["header_bytes"])
+        if header_bytes > data.size:  # a header larger than usual: read all of it
+            with open(path, "rb") as file:
+                data = np.frombuffer(file.read(header_bytes), dtype=np.uint8)
+    header = _read_header(data, path)
+    header_bytes = int(header["header_bytes"])
+    exe_end = _HEADER_DTYPE.itemsize + int(header["exe_bytes"])
+    exe = os.fsdecode(data[_HEADER_DTYPE.itemsize : exe_end].tobytes())
+    dtype = _RECORD_CPU_DTYPE if int(header["flags"]) & _FLAG_THREAD_CPU else _RECORD_DTYPE
+    truncated_bytes = (size - header_bytes) % dtype.itemsize
+    return RawFile(header, exe, np.empty(0, dtype=dtype), int(truncated_bytes))
+
+
+def raw_record_chunks(
+    path: str | os.PathLike[str], raw: RawFile, chunk_records: int = 65536
+) -> Iterator[npt.NDArray[np.void]]:
+    """The used records of a file whose header is `raw` (read_raw_header), in file order,
+    `chunk_records` at a time read from the file (unused, all-zero records left out)."""
+    dtype = raw.records.dtype
+    with open(path, "rb") as file:
+        file.seek(int(raw.header["header_bytes"]))
+        while True:
+            data = file.read(chunk_records * dtype.itemsize)
+            whole = len(data) - len(data) % dtype.itemsize
+            if not whole:
+                return
+            records = np.frombuffer(data, dtype=dtype, count=whole // dtype.itemsize)
+            used = records["function_id"] != 0
+            yield records if used.all() else records[used]
+            if whole < len(data):
+                return
 
 
 def read_call_file(path: str | os.PathLike[str]) -> CallRecords:

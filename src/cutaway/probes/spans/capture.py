@@ -5,10 +5,11 @@ Every measured run gets, in its environment, the span writer and a fresh directo
 per-process files (in memory where possible, as the calls probe's), and ``CUTAWAY_OTLP_FILE``,
 a path where the workload may write OTLP JSON traces (one object per line). With
 ``otlp_file`` set, the lines a collector's file exporter appended to that file during the run
-are read too. After the run, the spans are nested (model.nest), summed per phase
-(phases.operation_table) and stored as one table per source (``spans`` / ``sdk`` and
-``otlp``), with the run's metrics ``phase:<path>`` (a phase by its place in the tree); what
-was wrong (unbalanced begin/end, damaged records, malformed OTLP) is stored as the run's
+are read too. After the run, the records and lines are read in chunks and nested as they
+come (stream.py, otlp.stream_otlp), summed per phase (phases.PhaseAccumulator) and stored as
+one table per source (``spans`` / ``sdk`` and ``otlp``), with the run's metrics
+``phase:<path>`` (a phase by its place in the tree); what was wrong (unbalanced begin/end,
+damaged records, malformed OTLP) is stored as the run's
 problems, never raised."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from cutaway.model import RunData, SpansSpec
@@ -27,14 +29,15 @@ from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, proces
 from cutaway.probes.calls.capture import records_directory
 from cutaway.probes.calls.records import tsc_hz
 from cutaway.probes.spans import phases
-from cutaway.probes.spans.model import DEEPEST_LEVEL, Span, SpanEvent, nest
-from cutaway.probes.spans.otlp import read_otlp
+from cutaway.probes.spans.model import DEEPEST_LEVEL, Span
+from cutaway.probes.spans.otlp import stream_otlp
 from cutaway.probes.spans.records import (
     SpanFileError,
+    Unbalanced,
     environment_for,
     library_path,
-    read_span_file,
     span_files,
+    stream_span_file,
 )
 
 KIND = "spans"
@@ -71,7 +74,13 @@ def phase_data(
     summed as they come (phases.PhaseAccumulator); None and no metrics for a run without
     spans. Phase paths beyond the heaviest phases.MAX_PHASES are folded into one
     phases.OTHER phase per parent, and said so in `problems`."""
-    table = phases.operation_table(spans)
+    return table_data(source, phases.operation_table(spans), problems)
+
+
+def table_data(
+    source: str, table: phases.OperationTable, problems: list[str] | None = None
+) -> tuple[RunData | None, dict[str, float]]:
+    """phase_data for a run's table already summed (a reader that nests as it reads)."""
     if not table.phases:
         return None, {}
     if table.folded and problems is not None:
@@ -81,6 +90,12 @@ def phase_data(
         )
     data = RunData(KIND, source, len(table), phases.encode(table))
     return data, phases.phase_metrics(table)
+
+
+@dataclass(frozen=True)
+class _Counted:
+    table: phases.OperationTable
+    left_out: int  # problems counted but not in words
 
 
 class SpansProbe:
@@ -149,31 +164,36 @@ class SpansProbe:
         problems: list[str] = []
         data = []
         metrics: dict[str, float] = {}
-        # One source at a time: its spans are let go once its table is made.
-        for key, read in (("sdk", self._sdk_spans), ("otlp", self._otlp_spans)):
-            table_data, table_metrics = phase_data(key, read(problems), problems)
-            if table_data is not None:
-                data.append(table_data)
+        # One source at a time, each summed as its records are read: no span is kept.
+        counted = self._sdk_table(problems)
+        left_out = counted.left_out
+        for key, table in (("sdk", counted.table), ("otlp", self._otlp_table(problems))):
+            source_data, table_metrics = table_data(key, table, problems)
+            if source_data is not None:
+                data.append(source_data)
             for name, value in table_metrics.items():
                 metrics.setdefault(name, value)  # one source per phase path: the SDK's first
         self._clear()
         self.run_metrics_now = metrics
         shown = problems[:MAX_PROBLEMS]
-        if len(problems) > MAX_PROBLEMS:
-            shown.append(f"and {len(problems) - MAX_PROBLEMS} more problems in this run")
+        if len(problems) + left_out > MAX_PROBLEMS:
+            shown.append(f"and {len(problems) + left_out - MAX_PROBLEMS} more problems in this run")
         if shown:
             data.append(RunData(PROBLEMS_KIND, "problems", len(shown), json.dumps(shown).encode()))
         return data
 
-    def _sdk_spans(self, problems: list[str]) -> list[Span]:
-        events: list[SpanEvent] = []
+    def _sdk_table(self, problems: list[str]) -> _Counted:
+        """The span files' phase table, nested as their records are read; their problems,
+        then each thread's unbalanced spans in words (by process, then thread, as nest()
+        orders them), into `problems`, and how many of those were left out of it."""
+        accumulator = phases.PhaseAccumulator()
+        unbalanced: Unbalanced = {}
         for path in span_files(self.directory):
             try:
-                span_file = read_span_file(path)
+                span_file = stream_span_file(path, accumulator, unbalanced)
             except SpanFileError as error:
                 problems.append(str(error))
                 continue
-            events += span_file.events
             problems += span_file.problems
             if span_file.dropped_records and span_file.nested_too_deep:
                 problems.append(
@@ -186,12 +206,15 @@ class SpansProbe:
                     f"process {span_file.pid}: {span_file.dropped_records} span events got no "
                     "record (a full disk, or an event from a signal handler during another)"
                 )
-        nesting = nest(events)
-        problems += [problem.message for problem in nesting.unbalanced]
-        return list(nesting.spans)
+        left_out = 0
+        for thread in sorted(unbalanced):
+            problems += unbalanced[thread].messages
+            left_out += unbalanced[thread].count - len(unbalanced[thread].messages)
+        return _Counted(accumulator.table(), left_out)
 
-    def _otlp_spans(self, problems: list[str]) -> list[Span]:
-        spans: list[Span] = []
+    def _otlp_table(self, problems: list[str]) -> phases.OperationTable:
+        """The OTLP files' phase table, nested as their lines are read (otlp.stream_otlp)."""
+        accumulator = phases.PhaseAccumulator()
         # The run's own file is named as the workload knows it: its directory is temporary.
         sources = [(self.directory / OTLP_NAME, 0, f"${OTLP_VARIABLE}")]
         if self.spec.otlp_file is not None:
@@ -201,13 +224,12 @@ class SpansProbe:
             if not path.is_file():
                 continue
             try:
-                read = read_otlp(path, start_offset=offset, source=name)
+                read = stream_otlp(path, accumulator, start_offset=offset, source=name)
             except OSError as error:
                 problems.append(f"{name}: cannot read: {error.strerror}")
                 continue
-            spans += read.spans
             problems += read.problems
-        return spans
+        return accumulator.table()
 
     def run_metrics(self) -> Mapping[str, float]:
         return self.run_metrics_now

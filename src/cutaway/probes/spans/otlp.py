@@ -10,22 +10,35 @@ several processes. Times are the spans' own (Unix time, nanoseconds): only durat
 
 Bad input never loses the rest: a line that is not JSON, a span without a name or with a bad
 time is skipped and reported (file, line, field); a span whose parent is not in the file is
-taken as outermost and reported. ``read_otlp`` returns the spans and the problems."""
+taken as outermost and reported. ``read_otlp`` returns the spans and the problems.
+
+The spans probe keeps no span of a run: :func:`stream_otlp` reads the lines one at a time and
+sums each trace's operations into the run's phase table (phases.PhaseAccumulator) once the
+trace is nested; a trace's spans are held until the end of the file, or, past
+HELD_SPANS spans held, until its lines are the oldest (a span whose parent was let go that way
+is taken as outermost), so that memory does not grow with the spans of the file."""
 
 from __future__ import annotations
 
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from cutaway.probes.spans.model import Span, span_name
+from cutaway.probes.spans.phases import MAX_DEPTH, PhaseAccumulator
 
 MAX_PROBLEMS = 20  # reported one by one; the rest are counted
+HELD_SPANS = 100_000  # spans held for nesting while a file streams; past it, oldest traces go
 
 
-@dataclass(frozen=True)
+class _ProblemList(Protocol):
+    def append(self, message: str, /) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
 class _Raw:
     trace: str
     span_id: str
@@ -59,25 +72,141 @@ def read_otlp(
     return parse_otlp(data.decode("utf-8", "replace").splitlines(), name, first_line=first_line)
 
 
+@dataclass(frozen=True)
+class OtlpReading:
+    """What stream_otlp found besides the phase sums."""
+
+    problems: tuple[str, ...]  # as OtlpSpans.problems
+    traces: int
+
+
+@dataclass
+class _Problems:
+    """The first MAX_PROBLEMS problems in words, and how many there were."""
+
+    shown: list[str] = field(default_factory=list)
+    count: int = 0
+
+    def append(self, message: str) -> None:
+        self.count += 1
+        if len(self.shown) < MAX_PROBLEMS:
+            self.shown.append(message)
+
+
+def stream_otlp(
+    path: str | os.PathLike[str],
+    accumulator: PhaseAccumulator,
+    *,
+    start_offset: int = 0,
+    source: str | None = None,
+) -> OtlpReading:
+    """read_otlp, with each trace's operations summed into `accumulator` instead of kept:
+    the lines are read one at a time, a trace is nested when the file ends (its operations
+    in the order of their start, as read_otlp numbers them) or when it is among the oldest
+    while more than HELD_SPANS spans are held. The same problems, in the same words."""
+    name = os.fspath(path) if source is None else source
+    problems = _Problems()
+    held: dict[str, list[_Raw]] = {}  # trace -> its spans so far, least recently added first
+    held_spans = 0
+    traces = 0
+    unnested = [0]  # spans in a cycle of parent ids or repeating an id
+    for number, line in _lines(path, start_offset):
+        for span in _parse_line(line, f"{name}:{number}", problems):
+            spans = held.pop(span.trace, None)
+            if spans is None:
+                spans = []
+            spans.append(span)
+            held[span.trace] = spans  # now the most recently added
+            held_spans += 1
+        while held_spans > HELD_SPANS and len(held) > 1:
+            oldest = next(iter(held))
+            spans = held.pop(oldest)
+            held_spans -= len(spans)
+            traces += 1
+            _count_trees(_trace_trees(spans, name, problems, unnested), accumulator)
+    trees = []
+    for spans in held.values():
+        traces += 1
+        trees += _trace_trees(spans, name, problems, unnested)
+    trees.sort(key=lambda item: item[0])  # stable: a trace's roots keep their start order
+    _count_trees(trees, accumulator)
+    if unnested[0]:
+        problems.append(
+            f"{name}: {unnested[0]} spans are in a cycle of parent ids or repeat a span id; skipped"
+        )
+    shown = problems.shown
+    if problems.count > MAX_PROBLEMS:
+        shown.append(f"{name}: {problems.count - MAX_PROBLEMS} more problems")
+    return OtlpReading(tuple(shown), traces)
+
+
+def _lines(path: str | os.PathLike[str], start_offset: int) -> Iterator[tuple[int, str]]:
+    """The file's lines from byte `start_offset` on, numbered in the whole file, decoded
+    with replacement, one at a time (str.splitlines' line ends but for those inside a
+    UTF-8 line: JSON escapes them)."""
+    with open(path, "rb") as file:
+        first_line = 1
+        while file.tell() < start_offset:
+            block = file.read(min(1 << 20, start_offset - file.tell()))
+            if not block:
+                break
+            first_line += block.count(b"\n")
+        for number, raw in enumerate(file, start=first_line):
+            for line in raw.decode("utf-8", "replace").splitlines() or [""]:
+                yield number, line
+
+
+def _count_trees(
+    trees: list[tuple[tuple[int, str, int], dict[tuple[str, ...], list[int]]]],
+    accumulator: PhaseAccumulator,
+) -> None:
+    for _, tree in trees:
+        accumulator.add_tree(tree)
+
+
+def _trace_trees(
+    spans: list[_Raw], source: str, problems: _Problems, unnested: list[int]
+) -> list[tuple[tuple[int, str, int], dict[tuple[str, ...], list[int]]]]:
+    """One trace's operations, each as its paths' sums (total ns, spans) with its root's
+    (start, trace) to order them by: _nest's spans, not kept."""
+    found: list[str] = []
+    nested, _ = _nest(spans, source, found)
+    trace = spans[0].trace
+    if len(nested) < len(spans):  # _nest's last problem counts them: counted once per file
+        unnested[0] += len(spans) - len(nested)
+        found.pop()
+    for problem in found:
+        problems.append(problem)
+    trees: list[tuple[tuple[int, str, int], dict[tuple[str, ...], list[int]]]] = []
+    paths: list[tuple[str, ...] | None] = []  # by depth, the path of the span open there
+    tree: dict[tuple[str, ...], list[int]] = {}
+    first_start = min((span.start_ns for span in nested if span.depth == 0), default=0)
+    for span in nested:
+        if span.depth == 0:
+            tree = {}
+            # read_otlp's order: traces by their first operation's start, then operations
+            trees.append(((first_start, trace, span.start_ns), tree))
+        del paths[span.depth :]
+        parent = paths[-1] if paths else ()
+        if parent is None or span.name in parent or len(parent) >= MAX_DEPTH:
+            path = None  # recursion, or too deep: in an ancestor's time (PhaseAccumulator)
+        else:
+            path = (*parent, span.name)
+            sums = tree.get(path)
+            if sums is None:
+                tree[path] = [span.end_ns - span.start_ns, 1]
+            else:
+                sums[0] += span.end_ns - span.start_ns
+                sums[1] += 1
+        paths.append(path)
+    return trees
+
+
 def parse_otlp(lines: Iterable[str], source: str, *, first_line: int = 1) -> OtlpSpans:
     problems: list[str] = []
     raw: list[_Raw] = []
     for number, line in enumerate(lines, start=first_line):
-        if not line.strip():
-            continue
-        try:
-            document = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(
-                f"{source}:{number}: not JSON at column {error.colno} ({error.msg}); line skipped"
-            )
-            continue
-        except RecursionError:  # json nests by recursion: 100,000 `[` exhaust Python's stack
-            problems.append(
-                f"{source}:{number}: JSON nested deeper than this reader follows; line skipped"
-            )
-            continue
-        raw += _line_spans(document, f"{source}:{number}", problems)
+        raw += _parse_line(line, f"{source}:{number}", problems)
     spans, traces = _nest(raw, source, problems)
     shown = problems[:MAX_PROBLEMS]
     if len(problems) > MAX_PROBLEMS:
@@ -85,7 +214,21 @@ def parse_otlp(lines: Iterable[str], source: str, *, first_line: int = 1) -> Otl
     return OtlpSpans(tuple(spans), tuple(shown), traces)
 
 
-def _line_spans(document: object, where: str, problems: list[str]) -> list[_Raw]:
+def _parse_line(line: str, where: str, problems: _ProblemList) -> list[_Raw]:
+    if not line.strip():
+        return []
+    try:
+        document = json.loads(line)
+    except json.JSONDecodeError as error:
+        problems.append(f"{where}: not JSON at column {error.colno} ({error.msg}); line skipped")
+        return []
+    except RecursionError:  # json nests by recursion: 100,000 `[` exhaust Python's stack
+        problems.append(f"{where}: JSON nested deeper than this reader follows; line skipped")
+        return []
+    return _line_spans(document, where, problems)
+
+
+def _line_spans(document: object, where: str, problems: _ProblemList) -> list[_Raw]:
     if not isinstance(document, Mapping) or not isinstance(document.get("resourceSpans"), list):
         problems.append(f"{where}: field resourceSpans: expected a list; line skipped")
         return []
@@ -110,7 +253,7 @@ def _line_spans(document: object, where: str, problems: list[str]) -> list[_Raw]
     return found
 
 
-def _span(item: object, where: str, problems: list[str]) -> _Raw | None:
+def _span(item: object, where: str, problems: _ProblemList) -> _Raw | None:
     if not isinstance(item, Mapping):
         problems.append(f"{where}: expected an object; span skipped")
         return None

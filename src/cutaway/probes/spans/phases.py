@@ -28,7 +28,7 @@ import json
 import math
 import struct
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cutaway.model import PHASE_METRIC_PREFIX as METRIC_PREFIX
@@ -148,6 +148,13 @@ class _PathTotals:
     children_ns: int = 0
 
 
+def _add_buckets(histogram: dict[int, list[int]], more: Mapping[int, list[int]]) -> None:
+    for bucket, (count, total) in more.items():
+        entry = histogram.setdefault(bucket, [0, 0])
+        entry[0] += count
+        entry[1] += total
+
+
 def _count(histogram: dict[int, list[int]], value_ns: int, times: int = 1) -> None:
     if value_ns:
         entry = histogram.setdefault(bucket_of(value_ns), [0, 0])
@@ -256,12 +263,52 @@ class PhaseAccumulator:
             _count(totals.rest_change, whole, -1)
             _count(totals.rest_change, whole - value)
 
-    def table(self) -> OperationTable:
-        """The run's table: the operations still open are counted now."""
+    def add_tree(self, tree: Mapping[tuple[str, ...], Sequence[int]]) -> None:
+        """Count one whole operation, given as its phase paths (from its outermost span down,
+        in the order its spans started) and per path its total time and its spans: what a
+        reader that nests as the records stream in (records.stream_span_file) has summed
+        from the operation's spans, without keeping them."""
+        calls = self.calls
+        for path, (_, spans) in tree.items():
+            calls[path] = calls.get(path, 0) + spans
+        self._close({path: total_ns for path, (total_ns, _) in tree.items()})
+
+    def absorb(self, other: PhaseAccumulator) -> None:
+        """Count every operation `other` counted (its open ones must be closed), after the
+        ones counted here: sums and histograms add up, new paths come last."""
+        for path, theirs in other.paths.items():
+            ours = self.paths.get(path)
+            if ours is None:
+                ours = self.paths[path] = _PathTotals()
+            ours.total_ns += theirs.total_ns
+            ours.children_ns += theirs.children_ns
+            _add_buckets(ours.histogram, theirs.histogram)
+            if theirs.rest_change is not None:
+                if ours.rest_change is None:
+                    ours.rest_change = {}
+                _add_buckets(ours.rest_change, theirs.rest_change)
+        for root, count in other.root_operations.items():
+            self.root_operations[root] = self.root_operations.get(root, 0) + count
+        for path, count in other.calls.items():
+            self.calls[path] = self.calls.get(path, 0) + count
+
+    def sums(self) -> Iterator[tuple[tuple[str, ...], int, int]]:
+        """Per path, in first-seen order, its total time and its spans over the operations
+        counted (those closed)."""
+        for path, totals in self.paths.items():
+            yield path, totals.total_ns, self.calls.get(path, 0)
+
+    def close_open(self) -> PhaseAccumulator:
+        """Count the operations still open (add_all's): no span comes for them any more."""
         for operations in self.open.values():
             for number in sorted(operations):
                 self._close(operations[number])
         self.open.clear()
+        return self
+
+    def table(self) -> OperationTable:
+        """The run's table: the operations still open are counted now."""
+        self.close_open()
         return _table(self.paths, self.root_operations, self.calls, self.max_phases)
 
 

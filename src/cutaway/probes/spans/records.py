@@ -11,7 +11,10 @@ records into begin/end events for :func:`cutaway.probes.spans.model.nest`.
     ...run the program...
     for path in span_files("/tmp/spans"):
         span_file = read_span_file(path)     # span_file.events, span_file.problems
-"""
+
+The spans probe does not keep a run's events: :func:`stream_span_file` reads a file's records
+in chunks and nests them as they come (cutaway.probes.spans.stream) straight into the run's
+phase sums, so that ten million spans take the memory of ten."""
 
 from __future__ import annotations
 
@@ -32,10 +35,14 @@ from cutaway.probes.calls.records import (
     SPAN_NAME_TEXT,
     CallFileError,
     RawFile,
+    raw_record_chunks,
     read_raw_file,
+    read_raw_header,
     writer_files,
 )
-from cutaway.probes.spans.model import DEEPEST_LEVEL, Edge, SpanEvent, span_name
+from cutaway.probes.spans.model import DEEPEST_LEVEL, Edge, SpanEvent, nest, span_name
+from cutaway.probes.spans.phases import PhaseAccumulator
+from cutaway.probes.spans.stream import ThreadNester, ThreadProblems
 
 LIBRARY_NAME = "libcwspans.so"  # must match SPANS_LIBRARY in setup.py
 LIBRARY_VARIABLE = "CUTAWAY_SPANS_LIBRARY"  # span.h loads the writer this names
@@ -156,6 +163,116 @@ def read_span_file(path: str | os.PathLike[str]) -> SpanFile:
         exe=raw.exe,
         sequence=int(raw.header["sequence"]),
         events=tuple(decoded),
+        dropped_records=int(raw.header["dropped_records"]),
+        truncated_bytes=raw.truncated_bytes,
+        problems=tuple(problems),
+        deepest_level=deepest_level,
+    )
+
+
+Unbalanced = dict[tuple[int, int], ThreadProblems]  # (pid, tid) -> its unbalanced spans, in words
+
+
+def stream_span_file(
+    path: str | os.PathLike[str],
+    accumulator: PhaseAccumulator,
+    unbalanced: Unbalanced,
+    chunk_records: int = 65536,
+) -> SpanFile:
+    """Nest one span file's spans into `accumulator` as its records are read, `chunk_records`
+    at a time, with the unbalanced begins and ends of each thread in `unbalanced` (as nest()
+    words them); what read_span_file gives but the events (``events`` is empty). A file that
+    is not a span file raises SpanFileError. Version 4 files (no longer written) are read
+    whole and nested with nest()."""
+    name = os.fspath(path)
+    try:
+        raw = read_raw_header(path)
+    except CallFileError as error:
+        raise SpanFileError(str(error)) from None
+    if not raw.is_span_file:
+        raise SpanFileError(f"{name}: a call file, not a span file")
+    if int(raw.header["version"]) < SPANS_AS_WHOLE_VERSION:
+        return _nest_whole_file(path, accumulator, unbalanced)
+    pid = int(raw.header["pid"])
+    problems: list[str] = []
+    definitions, texts = [], []
+    for chunk in raw_record_chunks(path, raw, chunk_records):
+        kind = chunk["function_id"]
+        definitions.append(chunk[kind == SPAN_NAME])
+        texts.append(chunk[kind == SPAN_NAME_TEXT])
+    names = _names(np.concatenate(definitions), np.concatenate(texts), name, problems)
+    del definitions, texts
+    undefined: set[int] = set()
+    nesters: dict[int, ThreadNester] = {}
+    deepest_level = 0
+    for chunk in raw_record_chunks(path, raw, chunk_records):
+        kind = chunk["function_id"]
+        spans = chunk[(kind == SPAN) | (kind == SPAN_BEGIN) | (kind == SPAN_END)]
+        if not spans.size:
+            continue
+        starts = spans["start"].astype(np.int64)
+        durations = spans["duration_low"].astype(np.int64) + (
+            spans["duration_high"].astype(np.int64) << 32
+        )
+        levels = spans["error"].astype(np.int64) & 0xFFFF
+        deepest_level = max(deepest_level, int(levels.max()))
+        for kind_id, tid, name_id, level, begin_ns, end_ns in zip(
+            spans["function_id"].tolist(), spans["thread_id"].tolist(),
+            spans["call_index"].tolist(), levels.tolist(),
+            raw.monotonic_ns(starts).tolist(), raw.monotonic_ns(starts + durations).tolist(),
+            strict=True,
+        ):  # fmt: skip
+            nester = nesters.get(tid)
+            if nester is None:
+                thread = unbalanced.setdefault((pid, tid), ThreadProblems())
+                nester = nesters[tid] = ThreadNester(pid, tid, accumulator, thread)
+            text = names.get(name_id)
+            if text is None:
+                undefined.add(name_id)
+                text = f"<undefined span name {name_id}>"
+            if kind_id == SPAN:
+                nester.span(text, level, begin_ns, end_ns)
+            elif kind_id == SPAN_BEGIN:
+                nester.begin_without_end(text, level, begin_ns)
+            else:
+                nester.end_without_begin(text, begin_ns)
+    for nester in nesters.values():
+        nester.finish()
+    return _summary(raw, name, problems, undefined, deepest_level)
+
+
+def _nest_whole_file(
+    path: str | os.PathLike[str], accumulator: PhaseAccumulator, unbalanced: Unbalanced
+) -> SpanFile:
+    span_file = read_span_file(path)
+    nesting = nest(span_file.events)
+    # Operations are numbered per file here: summed apart, so that another file of the same
+    # process (an exec'ed image) does not count into the same ones.
+    accumulator.absorb(PhaseAccumulator().add_all(nesting.spans).close_open())
+    for problem in nesting.unbalanced:
+        event = problem.event
+        unbalanced.setdefault((event.pid, event.tid), ThreadProblems()).add(problem.message)
+    return dataclasses.replace(span_file, events=())
+
+
+def _summary(
+    raw: RawFile, name: str, problems: list[str], undefined: set[int], deepest_level: int
+) -> SpanFile:
+    """A span file's header and what was wrong in it, in read_span_file's words."""
+    problems += [
+        f"{name}: events use span name id {name_id}, which the file never defines "
+        "(its name record was lost: a full disk, or a kill while it was written)"
+        for name_id in sorted(undefined)
+    ]
+    if raw.truncated_bytes:
+        problems.append(f"{name}: {raw.truncated_bytes} bytes at the end do not form a record")
+    return SpanFile(
+        path=name,
+        pid=int(raw.header["pid"]),
+        ppid=int(raw.header["ppid"]),
+        exe=raw.exe,
+        sequence=int(raw.header["sequence"]),
+        events=(),
         dropped_records=int(raw.header["dropped_records"]),
         truncated_bytes=raw.truncated_bytes,
         problems=tuple(problems),

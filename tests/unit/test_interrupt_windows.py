@@ -106,3 +106,31 @@ def test_a_signal_just_before_a_prepare_hook_stops_the_hook(
     assert interrupts.first_signal() == stop_signal
     assert [(event.hook, event.exit_code) for event in hooks_ran] == [("prepare", STOPPED)]
     assert store.experiment(outcome.experiment_id).status == "incomplete"
+
+
+def test_cleanup_hooks_that_run_after_an_interrupt_are_announced(tmp_path: Path) -> None:
+    """After an interrupt the cleanup hooks run to their end (they stop servers): said at once,
+    else a slow cleanup looks like a Ctrl-C ignored (issue #21)."""
+    store = Store(tmp_path / "db.sqlite")
+    spec = Spec(
+        name="windows",
+        variants=(Variant("a", ("true",), hooks=Hooks(cleanup="true")),),
+        baseline="a",
+        rounds=3,
+        warmup_rounds=0,
+    )
+    notices: list[str] = []
+
+    def listener(event: events.Event) -> None:
+        if isinstance(event, events.RunStarted):
+            os.kill(os.getpid(), signal.SIGTERM)
+        if isinstance(event, events.Notice):
+            notices.append(event.message)
+
+    outcome = run_experiment(
+        spec, store, environment={}, executor=QuickExecutor(), listeners=[listener]
+    )
+    assert outcome.reason == "interrupted"
+    assert notices == [
+        "interrupted: running the cleanup hooks of 'a' first (a second interrupt stops them)"
+    ]

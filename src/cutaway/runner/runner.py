@@ -185,6 +185,10 @@ class ExperimentRunner:
     def cleanup_all(self) -> None:
         """Every started variant's cleanup, in reverse order. Interrupts are held: one that
         arrives while a cleanup runs stops that cleanup (run_hook), not the ones after it."""
+        cleanups = [variant.name for variant in self.set_up if variant.hooks.cleanup]
+        if cleanups and interrupts.count():
+            # They run to their end: without a word, the stop asked for would look ignored.
+            self.emit(events.Notice(_cleaning_up_notice(cleanups)))
         for variant in reversed(self.set_up):
             result = self.hook(variant, "cleanup")
             if result is not None and not result.ok:
@@ -623,6 +627,15 @@ def _leftover_notice(variant: Variant, run: Run, kept: bool) -> str:
         else "stopped (keep_leftovers = true or --keep-leftovers keeps them)"
     )
     return f"variant {variant.name!r}: a run left {processes} running ({names}); {fate}"
+
+
+def _cleaning_up_notice(variants: list[str]) -> str:
+    names = ", ".join(repr(name) for name in variants[:3])
+    more = f" and {len(variants) - 3} more" if len(variants) > 3 else ""
+    return (
+        f"interrupted: running the cleanup hooks of {names}{more} first "
+        "(a second interrupt stops them)"
+    )
 
 
 def _interrupted_notice(run: Run) -> str:

@@ -6,6 +6,9 @@ The real command with a failing program is in tests/integration/test_cli_termina
 from __future__ import annotations
 
 import io
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -128,3 +131,45 @@ def test_a_positional_command_that_cannot_run_is_named_escaped(
     err = capsys.readouterr().err
     assert "nosuchprogram" in err  # why it cannot run: no such program, or shell syntax
     assert raw_controls(err) == []
+
+
+class SignalledWhileNamed:
+    """A descriptor whose __set_name__ (run as its class is made, as a dataclass's fields are
+    while a module is imported) is where a signal lands: Python 3.11 raises the interrupt
+    wrapped in a RuntimeError ("Error calling __set_name__"), a traceback and exit 1 before."""
+
+    def __init__(self, stop_signal: int) -> None:
+        self.stop_signal = stop_signal
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        os.kill(os.getpid(), self.stop_signal)
+        time.sleep(0.01)  # the handler runs here
+
+
+def make_class_signalled(stop_signal: int) -> None:
+    type("Imported", (), {"field": SignalledWhileNamed(stop_signal)})
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_a_module_defines_a_class_is_an_interrupt(
+    stop_signal: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def command(_: object) -> int:
+        make_class_signalled(stop_signal)
+        return 0
+
+    monkeypatch.setitem(cli.COMMANDS, "list", command)
+    assert cli.main(["list"]) == 128 + stop_signal
+    assert capsys.readouterr().err == "cutaway: interrupted\n"
+
+
+def test_ctrl_c_while_the_commands_are_imported_is_an_interrupt(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def importing(_: object) -> int:
+        make_class_signalled(signal.SIGINT)  # before cutaway's handlers: Python's own
+        return 0
+
+    monkeypatch.setattr(cli, "main", importing)
+    assert entry.main(["report"]) == 130
+    assert capsys.readouterr().err == "cutaway: interrupted\n"

@@ -908,6 +908,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("cutaway: interrupted", file=sys.stderr)
             return interrupts.exit_status(error)
         except Exception as error:
+            interruption = interrupts.wrapped_interrupt(error)
+            if interruption is not None:  # it landed while a module was imported
+                print("cutaway: interrupted", file=sys.stderr)
+                return interrupts.exit_status(interruption)
             status = _exit_status(error)
             if status is None:  # a bug: its traceback, escaped, and Python's own status
                 import traceback

@@ -76,6 +76,21 @@ def test_list_shows_hostile_names_and_labels_escaped_one_line_each(
     assert "[red]x[/red]" in out and "\\x1b]0;pwned\\x07" in out
 
 
+def test_list_cuts_a_huge_name_and_label_short(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quick-mode name is the command: a 5 MB command made a 5 MB line in `cutaway list`."""
+    huge = "n" * 5_000_000
+    spec = Spec(name=huge, variants=(Variant(name="a", command=("true",)),), baseline="a")
+    with Store(tmp_path / "huge.db") as store:
+        store.create_experiment(spec, {}, "l" * 300, "test")
+    assert entry.main(["list", "--db", str(tmp_path / "huge.db")]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.endswith(
+        f"{'n' * 200}... (4,999,800 more characters)  [{'l' * 200}... (100 more characters)]"
+    )
+
+
 def test_an_empty_store_named_with_escapes_is_named_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

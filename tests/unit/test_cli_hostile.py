@@ -188,3 +188,21 @@ def test_ctrl_c_while_the_commands_are_imported_is_an_interrupt(
     monkeypatch.setattr(cli, "main", importing)
     assert entry.main(["report"]) == 130
     assert capsys.readouterr().err == "cutaway: interrupted\n"
+
+
+@pytest.mark.parametrize("option", ["-n", "-c", "--label"])
+def test_an_argument_that_is_not_utf8_is_refused_before_anything_is_stored(
+    option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bytes that are not UTF-8 (`-n $'\\xff'`) reach Python as lone surrogates, which the store
+    cannot write: the experiment failed with a UnicodeEncodeError traceback once it had begun."""
+    db = tmp_path / "store.db"
+    argv = ["run", "-c", "true", "-r", "1", "-w", "0", "--db", str(db), option, "v\udcff"]
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "cutaway: error: argument 11 is not UTF-8 text (byte b'\\xff' in 'v\ufffd')"
+    )
+    assert not db.exists()

@@ -1,18 +1,26 @@
-"""Whole-session benchmark: how long does a user wait for the same runs, cutaway vs hyperfine?
+"""Whole-session benchmark: what cutaway costs a hyperfine user beyond the runs, in one run.
 
-A hyperfine user's everyday command, ``hyperfine -N --runs 20 'sleep 0.01' 'sleep 0.012'``,
-against the same runs in cutaway, ``cutaway run -c 'sleep 0.01' -c 'sleep 0.012' --rounds 20``,
-timed from the outside (start of the process to its exit: start-up, calibration, warmup, the
-runs, analysis, the report), alternating which goes first, ``--repetitions`` times. Both tools'
-sleeps take the same 0.44 s; everything above that is what the tool adds. cutaway runs twice:
-with its defaults (1 warmup round, one more run per variant than hyperfine) and with
-``--warmup 0`` (exactly hyperfine's runs). Every tool's CPU time (user + system, with its
-children: the sleeps use almost none) is recorded too, steadier than wall time on a shared
-machine.
+Timed from the outside (spawn of the tool to its exit), interleaved, the order rotating by one
+place each repetition, so that both tools see the same moments of a shared machine:
 
-The commands run with Python's bytecode cache on (without PYTHONDONTWRITEBYTECODE), as on a
-user's machine. Prints a Markdown table of medians and ratios to hyperfine, and the load
-average. Raw times go to bench/results/session-<date>.json. Usage:
+- **fixed cost**: ``hyperfine -N --runs 2 true`` against ``cutaway run -c true --rounds 2``
+  (start-up, calibration or its reuse, the warmup round, two runs, analysis, report);
+- **per run**: the same with 202 runs; (wall of 202 - wall of 2) / 200 is the cost of one more
+  run, spawn to spawn. Minus the tool's own median of `true` (hyperfine's JSON, cutaway's
+  store), what remains is its bookkeeping per run beyond the run itself;
+- **report**: ``cutaway report`` of the 2-round experiment (hyperfine has no such command);
+- **quick session**: ``hyperfine -N --runs 20 'sleep 0.01' 'sleep 0.012'`` against ``cutaway
+  run 'sleep 0.01' 'sleep 0.012' --rounds 20``, as earlier versions of this benchmark timed;
+- **harness figure**: the calibration measured afresh (an empty calibration cache) once per
+  repetition, against cutaway's own median of `true` in the 202-run experiments: how much the
+  figure moves from one measurement to the next on this machine (not timed).
+
+Every command's CPU time (user + system, with its children) is recorded too. Ratios are of
+medians measured in this same run. The commands run with Python's bytecode cache on (without
+PYTHONDONTWRITEBYTECODE), as on a user's machine, and with cutaway's calibration cache in a
+directory of the benchmark's own, filled by one uncounted pass (a user's first session on a
+machine measures it; every later one reuses it). Prints a Markdown table and the load average;
+raw times go to bench/results/session-<date>.json. Usage:
 ``python bench/session.py [--repetitions 15]``; ``PYTHONPATH=/other/src python bench/session.py``
 times another version's code (``python -m cutaway`` is then used, so that it is that code).
 """
@@ -33,8 +41,10 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS_DIR = BENCH_DIR / "results"
-COMMANDS = ("sleep 0.01", "sleep 0.012")
-RUNS = 20
+FEW_RUNS = 2
+MANY_RUNS = 202
+SLEEPS = ("sleep 0.01", "sleep 0.012")
+SLEEP_RUNS = 20
 
 
 def cutaway_command() -> list[str]:
@@ -49,19 +59,53 @@ def cutaway_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "cutaway"]
 
 
-def tools(db: Path) -> dict[str, list[str]]:
-    cutaway = [*cutaway_command(), "run", "-c", COMMANDS[0], "-c", COMMANDS[1]]
-    cutaway += ["--rounds", str(RUNS), "--db", str(db)]
+def commands(scratch: Path) -> dict[str, list[str]]:
+    cutaway = cutaway_command()
+
+    def run(db: str, *arguments: str) -> list[str]:
+        return [*cutaway, "run", *arguments, "--db", str(scratch / db)]
+
     return {
-        "hyperfine": ["hyperfine", "-N", "--runs", str(RUNS), *COMMANDS],
-        "cutaway": cutaway,
-        "cutaway --warmup 0": [*cutaway, "--warmup", "0"],
+        "hyperfine, 2 runs": ["hyperfine", "-N", "--runs", str(FEW_RUNS), "true"],
+        "cutaway, 2 runs": run("few.db", "-c", "true", "--rounds", str(FEW_RUNS)),
+        "hyperfine, 202 runs": [
+            *("hyperfine", "-N", "--runs", str(MANY_RUNS), "true"),
+            *("--export-json", str(scratch / "hyperfine-many.json")),
+        ],
+        "cutaway, 202 runs": run("many.db", "-c", "true", "--rounds", str(MANY_RUNS)),
+        "cutaway report": [*cutaway, "report", "--db", str(scratch / "few.db")],
+        "hyperfine, quick session": ["hyperfine", "-N", "--runs", str(SLEEP_RUNS), *SLEEPS],
+        "cutaway, quick session": run("sleeps.db", *SLEEPS, "--rounds", str(SLEEP_RUNS)),
     }
 
 
-def timed_environment() -> dict[str, str]:
-    """This environment without PYTHONDONTWRITEBYTECODE (see bench/startup.py)."""
-    return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+def fresh_calibration_seconds(scratch: Path, environment: dict[str, str], index: int) -> float:
+    """The harness figure measured now: a 2-round experiment with an empty calibration
+    cache, its calibration read back from the JSON export."""
+    fresh = {**environment, "CUTAWAY_CACHE_DIR": str(scratch / f"fresh-cache-{index}")}
+    db = str(scratch / "calibrations.db")
+    command = cutaway_command()
+    subprocess.run(
+        [*command, "run", "-c", "true", "--rounds", "2", "--db", db, "-q"],
+        stdout=subprocess.DEVNULL,
+        check=True,
+        env=fresh,
+    )
+    exported = subprocess.run(
+        [*command, "export", "--format", "json", "--db", db],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=fresh,
+    )
+    return float(json.loads(exported.stdout)["calibration"]["median_wall_seconds"])
+
+
+def timed_environment(cache: Path) -> dict[str, str]:
+    """This environment without PYTHONDONTWRITEBYTECODE (see bench/startup.py), with the
+    calibration cache in the benchmark's own directory."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**environment, "CUTAWAY_CACHE_DIR": str(cache)}
 
 
 def children_cpu_seconds() -> float:
@@ -69,19 +113,39 @@ def children_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def wall_and_cpu_seconds(argv: list[str]) -> tuple[float, float]:
+def wall_and_cpu_seconds(argv: list[str], environment: dict[str, str]) -> tuple[float, float]:
     """Seconds from spawning the tool to its exit, and the CPU seconds it and its children
     used; its output is read and discarded."""
     cpu = children_cpu_seconds()
     started = time.perf_counter()
     subprocess.run(
-        argv,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=True,
-        env=timed_environment(),
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=environment
     )
     return time.perf_counter() - started, children_cpu_seconds() - cpu
+
+
+def hyperfine_median_seconds(path: Path) -> float:
+    """hyperfine's median of its last export (the many-runs command)."""
+    result = json.loads(path.read_text())["results"][0]
+    return float(result["median"])
+
+
+def cutaway_median_seconds(db: Path, environment: dict[str, str]) -> float:
+    """cutaway's median wall time of `true` in the newest experiment of ``db``."""
+    exported = subprocess.run(
+        [*cutaway_command(), "export", "--format", "json", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=environment,
+    )
+    result = json.loads(exported.stdout)["results"][0]
+    return float(result["median"])
+
+
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    first, median, third = statistics.quantiles(values, n=4, method="inclusive")
+    return first, median, third
 
 
 def main() -> None:
@@ -90,52 +154,134 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("hyperfine") is None:
         sys.exit("needs hyperfine (apt-get install hyperfine)")
-    times: dict[str, list[float]] = {}
-    cpu_times: dict[str, list[float]] = {}
+    walls: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
+    medians: dict[str, list[float]] = {"hyperfine": [], "cutaway": []}
+    calibrations: list[float] = []
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as scratch:
-        commands = tools(Path(scratch) / "session.db")
-        names = list(commands)
-        # One uncounted pass: creates the store and the bytecode cache, as a user's first run.
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    with tempfile.TemporaryDirectory() as directory:
+        scratch = Path(directory)
+        environment = timed_environment(scratch / "cache")
+        argvs = commands(scratch)
+        names = list(argvs)
+        # One uncounted pass: creates the stores, the bytecode cache and the calibration cache,
+        # as a user's first session on this machine would.
         for name in names:
-            wall_and_cpu_seconds(commands[name])
+            wall_and_cpu_seconds(argvs[name], environment)
         for repetition in range(args.repetitions):
-            # Rotate the order so that no tool always runs right after another.
-            for name in names[repetition % len(names) :] + names[: repetition % len(names)]:
-                wall, cpu = wall_and_cpu_seconds(commands[name])
-                times.setdefault(name, []).append(wall)
-                cpu_times.setdefault(name, []).append(cpu)
+            shift = repetition % len(names)
+            for name in names[shift:] + names[:shift]:
+                wall, cpu = wall_and_cpu_seconds(argvs[name], environment)
+                walls.setdefault(name, []).append(wall)
+                cpus.setdefault(name, []).append(cpu)
+                if name == "hyperfine, 202 runs":
+                    medians["hyperfine"].append(
+                        hyperfine_median_seconds(scratch / "hyperfine-many.json")
+                    )
+                elif name == "cutaway, 202 runs":
+                    medians["cutaway"].append(
+                        cutaway_median_seconds(scratch / "many.db", environment)
+                    )
+            calibrations.append(fresh_calibration_seconds(scratch, environment, repetition))
             print(f"repetition {repetition + 1}/{args.repetitions}", file=sys.stderr)
     load_after = os.getloadavg()
     RESULTS_DIR.mkdir(exist_ok=True)
     raw = RESULTS_DIR / f"session-{time.strftime('%Y%m%d-%H%M%S')}.json"
     record = {
-        "commands": commands,
-        "times": times,
-        "cpu_times": cpu_times,
+        "started": started,
+        "commands": argvs,
+        "walls": walls,
+        "cpu_times": cpus,
+        "medians_of_true": medians,
+        "fresh_calibrations": calibrations,
         "load_average_before": load_before,
         "load_average_after": load_after,
     }
     raw.write_text(json.dumps(record, indent=1))
-    reference = statistics.median(times["hyperfine"])
-    cpu_reference = statistics.median(cpu_times["hyperfine"])
-    print(f"{args.repetitions} repetitions:\n")
+    print_table(walls, cpus, medians, args.repetitions)
     print(
-        "| tool | median session wall | ratio to hyperfine | min | max | median CPU | CPU ratio |"
+        f"\nharness figure measured afresh {len(calibrations)} times: median "
+        f"{statistics.median(calibrations) * 1e3:.3f} ms, range {min(calibrations) * 1e3:.3f}-"
+        f"{max(calibrations) * 1e3:.3f} ms; cutaway's median of `true` in its 202-run "
+        f"experiments: {min(medians['cutaway']) * 1e3:.3f}-{max(medians['cutaway']) * 1e3:.3f} ms"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, values in times.items():
-        median = statistics.median(values)
-        cpu = statistics.median(cpu_times[name])
-        print(
-            f"| {name} | {median:.3f} s | {median / reference:.2f} | {min(values):.3f} s "
-            f"| {max(values):.3f} s | {cpu:.3f} s | {cpu / cpu_reference:.2f} |"
-        )
     print(
-        f"\nload average (1, 5, 15 min): before {', '.join(f'{x:.2f}' for x in load_before)}; "
-        f"after {', '.join(f'{x:.2f}' for x in load_after)}"
+        f"\nstarted {started}; load average (1, 5, 15 min): before "
+        f"{', '.join(f'{x:.2f}' for x in load_before)}; after "
+        f"{', '.join(f'{x:.2f}' for x in load_after)}"
     )
     print(f"\nraw times: {raw}", file=sys.stderr)
+
+
+def print_table(
+    walls: dict[str, list[float]],
+    cpus: dict[str, list[float]],
+    medians: dict[str, list[float]],
+    repetitions: int,
+) -> None:
+    def median(name: str) -> float:
+        return statistics.median(walls[name])
+
+    def cpu(name: str) -> float:
+        return statistics.median(cpus[name])
+
+    extra = MANY_RUNS - FEW_RUNS
+    per_run = {
+        tool: [
+            (many - few) / extra
+            for few, many in zip(walls[f"{tool}, 2 runs"], walls[f"{tool}, 202 runs"], strict=True)
+        ]
+        for tool in ("hyperfine", "cutaway")
+    }
+    beyond = {
+        tool: [cost - true for cost, true in zip(per_run[tool], medians[tool], strict=True)]
+        for tool in per_run
+    }
+    print(f"{repetitions} repetitions, medians (quartiles):\n")
+    print("| figure | hyperfine | cutaway | cutaway / hyperfine |")
+    print("|---|---:|---:|---:|")
+
+    def row(label: str, first: list[float], second: list[float] | None, unit: float) -> None:
+        def cell(values: list[float]) -> str:
+            low, middle, high = quartiles(values)
+            return f"{middle * unit:.3g} ({low * unit:.3g}-{high * unit:.3g})"
+
+        if second is None:
+            print(f"| {label} | | {cell(first)} | |")
+            return
+        ratio = statistics.median(second) / statistics.median(first)
+        print(f"| {label} | {cell(first)} | {cell(second)} | {ratio:.1f} |")
+
+    row(
+        "session with 2 runs of `true`, wall (s)",
+        walls["hyperfine, 2 runs"],
+        walls["cutaway, 2 runs"],
+        1,
+    )
+    row("the same, CPU (s)", cpus["hyperfine, 2 runs"], cpus["cutaway, 2 runs"], 1)
+    row("one more run, spawn to spawn (ms)", per_run["hyperfine"], per_run["cutaway"], 1e3)
+    row("the tool's median of `true` (ms)", medians["hyperfine"], medians["cutaway"], 1e3)
+    row("bookkeeping per run beyond it (ms)", beyond["hyperfine"], beyond["cutaway"], 1e3)
+    row("`cutaway report` of the 2-run experiment (s)", walls["cutaway report"], None, 1)
+    row(
+        f"quick session, 2 x {SLEEP_RUNS} sleeps, wall (s)",
+        walls["hyperfine, quick session"],
+        walls["cutaway, quick session"],
+        1,
+    )
+    row(
+        "the same, CPU (s)",
+        cpus["hyperfine, quick session"],
+        cpus["cutaway, quick session"],
+        1,
+    )
+    print(
+        f"\nCPU medians: hyperfine 202 runs {cpu('hyperfine, 202 runs'):.3f} s, "
+        f"cutaway 202 runs {cpu('cutaway, 202 runs'):.3f} s; report {cpu('cutaway report'):.3f} s; "
+        f"walls: hyperfine 202 runs {median('hyperfine, 202 runs'):.3f} s, cutaway "
+        f"{median('cutaway, 202 runs'):.3f} s"
+    )
 
 
 if __name__ == "__main__":

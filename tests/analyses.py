@@ -28,6 +28,7 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
+from cutaway.probes.calls.result import CallsResult
 from cutaway.probes.profile import records
 from cutaway.stats import describe, paired_ratio
 from cutaway.stats.descriptive import percentile_curve
@@ -109,13 +110,11 @@ def generated_analysis(
         cautions=(Caution("outliers", f"outliers in {text or 'wall'}", variants[-1], "wall"),),
         calibration=Calibration(text or "true", 30, 0.0006, 0.0005),
         run_counts={variant: {"ok": rounds} for variant in variants},
-        calls=tuple(calls),
-        call_comparisons=tuple(call_comparisons),
         probes=(f"calls: LD_PRELOAD interposer on {text or 'getpwnam'}; overhead 90 ns",),
         ranking=tuple((v, 1.0 + 0.2 * i) for i, v in enumerate(variants)),
         metrics=all_metrics,
         runs=tuple(runs),
-        call_percentiles=tuple(curves),
+        probe_results=(CallsResult(tuple(calls), tuple(call_comparisons), tuple(curves)),),
         attribution=attribution.entries,
         attribution_totals=attribution.totals,
         attribution_curve=attribution.curve,

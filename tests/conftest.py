@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import os
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +30,16 @@ def _ignore(signal_number: int, frame: object) -> None:
 
 
 _children_start_with_default_stop_signals()
+
+
+def _calibrations_cached_apart() -> None:
+    """The suite's cutaway processes keep the harness's cost (cutaway.runner.calibration) in a
+    cache of their own, measured once for the whole suite, never in the user's home."""
+    if not os.environ.get("CUTAWAY_CACHE_DIR"):
+        os.environ["CUTAWAY_CACHE_DIR"] = tempfile.mkdtemp(prefix="cutaway-test-cache-")
+
+
+_calibrations_cached_apart()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

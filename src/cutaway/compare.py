@@ -5,19 +5,22 @@ design: see cutaway.stats.paired). The p-values of one variant's metrics form on
 adjusted with Holm's method, except wall time, the pre-declared primary metric, which is tested
 at full alpha: reading ten more metrics does not manufacture a verdict. Two
 stored experiments (``cutaway compare``) have no pairs; they are compared as independent
-samples, and the report lists how their environments differ."""
+samples, and the report lists how their environments differ.
+
+The registered probes' analyses are their plugins' (cutaway.probes.plugin); the profile and
+spans probes' and the load phase's are still called here by name. That is why this module is
+over 500 lines: once they move into their plugins, what is left is the two analyses above."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from cutaway.attribution.analysis import attribution_analysis
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.metrics.series import load_series
@@ -30,25 +33,18 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     FlameProfile,
-    FunctionCalls,
     LatencySummary,
     LoadSummary,
     Metric,
     PhaseStat,
+    ProbeResult,
     Run,
     Spec,
     Summary,
 )
-from cutaway.probes.calls.analysis import (
-    call_comparisons,
-    call_percentile_curves,
-    call_summaries,
-    load_calls,
-    losses_cautions,
-)
-from cutaway.probes.load.analysis import load_cautions, load_summaries
-from cutaway.probes.profile.analysis import RoundProfile, load_round_profiles, profile_analysis
-from cutaway.probes.profile.flamegraph import flame_profiles
+from cutaway.probes.plugin import PHASE_RECORDS, PROFILE_RECORDS, Tags
+from cutaway.probes.plugin import StoredExperiment as StoredForProbes
+from cutaway.probes.registry import plugins, records_kept
 from cutaway.stats import (
     describe,
     paired_ratio,
@@ -56,6 +52,9 @@ from cutaway.stats import (
 from cutaway.stats.unpaired import unpaired_ratio
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
 from cutaway.verdicts import Row, judge
+
+if TYPE_CHECKING:
+    from cutaway.probes.profile.analysis import RoundProfile
 
 RESAMPLES = 10_000
 
@@ -148,28 +147,49 @@ def analyze(
     rounds_completed = int(np.isfinite(wall.values).all(axis=1).sum()) if len(names) else 0
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
-    calls = load_calls(store, experiment_id) if spec.probes.calls or spec.probes.syscalls else {}
-    profiled = spec.probes.profile is not None or spec.probes.instructions
-    stored_profiles = load_round_profiles(store, experiment_id) if profiled else []
-    if spec.probes.profile is not None and spec.probes.profile.processes:
-        stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
-    profile = profile_analysis(
-        store,
-        experiment_id,
-        names,
-        stored_profiles,
-        spec.probes.profile.phases if spec.probes.profile is not None else (),
-    )
-    attribution = (
-        attribution_analysis(store, experiment_id, spec, stored_profiles) if profile else None
-    )
-    if spec.probes.calls:
-        cautions += losses_cautions(store, experiment_id)
-    load = load_summaries(store, experiment_id, names) if spec.load is not None else []
-    cautions += load_cautions(load)
+    # The registered probes first: their cautions come before the load's and the phases'.
+    probe_results: list[ProbeResult] = []
+    stored_experiment = StoredForProbes(store, experiment_id, spec, tuple(names), resamples)
+    for plugin in plugins():
+        kept = (records_kept(spec.probes, kind) for kind in plugin.analyzed_records)
+        if plugin.selected(spec.probes) or any(kept):
+            result, raised = plugin.analyze(stored_experiment)
+            probe_results += [] if result is None else [result]
+            cautions += raised
+    # The profile's and the load's analyses are imported when the experiment has their data:
+    # a plain experiment's report (`cutaway run -c true`) must not pay for importing them.
+    stored_profiles: list[RoundProfile] = []
+    profile = None
+    if records_kept(spec.probes, PROFILE_RECORDS):
+        from cutaway.probes.profile.analysis import load_round_profiles, profile_analysis
+
+        stored_profiles = load_round_profiles(store, experiment_id)
+        if spec.probes.profile is not None and spec.probes.profile.processes:
+            stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
+        profile = profile_analysis(
+            store,
+            experiment_id,
+            names,
+            stored_profiles,
+            spec.probes.profile.phases if spec.probes.profile is not None else (),
+        )
+    attribution = None
+    flames: tuple[FlameProfile, ...] = ()
+    if profile:
+        from cutaway.attribution.analysis import attribution_analysis
+        from cutaway.probes.profile.flamegraph import flame_profiles
+
+        attribution = attribution_analysis(store, experiment_id, spec, stored_profiles)
+        flames = tuple(flame_profiles(stored_profiles, names))
+    load: list[LoadSummary] = []
+    if spec.load is not None:
+        from cutaway.probes.load.analysis import load_cautions, load_summaries
+
+        load = load_summaries(store, experiment_id, names)
+        cautions += load_cautions(load)
     phase_stats: list[PhaseStat] = []
     phase_comparisons: list[Comparison] = []
-    if spec.probes.spans is not None or spec.probes.uprobes:
+    if records_kept(spec.probes, PHASE_RECORDS):
         from cutaway.probes.spans.analysis import (
             load_tables,
             problem_cautions,
@@ -181,11 +201,6 @@ def analyze(
         phase_stats = dissect(load_tables(store, experiment_id), names, spec.confidence)
         phase_comparisons = _phase_comparisons(store, experiment_id, spec, resamples)
         cautions += problem_cautions(store, experiment_id)
-    counted_calls: list[FunctionCalls] = []
-    if spec.probes.uprobes:
-        from cutaway.probes.uprobes.analysis import function_calls
-
-        counted_calls = function_calls(store, experiment_id, names)
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -193,21 +208,18 @@ def analyze(
         cautions=tuple(cautions),
         calibration=stored.calibration,
         run_counts={name: dict(counter) for name, counter in counts.items()},
-        calls=tuple(call_summaries(calls, spec)),
-        call_comparisons=tuple(call_comparisons(calls, spec, resamples)),
-        call_percentiles=tuple(call_percentile_curves(calls, spec)),
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
         profile_totals=profile.totals if profile else (),
         profile_functions=profile.functions if profile else (),
         profile_stacks=profile.stacks if profile else (),
-        flame_profiles=flame_profiles(stored_profiles, names) if profile else (),
+        flame_profiles=flames,
         profile_phases=profile.phases if profile else (),
         attribution=attribution.entries if attribution else (),
         attribution_totals=attribution.totals if attribution else (),
         attribution_curve=attribution.curve if attribution else (),
         phases=tuple(phase_stats),
         phase_comparisons=tuple(phase_comparisons),
-        function_calls=tuple(counted_calls),
+        probe_results=tuple(probe_results),
         metrics=metrics,
         ranking=wall_ranking(wall),
         pairwise=pairwise_comparisons(store, experiment_id, resamples=resamples)
@@ -436,11 +448,6 @@ def compare_experiments(
         # its name, as in the summaries. The attribution pairs runs by round: it has no
         # meaning across two sessions, and is left out.
         runs=_tagged(first.runs, tag_a, shared_a) + _tagged(second.runs, tag_b, shared_b),
-        calls=_tagged(first.calls, tag_a, shared_a) + _tagged(second.calls, tag_b, shared_b),
-        call_percentiles=(
-            _tagged(first.call_percentiles, tag_a, shared_a)
-            + _tagged(second.call_percentiles, tag_b, shared_b)
-        ),
         flame_profiles=(
             _tagged(first.flame_profiles, tag_a, shared_a)
             + _tagged(second.flame_profiles, tag_b, shared_b)
@@ -450,11 +457,23 @@ def compare_experiments(
         ),
         phases=phases,
         phase_comparisons=phase_comparisons,
-        function_calls=(
-            _tagged(first.function_calls, tag_a, shared_a)
-            + _tagged(second.function_calls, tag_b, shared_b)
+        probe_results=_combined_results(
+            first, second, Tags(tag_a, tag_b, tuple(shared_a), tuple(shared_b))
         ),
     )
+
+
+def _combined_results(first: Analysis, second: Analysis, tags: Tags) -> tuple[ProbeResult, ...]:
+    """Each registered probe's result for the two experiments, as its plugin combines them."""
+    found: list[ProbeResult] = []
+    for plugin in plugins():
+        first_result = next((r for r in first.probe_results if r.probe == plugin.name), None)
+        second_result = next((r for r in second.probe_results if r.probe == plugin.name), None)
+        if first_result is None and second_result is None:
+            continue
+        combined = plugin.combined(first_result, second_result, tags)
+        found += [] if combined is None else [combined]
+    return tuple(found)
 
 
 def _tagged_cautions(analysis: Analysis, tag: str) -> tuple[Caution, ...]:
@@ -513,7 +532,6 @@ _Item = TypeVar(
     LoadSummary,
     LatencySummary,
     PhaseStat,
-    FunctionCalls,
 )
 
 

@@ -33,6 +33,10 @@ class HookRan:
 @dataclass(frozen=True)
 class CalibrationDone:
     calibration: Calibration
+    # When the figure was measured (Unix seconds), and whether it was reused from an earlier
+    # measurement on the same machine (cutaway.runner.calibration) rather than measured now.
+    measured_at: float | None = None
+    reused: bool = False
 
 
 @dataclass(frozen=True)

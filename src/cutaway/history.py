@@ -14,7 +14,7 @@ triage states are written by :meth:`cutaway.store.Store.set_triage`."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -24,7 +24,7 @@ from cutaway.stats.changepoints import Segmentation, change_points
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from cutaway.store import MetricTable, Store, StoredExperiment
+    from cutaway.store import ExperimentRow, MetricTable, Store, StoredExperiment
 
 TRIAGE_STATES = ("confirmed", "false alarm", "accepted")
 # The change points' false-alarm level for a history (Bonferroni over the splits tried). A
@@ -143,18 +143,108 @@ def load_history(
             + (f" and reference {reference!r}" if reference else "")
         )
     found_metric = next(m for m in _metrics(store, measured[0]) if m.name == metric)
+    return _history(name, found_metric, chosen, reference, points, store.triage(name))
+
+
+def load_histories(
+    store: Store,
+    name: str,
+    metrics: Sequence[str] | None = None,
+    variants: Sequence[str] | None = None,
+    reference: str | None = None,
+    *,
+    listing: Sequence[ExperimentRow] | None = None,
+) -> tuple[History, ...]:
+    """The history of every variant of ``name`` (or of ``variants``), for each of ``metrics``
+    (default: :func:`default_metrics` of the newest experiment), in the order of the metrics,
+    then of the variants in the newest experiment. With ``reference``, each other variant's
+    ratio to it. Each experiment is read once and each metric's table once per experiment, so
+    a store of a thousand experiments is read in seconds (bench/history_site.py). A metric no
+    experiment measured, or a variant without a usable point, is left out; nothing left at
+    all is a HistoryError."""
+    rows = sorted(
+        (row for row in (listing or store.list_experiments()) if row.name == name),
+        key=lambda row: (row.created_at, row.id),
+    )
+    if not rows:
+        raise HistoryError(
+            f"no experiment named {name!r} in {store.location}; "
+            "`cutaway list` shows the stored ones"
+        )
+    experiments = [store.experiment(row.id) for row in rows]
+    measured_metrics = {e.id: _metrics(store, e) for e in experiments}
+    names = [v.name for v in experiments[-1].spec.variants]
+    for stored in experiments:
+        names += [v.name for v in stored.spec.variants if v.name not in names]
+    if variants is not None:
+        unknown = [v for v in (*variants, *([reference] if reference else [])) if v not in names]
+        if unknown:
+            raise HistoryError(
+                f"no variant {unknown[0]!r} in the experiments named {name!r}; their variants: "
+                + ", ".join(repr(v) for v in sorted(names))
+            )
+        names = [n for n in names if n in variants]
+    followed = [n for n in names if n != reference]
+    triage = store.triage(name)
+    histories: list[History] = []
+    for metric_name in metrics or default_metrics(experiments[-1], measured_metrics):
+        found = [
+            (stored, metric)
+            for stored in experiments
+            for metric in measured_metrics[stored.id]
+            if metric.name == metric_name
+        ]
+        if not found:
+            continue
+        series: dict[str, list[HistoryPoint]] = {n: [] for n in followed}
+        for stored, metric in found:
+            table = store.metric_table(stored.id, metric_name, metric.purpose)
+            for variant in followed:
+                point = _table_point(stored, table, variant, reference)
+                if point is not None:
+                    series[variant].append(point)
+        for variant, points in series.items():
+            if points:
+                histories.append(_history(name, found[0][1], variant, reference, points, triage))
+    if not histories:
+        raise HistoryError(f"no experiment named {name!r} has a usable point to draw")
+    return tuple(histories)
+
+
+def default_metrics(
+    newest: StoredExperiment, measured: Mapping[int, Sequence[Metric]]
+) -> tuple[str, ...]:
+    """What a history page draws when not told: the newest experiment's primary metric (wall,
+    or a load's throughput), its CPU time and peak memory where measured, then its declared
+    metrics and its probes' counted metrics (instructions, phases) in their order."""
+    spec = newest.spec
+    known = [m.name for m in measured.get(newest.id, ())]
+    chosen = [spec.primary_metric, "cpu", "max_rss"]
+    chosen += [m.name for m in spec.metrics]
+    chosen += [n for n in known if n == "instructions" or n.startswith("phase:")]
+    return tuple(n for n in dict.fromkeys(chosen) if n in known)
+
+
+def _history(
+    name: str,
+    metric: Metric,
+    variant: str,
+    reference: str | None,
+    points: Sequence[HistoryPoint],
+    triage: dict[str, Triage],
+) -> History:
     return History(
         name=name,
-        metric=found_metric,
-        variant=chosen,
+        metric=metric,
+        variant=variant,
         reference=reference,
         points=tuple(points),
         segmentation=change_points(
             [p.value for p in points],
             alpha=HISTORY_ALPHA,
-            standard_errors=_standard_errors(points),
+            standard_errors=_standard_errors(list(points)),
         ),
-        triage=store.triage(name),
+        triage=triage,
     )
 
 
@@ -164,7 +254,10 @@ def _metrics(store: Store, stored: StoredExperiment) -> list[Metric]:
     from cutaway.compare import phase_metrics
 
     declared = list(stored.spec.all_metrics())
-    if stored.spec.probes.spans is None and not stored.spec.probes.uprobes:
+    from cutaway.probes.plugin import PHASE_RECORDS
+    from cutaway.probes.registry import records_kept
+
+    if not records_kept(stored.spec.probes, PHASE_RECORDS):
         return declared
     return declared + phase_metrics(store, stored.id)
 
@@ -194,13 +287,24 @@ def _point(
     store: Store, stored: StoredExperiment, metric: str, chosen: str, reference: str | None
 ) -> HistoryPoint | None:
     """One experiment's point, None when it lacks the variant, the reference, or usable runs."""
-    from cutaway.environment import MACHINE_KEYS
-
     names = [v.name for v in stored.spec.variants]
     if chosen not in names or (reference is not None and reference not in names):
         return None
     purpose = next(m.purpose for m in _metrics(store, stored) if m.name == metric)
-    table = store.metric_table(stored.id, metric, purpose)
+    return _table_point(stored, store.metric_table(stored.id, metric, purpose), chosen, reference)
+
+
+def _table_point(
+    stored: StoredExperiment, table: MetricTable, chosen: str, reference: str | None
+) -> HistoryPoint | None:
+    """The point of variant ``chosen`` in one experiment's table of a metric."""
+    from cutaway.environment import MACHINE_KEYS
+
+    names = [v.name for v in stored.spec.variants]
+    if chosen not in table.variants or chosen not in names:
+        return None
+    if reference is not None and reference not in table.variants:
+        return None
     estimate = _estimate(table, chosen, reference)
     if estimate is None:
         return None

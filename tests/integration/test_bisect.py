@@ -57,9 +57,14 @@ def make_repository(
     return git(directory, "rev-list", "--reverse", "HEAD").split()
 
 
-def bisect(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def bisect(
+    *args: str, cwd: Path, timeout: float = 600, explain: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`cutaway bisect ARGS`; without ``explain``, with --explain none: these tests are about
+    the search (test_bisect_where.py tests the profile of the first bad commit)."""
+    quiet = [] if explain or "--" not in args else ["--explain", "none"]
     return subprocess.run(
-        [*CUTAWAY, "bisect", *args],
+        [*CUTAWAY, "bisect", *quiet, *args],
         cwd=cwd,
         capture_output=True,
         text=True,

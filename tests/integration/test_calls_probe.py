@@ -15,6 +15,7 @@ import pytest
 from cutaway import api
 from cutaway.model import ProbeSpec
 from cutaway.probes.calls.capture import CallsProbe, decode_calls, records_directory
+from cutaway.probes.calls.result import calls_result
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec import quick_spec
 from cutaway.store import Store
@@ -67,11 +68,11 @@ def test_two_lookups_per_process_give_first_and_second_calls(tmp_path: Path) -> 
         assert (calls["duration_ns"] > 0).all() and (calls["error"] == 0).all()
 
     analysis = api.analyze(db=tmp_path / ".cutaway" / "cutaway.db")
-    by_key = {(c.variant, c.position): c for c in analysis.calls}
+    by_key = {(c.variant, c.position): c for c in calls_result(analysis).calls}
     assert by_key[("files", "1")].n == 4 and by_key[("files", "2")].n == 4
     assert ("one", "2") not in by_key
     assert by_key[("files", "all")].n == 8
-    assert [c.metric for c in analysis.call_comparisons] == ["calls.getpwnam.1"]
+    assert [c.metric for c in calls_result(analysis).call_comparisons] == ["calls.getpwnam.1"]
     assert analysis.probes and "getpwnam" in analysis.probes[0]
     assert " per recorded call and " in analysis.probes[0]  # the probe measured itself
     assert analysis.probes[0].endswith(" µs per process")
@@ -135,9 +136,9 @@ def test_syscalls_probe_reports_each_system_call_by_position(tmp_path: Path) -> 
     )
     assert result.returncode == 0, result.stderr
     analysis = api.analyze(db=tmp_path / ".cutaway" / "cutaway.db")
-    functions = {c.function for c in analysis.calls}
+    functions = {c.function for c in calls_result(analysis).calls}
     assert functions == {"openat (syscall)"}  # cat never calls fsync: no empty rows
-    later = [c for c in analysis.calls if c.position == "later"]
+    later = [c for c in calls_result(analysis).calls if c.position == "later"]
     assert later and later[0].n >= 2 * 2  # both files, every round, after the loader's opens
     assert "strace" in analysis.probes[0] and " per recorded call and " in analysis.probes[0]
 

@@ -88,9 +88,23 @@ def test_a_program_that_does_not_exist_stops_before_any_run(tmp_path: Path) -> N
     result = cutaway(
         "run", "-c", "sleep 0.01", "-c", "nosuchcmd --x", "--rounds", "3", cwd=tmp_path, check=False
     )  # fmt: skip
-    assert result.returncode == 1
-    assert "cannot run: no program 'nosuchcmd' in PATH" in result.stderr
+    # Refused as bad input before anything is stored, as hyperfine refuses it (issue #25):
+    # no store, no empty experiment, no --resume to suggest.
+    assert result.returncode == 2, result.stderr
+    assert "variant 'nosuchcmd --x' cannot run: no program 'nosuchcmd' in PATH" in result.stderr
+    assert "nothing was stored" in result.stderr
+    assert "--resume" not in result.stderr
     assert "harness overhead" not in result.stderr  # stopped before calibrating
+    assert not (tmp_path / ".cutaway").exists()
+
+
+def test_a_program_a_setup_hook_may_install_is_checked_after_it(tmp_path: Path) -> None:
+    """The setup hook may build the program: it is looked for once the hook has run."""
+    result = cutaway(
+        "run", "-c", "./built", "--setup", "printf '#!/bin/sh\\n' > built; chmod +x built",
+        "--rounds", "2", cwd=tmp_path,
+    )  # fmt: skip
+    assert "complete" in cutaway("list", cwd=tmp_path).stdout, result.stderr
 
 
 def test_intermittent_failures_are_counted_and_fail_the_exit_status(tmp_path: Path) -> None:
@@ -274,3 +288,23 @@ def test_compare_two_stored_experiments_lists_environment(tmp_path: Path) -> Non
     data = json.loads((tmp_path / "c.json").read_text())
     assert any(c["metric"] == "wall" for c in data["comparisons"])
     assert any(c["kind"] == "unpaired" for c in data["cautions"])
+
+
+def test_the_harness_figure_is_measured_once_and_reused(tmp_path: Path) -> None:
+    """The second experiment on an unchanged machine reuses the first one's harness figure
+    (cutaway.runner.calibration): no calibration runs, the same figure stored, said so."""
+    environment = {**os.environ, "NO_COLOR": "1", "CUTAWAY_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*CUTAWAY, "run", "-c", "true", "--rounds", "2"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, env=environment,
+            check=True,
+        )  # fmt: skip
+
+    first, second = run(), run()
+    assert "(median of 100 runs of `true`)" in first.stderr
+    assert "on this machine and reused)" in second.stderr
+    assert (tmp_path / "cache" / "calibration.json").exists()
+    figures = [report_json(tmp_path, str(number))["calibration"] for number in (1, 2)]
+    assert figures[0] == figures[1]

@@ -12,6 +12,7 @@ from cutaway.compare import analyze
 from cutaway.model import ProbeSpec, Run, RunData, RunStatus, Spec, Variant
 from cutaway.probes.calls import blob as calls_blob
 from cutaway.probes.calls.blob import VERSION_1_DTYPE, ProcessCalls
+from cutaway.probes.calls.result import calls_result
 from cutaway.store import Store, StoreError
 
 SPEC = Spec(
@@ -61,7 +62,8 @@ def test_positions_and_summaries_from_blobs_of_both_versions_equal_numpy(tmp_pat
     new = ProcessCalls(0, np.arange(1, 2002), durations[2], np.full(2001, -1), np.zeros(2001))
     store, experiment_id = store_with(tmp_path, [old.tobytes(), calls_blob.encode([new])])
 
-    summaries = {c.position: c for c in analyze(store, experiment_id, resamples=100).calls}
+    analysis = analyze(store, experiment_id, resamples=100)
+    summaries = {c.position: c for c in calls_result(analysis).calls}
 
     seconds = [d / 1e9 for d in durations]
     expected = {

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cutaway.cli import commands as cli
+from cutaway.cli import parser as parser_module
 from cutaway.cli.progress import TerminalProgress
 from cutaway.model import Spec
 
@@ -64,7 +65,7 @@ def test_abbreviations_are_not_accepted(
 def test_no_parser_allows_abbreviations() -> None:
     parser = cli.build_parser()
     assert parser.allow_abbrev is False
-    subparsers = cli._subparsers(parser)
+    subparsers = parser_module._subparsers(parser)
     assert sorted(subparsers) == [
         "bisect",
         "check",
@@ -72,6 +73,7 @@ def test_no_parser_allows_abbreviations() -> None:
         "export",
         "history",
         "list",
+        "publish",
         "report",
         "run",
     ]
@@ -379,7 +381,7 @@ def test_all_pairs_reaches_the_analysis(
     monkeypatch.setattr("cutaway.store.Store", FakeStore)
     monkeypatch.setattr("cutaway.compare.analyze", fake)
     monkeypatch.setattr("cutaway.compare.compare_experiments", fake)
-    monkeypatch.setattr(cli, "emit", lambda *args, **kwargs: None)
+    monkeypatch.setattr("cutaway.cli.stored.emit", lambda *args, **kwargs: None)
     assert cli.main(argv) == 0
     assert seen["all_pairs"] is True
     seen.clear()

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 
 from cutaway import events
 from cutaway.cli.progress import TerminalProgress
-from cutaway.model import Run, RunStatus
+from cutaway.model import Calibration, Run, RunStatus
 
 CLEAR = "\r\x1b[2K"
 
@@ -101,3 +102,21 @@ def test_an_experiment_that_measured_nothing_is_not_said_to_continue() -> None:
     assert "once that is fixed, `cutaway run --resume 7` runs it" in nothing
     assert "continues it" not in nothing
     assert "4 runs in 2 complete rounds are stored" in some and "continues it" in some
+
+
+def test_the_harness_figure_says_how_it_was_measured() -> None:
+    """Measured now, or reused from an earlier measurement on this machine, and when (local
+    time)."""
+    calibration = Calibration("true", 100, 0.001031, 0.0009)
+    measured_at = 1_795_763_940.0  # 2026-11-27 07:19 UTC
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(measured_at))
+    stream = io.StringIO()
+    with TerminalProgress(stream, bar=False, color=False) as progress:
+        progress(events.CalibrationDone(calibration, measured_at, reused=False))
+        progress(events.CalibrationDone(calibration, measured_at, reused=True))
+    now, reused = stream.getvalue().splitlines()
+    assert now == "cutaway: harness overhead 1031 µs per run (median of 100 runs of `true`)"
+    assert reused == (
+        "cutaway: harness overhead 1031 µs per run (median of 100 runs of `true`, measured "
+        f"{when} on this machine and reused)"
+    )

@@ -26,15 +26,15 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
+from cutaway.probes.calls.export import CALL_COLUMNS, calls_csv
+from cutaway.probes.calls.result import CallsResult, calls_result
 from cutaway.probes.calls.tables import overview, parse_call_metric
 from cutaway.report import (
     FORMATS,
-    render_calls_csv,
     render_json,
     render_markdown,
     render_terminal,
 )
-from cutaway.report.csv_format import CALL_COLUMNS
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -202,8 +202,7 @@ def nscd_calls() -> Analysis:
         cautions=(),
         calibration=None,
         run_counts={variant: {"ok": 30} for variant in NSCD_VARIANTS},
-        calls=tuple(calls),
-        call_comparisons=call_comparisons,
+        probe_results=(CallsResult(tuple(calls), call_comparisons),),
         probes=(
             "calls: LD_PRELOAD interposer timing every call (wall time) of getpwnam, getservbyname",
         ),
@@ -236,7 +235,7 @@ def queue_calls() -> Analysis:
         cautions=(),
         calibration=None,
         run_counts={variant: {"ok": 12} for variant in QUEUE_VARIANTS},
-        calls=calls,
+        probe_results=(CallsResult(calls),),
         probes=(
             "calls: LD_PRELOAD interposer timing every call (wall time) of fsync, open, rename",
         ),
@@ -295,7 +294,7 @@ def test_json_carries_calls_and_call_comparisons_in_seconds() -> None:
     document = json.loads(render_json(analysis))
     assert document["version"] == 9
     assert document["probes"] == list(analysis.probes)
-    assert len(document["calls"]) == len(analysis.calls)
+    assert len(document["calls"]) == len(calls_result(analysis).calls)
     numbers = ("total", "mean", "median", "sd", "min", "max", "p99")
     for call in document["calls"]:
         assert {"variant", "function", "position", "n", *numbers} <= set(call)
@@ -309,7 +308,7 @@ def test_json_carries_calls_and_call_comparisons_in_seconds() -> None:
     assert empty["mean"] is None and empty["p99"] is None  # NaN has no JSON spelling
 
     process_keys = set(document["comparisons"][0])
-    assert len(document["call_comparisons"]) == len(analysis.call_comparisons)
+    assert len(document["call_comparisons"]) == len(calls_result(analysis).call_comparisons)
     for comparison in document["call_comparisons"]:
         assert set(comparison) == process_keys | {"function", "position"}
         assert comparison["metric"] == f"calls.{comparison['function']}.{comparison['position']}"
@@ -424,7 +423,9 @@ def _many_functions(count: int) -> Analysis:
     calls = [_call("a", f"f{index:02d}", "all", 10, (100.0 * index,) * 6) for index in range(count)]
     calls.append(_call("b", "hot", "all", 10, (10_000.0,) * 6))
     experiment = _experiment(1, "many", ("a", "b"), 3)
-    return replace(queue_calls(), experiments=(experiment,), calls=tuple(calls))
+    return replace(
+        queue_calls(), experiments=(experiment,), probe_results=(CallsResult(tuple(calls)),)
+    )
 
 
 def test_overview_shows_the_top_15_by_largest_total() -> None:
@@ -478,14 +479,15 @@ def test_colored_terminal_paints_call_verdicts() -> None:
 def test_terminal_prints_call_names_literally_and_names_each_baseline() -> None:
     analysis = nscd_calls()
     calls = tuple(
-        replace(c, variant="[red]x[/red]") if c.variant == "nscd" else c for c in analysis.calls
+        replace(c, variant="[red]x[/red]") if c.variant == "nscd" else c
+        for c in calls_result(analysis).calls
     )
     two_baselines = (
-        *analysis.call_comparisons[:1],
-        replace(analysis.call_comparisons[5], baseline="nscd"),
+        *calls_result(analysis).call_comparisons[:1],
+        replace(calls_result(analysis).call_comparisons[5], baseline="nscd"),
     )
     text = render_terminal(
-        replace(analysis, calls=calls, call_comparisons=two_baselines), color=False
+        replace(analysis, probe_results=(CallsResult(calls, two_baselines),)), color=False
     )
     assert "[red]x[/red]" in text
     assert "variant vs baseline" in text and "nscd-invalidated vs nscd" in text
@@ -493,8 +495,8 @@ def test_terminal_prints_call_names_literally_and_names_each_baseline() -> None:
 
 def test_calls_csv_has_a_row_per_call_summary_and_ratios_only_where_compared() -> None:
     analysis = nscd_calls()
-    rows = list(csv.DictReader(io.StringIO(render_calls_csv(analysis))))
-    assert len(rows) == len(analysis.calls) and tuple(rows[0]) == CALL_COLUMNS
+    rows = list(csv.DictReader(io.StringIO(calls_csv(analysis))))
+    assert len(rows) == len(calls_result(analysis).calls) and tuple(rows[0]) == CALL_COLUMNS
     assert all(row["ratio"] == row["verdict"] == "" for row in rows if row["variant"] == "files")
     assert all(row["ratio"] == "" for row in rows if row["position"] == "all")
     second = next(
@@ -506,20 +508,21 @@ def test_calls_csv_has_a_row_per_call_summary_and_ratios_only_where_compared() -
     assert float(second["ratio"]) == 2.2888 and second["verdict"] == "regressed"
     summary = next(
         c
-        for c in analysis.calls
+        for c in calls_result(analysis).calls
         if (c.variant, c.function, c.position) == ("nscd", "getpwnam", "2")
     )
     assert float(second["mean"]) == summary.mean  # full precision round trip
     assert second["p99"] == repr(171.0 / MICROSECONDS_PER_SECOND)
     # Machine formats carry everything, the n = 0 position included.
     assert any(row["position"] == "later" and row["n"] == "0" for row in rows)
-    empty = render_calls_csv(Analysis((), (), (), (), None, {}))
+    empty = calls_csv(Analysis((), (), (), (), None, {}))
     assert empty == ",".join(CALL_COLUMNS) + "\n"
 
 
 def test_calls_csv_is_registered_for_cutaway_export() -> None:
     fmt = FORMATS["calls-csv"]
-    assert fmt.extension == "csv" and fmt.render is render_calls_csv
+    assert fmt.extension == "csv"
+    assert fmt.render(nscd_calls()) == calls_csv(nscd_calls())
     from cutaway.cli.commands import build_parser
 
     args = build_parser().parse_args(["export", "latest", "--format", "calls-csv"])

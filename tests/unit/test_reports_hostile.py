@@ -25,10 +25,13 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
+from cutaway.probes.calls.export import calls_csv
+from cutaway.probes.calls.result import CallsResult
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import ProfileAnalysis, analyse_profiles
-from cutaway.report import FORMATS, render_calls_csv, render_terminal
-from cutaway.report.csv_format import _neutralized, render_runs_csv
+from cutaway.report import FORMATS, render_terminal
+from cutaway.report.csv_format import render_runs_csv
+from cutaway.report.export_values import neutralized as _neutralized
 from cutaway.visible import visible
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # what rich itself emits for colour
@@ -74,8 +77,7 @@ def _hostile_analysis() -> Analysis:
         cautions=(Caution("outliers", f"outliers in {HOSTILE[1]} {HOSTILE[0]}", HOSTILE[2]),),
         calibration=None,
         run_counts={name: {"ok": 9, "failed": 1} for name in HOSTILE},
-        calls=calls,
-        call_comparisons=call_comparisons,
+        probe_results=(CallsResult(calls, call_comparisons),),
         probes=(f"calls: of {HOSTILE[1]}",),
         metrics=(Metric("wall", "seconds", "elapsed"), *(Metric(n, n, n) for n in HOSTILE[:3])),
         ranking=tuple((name, 1.0 + i) for i, name in enumerate(HOSTILE)),
@@ -216,7 +218,7 @@ def test_csv_neutralizes_formulas_and_keeps_numbers() -> None:
     analysis = _hostile_analysis()
     texts = [
         FORMATS["csv"].render(analysis),
-        render_calls_csv(analysis),
+        calls_csv(analysis),
         render_runs_csv(list(analysis.runs)),
         FORMATS["phases-csv"].render(analysis),
     ]

@@ -13,6 +13,7 @@ import pytest
 from cutaway import events
 from cutaway.model import Hooks, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment
+from cutaway.runner.errors import UnrunnableCommand
 from cutaway.runner.executor import Measurement
 from cutaway.runner.order import round_order, williams_rows
 from cutaway.runner.runner import RunnerError, run_experiment
@@ -183,9 +184,22 @@ def test_ignore_failure_times_non_zero_exits_but_never_crashes(store: Store) -> 
 def test_a_program_that_cannot_start_stops_before_any_run(store: Store) -> None:
     executor = FakeExecutor()
     spec = make_spec(variants=(Variant("a", ("sleep", "0.1")), Variant("m", ("missing", "-x"))))
-    with pytest.raises(RunnerError, match=r"'m' cannot run: no program 'missing' in PATH"):
+    with pytest.raises(UnrunnableCommand, match=r"'m' cannot run: no program 'missing' in PATH"):
         run_experiment(spec, store, environment={}, executor=executor)
     assert executor.calls == []
+    assert store.list_experiments() == []  # refused before anything is stored (issue #25)
+
+
+def test_a_program_a_setup_hook_may_install_is_looked_for_after_it(store: Store) -> None:
+    """A missing program with a setup hook is a failed experiment (exit 1), not bad input:
+    the hook may have been meant to install it."""
+    executor = FakeExecutor()
+    built = Variant("m", ("missing", "-x"), hooks=Hooks(setup="true"))
+    spec = make_spec(variants=(Variant("a", ("sleep", "0.1")), built))
+    with pytest.raises(RunnerError, match=r"'m' cannot run") as raised:
+        run_experiment(spec, store, environment={}, executor=executor)
+    assert not isinstance(raised.value, UnrunnableCommand)
+    assert [e.status for e in store.list_experiments()] == ["incomplete"]
 
 
 def test_interrupt_marks_incomplete_and_resume_completes_without_repeats(store: Store) -> None:

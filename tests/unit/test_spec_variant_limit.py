@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cutaway.cli import commands as cli
+from cutaway.cli import parser as parser_module
 from cutaway.spec import SpecError, load_spec, quick_spec
 from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS
 from cutaway.spec.quick import parameter_list, parameter_scan
@@ -29,7 +30,7 @@ def matrix_file(tmp_path: Path, sizes: list[int], *, extra: str = "", variants: 
 
 def test_the_default_limit_is_ten_thousand() -> None:
     assert DEFAULT_MAX_VARIANTS == 10_000
-    run_help = cli._subparsers(cli.build_parser())["run"].format_help()
+    run_help = parser_module._subparsers(cli.build_parser())["run"].format_help()
     assert f"default {DEFAULT_MAX_VARIANTS}" in " ".join(run_help.split())
 
 

@@ -142,13 +142,13 @@ def test_a_sqlite_store_imports_no_postgresql(db: Path) -> None:
 
 
 def test_the_runner_imports_no_analysis() -> None:
-    """`cutaway run` imports numpy, the statistics and the reports while discarded runs go
-    (cutaway.cli.preload): the runner, the progress display and a probe-less experiment's
-    modules must not import them before. rich is the report's: the progress bar is drawn without
-    it, so a terminal user's first run does not wait for it either."""
+    """`cutaway run` imports numpy, the statistics and the reports after the runs, never
+    before or during them: the runner, the progress display and a probe-less experiment's
+    modules must not import them. rich is the report's: the progress bar is drawn without it,
+    so a terminal user's first run does not wait for it either."""
     code = (
         "import sys\n"
-        "import cutaway.cli.commands, cutaway.cli.progress, cutaway.cli.preload\n"
+        "import cutaway.cli.commands, cutaway.cli.progress, cutaway.runner.calibration\n"
         "import cutaway.runner.runner, cutaway.environment, cutaway.spec, cutaway.store.db\n"
         "print(' '.join(sorted(sys.modules)))"
     )

@@ -14,6 +14,7 @@ import pytest
 from cutaway.model import FunctionCalls
 from cutaway.probes.uprobes import counts
 from cutaway.probes.uprobes.operations import Operations
+from cutaway.probes.uprobes.plugin import FunctionCallsResult
 from cutaway.probes.uprobes.tracer import Event
 from cutaway.report import FORMATS
 from tests.unit.test_reports import phases
@@ -50,14 +51,18 @@ def test_every_call_is_counted_in_its_outermost_functions_operations() -> None:
 def test_calls_per_probed_function_are_shown_in_every_format() -> None:
     item = FunctionCalls("warm", "do_search", "/usr/sbin/slapd", "test_filter", 3, 12,
                          120_132, 10_011.0, 40_044.0, 37e-6)  # fmt: skip
-    analysis = replace(phases(), function_calls=(item, replace(item, variant="cold")))
+    counted = FunctionCallsResult((item, replace(item, variant="cold")))
+    analysis = replace(phases(), probe_results=(counted,))
     for name in ("terminal", "markdown", "html"):
         text = FORMATS[name].render(analysis)
         assert "calls per probed function" in text and "test_filter" in text, name
         assert "10,011" in text, name
         # The terminal names the binary only where a function is probed in two (two builds).
         assert ("/usr/sbin/slapd" in text) is (name != "terminal"), name
-    two_builds = replace(analysis, function_calls=(item, replace(item, binary="./v2/slapd")))
+    two_builds = replace(
+        analysis,
+        probe_results=(FunctionCallsResult((item, replace(item, binary="./v2/slapd"))),),
+    )
     assert "./v2/slapd" in FORMATS["terminal"].render(two_builds)
     document = json.loads(FORMATS["json"].render(analysis))
     assert document["function_calls"][0] == {

@@ -81,7 +81,7 @@ def share_percent(share: float | None) -> str:
 
 
 class AttributionViews(TablesOnly):
-    """The attribution's part of a report (cutaway.report.layout.ProbeViews)."""
+    """The attribution's part of a report (cutaway.probes.plugin.ProbeViews)."""
 
     def compact_blocks(self, analysis: Analysis) -> list[Block]:
         blocks = [answer_block(analysis)]

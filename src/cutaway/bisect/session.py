@@ -45,7 +45,14 @@ from cutaway.gate.decision import (
     settled_when,
 )
 from cutaway.gate.rules import GateRule
-from cutaway.model import HIGHER_IS_BETTER, METRICS_BY_NAME, ProbeSpec, Spec, Variant
+from cutaway.model import (
+    HIGHER_IS_BETTER,
+    METRICS_BY_NAME,
+    ProbeSpec,
+    ProfileSpec,
+    Spec,
+    Variant,
+)
 from cutaway.report.units import format_change, format_change_interval
 from cutaway.runner.errors import RunnerError
 from cutaway.runner.hooks import TIMED_OUT, run_in_group
@@ -54,6 +61,8 @@ from cutaway.store import Store
 
 BAD, GOOD, SKIPPED, UNSETTLED = "bad", "good", "skipped", "unsettled"
 NOT_WORSE = "not worse"  # BAD, measured against GOOD first, when it is not worse
+# Rounds of the profiled experiment that says where the first bad commit's difference went.
+EXPLAIN_ROUNDS = 10
 # Build output kept for the message when a build fails.
 BUILD_TAIL_CHARS = 2_000
 
@@ -75,6 +84,9 @@ class BisectSettings:
     build_timeout_seconds: float = 1_800.0
     timeout_seconds: float | None = None
     seed: int = 0
+    # Once the first bad commit is found, profile it against its parent to say where the
+    # difference went (cutaway.gate.where): EXPLAIN_ROUNDS rounds with the profile probe.
+    explain: bool = True
 
 
 @dataclass(frozen=True)
@@ -123,6 +135,10 @@ class BisectResult:
     candidates: tuple[str, ...] = ()
     tested: list[Tested] = field(default_factory=list)
     seconds: float = 0.0
+    # The profiled experiment of the first bad commit against its parent (None: not run),
+    # or why it could not be run.
+    where_experiment: int | None = None
+    where_note: str = ""
 
     @property
     def experiments(self) -> int:
@@ -162,6 +178,7 @@ class BisectResult:
             "rounds": self.rounds,
             "seconds": round(self.seconds, 3),
             "tested": [t.to_dict() for t in self.tested],
+            "where_experiment": self.where_experiment,
         }
 
 
@@ -483,8 +500,72 @@ def _bisect(bisection: Bisection, commits: list[str], result: BisectResult) -> N
     if len(result.candidates) == 1:
         result.status = "found"
         result.first_bad = result.candidates[0]
+        if bisection.settings.explain:
+            _explain(bisection, commits, result, good_directory)
     else:
         result.status = SKIPPED
+
+
+def _explain(
+    bisection: Bisection, commits: list[str], result: BisectResult, good_directory: str
+) -> None:
+    """Profile the first bad commit against its parent, to say where the difference went."""
+    assert result.first_bad is not None
+    first_bad = result.first_bad
+    parent = commits[commits.index(first_bad) - 1]
+    bisection.notify(
+        f"profiling {first_bad[:12]} against its parent {parent[:12]} ({EXPLAIN_ROUNDS} rounds) "
+        "to say where the difference went"
+    )
+    directories: list[str] = []
+    try:
+        parent_directory = good_directory
+        if parent != commits[0]:
+            parent_directory = bisection.checkout(parent)
+            directories.append(parent_directory)
+        bad_directory = bisection.checkout(first_bad)
+        directories.append(bad_directory)
+        for commit, directory in ((parent, parent_directory), (first_bad, bad_directory)):
+            problem = bisection.build(commit, directory) if directory != good_directory else None
+            if problem is not None:
+                result.where_note = f"{commit[:12]} could not be built again: {problem}"
+                return
+        settings = bisection.settings
+        parent_name = f"{parent[:12]} (parent)"
+        spec = Spec(
+            name=f"bisect: where {first_bad[:12]} went",
+            variants=tuple(
+                Variant(name=name, command=settings.workload, shell=settings.shell, cwd=where)
+                for name, where in (
+                    (parent_name, parent_directory),
+                    (first_bad[:12], bad_directory),
+                )
+            ),
+            baseline=parent_name,
+            rounds=EXPLAIN_ROUNDS,
+            warmup_rounds=0,
+            timeout_seconds=settings.timeout_seconds,
+            max_time_seconds=settings.max_time_seconds,
+            seed=settings.seed,
+            probes=ProbeSpec(profile=ProfileSpec()),
+        )
+        try:
+            outcome = run_experiment(
+                spec,
+                bisection.store,
+                environment=bisection.environment(),
+                listeners=bisection.listeners,
+                label=first_bad,
+            )
+        except RunnerError as error:
+            result.where_note = f"the profile could not be taken here: {error}"
+            return
+        if outcome.reason == "interrupted":
+            raise KeyboardInterrupt
+        result.where_experiment = outcome.experiment_id
+    finally:
+        for directory in directories:
+            bisection.release(directory)
 
 
 def _better(settings: BisectSettings) -> str:

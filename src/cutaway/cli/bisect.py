@@ -21,6 +21,7 @@ from cutaway.visible import visible
 
 if TYPE_CHECKING:
     from cutaway.bisect.session import BisectResult, BisectSettings
+    from cutaway.store import Store
 
 EXIT_FOUND, EXIT_NOTHING, EXIT_USAGE, EXIT_UNSETTLED = 0, 1, 2, 3
 
@@ -71,6 +72,19 @@ def add_bisect_arguments(bisect: argparse.ArgumentParser) -> None:
     bisect.add_argument("--build-timeout", default="30m", help="time limit of a build (30m)")
     bisect.add_argument("--timeout", help="per-run timeout of the workload, e.g. 10s")
     bisect.add_argument("--seed", type=integer, default=0, help="seed for orders and the bootstrap")
+    bisect.add_argument(
+        "--explain",
+        choices=("auto", "none"),
+        default="auto",
+        help="once the first bad commit is found, profile it against its parent to say where "
+        "the difference went (auto, the default), or not (none)",
+    )
+    bisect.add_argument(
+        "--summary",
+        metavar="PATH",
+        help="also write the answer as Markdown (with where it went), and the first bad "
+        "commit's differential flame graph beside it",
+    )
     bisect.add_argument("--export-json", metavar="PATH", help="also write the result as JSON")
     bisect.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
@@ -84,8 +98,12 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from cutaway.output_files import write_output_file
     from cutaway.store import Store
 
-    if args.export_json is not None:
-        check_outputs(args, [("--export-json", args.export_json)])
+    outputs = [
+        (o, p) for o, p in (("--export-json", args.export_json), ("--summary", args.summary))
+    ]
+    outputs = [(option, path) for option, path in outputs if path is not None]
+    if outputs:
+        check_outputs(args, outputs)
     settings = _settings(args)
     try:
         repository = open_repository(args.repo)
@@ -105,8 +123,11 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             )
         except BisectInputError as error:
             raise UsageError(str(error)) from None
-    for line in _result_lines(result):
-        print(visible(line))
+    lines = [visible(line) for line in _result_lines(result)]
+    at = next((i for i, line in enumerate(lines) if line.startswith("tested (")), len(lines))
+    lines[at:at] = _where(store, result, args)  # after the answer, before the tests' list
+    for line in lines:
+        print(line)
     if args.export_json is not None:
         text = json.dumps(result.to_dict(), indent=2) + "\n"
         write_output_file(args.export_json, text, "--export-json")
@@ -167,7 +188,71 @@ def _settings(args: argparse.Namespace) -> BisectSettings:
         build_timeout_seconds=fields.read_run_timeout(args.build_timeout, ("--build-timeout",)),
         timeout_seconds=duration(args.timeout, "--timeout"),
         seed=args.seed,
+        explain=args.explain != "none",
     )
+
+
+def _where(store: Store, result: BisectResult, args: argparse.Namespace) -> list[str]:
+    """Where the first bad commit's difference went, from its profiled experiment: terminal
+    lines, and with --summary the Markdown (with the flame graph written beside it)."""
+    from cutaway.compare import analyze
+    from cutaway.gate.where import where_lines, where_markdown
+    from cutaway.output_files import write_output_file
+
+    lines: list[str] = []
+    if result.where_note:
+        lines.append(visible(f"where: {result.where_note}"))
+    markdown = _summary_head(result)
+    if result.where_experiment is not None and result.first_bad is not None:
+        analysis = analyze(store, result.where_experiment)
+        failed = [(result.first_bad[:12], result.metric)]
+        lines += [line.replace("check: ", "", 1) for line in where_lines(analysis, failed)]
+        lines.append(
+            f"  flame graph: cutaway export {result.where_experiment} --format flamegraph-diff "
+            f"--variant {result.first_bad[:12]}"
+        )
+        files = {}
+        if args.summary is not None and args.summary != "-":
+            files = _flame_graph(store, result, args.summary)
+        markdown += "\n".join(
+            where_markdown(analysis, failed, files, experiment_id=result.where_experiment)
+        )
+    if args.summary is not None:
+        write_output_file(args.summary, markdown + "\n", "--summary")
+    return lines
+
+
+def _summary_head(result: BisectResult) -> str:
+    from cutaway.report.markdown_text import code, escape
+
+    body = [f"### cutaway bisect: {escape(result.status)}", ""]
+    body += [f"    {escape(line)}" for line in _result_lines(result)]
+    if result.first_bad is not None:
+        body[1:1] = ["", f"First bad commit: {code(result.first_bad)}", ""]
+    return "\n".join(body) + "\n"
+
+
+def _flame_graph(store: Store, result: BisectResult, summary: str) -> dict[str, str]:
+    import os
+
+    from cutaway.output_files import write_output_file
+    from cutaway.probes.registry import store_format
+
+    flame_graph = store_format("flamegraph-diff")
+    assert result.where_experiment is not None and result.first_bad is not None
+    variant = result.first_bad[:12]
+    stem = os.path.splitext(os.path.basename(summary))[0]
+    name = f"{stem}.{variant}.flamegraph-diff.svg"
+    try:
+        if flame_graph is None:
+            raise ValueError("no probe draws differential flame graphs")
+        svg = flame_graph.render(store, result.where_experiment, variant)
+    except ValueError as error:
+        print(visible(f"cutaway: warning: no flame graph: {error}"), file=sys.stderr)
+        return {}
+    directory = os.path.dirname(os.path.abspath(summary))
+    write_output_file(os.path.join(directory, name), svg, "--summary")
+    return {variant: name}
 
 
 def _result_lines(result: BisectResult) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import TYPE_CHECKING
 
 from cutaway import interrupts
@@ -29,7 +30,7 @@ from cutaway.visible import visible
 if TYPE_CHECKING:
     from cutaway.events import Listener
     from cutaway.gate.decision import GateVerdict
-    from cutaway.model import Spec
+    from cutaway.model import Analysis, Spec
     from cutaway.runner.runner import Outcome, Settled
     from cutaway.store import Store
 
@@ -40,6 +41,11 @@ CHECK_ROUNDS = 5
 # Options of `run` that mean nothing to a check.
 NOT_FOR_CHECK = ("help", "resume")
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
+# Rounds of the profiled experiment a failed gate runs to say where the difference went: the
+# attribution's intervals are per-round differences, and ten rounds resolve a function that
+# makes up a few percent of a 5 % slowdown (docs/ci.md).
+EXPLAIN_ROUNDS = 10
+_STARTED = [0.0]  # when the check started (monotonic seconds), for what --max-time leaves
 
 
 def add_check_arguments(check: argparse.ArgumentParser, run: argparse.ArgumentParser) -> None:
@@ -65,6 +71,15 @@ def add_check_arguments(check: argparse.ArgumentParser, run: argparse.ArgumentPa
         "--max-time bounds the time as well",
     )
     check.add_argument(
+        "--explain",
+        choices=("auto", "none"),
+        default="auto",
+        help="when the gate fails, say where the difference went: from the experiment's "
+        "profile (--profile, --instructions), else (auto) from a short profiled experiment "
+        f"of {EXPLAIN_ROUNDS} rounds run after the gate, within what is left of --max-time "
+        "(default: auto)",
+    )
+    check.add_argument(
         "--summary",
         metavar="PATH",
         help="also write the verdict as Markdown, fit for a pull-request comment (it is "
@@ -84,6 +99,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     from cutaway.compare import analyze
     from cutaway.gate.decision import GateVerdict, evaluate, overall, plan, settled_when
+
+    _STARTED[0] = time.monotonic()
     from cutaway.gate.rules import check_settings, parse_fail_on
     from cutaway.gate.summary import render_lines, render_markdown
     from cutaway.output_files import write_output_file
@@ -127,6 +144,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         stopped=stopped,
         report_hint=hint,
     )
+    failed = [(r.variant, r.metric) for r in results if r.verdict is GateVerdict.FAIL]
+    if failed and failure is None and args.explain != "none":
+        markdown += _explained(spec, store, args, analysis, outcome.experiment_id, failed)
     if args.summary is not None:
         write_output_file(args.summary, markdown, "--summary")
     _append_step_summary(markdown)
@@ -140,6 +160,109 @@ def cmd_check(args: argparse.Namespace) -> int:
         GateVerdict.FAIL: EXIT_FAIL,
         GateVerdict.INCONCLUSIVE: EXIT_INCONCLUSIVE,
     }[verdict]
+
+
+def _explained(
+    spec: Spec,
+    store: Store,
+    args: argparse.Namespace,
+    analysis: Analysis,
+    experiment_id: int,
+    failed: list[tuple[str, str]],
+) -> str:
+    """The summary's "where it went" section, and its lines on the terminal: from the
+    experiment's own profile, else from a profiled experiment run now (--explain auto)."""
+    from cutaway.compare import analyze
+    from cutaway.gate.where import profile_kind, where_lines, where_markdown
+
+    note = ""
+    where_id = experiment_id
+    if not all(profile_kind(analysis, v, m) for v, m in failed):
+        profiled = _profiled_experiment(spec, store, args)
+        if isinstance(profiled, str):
+            note = profiled
+        else:
+            where_id = profiled
+            analysis = analyze(store, where_id)
+            note = (
+                f"From a profiled experiment run after the gate (#{where_id}, "
+                f"{analysis.experiments[0].rounds_completed} rounds, perf on-CPU and off-CPU)."
+            )
+    files = _flame_graphs(store, args, where_id, [v for v, _ in failed], analysis)
+    for line in where_lines(analysis, failed):
+        print(line)
+    lines = where_markdown(analysis, failed, files, experiment_id=where_id, note=note)
+    return "\n".join(lines)
+
+
+def _profiled_experiment(spec: Spec, store: Store, args: argparse.Namespace) -> int | str:
+    """A short experiment of the same variants with the profile probe, within what is left
+    of --max-time; its id, or why there is none."""
+    import dataclasses
+    import time
+
+    from cutaway.environment import capture_environment
+    from cutaway.model import ProfileSpec
+    from cutaway.runner.runner import RunnerError, run_experiment
+
+    remaining = None
+    if spec.max_time_seconds is not None:
+        remaining = spec.max_time_seconds - (time.monotonic() - _STARTED[0])
+        if remaining <= 1.0:
+            return "No time was left in --max-time to profile where the difference went."
+    where_spec = dataclasses.replace(
+        spec,
+        name=f"{spec.name} (where)",
+        rounds=EXPLAIN_ROUNDS,
+        warmup_rounds=0,
+        until_width=None,
+        max_time_seconds=remaining,
+        probes=dataclasses.replace(spec.probes, profile=spec.probes.profile or ProfileSpec()),
+    )
+    if not args.quiet:
+        print(f"check: profiling {EXPLAIN_ROUNDS} rounds to say where the difference went")
+    try:
+        outcome = run_experiment(where_spec, store, environment=capture_environment())
+    except RunnerError as error:
+        return f"Where the difference went could not be profiled here: {error}"
+    if outcome.reason == "interrupted":
+        return "The profiled experiment was interrupted."
+    return outcome.experiment_id
+
+
+def _flame_graphs(
+    store: Store,
+    args: argparse.Namespace,
+    experiment_id: int,
+    variants: list[str],
+    analysis: Analysis,
+) -> dict[str, str]:
+    """Each failed variant's differential flame graph, written beside --summary (none
+    without it); by variant, the file's name."""
+    from cutaway.output_files import OutputPathError, OutputWriteError, write_output_file
+    from cutaway.probes.registry import store_format
+    from cutaway.site import page_file
+
+    flame_graph = store_format("flamegraph-diff")
+    if args.summary is None or args.summary == "-" or flame_graph is None:
+        return {}
+    if not analysis.flame_profiles:  # no stacks stored: nothing to draw
+        return {}
+    directory = os.path.dirname(os.path.abspath(args.summary))
+    stem = os.path.splitext(os.path.basename(args.summary))[0]
+    files = {}
+    for variant in variants:
+        name = f"{stem}.{page_file(variant).removesuffix('.html')}.flamegraph-diff.svg"
+        try:
+            svg = flame_graph.render(store, experiment_id, variant)
+            write_output_file(os.path.join(directory, name), svg, "--summary")
+        except (ValueError, OutputPathError, OutputWriteError) as error:
+            print(
+                visible(f"cutaway: warning: no flame graph of {variant}: {error}"), file=sys.stderr
+            )
+            continue
+        files[variant] = name
+    return files
 
 
 def _run(spec: Spec, store: Store, args: argparse.Namespace, settled: Settled) -> Outcome:

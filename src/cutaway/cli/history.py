@@ -6,6 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
+
+from cutaway.output_files import write_output_file
+from cutaway.visible import display
+
+if TYPE_CHECKING:
+    from cutaway.history import History
+    from cutaway.store import Store
 
 TRIAGE_CHOICES = ("confirmed", "false alarm", "accepted")  # cutaway.history.TRIAGE_STATES
 
@@ -25,7 +33,15 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="VARIANT",
         help="show the ratio of --variant to this variant of the same experiment",
     )
-    parser.add_argument("--format", choices=("terminal", "markdown", "json"), default="terminal")
+    parser.add_argument(
+        "--format", choices=("terminal", "markdown", "json", "html"), default="terminal"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        help="file to write (default: standard output); --format html: a page that draws every "
+        "variant of --metric over versions",
+    )
     add_width_option(parser)
     parser.add_argument(
         "--triage",
@@ -37,10 +53,9 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from cutaway.cli.shared import EXIT_OK, UsageError, report_width, write_document
+    from cutaway.cli.shared import EXIT_OK, UsageError, write_document
     from cutaway.history import load_history
     from cutaway.store import Store
-    from cutaway.visible import display
 
     store = Store(args.db, create=False)  # reading never creates a store
     history = load_history(store, args.name, args.metric, args.variant, args.reference)
@@ -60,26 +75,102 @@ def cmd_history(args: argparse.Namespace) -> int:
             )
         store.set_triage(args.name, change_id, state, args.note)
         history = load_history(store, args.name, args.metric, args.variant, args.reference)
+    text = _history_text(store, history, args)
+    if args.output is not None:
+        write_output_file(args.output, text, "-o/--output")
+    elif args.format == "terminal":
+        sys.stdout.write(text)
+    else:
+        write_document(text, sys.stdout)
+    return EXIT_OK
+
+
+def _history_text(store: Store, history: History, args: argparse.Namespace) -> str:
+    from cutaway.cli.shared import report_width
+
     if args.format == "json":
         from cutaway.report.history_view import history_document
 
-        write_document(history_document(history), sys.stdout)
-        return EXIT_OK
+        return history_document(history)
+    if args.format == "html":
+        from cutaway.history import load_histories
+        from cutaway.report.html.site import history_page
+
+        # Every variant of the metric on one chart; --variant: that one; --reference: each
+        # other variant's ratio to it.
+        histories = load_histories(
+            store,
+            args.name,
+            [args.metric],
+            None if args.variant is None else [args.variant],
+            args.reference,
+        )
+        return history_page(args.name, histories)
     from cutaway.report.history_view import history_blocks
 
     blocks = history_blocks(history)
     if args.format == "markdown":
         from cutaway.report.markdown import render_blocks as markdown_blocks
 
-        write_document(markdown_blocks(blocks), sys.stdout)
-    else:
-        from cutaway.report.terminal import render_blocks
+        return markdown_blocks(blocks)
+    from cutaway.report.terminal import render_blocks
 
-        sys.stdout.write(
-            render_blocks(
-                blocks,
-                color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"),
-                width=report_width(args),
-            )
-        )
+    color = args.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return render_blocks(blocks, color=color, width=report_width(args))
+
+
+def add_publish_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "directory",
+        help="where the pages go: index.html and one page per experiment name (made if missing; "
+        "its parent must exist)",
+    )
+    parser.add_argument(
+        "--metric",
+        action="append",
+        help="a metric to draw (repeat for more; default: the primary metric, cpu, max_rss, the "
+        "declared metrics, instructions and phases where measured)",
+    )
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """`cutaway publish DIR`: the history of every experiment name in the store as static,
+    offline pages (see cutaway.report.html.site), each written whole or not at all."""
+    import time
+
+    from cutaway.cli.shared import EXIT_OK, UsageError
+    from cutaway.output_files import check_output_paths
+    from cutaway.report.html.site import INDEX_FILE, index_page, site_page_html
+    from cutaway.site import site_pages
+    from cutaway.store import Store
+
+    directory = args.directory
+    _check_site_directory(directory)  # before reading: a bad place fails at once
+    store = Store(args.db, create=False)  # reading never creates a store
+    pages = site_pages(store, args.metric)
+    if not pages:
+        raise UsageError(f"nothing to publish: no experiment in {store.location} has usable runs")
+    if not os.path.isdir(directory):
+        os.mkdir(directory)
+    targets = [os.path.join(directory, name) for name in (INDEX_FILE, *(p.file for p in pages))]
+    check_output_paths([("DIRECTORY", path) for path in targets], keep=[("the store", args.db)])
+    for page in pages:
+        write_output_file(os.path.join(directory, page.file), site_page_html(page), "DIRECTORY")
+    index = index_page(pages, store.location, generated_at=time.time())
+    write_output_file(os.path.join(directory, INDEX_FILE), index, "DIRECTORY")
+    print(f"{len(pages)} pages and {INDEX_FILE} in {display(directory)}")
     return EXIT_OK
+
+
+def _check_site_directory(path: str) -> None:
+    """The site's directory must be one, or be missing in a directory that exists (it is made
+    once there is something to publish); anything else is refused before the store is read."""
+    from cutaway.cli.shared import UsageError
+
+    if os.path.isdir(path):
+        return
+    if os.path.lexists(path):
+        raise UsageError(f"DIRECTORY {display(path)} exists and is not a directory")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"DIRECTORY {display(path)}: its parent directory does not exist")

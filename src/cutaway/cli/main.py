@@ -43,6 +43,7 @@ positional arguments:
     check     the CI gate: fail when a candidate is slower
     bisect    find the commit that made a workload slower
     history   results by version, with the steps between them
+    publish   every history as offline HTML pages
 
 options:
   -h, --help  show this help message and exit

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 from typing import TextIO
 
 from cutaway import events
@@ -133,11 +134,7 @@ class TerminalProgress:
                 )
             self._draw()
         elif isinstance(event, events.CalibrationDone):
-            c = event.calibration
-            self.say(
-                f"cutaway: harness overhead {c.median_wall_seconds * 1e6:.0f} µs per run "
-                f"(median of {c.n} runs of `{c.command}`)"
-            )
+            self.say(calibration_notice(event))
         elif isinstance(event, events.Notice):
             self.say(f"cutaway: {event.message}")
         elif isinstance(event, events.HookRan) and event.exit_code != 0:
@@ -167,3 +164,14 @@ class TerminalProgress:
             message += " (its status could not be stored: it still reads running)"
         if self.lines or event.reason == "error":
             self._print(visible(message))
+
+
+def calibration_notice(event: events.CalibrationDone) -> str:
+    """The harness's cost and how it was measured: now, or reused from an earlier measurement
+    on this machine (cutaway.runner.calibration says when it is measured again)."""
+    c = event.calibration
+    how = f"median of {c.n} runs of `{c.command}`"
+    if event.reused and event.measured_at is not None:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(event.measured_at))
+        how += f", measured {when} on this machine and reused"
+    return f"cutaway: harness overhead {c.median_wall_seconds * 1e6:.0f} µs per run ({how})"

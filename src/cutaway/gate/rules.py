@@ -105,7 +105,7 @@ def _check_settings(
 
 
 def _default_rule(spec: Spec) -> GateRule:
-    if spec.probes.instructions:
+    if INSTRUCTIONS_METRIC in spec.all_metrics():  # counted, so the gate's natural metric
         return GateRule(INSTRUCTIONS_METRIC.name, spec.margin)
     given = spec.margin != DEFAULT_MARGIN  # --margin or the file's margin: the user's choice
     return GateRule(PRIMARY_METRIC, spec.margin if given else DEFAULT_WALL_THRESHOLD)

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from cutaway.metrics import sources
-from cutaway.metrics.sampler import Reading, Sampler, Series
-from cutaway.metrics.series import SERIES_KIND, encode_series
 from cutaway.model import DEFAULT_SAMPLE_INTERVAL, MetricSpec, RunData, RunStatus, Variant
 from cutaway.probes.base import Attachment
 from cutaway.runner.executor import Measurement
+
+# The sources (their parsers' regular expressions), the sampler (threads) and the series'
+# encoding are imported by an experiment that declares metrics, not by every `cutaway run`.
+if TYPE_CHECKING:
+    from cutaway.metrics.sampler import Reading, Sampler, Series
 
 
 class MetricError(Exception):
@@ -54,6 +57,17 @@ class RunMetrics:
         self.variant = variant
         self.failures: dict[str, str] = {}
         self.capture = frozenset(m.stream for m in self.metrics if m.source == "output")
+        self._samplers: list[Sampler] = []
+        self._series: dict[str, Series] = {}
+        self._stopped = False
+        if self.metrics:
+            self._start_sampling(strict)
+
+    def _start_sampling(self, strict: bool) -> None:
+        from cutaway.metrics import sources
+        from cutaway.metrics.sampler import Sampler
+
+        variant = self.variant
         readings: dict[float, dict[str, Reading]] = {}
         for spec in self.metrics:
             if not sampled(spec):
@@ -73,8 +87,6 @@ class RunMetrics:
                 continue
             readings.setdefault(interval, {})[spec.name] = sources.process_reading(spec, pid)
         self._samplers = [Sampler(r, interval) for interval, r in readings.items()]
-        self._series: dict[str, Series] = {}
-        self._stopped = False
         for sampler in self._samplers:
             sampler.start()
 
@@ -85,6 +97,10 @@ class RunMetrics:
         return dataclasses.replace(attachment, capture=attachment.capture | self.capture)
 
     def after_run(self, measured: Measurement) -> Measurement:
+        if not self.metrics:
+            return measured
+        from cutaway.metrics import sources
+
         self._stop_sampling()
         values: dict[str, float] = {}
         for spec in self.metrics:
@@ -105,6 +121,10 @@ class RunMetrics:
     def stop(self) -> list[RunData]:
         """Stop sampling (idempotent) and return the time series kept with the run."""
         self._stop_sampling()
+        if not self.metrics:
+            return []
+        from cutaway.metrics.series import SERIES_KIND, encode_series
+
         data = []
         for spec in self.metrics:
             series = self._series.get(spec.name)
@@ -121,6 +141,8 @@ class RunMetrics:
                 self._series.update(sampler.stop())
 
     def _value(self, spec: MetricSpec, measured: Measurement) -> float:
+        from cutaway.metrics import sources
+
         if spec.source == "output":
             return sources.read_output(spec, measured.output)
         if spec.source == "command":

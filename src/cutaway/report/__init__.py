@@ -4,28 +4,56 @@ Every format is registered once in FORMATS with its metadata (name, file extensi
 for), so the CLI can offer `--format NAME` and pick a format from an output file's extension
 without knowing any format. Each render function takes an Analysis and returns the whole report
 as a string; writing it anywhere is the caller's business. The report package imports nothing of
-cutaway but ``cutaway.model``, ``cutaway.visible``, the probes' views, and (for figures) the pure
-``cutaway.stats``."""
+cutaway but ``cutaway.model``, ``cutaway.visible``, the probes' views and plugins (their
+registry, cutaway.probes.registry, adds each probe's CSV exports here), and (for figures) the
+pure ``cutaway.stats``."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from cutaway.model import Analysis
-from cutaway.report.csv_format import (
-    render_calls_csv,
-    render_csv,
-    render_function_calls_csv,
-    render_load_csv,
-    render_phases_csv,
-    render_runs_csv,
-)
-from cutaway.report.hyperfine import render_asciidoc, render_orgmode
+from cutaway.probes.registry import plugins
 from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
-from cutaway.report.json_format import render_json
-from cutaway.report.markdown import render_markdown
-from cutaway.report.terminal import render_terminal
+
+
+def _imported_when_called(module: str, name: str) -> Callable[..., str]:
+    """``module``'s function ``name``, imported at its first call: `cutaway run` renders the
+    terminal report alone and must not pay for importing every other renderer."""
+
+    def render(*arguments: Any, **options: Any) -> str:
+        function: Callable[..., str] = getattr(importlib.import_module(module), name)
+        return function(*arguments, **options)
+
+    render.__name__ = render.__qualname__ = name
+    render.__doc__ = f"{module}.{name}, imported when first called."
+    return render
+
+
+if TYPE_CHECKING:
+    from cutaway.report.csv_format import (
+        render_csv,
+        render_load_csv,
+        render_phases_csv,
+        render_runs_csv,
+    )
+    from cutaway.report.hyperfine import render_asciidoc, render_orgmode
+    from cutaway.report.json_format import render_json
+    from cutaway.report.markdown import render_markdown
+    from cutaway.report.terminal import render_terminal
+else:
+    render_csv = _imported_when_called("cutaway.report.csv_format", "render_csv")
+    render_load_csv = _imported_when_called("cutaway.report.csv_format", "render_load_csv")
+    render_phases_csv = _imported_when_called("cutaway.report.csv_format", "render_phases_csv")
+    render_runs_csv = _imported_when_called("cutaway.report.csv_format", "render_runs_csv")
+    render_asciidoc = _imported_when_called("cutaway.report.hyperfine", "render_asciidoc")
+    render_orgmode = _imported_when_called("cutaway.report.hyperfine", "render_orgmode")
+    render_json = _imported_when_called("cutaway.report.json_format", "render_json")
+    render_markdown = _imported_when_called("cutaway.report.markdown", "render_markdown")
+    render_terminal = _imported_when_called("cutaway.report.terminal", "render_terminal")
 
 
 @dataclass(frozen=True)
@@ -52,69 +80,76 @@ def _render_plain_terminal(analysis: Analysis) -> str:
     return render_terminal(analysis, color=False)
 
 
-FORMATS: dict[str, Format] = {
-    fmt.name: fmt
-    for fmt in (
-        Format(
-            "terminal",
-            "txt",
-            "tables for a terminal (plain text in a file)",
-            _render_plain_terminal,
-        ),
-        Format(
-            "json",
-            "json",
-            f"everything, in base units (cutaway-report v{JSON_FORMAT_VERSION})",
-            render_json,
-        ),
-        Format("csv", "csv", "one row per variant and metric, full precision", render_csv),
-        Format(
-            "calls-csv",
-            "csv",
-            "calls probe: one row per variant, function and call position, full precision",
-            render_calls_csv,
-        ),
-        Format(
-            "load-csv",
-            "csv",
-            "load experiments: one row per variant, latency kind and phase, full precision",
-            render_load_csv,
-        ),
-        Format(
-            "phases-csv",
-            "csv",
-            "spans probe: one row per variant, condition, source and phase, full precision",
-            render_phases_csv,
-        ),
-        Format(
-            "uprobe-calls-csv",
-            "csv",
-            "uprobes probe: calls per variant, operation, binary and function, full precision",
-            render_function_calls_csv,
-        ),
-        Format(
-            "markdown", "md", "verdicts and tables to paste into a pull request", render_markdown
-        ),
-        Format(
-            "asciidoc",
-            "adoc",
-            "hyperfine's AsciiDoc table: mean ± sd, min, max and relative time per command",
-            render_asciidoc,
-        ),
-        Format(
-            "orgmode",
-            "org",
-            "hyperfine's Org-mode table: mean ± sd, min, max and relative time per command",
-            render_orgmode,
-        ),
-        Format(
-            "html",
-            "html",
-            "one self-contained page: verdicts, charts with their numbers, every table",
-            render_html,
-        ),
-    )
-}
+def _probe_csv_formats() -> list[Format]:
+    """The registered probes' own CSV exports (cutaway.probes.plugin ``csv_formats``)."""
+    return [
+        Format(found.name, "csv", found.description, found.render)
+        for plugin in plugins()
+        for found in plugin.csv_formats
+    ]
+
+
+def build_formats() -> dict[str, Format]:
+    """Every format by name, the registered probes' CSV exports among them (read from the
+    registry now: a test that registers a probe builds them again)."""
+    return {
+        fmt.name: fmt
+        for fmt in (
+            Format(
+                "terminal",
+                "txt",
+                "tables for a terminal (plain text in a file)",
+                _render_plain_terminal,
+            ),
+            Format(
+                "json",
+                "json",
+                f"everything, in base units (cutaway-report v{JSON_FORMAT_VERSION})",
+                render_json,
+            ),
+            Format("csv", "csv", "one row per variant and metric, full precision", render_csv),
+            Format(
+                "load-csv",
+                "csv",
+                "load experiments: one row per variant, latency kind and phase, full precision",
+                render_load_csv,
+            ),
+            Format(
+                "phases-csv",
+                "csv",
+                "spans probe: one row per variant, condition, source and phase, full precision",
+                render_phases_csv,
+            ),
+            *_probe_csv_formats(),
+            Format(
+                "markdown",
+                "md",
+                "verdicts and tables to paste into a pull request",
+                render_markdown,
+            ),
+            Format(
+                "asciidoc",
+                "adoc",
+                "hyperfine's AsciiDoc table: mean ± sd, min, max and relative time per command",
+                render_asciidoc,
+            ),
+            Format(
+                "orgmode",
+                "org",
+                "hyperfine's Org-mode table: mean ± sd, min, max and relative time per command",
+                render_orgmode,
+            ),
+            Format(
+                "html",
+                "html",
+                "one self-contained page: verdicts, charts with their numbers, every table",
+                render_html,
+            ),
+        )
+    }
+
+
+FORMATS: dict[str, Format] = build_formats()
 
 
 def format_for_filename(filename: str) -> Format | None:
@@ -133,10 +168,9 @@ def format_for_filename(filename: str) -> Format | None:
 __all__ = [
     "FORMATS",
     "Format",
+    "build_formats",
     "format_for_filename",
-    "render_calls_csv",
     "render_csv",
-    "render_function_calls_csv",
     "render_html",
     "render_json",
     "render_load_csv",

@@ -1,8 +1,8 @@
 """CSV: the summary report (one row per variant and metric), the calls probe's report (one row
 per variant, function and call position), a load experiment's latencies (one row per variant,
 kind and phase), the spans probe's phases (one row per variant, condition, source and phase)
-the uprobes probe's calls per probed function (one row per variant, operation, binary and
-function) and the raw runs of `cutaway export`.
+and the raw runs of `cutaway export`. A registered probe's own CSV exports
+(cutaway.probes.plugin ``csv_formats``) write their rows with report/export_values.py.
 
 Values are in base units (seconds, bytes, counts) at full precision: every float is written as
 its repr(), which reads back to the very same float. A value that is missing or not a number
@@ -14,23 +14,19 @@ often than by anything that insists on CRLF."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from cutaway.model import (
     LOAD_PERCENTILES,
     PROCESS_METRICS,
     Analysis,
-    CallSummary,
     Comparison,
     Run,
     Summary,
 )
-from cutaway.probes.calls.tables import ALL_CALLS, CALL_METRIC_PREFIX, CALL_UNIT
 from cutaway.probes.spans.sections import phase_metric_name
+from cutaway.report.export_values import Cell, compared_cells, experiment_id_of, write_csv
 from cutaway.report.units import metric_sort_key, metric_unit
 
 SUMMARY_COLUMNS: tuple[str, ...] = (
@@ -52,25 +48,6 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "ratio_ci_high",
     "verdict",
 )
-CALL_COLUMNS: tuple[str, ...] = (
-    "experiment_id",
-    "variant",
-    "function",
-    "position",
-    "unit",
-    "n",
-    "total",
-    "mean",
-    "median",
-    "sd",
-    "min",
-    "max",
-    "p99",
-    "ratio",
-    "ratio_ci_low",
-    "ratio_ci_high",
-    "verdict",
-)
 RUN_COLUMNS: tuple[str, ...] = (
     "variant",
     "round_index",
@@ -81,56 +58,6 @@ RUN_COLUMNS: tuple[str, ...] = (
     "started_at",
     "leftover_processes",
 )
-
-Cell = str | int | float | None
-
-
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _cell(value: Cell) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        # float() first: repr of a numpy float64 is "np.float64(1.5)" in numpy 2.
-        return repr(float(value)) if math.isfinite(value) else ""
-    if isinstance(value, int):
-        return str(value)
-    return _neutralized(str(value))
-
-
-def _neutralized(text: str) -> str:
-    """``text`` with a leading "'" when a spreadsheet would read it as a formula."""
-    if not text.startswith(_FORMULA_STARTS):
-        return text
-    try:
-        float(text)
-    except ValueError:
-        return "'" + text
-    return text if math.isfinite(float(text)) else "'" + text
-
-
-def _write(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows([_cell(value) for value in row] for row in rows)
-    return buffer.getvalue()
-
-
-def _experiment_id(analysis: Analysis, variant: str) -> int | None:
-    """The id of the experiment a variant belongs to. A Summary does not carry it, so look the
-    variant up; with a single experiment every summary is its own."""
-    for info in analysis.experiments:
-        if variant in info.variants:
-            return info.id
-    return analysis.experiments[0].id if len(analysis.experiments) == 1 else None
-
-
-def _compared(comparison: Comparison | None) -> list[Cell]:
-    if comparison is None:
-        return [None, None, None, None]
-    return [comparison.ratio, comparison.ci_low, comparison.ci_high, comparison.verdict.value]
 
 
 def _summary_row(summary: Summary, analysis: Analysis, comparison: Comparison | None) -> list[Cell]:
@@ -145,13 +72,13 @@ def _summary_row(summary: Summary, analysis: Analysis, comparison: Comparison | 
         summary.ci_high,
     ]
     head: list[Cell] = [
-        _experiment_id(analysis, summary.variant),
+        experiment_id_of(analysis, summary.variant),
         summary.variant,
         summary.metric,
         metric_unit(summary.metric),
         int(summary.n),
     ]
-    return head + statistics + _compared(comparison)
+    return head + statistics + compared_cells(comparison)
 
 
 def render_csv(analysis: Analysis) -> str:
@@ -162,47 +89,7 @@ def render_csv(analysis: Analysis) -> str:
         _summary_row(summary, analysis, comparisons.get((summary.variant, summary.metric)))
         for summary in analysis.summaries
     ]
-    return _write(SUMMARY_COLUMNS, rows)
-
-
-def _call_row(call: CallSummary, analysis: Analysis, comparison: Comparison | None) -> list[Cell]:
-    return [
-        _experiment_id(analysis, call.variant),
-        call.variant,
-        call.function,
-        call.position,
-        CALL_UNIT,
-        int(call.n),
-        call.total,
-        call.mean,
-        call.median,
-        call.sd,
-        call.min,
-        call.max,
-        call.p99,
-        *_compared(comparison),
-    ]
-
-
-def render_calls_csv(analysis: Analysis) -> str:
-    """The calls probe's CSV: a header row, then one row per CallSummary in the Analysis order
-    (positions "1", "2", "later" and "all"). The ratio columns come from the call comparison of
-    the same variant, function and position: empty for the baseline and for "all", which is
-    not compared. Just the header when the probe did not run."""
-    comparisons = {(c.variant, c.metric): c for c in analysis.call_comparisons}
-    rows = [
-        _call_row(
-            call,
-            analysis,
-            None
-            if call.position == ALL_CALLS
-            else comparisons.get(
-                (call.variant, f"{CALL_METRIC_PREFIX}{call.function}.{call.position}")
-            ),
-        )
-        for call in analysis.calls
-    ]
-    return _write(CALL_COLUMNS, rows)
+    return write_csv(SUMMARY_COLUMNS, rows)
 
 
 LOAD_COLUMNS: tuple[str, ...] = (
@@ -249,7 +136,7 @@ def render_load_csv(analysis: Analysis) -> str:
                     summary.throughput,
                 ]
             )
-    return _write(LOAD_COLUMNS, rows)
+    return write_csv(LOAD_COLUMNS, rows)
 
 
 PHASE_COLUMNS: tuple[str, ...] = (
@@ -323,49 +210,10 @@ def render_phases_csv(analysis: Analysis) -> str:
                 stat.calls_per_run,
                 metric,
                 comparison.baseline if comparison else None,
-                *_compared(comparison),
+                *compared_cells(comparison),
             ]
         )
-    return _write(PHASE_COLUMNS, rows)
-
-
-FUNCTION_CALL_COLUMNS: tuple[str, ...] = (
-    "variant",
-    "operation",
-    "binary",
-    "function",
-    "runs",
-    "operations",
-    "calls",
-    "calls_per_operation",
-    "calls_per_run",
-    "unit",
-    "seconds_per_call",
-)
-
-
-def render_function_calls_csv(analysis: Analysis) -> str:
-    """The uprobes probe's calls per probed function, the JSON report's ``function_calls``:
-    one row per variant, outermost function (``operation``), binary and function; every call
-    counted, recursion included; the mean time per call in seconds. Just the header without
-    the probe."""
-    rows: list[list[Cell]] = [
-        [
-            item.variant,
-            item.operation,
-            item.binary,
-            item.function,
-            item.runs,
-            item.operations,
-            item.calls,
-            item.calls_per_operation,
-            item.calls_per_run,
-            "seconds",
-            item.seconds_per_call,
-        ]
-        for item in analysis.function_calls
-    ]
-    return _write(FUNCTION_CALL_COLUMNS, rows)
+    return write_csv(PHASE_COLUMNS, rows)
 
 
 def _metric_columns(runs: Sequence[Run]) -> list[str]:
@@ -380,7 +228,7 @@ def render_runs_csv(runs: Sequence[Run]) -> str:
     where a run has no value (a run that could not start has none)."""
     metric_columns = _metric_columns(runs)
     rows = [_run_row(run, metric_columns) for run in runs]
-    return _write([*RUN_COLUMNS, *metric_columns], rows)
+    return write_csv([*RUN_COLUMNS, *metric_columns], rows)
 
 
 def _run_row(run: Run, metric_columns: Sequence[str]) -> list[Cell]:

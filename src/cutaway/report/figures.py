@@ -8,7 +8,8 @@ draw the table alone.
 
 The types (``Figure``) live with the other sections (report/sections.py), which the probes build;
 this module only lists the views. A view that adds figures is one function ``Analysis ->
-list[Figure]`` registered in figure_views(), in the order the report shows them; a new kind of chart
+list[Figure]``: a probe's is its plugin's ``figures`` (cutaway.probes.plugin), the others are
+registered in figure_views(), in the order the report shows them; a new kind of chart
 is one more renderer. Flame graphs, a phase waterfall, load percentile curves and history trends are
 each meant to be one such module."""
 
@@ -24,16 +25,14 @@ def figure_views() -> tuple[FigureView, ...]:
     """Every view that adds figures, in the order of the report: the primary metric's
     distribution, rounds and percentiles, the probes' figures, then the other metrics'."""
     from cutaway.attribution.figures import attribution_figures
-    from cutaway.probes.calls.figures import calls_figures
     from cutaway.probes.load.figures import load_figures
-    from cutaway.probes.spans.figures import spans_figures
+    from cutaway.probes.registry import plugins
     from cutaway.report.plots import other_metric_figures, primary_figures
 
     return (
         primary_figures,
         load_figures,
-        calls_figures,
-        spans_figures,
+        *(plugin.figures for plugin in plugins()),
         attribution_figures,
         other_metric_figures,
     )

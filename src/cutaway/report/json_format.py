@@ -48,7 +48,6 @@ Version history:
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -62,11 +61,9 @@ from cutaway.model import (
     AttributionPoint,
     AttributionTotal,
     Calibration,
-    CallSummary,
     Caution,
     Comparison,
     ExperimentInfo,
-    FunctionCalls,
     FunctionWeight,
     LatencySummary,
     LoadSummary,
@@ -80,7 +77,7 @@ from cutaway.model import (
     parse_phase_key,
     phase_key,
 )
-from cutaway.probes.calls.tables import CALL_UNIT, parse_call_metric
+from cutaway.report.export_values import comparison_json, json_number
 from cutaway.report.hyperfine import hyperfine_results
 from cutaway.report.units import metric_unit, run_status_name
 
@@ -90,18 +87,12 @@ FORMAT_VERSION = 9
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
 
-def _number(value: float) -> float | None:
-    """A float JSON can hold: NaN and infinities (an sd of one run, a ratio to a zero baseline)
-    have no JSON spelling, so they become null."""
-    return float(value) if math.isfinite(value) else None
-
-
 def _plain(value: object) -> JsonValue:
     """An environment value as JSON: containers recursively, anything unknown as its str()."""
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
-        return _number(value)
+        return json_number(value)
     if isinstance(value, Mapping):
         return {str(key): _plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -114,15 +105,15 @@ def _experiment(info: ExperimentInfo, calibration: Calibration | None) -> dict[s
         "id": info.id,
         "name": info.name,
         "status": info.status,
-        "created_at": _number(info.created_at),
+        "created_at": json_number(info.created_at),
         "label": info.label,
         "baseline": info.baseline,
         "variants": list(info.variants),
         "versions": {name: info.versions.get(name) for name in info.variants},
         "conditions": [{"name": c.name, "prepare": c.prepare} for c in info.conditions],
         "rounds_completed": int(info.rounds_completed),
-        "margin": _number(info.margin),
-        "confidence": _number(info.confidence),
+        "margin": json_number(info.margin),
+        "confidence": json_number(info.confidence),
         "environment": _plain(info.environment),
         "calibration": _calibration(calibration),
     }
@@ -134,64 +125,14 @@ def _summary(summary: Summary) -> dict[str, JsonValue]:
         "metric": summary.metric,
         "unit": metric_unit(summary.metric),
         "n": int(summary.n),
-        "total": _number(summary.total),
-        "mean": _number(summary.mean),
-        "median": _number(summary.median),
-        "sd": _number(summary.sd),
-        "min": _number(summary.min),
-        "max": _number(summary.max),
-        "ci_low": _number(summary.ci_low),
-        "ci_high": _number(summary.ci_high),
-    }
-
-
-def _comparison(comparison: Comparison) -> dict[str, JsonValue]:
-    return {
-        "metric": comparison.metric,
-        "unit": metric_unit(comparison.metric),
-        "baseline": comparison.baseline,
-        "variant": comparison.variant,
-        "n_pairs": int(comparison.n_pairs),
-        "ratio": _number(comparison.ratio),
-        "ci_low": _number(comparison.ci_low),
-        "ci_high": _number(comparison.ci_high),
-        "p_value": _number(comparison.p_value),
-        "verdict": comparison.verdict.value,
-        "method": comparison.method,
-        "rounds_to_settle": (
-            None if comparison.rounds_to_settle is None else int(comparison.rounds_to_settle)
-        ),
-    }
-
-
-def _call(call: CallSummary) -> dict[str, JsonValue]:
-    return {
-        "variant": call.variant,
-        "function": call.function,
-        "position": call.position,
-        "unit": CALL_UNIT,
-        "n": int(call.n),
-        "total": _number(call.total),
-        "mean": _number(call.mean),
-        "median": _number(call.median),
-        "sd": _number(call.sd),
-        "min": _number(call.min),
-        "max": _number(call.max),
-        "p99": _number(call.p99),
-    }
-
-
-def _call_comparison(comparison: Comparison) -> dict[str, JsonValue]:
-    """A comparison with the function and position its metric names ("calls.getpwnam.2"), so
-    that readers need not parse it; both null for a metric that does not parse."""
-    function, position = parse_call_metric(comparison.metric) or (None, None)
-    document = _comparison(comparison)
-    return {
-        "metric": document.pop("metric"),
-        "function": function,
-        "position": position,
-        **document,
-        "unit": CALL_UNIT,
+        "total": json_number(summary.total),
+        "mean": json_number(summary.mean),
+        "median": json_number(summary.median),
+        "sd": json_number(summary.sd),
+        "min": json_number(summary.min),
+        "max": json_number(summary.max),
+        "ci_low": json_number(summary.ci_low),
+        "ci_high": json_number(summary.ci_high),
     }
 
 
@@ -210,8 +151,8 @@ def _calibration(calibration: Calibration | None) -> JsonValue:
     return {
         "command": calibration.command,
         "n": int(calibration.n),
-        "median_wall_seconds": _number(calibration.median_wall_seconds),
-        "min_wall_seconds": _number(calibration.min_wall_seconds),
+        "median_wall_seconds": json_number(calibration.median_wall_seconds),
+        "min_wall_seconds": json_number(calibration.min_wall_seconds),
     }
 
 
@@ -232,7 +173,8 @@ def _runs(runs: tuple[Run, ...]) -> dict[str, JsonValue]:
             "leftover_processes": [run.leftover_processes for run in own],
             "metrics": {
                 name: [
-                    None if name not in run.metrics else _number(run.metrics[name]) for run in own
+                    None if name not in run.metrics else json_number(run.metrics[name])
+                    for run in own
                 ]
                 for name in names
             },
@@ -242,14 +184,14 @@ def _runs(runs: tuple[Run, ...]) -> dict[str, JsonValue]:
 
 def report_document(analysis: Analysis) -> dict[str, JsonValue]:
     """The report as a JSON-ready dict (what render_json serializes)."""
-    return {
+    document: dict[str, JsonValue] = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "experiments": [
             _experiment(info, analysis.calibration_of(info)) for info in analysis.experiments
         ],
         "summaries": [_summary(summary) for summary in analysis.summaries],
-        "comparisons": [_comparison(comparison) for comparison in analysis.comparisons],
+        "comparisons": [comparison_json(comparison) for comparison in analysis.comparisons],
         "cautions": [_caution(caution) for caution in analysis.cautions],
         "calibration": _calibration(analysis.calibration),
         "run_counts": {
@@ -257,8 +199,6 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
             for variant, counts in analysis.run_counts.items()
         },
         "probes": list(analysis.probes),
-        "calls": [_call(call) for call in analysis.calls],
-        "call_comparisons": [_call_comparison(c) for c in analysis.call_comparisons],
         "runs": _runs(analysis.runs),
         "series": [_series(series) for series in analysis.series],
         "profile_totals": [_profile_total(total) for total in analysis.profile_totals],
@@ -267,13 +207,32 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "profile_phases": [_phase_weight(phase) for phase in analysis.profile_phases],
         "phases": [_phase_stat(stat) for stat in analysis.phases],
         "phase_comparisons": [_phase_comparison(c) for c in analysis.phase_comparisons],
-        "function_calls": [_function_calls(item) for item in analysis.function_calls],
         "attribution": [_attribution(entry) for entry in analysis.attribution],
         "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
         "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
         "load": [_load(summary) for summary in analysis.load],
         "results": _hyperfine_results(analysis),
     }
+    return _with_probe_parts(document, analysis)
+
+
+def _with_probe_parts(document: dict[str, JsonValue], analysis: Analysis) -> dict[str, JsonValue]:
+    """``document`` with every registered probe's part (cutaway.probes.plugin ``json_part``),
+    each after the key its plugin names, else before ``results`` (the last key)."""
+    from cutaway.probes.registry import plugins
+
+    parts = [(plugin.json_after, plugin.json_part(analysis)) for plugin in plugins()]
+    placed: dict[str, JsonValue] = {}
+    for key, value in document.items():
+        if key == "results":
+            for after, part in parts:
+                if after not in document:
+                    placed.update(part)
+        placed[key] = value
+        for after, part in parts:
+            if after == key:
+                placed.update(part)
+    return placed
 
 
 def _hyperfine_results(analysis: Analysis) -> list[JsonValue]:
@@ -288,9 +247,9 @@ def _hyperfine_results(analysis: Analysis) -> list[JsonValue]:
             "median": _optional_number(result.median),
             "user": _optional_number(result.user),
             "system": _optional_number(result.system),
-            "min": _number(min(result.times)) if result.times else None,
-            "max": _number(max(result.times)) if result.times else None,
-            "times": [_number(t) for t in result.times],
+            "min": json_number(min(result.times)) if result.times else None,
+            "max": json_number(max(result.times)) if result.times else None,
+            "times": [json_number(t) for t in result.times],
             "exit_codes": list(result.exit_codes),
         }
         if result.parameters:
@@ -303,13 +262,13 @@ def _latency(latency: LatencySummary | None) -> JsonValue:
     if latency is None or latency.count == 0:
         return None
     percentiles: dict[str, JsonValue] = {
-        ("max" if p == 100 else f"p{p:g}"): _number(latency.at(p)) for p in LOAD_PERCENTILES
+        ("max" if p == 100 else f"p{p:g}"): json_number(latency.at(p)) for p in LOAD_PERCENTILES
     }
     return {
         "count": latency.count,
-        "min": _number(latency.min),
-        "mean": _number(latency.mean),
-        "sd": _number(latency.sd),
+        "min": json_number(latency.min),
+        "mean": json_number(latency.mean),
+        "sd": json_number(latency.sd),
         **percentiles,
     }
 
@@ -322,11 +281,11 @@ def _load(summary: LoadSummary) -> dict[str, JsonValue]:
         "protocol": summary.protocol,
         "connections": summary.connections,
         "rate": _optional_number(summary.rate),
-        "seconds": _number(summary.seconds),
+        "seconds": json_number(summary.seconds),
         "requests": summary.requests,
         "errors": summary.error_count,
         "errors_by_kind": {kind: int(n) for kind, n in summary.errors.items()},
-        "throughput": _number(summary.throughput),
+        "throughput": json_number(summary.throughput),
         "generator_saturated_phases": summary.saturated_phases,
         "generator_missed_sends": summary.missed_sends,
         "generator_cpu_share": _optional_number(summary.generator_cpu_share),
@@ -338,7 +297,7 @@ def _load(summary: LoadSummary) -> dict[str, JsonValue]:
 
 
 def _optional_number(value: float | None) -> float | None:
-    return None if value is None else _number(value)
+    return None if value is None else json_number(value)
 
 
 def _attribution(entry: AttributionEntry) -> dict[str, JsonValue]:
@@ -349,11 +308,11 @@ def _attribution(entry: AttributionEntry) -> dict[str, JsonValue]:
         "function": entry.function,
         "kind": entry.kind,
         "unit": entry.unit,
-        "baseline_value": _number(entry.baseline_value),
-        "variant_value": _number(entry.variant_value),
-        "delta": _number(entry.delta),
-        "ci_low": _number(entry.ci_low),
-        "ci_high": _number(entry.ci_high),
+        "baseline_value": json_number(entry.baseline_value),
+        "variant_value": json_number(entry.variant_value),
+        "delta": json_number(entry.delta),
+        "ci_low": json_number(entry.ci_low),
+        "ci_high": json_number(entry.ci_high),
         "rounds": int(entry.rounds),
         "share": _optional_number(entry.share),
         "beyond_noise": entry.beyond_noise,
@@ -367,17 +326,17 @@ def _attribution_total(total: AttributionTotal) -> dict[str, JsonValue]:
         "profile": total.what,
         "unit": total.unit,
         "rounds": int(total.rounds),
-        "profile_delta": _number(total.profile_delta),
-        "profile_ci_low": _number(total.profile_ci_low),
-        "profile_ci_high": _number(total.profile_ci_high),
-        "baseline_total": _number(total.baseline_total),
+        "profile_delta": json_number(total.profile_delta),
+        "profile_ci_low": json_number(total.profile_ci_low),
+        "profile_ci_high": json_number(total.profile_ci_high),
+        "baseline_total": json_number(total.baseline_total),
         "measured_metric": total.measured_metric,
         "measured_delta": _optional_number(total.measured_delta),
         "measured_ci_low": _optional_number(total.measured_ci_low),
         "measured_ci_high": _optional_number(total.measured_ci_high),
         "functions": int(total.functions),
         "listed": int(total.listed),
-        "listed_delta": _number(total.listed_delta),
+        "listed_delta": json_number(total.listed_delta),
         "beyond_noise": int(total.beyond_noise),
         "within_noise": int(total.within_noise),
         "baseline_only": int(total.baseline_only),
@@ -391,7 +350,7 @@ def _attribution_point(point: AttributionPoint) -> dict[str, JsonValue]:
         "profile": point.what,
         "unit": point.unit,
         "functions": int(point.functions),
-        "cumulative_delta": _number(point.cumulative_delta),
+        "cumulative_delta": json_number(point.cumulative_delta),
         "share": _optional_number(point.share),
     }
 
@@ -402,12 +361,12 @@ def _profile_total(total: ProfileTotal) -> dict[str, JsonValue]:
         "kind": total.what,
         "unit": total.unit,
         "runs": int(total.runs),
-        "per_run": _number(total.per_run),
-        "events_per_run": _number(total.events_per_run),
+        "per_run": json_number(total.per_run),
+        "events_per_run": json_number(total.events_per_run),
         "profiled_wall_median": None
         if total.profiled_wall is None
-        else _number(total.profiled_wall),
-        "timed_wall_median": None if total.timed_wall is None else _number(total.timed_wall),
+        else json_number(total.profiled_wall),
+        "timed_wall_median": None if total.timed_wall is None else json_number(total.timed_wall),
     }
 
 
@@ -416,25 +375,10 @@ def _function_weight(weight: FunctionWeight) -> dict[str, JsonValue]:
         "kind": weight.what,
         "function": weight.function,
         "unit": weight.unit,
-        "self": _number(weight.self_value),
-        "inclusive": _number(weight.inclusive_value),
-        "self_share": _number(weight.self_share),
-        "inclusive_share": _number(weight.inclusive_share),
-    }
-
-
-def _function_calls(item: FunctionCalls) -> dict[str, JsonValue]:
-    return {
-        "variant": item.variant,
-        "operation": item.operation,
-        "binary": item.binary,
-        "function": item.function,
-        "runs": item.runs,
-        "operations": item.operations,
-        "calls": item.calls,
-        "calls_per_operation": _number(item.calls_per_operation),
-        "calls_per_run": _number(item.calls_per_run),
-        "seconds_per_call": _number(item.seconds_per_call),
+        "self": json_number(weight.self_value),
+        "inclusive": json_number(weight.inclusive_value),
+        "self_share": json_number(weight.self_share),
+        "inclusive_share": json_number(weight.inclusive_share),
     }
 
 
@@ -444,7 +388,7 @@ def _phase_comparison(comparison: Comparison) -> dict[str, JsonValue]:
     key = comparison.metric.removeprefix(PHASE_METRIC_PREFIX)
     path, unaccounted = parse_phase_key(key)
     return {
-        **_comparison(comparison),
+        **comparison_json(comparison),
         "unit": "seconds",
         "key": key,
         "path": list(path),
@@ -468,13 +412,13 @@ def _phase_stat(stat: PhaseStat) -> dict[str, JsonValue]:
         "unaccounted": stat.unaccounted,
         "n": stat.n,
         "runs": stat.runs,
-        "mean": _number(stat.mean),
-        "median": _number(stat.median),
-        "ci_low": _number(stat.ci_low),
-        "ci_high": _number(stat.ci_high),
-        "share": _number(stat.share),
-        "calls_per_operation": _number(stat.calls_per_operation),
-        "calls_per_run": _number(stat.calls_per_run),
+        "mean": json_number(stat.mean),
+        "median": json_number(stat.median),
+        "ci_low": json_number(stat.ci_low),
+        "ci_high": json_number(stat.ci_high),
+        "share": json_number(stat.share),
+        "calls_per_operation": json_number(stat.calls_per_operation),
+        "calls_per_run": json_number(stat.calls_per_run),
     }
 
 
@@ -484,8 +428,8 @@ def _phase_weight(weight: PhaseWeight) -> dict[str, JsonValue]:
         "kind": weight.what,
         "phase": weight.phase,
         "unit": weight.unit,
-        "per_run": _number(weight.per_run),
-        "share": _number(weight.share),
+        "per_run": json_number(weight.per_run),
+        "share": json_number(weight.share),
     }
 
 
@@ -494,8 +438,8 @@ def _stack_weight(weight: StackWeight) -> dict[str, JsonValue]:
         "kind": weight.what,
         "frames": list[JsonValue](weight.stack.split(";")),
         "unit": weight.unit,
-        "value": _number(weight.value),
-        "share": _number(weight.share),
+        "value": json_number(weight.value),
+        "share": json_number(weight.share),
     }
 
 
@@ -516,8 +460,8 @@ def _series(series: TimeSeries) -> dict[str, JsonValue]:
         "round": series.round_index,
         "metric": series.metric,
         "unit": series.unit,
-        "t_seconds": [_number(t) for t in series.times],
-        "values": [_number(v) for v in series.values],
+        "t_seconds": [json_number(t) for t in series.times],
+        "values": [json_number(v) for v in series.values],
     }
 
 

@@ -7,20 +7,17 @@
    changed (with ``all_metrics``: every metric);
 4. runs that did not succeed, cautions; and the conclusion, a sentence per variant.
 
-A probe plugs in with a ``ProbeViews`` in PROBE_VIEWS; views and formats need no change."""
+A probe plugs in with the ``views`` of its plugin (cutaway.probes.plugin, registered in
+cutaway.probes.registry); views and formats need no change."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol
 
-from cutaway.attribution.sections import AttributionViews
-from cutaway.model import Analysis, Calibration, ExperimentInfo
-from cutaway.probes.calls.sections import CallsViews
+from cutaway.model import Analysis, Calibration, Comparison, ExperimentInfo
 from cutaway.probes.load.sections import LoadViews
-from cutaway.probes.profile.sections import ProfileViews
-from cutaway.probes.spans.sections import SpansViews
+from cutaway.probes.plugin import ProbeViews
+from cutaway.probes.registry import plugins
 from cutaway.report.sections import (
     Block,
     Details,
@@ -62,38 +59,15 @@ from cutaway.report.views import (
     verdict_title,
 )
 
-
-class ProbeViews(Protocol):
-    """A probe's part of the report."""
-
-    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
-        """(variant, row) for the leading verdict table, in the probe's order."""
-        ...
-
-    def verdict_notes(self, analysis: Analysis) -> list[Line]:
-        """What to say once under the verdict table about the probe's rows."""
-        ...
-
-    def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
-        """The probe's tables, after the primary metric's."""
-        ...
-
-    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
-        """The compact report: the probe's rows of the medians table (one per variant column)."""
-        ...
-
-    def compact_blocks(self, analysis: Analysis) -> list[Block]:
-        """The compact report: the probe's tables that are its answer, after the medians."""
-        ...
+# A load experiment's part (the load generator has no plugin yet), before the registered
+# probes' own.
+PROBE_VIEWS: tuple[ProbeViews, ...] = (LoadViews(),)
 
 
-PROBE_VIEWS: tuple[ProbeViews, ...] = (
-    LoadViews(),
-    CallsViews(),
-    AttributionViews(),
-    ProfileViews(),
-    SpansViews(),
-)
+def probe_views() -> tuple[ProbeViews, ...]:
+    """Every probe's part of the report, in the report's order."""
+    registered = (plugin.views for plugin in plugins())
+    return (*PROBE_VIEWS, *(views for views in registered if views is not None))
 
 
 def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:
@@ -107,7 +81,7 @@ def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:
         pairwise_block(analysis),
         no_summaries_block(analysis),
         *(metric_block(analysis, m) for m in metrics if m == primary_metric(analysis)),
-        *(b for probe in PROBE_VIEWS for b in probe.blocks(analysis, all_metrics=all_metrics)),
+        *(b for probe in probe_views() for b in probe.blocks(analysis, all_metrics=all_metrics)),
         *(metric_block(analysis, m) for m in metrics if m != primary_metric(analysis)),
         run_counts_block(analysis.run_counts),
         cautions_block(analysis),
@@ -129,7 +103,7 @@ def _compact_report(analysis: Analysis) -> Report:
         pairwise_block(analysis),
         no_summaries_block(analysis),
         _medians(analysis),
-        *(b for probe in PROBE_VIEWS for b in probe.compact_blocks(analysis)),
+        *(b for probe in probe_views() for b in probe.compact_blocks(analysis)),
         run_counts_block(analysis.run_counts),
     ]
     blocks = [compact_header_block(info, analysis) for info in analysis.experiments]
@@ -151,7 +125,7 @@ def _compact_verdicts(analysis: Analysis) -> Block:
     comparison; the ranking. The probes' rows leave the rounds to settle them to the full
     report."""
     rows = compact_verdict_rows(analysis)
-    for probe in PROBE_VIEWS:
+    for probe in probe_views():
         rows += [
             (variant, _without_advice(row))
             for variant, row in probe.verdict_rows(analysis, all_metrics=False)
@@ -160,12 +134,18 @@ def _compact_verdicts(analysis: Analysis) -> Block:
     if rows:
         order = _variant_order(analysis, [variant for variant, _ in rows])
         ordered = sorted(rows, key=lambda item: order[item[0]])
-        compared = [*analysis.comparisons, *analysis.call_comparisons]
+        compared = _verdict_comparisons(analysis)
         columns = verdict_columns(analysis.experiments, name_baseline=not one_baseline(compared))
         block.append(Table(None, columns, tuple(row for _, row in ordered), primary=True))
     lines = (inconclusive_line(analysis), ranking_line(analysis, note=""))
     block += [line for line in lines if line is not None]
     return tuple(block)
+
+
+def _verdict_comparisons(analysis: Analysis) -> list[Comparison]:
+    """Every comparison in the leading verdict table: the metrics' and the probes' rows'."""
+    probed = (c for found in analysis.probe_results for c in found.verdict_comparisons())
+    return [*analysis.comparisons, *probed]
 
 
 def _without_advice(row: Row) -> Row:
@@ -179,9 +159,10 @@ def _without_advice(row: Row) -> Row:
 def _medians(analysis: Analysis) -> Block:
     if not analysis.summaries:
         return ()
-    variants = table_variants(analysis, [call.variant for call in analysis.calls])
+    probed = (variant for found in analysis.probe_results for variant in found.median_variants())
+    variants = table_variants(analysis, probed)
     rows = [metric_median_row(analysis, primary_metric(analysis), variants)]
-    for probe in PROBE_VIEWS:
+    for probe in probe_views():
         rows += probe.median_rows(analysis, variants)
     rows += [metric_median_row(analysis, name, variants) for name in changed_metrics(analysis)]
     table = Table(None, medians_columns(variants), tuple(rows))
@@ -241,7 +222,7 @@ def _verdicts(analysis: Analysis, *, all_metrics: bool) -> Block:
     rows = process_verdict_rows(analysis, all_metrics=all_metrics)
     holm = HOLM_NOTE.format(primary=primary_metric(analysis))
     notes: list[Line] = [Line((holm,), Tone.DIM)] if rows else []
-    for probe in PROBE_VIEWS:
+    for probe in probe_views():
         probe_rows = probe.verdict_rows(analysis, all_metrics=all_metrics)
         rows += probe_rows
         notes += probe.verdict_notes(analysis) if probe_rows else []
@@ -249,7 +230,7 @@ def _verdicts(analysis: Analysis, *, all_metrics: bool) -> Block:
     if rows:
         order = _variant_order(analysis, [variant for variant, _ in rows])
         ordered = sorted(rows, key=lambda item: order[item[0]])  # stable: keeps row order
-        compared = [*analysis.comparisons, *analysis.call_comparisons]
+        compared = _verdict_comparisons(analysis)
         columns = verdict_columns(analysis.experiments, name_baseline=not one_baseline(compared))
         title = verdict_title(analysis, compared, "verdicts")
         block.append(Table(title, columns, tuple(row for _, row in ordered), primary=True))

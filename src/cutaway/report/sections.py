@@ -168,7 +168,7 @@ class Report:
 
 class TablesOnly:
     """A probe's report part that adds tables only: no rows to the leading verdict table or
-    the medians table (cutaway.report.layout.ProbeViews); subclasses give the tables."""
+    the medians table (cutaway.probes.plugin.ProbeViews); subclasses give the tables."""
 
     def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
         return []

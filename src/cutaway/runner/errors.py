@@ -9,3 +9,8 @@ class RunnerError(Exception):
 class ProbeUnavailable(RunnerError):
     """A probe the experiment asks for cannot work here (its tool is missing or not allowed):
     found before anything is stored or run, so the CLI exits 2 as for bad input."""
+
+
+class UnrunnableCommand(RunnerError):
+    """A variant's program cannot start here (no such program, not executable), found before
+    anything is stored: bad input, so the CLI exits 2 as hyperfine does for it."""

@@ -18,7 +18,7 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -108,6 +108,29 @@ def run_environment(variant: Variant) -> dict[str, str]:
     return env
 
 
+def _found(program: str, env: Mapping[str, str]) -> str:
+    if os.sep in program:
+        return program
+    return shutil.which(program, path=env.get("PATH")) or program
+
+
+def program_problem(
+    variant: Variant, resolve: Callable[[str, Mapping[str, str]], str] = _found
+) -> str | None:
+    """Why the variant's program cannot start here (no such program, not executable), or
+    None when it can. ``resolve`` finds a bare name in the PATH (as the executor does)."""
+    program = command_argv(variant)[0]
+    path = resolve(program, run_environment(variant))
+    if os.sep not in path:
+        return f"no program {program!r} in PATH"
+    full = path if os.path.isabs(path) or variant.cwd is None else os.path.join(variant.cwd, path)
+    if not os.path.exists(full):
+        return f"no such file: {path}"
+    if os.path.isdir(full) or not os.access(full, os.X_OK):
+        return f"not an executable program: {path}"
+    return None
+
+
 def metrics_from(raw: RawResult) -> dict[str, float]:
     """wait4 counters to metric values in base units (seconds, bytes, counts)."""
     return {
@@ -135,6 +158,18 @@ class ProcessExecutor:
         self._devnull = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
         self._stderr = os.memfd_create("cutaway-stderr", os.MFD_CLOEXEC)
         self._stdout: int | None = None  # a memfd, created for the first captured stdout
+        # run_environment() by the variant's own additions: copying os.environ for every run
+        # cost more than the rest of the run's bookkeeping. Never changed once made.
+        self._environments: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+
+    def _environment(self, variant: Variant, additions: Mapping[str, str]) -> dict[str, str]:
+        """run_environment(variant) with ``additions``: the same dict for the same variant
+        environment when there are none (the fork server then reuses its encoding)."""
+        key = tuple(variant.env.items())
+        base = self._environments.get(key)
+        if base is None:
+            base = self._environments[key] = run_environment(variant)
+        return {**base, **additions} if additions else base
 
     def _resolve(self, program: str, env: Mapping[str, str]) -> str:
         """A bare name is looked up once in the variant's PATH; a path with a slash is passed
@@ -147,19 +182,7 @@ class ProcessExecutor:
         return self._paths[key]
 
     def check(self, variant: Variant) -> str | None:
-        program = command_argv(variant)[0]
-        env = run_environment(variant)
-        path = self._resolve(program, env)
-        if os.sep not in path:
-            return f"no program {program!r} in PATH"
-        full = (
-            path if os.path.isabs(path) or variant.cwd is None else os.path.join(variant.cwd, path)
-        )
-        if not os.path.exists(full):
-            return f"no such file: {path}"
-        if os.path.isdir(full) or not os.access(full, os.X_OK):
-            return f"not an executable program: {path}"
-        return None
+        return program_problem(variant, self._resolve)
 
     def _stderr_tail(self) -> str:
         size = os.lseek(self._stderr, 0, os.SEEK_END)
@@ -175,8 +198,7 @@ class ProcessExecutor:
     ) -> Measurement:
         attachment = attachment or Attachment()
         argv = [*attachment.argv_prefix, *command_argv(variant)]
-        env = run_environment(variant)
-        env.update(attachment.env)
+        env = self._environment(variant, attachment.env)
         _rewind(self._stderr)
         interrupts.check()  # before starting anything
         self._server.last_result = None

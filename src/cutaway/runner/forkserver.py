@@ -139,6 +139,9 @@ class ForkServer:
         self._sequence = 0
         self._closed = False
         self.last_result: RawResult | None = None  # also set when run() was interrupted
+        # The last environment sent, and its encoding: most runs send the same one again.
+        self._environment: dict[str, str] | None = None
+        self._encoded_environment = b""
         self._start()
 
     @property
@@ -195,9 +198,13 @@ class ForkServer:
         self.last_result = None
         exchange = _Exchange(self._sequence)
         has_stdin = stdin_fd is not None
+        if env != self._environment:
+            self._encoded_environment = encode_environment(env, path)
+            self._environment = dict(env)
         request = _encode_run(
-            exchange.sequence, path, argv, env, cwd, timeout_seconds, has_stdin, keep_leftovers
-        )
+            exchange.sequence, path, argv, env, cwd, timeout_seconds, has_stdin, keep_leftovers,
+            encoded_environment=self._encoded_environment,
+        )  # fmt: skip
         if self._socket is None:
             self._start()
         if len(request) - _HEADER.size > self._max_payload_bytes:
@@ -370,8 +377,10 @@ def _encode_run(
     timeout_seconds: float | None,
     has_stdin: bool = False,
     keep_leftovers: bool = False,
+    encoded_environment: bytes | None = None,
 ) -> bytes:
-    """The RUN message (cw_protocol.h): fixed part, then NUL-terminated strings."""
+    """The RUN message (cw_protocol.h): fixed part, then NUL-terminated strings.
+    ``encoded_environment`` is encode_environment(env), when the caller has it already."""
     if not argv:
         raise ValueError("argv must hold at least the program name")
     timeout_ns = 0
@@ -379,20 +388,29 @@ def _encode_run(
         if not timeout_seconds > 0:
             raise ValueError(f"timeout_seconds must be positive or None, not {timeout_seconds}")
         timeout_ns = min(_MAX_TIMEOUT_NS - 1, max(1, round(timeout_seconds * 1e9)))
-    for name in env:
-        if not name or "=" in name:
-            raise ValueError(f"illegal environment variable name: {name!r}")
+    if encoded_environment is None:
+        encoded_environment = encode_environment(env, path)
     strings = [os.fsencode(path)]
     strings += [os.fsencode(cwd)] if cwd is not None else []
     strings += [os.fsencode(argument) for argument in argv]
-    strings += [os.fsencode(name) + b"=" + os.fsencode(value) for name, value in env.items()]
     if any(b"\0" in text for text in strings):
         raise ValueError(f"embedded null byte in the command line, env or cwd of {path}")
     flags = (_RUN_HAS_CWD if cwd is not None else 0) | (_RUN_HAS_STDIN if has_stdin else 0)
     flags |= _RUN_KEEP_LEFTOVERS if keep_leftovers else 0
     fixed = _RUN.pack(timeout_ns, flags, len(argv), len(env), 0)
-    payload = fixed + b"".join(text + b"\0" for text in strings)
+    payload = fixed + b"".join(text + b"\0" for text in strings) + encoded_environment
     return _HEADER.pack(_MAGIC, PROTOCOL_VERSION, _RUN_TYPE, len(payload), sequence) + payload
+
+
+def encode_environment(env: Mapping[str, str], path: str) -> bytes:
+    """The RUN message's environment strings, each NAME=VALUE ending with a NUL."""
+    for name in env:
+        if not name or "=" in name:
+            raise ValueError(f"illegal environment variable name: {name!r}")
+    strings = [os.fsencode(name) + b"=" + os.fsencode(value) for name, value in env.items()]
+    if any(b"\0" in text for text in strings):
+        raise ValueError(f"embedded null byte in the command line, env or cwd of {path}")
+    return b"".join(text + b"\0" for text in strings)
 
 
 def _decode_result(payload: bytes) -> RawResult:

@@ -20,13 +20,13 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cutaway import __version__, events, interrupts
 from cutaway.environment import capture_end
 from cutaway.metrics.collect import MetricCollector, MetricError
 from cutaway.model import (
     TIMED,
-    Calibration,
     LoadTarget,
     Run,
     RunData,
@@ -35,10 +35,10 @@ from cutaway.model import (
     Variant,
 )
 from cutaway.probes.base import Attachment, Probe, ProbeError
-from cutaway.probes.load import capture as load_capture
 from cutaway.probes.registry import build_probes
+from cutaway.runner import calibration
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
-from cutaway.runner.errors import ProbeUnavailable
+from cutaway.runner.errors import ProbeUnavailable, UnrunnableCommand
 from cutaway.runner.errors import RunnerError as RunnerError
 from cutaway.runner.executor import (
     Executor,
@@ -47,6 +47,7 @@ from cutaway.runner.executor import (
     RunInterrupted,
     run_environment,
 )
+from cutaway.runner.forkserver import executable_path
 from cutaway.runner.hooks import HookResult, run_hook
 from cutaway.runner.order import round_order
 from cutaway.store import Store, StoreError
@@ -54,11 +55,12 @@ from cutaway.store.lease import Owner
 from cutaway.versions import variant_versions
 from cutaway.visible import display
 
-CALIBRATION_RUNS = 30
+if TYPE_CHECKING:
+    from cutaway.probes.load.capture import ServerSampling
+
 # Asked after the planned rounds and after every adaptive round: None to go on, else why the
 # experiment may stop (cutaway.gate stops as soon as its verdict is settled).
 Settled = Callable[[Store, int], str | None]
-CALIBRATION_VARIANT = Variant(name="(calibration)", command=("true",))
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,11 @@ class ExperimentRunner:
         probes: Sequence[Probe] = (),
         clock: Callable[[], float] = time.monotonic,
         settled: Settled | None = None,
+        calibrations: calibration.CalibrationCache | None = None,
     ) -> None:
         self.spec = spec
         self.settled = settled
+        self.calibrations = calibrations  # None: the harness's cost is measured every time
         self.store = store
         self.experiment_id = experiment_id
         self.executor = executor
@@ -142,6 +146,8 @@ class ExperimentRunner:
         load = self.spec.load
         if load is None:
             return
+        from cutaway.probes.load import capture as load_capture
+
         for variant in self.spec.variants:
             target = load.target(variant.name)
             try:
@@ -153,6 +159,8 @@ class ExperimentRunner:
         """What the executor runs for ``variant``: its command, or the load generator."""
         if self.spec.load is None:
             return variant
+        from cutaway.probes.load import capture as load_capture
+
         return load_capture.generator_variant(variant)
 
     def preflight(self) -> None:
@@ -198,27 +206,25 @@ class ExperimentRunner:
 
     # -- runs ----------------------------------------------------------------------------------
 
-    def calibrate(self) -> None:
-        if self.store.experiment(self.experiment_id).calibration is not None:
+    def calibrate(self, resumed: bool) -> None:
+        """The harness's cost, before the first run: reused while the machine is unchanged,
+        else measured now (cutaway.runner.calibration). A resumed experiment keeps its own."""
+        if resumed and self.store.experiment(self.experiment_id).calibration is not None:
             return
-        walls = []
-        for _ in range(CALIBRATION_RUNS):
-            interrupts.check()
-            measured = self.executor.measure(CALIBRATION_VARIANT, None)
-
-            if measured.status is RunStatus.OK:
-                walls.append(measured.metrics["wall"])
-        if not walls:
+        measured = calibration.calibrate(self.executor, self.calibrations)
+        if measured is None:
             return
-        walls.sort()
-        calibration = Calibration("true", len(walls), walls[len(walls) // 2], walls[0])
-        self.store.set_calibration(self.experiment_id, calibration)
-        self.emit(events.CalibrationDone(calibration))
+        self.store.set_calibration(self.experiment_id, measured.calibration)
+        self.emit(
+            events.CalibrationDone(measured.calibration, measured.measured_at, measured.reused)
+        )
 
     def attach(self, variant: Variant, probes: Sequence[Probe]) -> Attachment:
         """Every probe's attachment to the variant's next run, combined in probe order."""
         env: dict[str, str] = {}
         prefix: tuple[str, ...] = ()
+        if not probes:
+            return Attachment(env, prefix)
         base = run_environment(variant)
         for probe in probes:
             attachment = probe.before_run({**base, **env})
@@ -254,12 +260,15 @@ class ExperimentRunner:
         attachment = collecting.attach(self.attach(variant, probes))
         load = self.spec.load
         timeout = self.spec.timeout_seconds
-        server: load_capture.ServerSampling | None = None
+        server: ServerSampling | None = None
         load_data: list[RunData] = []
         interruption: BaseException | None = None
         ended_on_its_own = False  # an interrupted run that had ended before the interrupt
 
         if load is not None:
+            # Imported for load experiments only (its sampler and parsers cost every other run).
+            from cutaway.probes.load import capture as load_capture
+
             # Interrupted, the generator writes what it measured: kept as an interrupted run.
             attachment = dataclasses.replace(
                 attachment,
@@ -286,6 +295,8 @@ class ExperimentRunner:
             if self.spec.ignore_failure:
                 measured = _failure_ignored(measured)
             if load is not None:
+                from cutaway.probes.load import capture as load_capture
+
                 measured, load_data = load_capture.after_load(measured, server)
             measured = collecting.after_run(measured)
         finally:
@@ -462,8 +473,17 @@ def _run_experiment(
 ) -> Outcome:
     probes, described = _checked_probes(spec)
     owner = Owner.current()
+    cache = None
+    if executor is None:  # the real harness: its cost is worth keeping between experiments
+        executor = ProcessExecutor(keep_leftovers=spec.keep_leftovers)
+        cache = calibration.CalibrationCache(
+            calibration.cache_path(), calibration.machine_key(environment, executable_path())
+        )
     try:
         if resume_id is None:
+            # Before anything is stored: a command that cannot be found is a typo, refused at
+            # once as hyperfine does (one that a setup hook may install is checked after it).
+            refuse_unrunnable(spec, executor.check)
             # Read before anything runs: a version that cannot be read stores nothing.
             versions = variant_versions(spec, run_environment)
             experiment_id = store.create_experiment(
@@ -473,12 +493,19 @@ def _run_experiment(
             experiment_id = resume_id
             store.claim(experiment_id, owner)  # refuses an experiment a live process runs
     except BaseException:
+        executor.close()
         for probe in probes:
             probe.close()
         raise
-    executor = executor or ProcessExecutor(keep_leftovers=spec.keep_leftovers)
     runner = ExperimentRunner(
-        spec, store, experiment_id, executor, listeners, probes, settled=settled
+        spec,
+        store,
+        experiment_id,
+        executor,
+        listeners,
+        probes,
+        settled=settled,
+        calibrations=cache,
     )
     resumed = len(runner.done)
     names = tuple(v.name for v in spec.variants)
@@ -503,7 +530,7 @@ def _run_experiment(
             runner.wait_for_servers()
             runner.preflight()
             runner.probe_warnings()
-            runner.calibrate()
+            runner.calibrate(resumed=resume_id is not None)
             reason = runner.run_all()
             interrupts.check()
             status = "complete"
@@ -534,10 +561,27 @@ def _run_experiment(
     return Outcome(experiment_id, status, reason, runner.failed_runs)
 
 
+def refuse_unrunnable(spec: Spec, check: Callable[[Variant], str | None]) -> None:
+    """UnrunnableCommand for the first variant whose program cannot start (``check`` says
+    why: Executor.check), among those no setup hook may install; a command run through a
+    shell is the shell's to find."""
+    for variant in spec.variants:
+        if variant.hooks.setup is not None or spec.load is not None:
+            continue
+        problem = check(variant)
+        if problem is not None:
+            raise UnrunnableCommand(
+                f"variant {variant.name!r} cannot run: {problem} (command: "
+                f"{_command_text(variant)}); nothing was stored"
+            )
+
+
 @interrupts.raising
 def _wait_until_accepting(name: str, target: LoadTarget, ready_timeout_seconds: float) -> None:
     """A wait that stores nothing: an interrupt may land anywhere in it."""
     interrupts.check()
+    from cutaway.probes.load import capture as load_capture
+
     load_capture.wait_until_accepting(name, target.host, target.port, ready_timeout_seconds)
 
 

@@ -25,8 +25,7 @@ from cutaway.model import (
     Spec,
 )
 from cutaway.probes.calls.blob import CallsBlobError, NewerCallsBlobError
-from cutaway.probes.calls.capture import KIND, LOSSES_KIND, decode_calls
-from cutaway.probes.syscalls.capture import KIND as SYSCALLS_KIND
+from cutaway.probes.calls.capture import KIND, LOSSES_KIND, SYSCALLS_KIND, decode_calls
 from cutaway.stats import describe, paired_ratio
 from cutaway.stats.descriptive import percentile_curve
 from cutaway.store import DamagedStoreError, Store, StoreError

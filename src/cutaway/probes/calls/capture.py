@@ -37,6 +37,9 @@ from cutaway.probes.calls.records import (
 from cutaway.processes import owned_directory
 
 KIND = "calls"
+# The run_data kind of the system calls the syscalls probe times and stores in this probe's
+# format (blob.py): kept here, with the format, so that the analysis reads both kinds.
+SYSCALLS_KIND = "syscalls"
 MEMORY_DIRECTORY = "/dev/shm"  # tmpfs on Linux; the system temporary directory otherwise
 DIRECTORY_PREFIX = "cutaway-calls-"
 CALIBRATION_CALLS = 200_000

@@ -6,6 +6,7 @@ a function that only some variants called marked as such."""
 from __future__ import annotations
 
 from cutaway.model import Analysis, CallPercentiles
+from cutaway.probes.calls.result import calls_result
 from cutaway.probes.calls.sections import overview_block
 from cutaway.probes.calls.tables import (
     ALL_CALLS,
@@ -54,7 +55,9 @@ def call_percentiles_figure(analysis: Analysis, function: str) -> Figure | None:
     """Data: unit, log, series: name, variant (index, for its colour), position (for its
     dash), percentiles, values. Positions first, second and later; all calls alone when the
     probe recorded no position."""
-    curves = [c for c in analysis.call_percentiles if c.function == function and c.seconds]
+    curves = [
+        c for c in calls_result(analysis).call_percentiles if c.function == function and c.seconds
+    ]
     positional = [c for c in curves if c.position != ALL_CALLS]
     curves = positional or curves
     if not curves:
@@ -102,7 +105,9 @@ def _series(curve: CallPercentiles, variants: list[str], divisor: float) -> Json
 
 
 def _position_table(analysis: Analysis, function: str, keys: list[tuple[str, str]]) -> Table:
-    summaries = {(s.variant, s.position): s for s in analysis.calls if s.function == function}
+    summaries = {
+        (s.variant, s.position): s for s in calls_result(analysis).calls if s.function == function
+    }
     columns = (
         Column("variant"),
         Column("calls"),

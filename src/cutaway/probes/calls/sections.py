@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cutaway.model import Analysis, CallSummary, Metric
+from cutaway.probes.calls.result import calls_result
 from cutaway.probes.calls.tables import (
     ALL_CALLS,
     CALL_UNIT,
@@ -47,7 +48,7 @@ _CALL_METRIC = Metric("calls", CALL_UNIT, "time per call")
 
 
 class CallsViews:
-    """The calls probe's part of a report (cutaway.report.layout.ProbeViews)."""
+    """The calls probe's part of a report (cutaway.probes.plugin.ProbeViews)."""
 
     def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
         ordered = ordered_call_comparisons(analysis)
@@ -65,7 +66,7 @@ class CallsViews:
         variant's median time per call, in one unit per row."""
         rows = []
         for function in call_functions(analysis):
-            calls = [c for c in analysis.calls if c.function == function and c.n > 0]
+            calls = [c for c in calls_result(analysis).calls if c.function == function and c.n > 0]
             positional = [c for c in calls if c.position != ALL_CALLS]
             medians: dict[str, dict[str, float]] = {}
             for call in positional or calls:  # only totals recorded: all calls, one row
@@ -86,7 +87,7 @@ class CallsViews:
         return [overview_block(summary)]
 
     def verdict_notes(self, analysis: Analysis) -> list[Line]:
-        return [Line((CALLS_NOTE,), Tone.DIM)] if analysis.call_comparisons else []
+        return [Line((CALLS_NOTE,), Tone.DIM)] if calls_result(analysis).call_comparisons else []
 
     def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
         blocks: list[Block] = []

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from cutaway.model import CALL_POSITIONS, Analysis, CallSummary, Comparison
+from cutaway.probes.calls.result import calls_result
 
 ALL_CALLS = "all"  # the position of a summary over every call, whatever its position
 CALL_UNIT = "seconds"  # every CallSummary and call comparison is in seconds
@@ -64,10 +65,10 @@ def _unique(names: Iterable[str]) -> list[str]:
 def call_functions(analysis: Analysis) -> list[str]:
     """Functions in the order the analysis holds them (the spec's order, as compare writes it),
     then any function that only a comparison names."""
-    compared = (parse_call_metric(c.metric) for c in analysis.call_comparisons)
+    compared = (parse_call_metric(c.metric) for c in calls_result(analysis).call_comparisons)
     return _unique(
         [
-            *(summary.function for summary in analysis.calls),
+            *(summary.function for summary in calls_result(analysis).calls),
             *(parsed[0] for parsed in compared if parsed is not None),
         ]
     )
@@ -76,7 +77,7 @@ def call_functions(analysis: Analysis) -> list[str]:
 def call_variants(analysis: Analysis) -> list[str]:
     """Variants that have call summaries, in their experiment's order (baseline first, as
     written), then any other in the order of the summaries."""
-    present = _unique(summary.variant for summary in analysis.calls)
+    present = _unique(summary.variant for summary in calls_result(analysis).calls)
     listed = _unique(name for info in analysis.experiments for name in info.variants)
     return [name for name in listed if name in present] + [
         name for name in present if name not in listed
@@ -100,7 +101,7 @@ def position_groups(analysis: Analysis, function: str) -> list[PositionGroup]:
         rows = sorted(
             (
                 summary
-                for summary in analysis.calls
+                for summary in calls_result(analysis).calls
                 if summary.variant == variant
                 and summary.function == function
                 and summary.position != ALL_CALLS
@@ -147,7 +148,7 @@ def overview(analysis: Analysis, top: int = OVERVIEW_TOP) -> Overview | None:
     variants = call_variants(analysis)
     everything = {
         (summary.variant, summary.function): summary
-        for summary in analysis.calls
+        for summary in calls_result(analysis).calls
         if summary.position == ALL_CALLS and summary.n > 0
     }
     order = {function: index for index, function in enumerate(call_functions(analysis))}
@@ -176,7 +177,7 @@ def ordered_call_comparisons(analysis: Analysis) -> list[Comparison]:
             comparison.variant,
         )
 
-    return sorted(analysis.call_comparisons, key=key)
+    return sorted(calls_result(analysis).call_comparisons, key=key)
 
 
 def comparison_function(comparison: Comparison) -> str:

@@ -55,7 +55,7 @@ SATURATED_NOTE = (
 
 
 class LoadViews(TablesOnly):
-    """The load phases' part of a report (cutaway.report.layout.ProbeViews)."""
+    """The load phases' part of a report (cutaway.probes.plugin.ProbeViews)."""
 
     def compact_blocks(self, analysis: Analysis) -> list[Block]:
         if not analysis.load:

@@ -42,7 +42,7 @@ ONLY_NOTE = "only in: the function has no samples in the other variants' profile
 
 
 class ProfileViews(TablesOnly):
-    """The profile probe's part of a report (cutaway.report.layout.ProbeViews)."""
+    """The profile probe's part of a report (cutaway.probes.plugin.ProbeViews)."""
 
     def compact_blocks(self, analysis: Analysis) -> list[Block]:
         """The top functions by self and by inclusive time, on and off the CPU, side by

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from cutaway.model import Analysis, Comparison, FunctionCalls, PhaseStat
+from cutaway.model import Analysis, Comparison, PhaseStat
 from cutaway.report.sections import (
     Align,
     Block,
@@ -50,7 +50,7 @@ COMPARED_SOURCES = frozenset(SOURCE_TITLES)
 
 
 class SpansViews(TablesOnly):
-    """The spans probe's part of a report (cutaway.report.layout.ProbeViews)."""
+    """The spans probe's part of a report (cutaway.probes.plugin.ProbeViews)."""
 
     def compact_blocks(self, analysis: Analysis) -> list[Block]:
         """The dissection without its intervals and medians: it fits a terminal."""
@@ -77,8 +77,6 @@ def dissection_blocks(analysis: Analysis, *, compact: bool = False) -> list[Bloc
     blocks: list[Block] = [
         dissection_block(analysis, source, compact=compact) for source in sources
     ]
-    if analysis.function_calls:
-        blocks.append(function_calls_block(analysis, compact=compact))
     if blocks:
         blocks.append((Line((UNACCOUNTED_NOTE,), Tone.DIM),))
     return blocks
@@ -160,66 +158,6 @@ def _statistics_named(*, compact: bool, counted: bool) -> str:
     return "mean over runs, share of the outermost span" + (", calls" if counted else "")
 
 
-def function_calls_block(analysis: Analysis, *, compact: bool = False) -> Block:
-    """The uprobes probe's calls per probed function: per outermost function, binary and
-    function, each variant's calls per operation (and per run) and mean time per call."""
-    counted = analysis.function_calls
-    labels = list(dict.fromkeys(item.variant for item in counted))
-    # The terminal's table: calls per operation only, and the binary only where one function
-    # is probed in two (two builds).
-    binaries_of: dict[str, set[str]] = {}
-    for item in counted:
-        binaries_of.setdefault(item.function, set()).add(item.binary)
-    show_binary = not compact or any(len(found) > 1 for found in binaries_of.values())
-    columns = [Column("in"), Column("function")]
-    if show_binary:
-        columns.append(Column("binary"))
-    for label in labels:
-        if compact:
-            columns.append(Column(f"{label}", Align.RIGHT))
-            continue
-        columns += [
-            Column(f"{label} calls/op", Align.RIGHT),
-            Column("calls/run", Align.RIGHT, follows=True),
-            Column("per call", Align.RIGHT, follows=True),
-        ]
-    cells_of: dict[tuple[str, str, str], dict[str, FunctionCalls]] = {}
-    for item in counted:
-        key = (item.operation, item.function, item.binary)
-        cells_of.setdefault(key, {})[item.variant] = item
-    rows = []
-    for (operation, function, binary), by_variant in cells_of.items():
-        cells: list[Cell] = [Name(operation), Name(function)]
-        if show_binary:
-            cells.append(Name(binary))
-        for label in labels:
-            found = by_variant.get(label)
-            if found is None:
-                cells += [None] * (1 if compact else 3)
-            elif compact:
-                cells.append(_count(found.calls_per_operation))
-            else:
-                cells += [
-                    _count(found.calls_per_operation),
-                    _count(found.calls_per_run),
-                    Quantity(found.seconds_per_call, "seconds", fractional=True),
-                ]
-        rows.append(Row(tuple(cells)))
-    what = (
-        "calls per operation"
-        if compact
-        else "calls per operation and per run, mean time per call (the probe's cost included)"
-    )
-    title = Heading(
-        ("calls per probed function",),
-        (
-            ": uprobes, every call of each function of each binary in the operations of an "
-            f"outermost function, recursion included: {what}",
-        ),
-    )
-    return (Table(title, tuple(columns), tuple(rows)),)
-
-
 def _statistics(stat: PhaseStat, *, compact: bool, counted: bool = True) -> list[Cell]:
     interval = (
         f"[{format_seconds(stat.ci_low)}, {format_seconds(stat.ci_high)}]"
@@ -227,7 +165,7 @@ def _statistics(stat: PhaseStat, *, compact: bool, counted: bool = True) -> list
         else None
     )
     share = format_percent(stat.share * 100.0, signed=False) if math.isfinite(stat.share) else None
-    per_operation = _count(stat.calls_per_operation)
+    per_operation = count_cell(stat.calls_per_operation)
     if compact:
         shown: list[Cell] = [Quantity(stat.mean, "seconds", fractional=True), share]
         return [*shown, per_operation] if counted else shown
@@ -237,11 +175,11 @@ def _statistics(stat: PhaseStat, *, compact: bool, counted: bool = True) -> list
         Quantity(stat.median, "seconds", fractional=True),
         share,
         per_operation,
-        _count(stat.calls_per_run),
+        count_cell(stat.calls_per_run),
     ]
 
 
-def _count(value: float) -> Cell:
+def count_cell(value: float) -> Cell:
     """A mean count: whole when it is one (10,011), else to three significant digits."""
     if not math.isfinite(value):
         return None

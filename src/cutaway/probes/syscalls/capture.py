@@ -24,10 +24,10 @@ from cutaway.model import RunData
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
 from cutaway.probes.calls import blob as calls_blob
 from cutaway.probes.calls.blob import ProcessCalls
-from cutaway.probes.calls.capture import CALL_DTYPE
+from cutaway.probes.calls.capture import CALL_DTYPE, SYSCALLS_KIND
 from cutaway.processes import owned_directory
 
-KIND = "syscalls"
+KIND = SYSCALLS_KIND  # its calls are stored in the calls probe's format
 # name(args) = result [ERRNO (text)] <seconds>; strace -T puts the duration last.
 _LINE = re.compile(
     r"^(?P<name>\w+)\(.*\)\s+=\s+(?P<result>\S+)(?:\s+(?P<errno>E[A-Z0-9]+))?"

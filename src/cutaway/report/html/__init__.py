@@ -21,6 +21,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
 from importlib import resources
@@ -35,7 +36,15 @@ from cutaway.report.sections import Block, Heading, Name, Report, Table, Verdict
 ECHARTS_VERSION = "6.1.0"
 ECHARTS_FILE = "vendor/echarts/echarts.common.min.js"
 # The renderer of each kind of figure, in assets/charts/; each uses ECharts.
-CHART_KINDS = ("distribution", "rounds", "percentiles", "bars", "attribution", "waterfall")
+CHART_KINDS = (
+    "distribution",
+    "rounds",
+    "percentiles",
+    "bars",
+    "attribution",
+    "waterfall",
+    "history",
+)
 _UNSAFE_IN_SCRIPT = re.compile(r"</script|<!--|<script", re.IGNORECASE)
 
 
@@ -62,6 +71,7 @@ def _script(source: str, name: str) -> str:
     return source
 
 
+@cache  # the same scripts on every page of a site: hashed once
 def _sha256(source: str) -> str:
     return base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii")
 
@@ -80,6 +90,21 @@ def render_html(analysis: Analysis) -> str:
     report = build_report(analysis, all_metrics=True)
     figures = build_figures(analysis)
     flames = flame_graphs(analysis)
+    title = analysis.experiments[0].name if analysis.experiments else "cutaway report"
+    # The flame graphs' frames keep the page's policy (about:srcdoc): their scripts are listed.
+    return html_page(
+        title, _body(report, figures, flames), figures, framed=[g.script for g in flames]
+    )
+
+
+def html_page(
+    title: str, body: str, figures: Sequence[Figure], *, framed: Sequence[str] = ()
+) -> str:
+    """A self-contained page around ``body`` (HTML already escaped) that draws ``figures``
+    (each a <figure data-figure="N"> in the body, see :func:`figure_element`): the style sheet,
+    the chart library and the renderers of the kinds used inlined, the figures' data as one
+    JSON document, and a Content-Security-Policy that runs only these scripts (and
+    ``framed``, the scripts of frames inside the page) and fetches nothing."""
     data = script_json({"figures": [_figure_data(f) for f in figures]})
     scripts = [
         _script(asset(ECHARTS_FILE), ECHARTS_FILE),
@@ -87,8 +112,7 @@ def render_html(analysis: Analysis) -> str:
         *(_script(asset(f"assets/charts/{kind}.js"), kind) for kind in _kinds(figures)),
         "cutaway.start();",
     ]
-    # The flame graphs' frames keep this policy (about:srcdoc): their scripts are listed too.
-    hashes = [*scripts, *(g.script for g in flames)]
+    hashes = [*scripts, *framed]
     policy = "; ".join(
         (
             "default-src 'none'",
@@ -97,8 +121,6 @@ def render_html(analysis: Analysis) -> str:
             "img-src data:",
         )
     )
-    title = analysis.experiments[0].name if analysis.experiments else "cutaway report"
-    body = _body(report, figures, flames)
     script_elements = "\n".join(f"<script>{s}</script>" for s in scripts)
     return (
         "<!DOCTYPE html>\n"
@@ -119,7 +141,7 @@ def _style() -> str:
     return css
 
 
-def _kinds(figures: list[Figure]) -> list[str]:
+def _kinds(figures: Sequence[Figure]) -> list[str]:
     used = {f.kind for f in figures}
     unknown = used - set(CHART_KINDS)
     if unknown:
@@ -169,6 +191,12 @@ def _header_block(block: Block, *, first: bool) -> str:
 def _plain(heading: Heading) -> str:
     """A heading as plain text (for an attribute), names as they are."""
     return "".join(p.text if isinstance(p, Name) else p for p in (*heading.parts, *heading.detail))
+
+
+def figure_element(index: int, figure: Figure) -> str:
+    """Figure ``index`` of the page's figures: its title, the chart's place, and its numbers
+    as a table under it (every chart can be read without drawing it)."""
+    return _figure(index, figure)
 
 
 def _figure(index: int, figure: Figure) -> str:

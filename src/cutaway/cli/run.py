@@ -1,0 +1,173 @@
+"""`cutaway run`: an experiment file or quick mode measured, then analysed and reported; or,
+with --max-rate-under, the highest rate each server keeps under a latency target."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Literal
+
+from cutaway import interrupts
+from cutaway.cli.run_spec import _quick_load_spec, spec_from_args
+from cutaway.cli.shared import (
+    EXIT_ERROR,
+    EXIT_OK,
+    STYLES,
+    UsageError,
+    check_outputs,
+    color_wanted,
+    db_option,
+    emit,
+    exports,
+    run_label,
+    stored_line,
+)
+from cutaway.cli.streams import stdout_closed
+from cutaway.visible import display, visible
+
+if TYPE_CHECKING:
+    from cutaway.runner.runner import Outcome
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from cutaway.cli.progress import TerminalProgress
+    from cutaway.environment import capture_environment
+    from cutaway.output_files import OutputWriteError
+    from cutaway.runner.executor import program_problem
+    from cutaway.runner.runner import refuse_unrunnable, run_experiment
+    from cutaway.store import Store
+
+    if args.max_rate_under is not None:
+        return _max_rate(args)
+    # Before anything else: a typo in an export's directory must cost no measurement.
+    check_outputs(args, [(option, path) for option, _, path in exports(args)])
+    label = run_label(args)  # before measuring: a bad --version-from exits 2 at once
+    if args.resume:
+        if args.file or args.cmd:
+            raise UsageError("--resume continues a stored experiment: give no file or -c")
+        store = Store(args.db, create=False)
+        experiment_id = store.resolve(args.resume)
+        stored = store.experiment(experiment_id)
+        if stored.status == "complete":
+            raise UsageError(f"experiment #{experiment_id} is complete: nothing to resume")
+        spec, resume_id, environment = stored.spec, experiment_id, stored.environment
+    else:
+        # The spec first: bad input must leave nothing behind, not even an empty store.
+        spec = spec_from_args(args)
+        refuse_unrunnable(spec, program_problem)  # a typo in a command: not even a store
+        resume_id, environment = None, capture_environment()
+        store = Store(args.db)
+    _, bar, lines = STYLES[args.style]
+    # The analysis and the reports (numpy, rich) are imported after the runs, never during
+    # them: on 2 cores an import competes with the measured command.
+    with TerminalProgress(
+        bar=False if args.quiet else bar,  # -q: nothing but errors, on a terminal too
+        lines=lines and not args.quiet,
+        color=color_wanted(args),
+        db_option=db_option(args.db),
+    ) as progress:
+        outcome = run_experiment(
+            spec,
+            store,
+            environment=environment,
+            listeners=[progress],
+            label=label,
+            resume_id=resume_id,
+        )
+    if outcome.reason == "interrupted":
+        # Stopping is what was asked: no analysis (minutes with thousands of variants), only
+        # where the runs are stored; `cutaway report N` reports them.
+        if not args.quiet:
+            print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
+        return interrupts.exit_status()
+    from cutaway.compare import analyze
+
+    try:
+        emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
+    except KeyboardInterrupt as error:  # every run is stored already: say where, as at the end
+        where = stored_line(outcome.experiment_id, args.db).removeprefix("cutaway: ")
+        print(visible(f"cutaway: interrupted during the report; {where}"), file=sys.stderr)
+        return interrupts.exit_status(error)
+    except OutputWriteError as error:
+        again = f"cutaway export {outcome.experiment_id}{db_option(args.db)}"
+        raise OutputWriteError(
+            f"{error}\nthe results are stored: `{again} --format FORMAT -o PATH` writes them"
+        ) from None
+    finally:
+        if not args.quiet:
+            if stdout_closed():
+                print(
+                    "cutaway: standard output was closed: the report was cut short",
+                    file=sys.stderr,
+                )
+            print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
+    return _run_exit_status(outcome)
+
+
+def _run_exit_status(outcome: Outcome) -> int:
+    """A run that failed makes the whole command fail, as hyperfine's does: a CI job must not
+    pass on an experiment whose commands did not work."""
+    if outcome.reason == "no-pairs":
+        print(
+            f"cutaway: experiment #{outcome.experiment_id} has no round in which every variant "
+            "succeeded: nothing was compared",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    if outcome.failed_runs:
+        print(
+            f"cutaway: {outcome.failed_runs} counted run(s) failed (see the report); they are "
+            "not timed",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _max_rate(args: argparse.Namespace) -> int:
+    """``--max-rate-under p99=10ms``: the highest rate each --url server keeps under the
+    target, searched with the generator (cutaway.probes.load.search). Nothing is stored."""
+    from cutaway.model import LoadTarget
+    from cutaway.probes.load.generator import (
+        GeneratorError,
+        LoadResult,
+        LoadSettings,
+        run_generator,
+    )
+    from cutaway.probes.load.search import describe, search_max_rate
+    from cutaway.spec.load import read_latency_target
+
+    target = read_latency_target(args.max_rate_under)
+    if not args.url:
+        raise UsageError("--max-rate-under needs --url servers (already running)")
+    spec = _quick_load_spec(args)
+    load = spec.load
+    assert load is not None
+    if load.rate is not None:
+        raise UsageError("--max-rate-under searches the rate itself: give no --rate")
+    duration = load.duration_seconds if load.duration_seconds is not None else 2.0
+    protocol: Literal["http", "memcached"] = "memcached" if load.protocol == "memcached" else "http"
+    for variant in spec.variants:
+        where = load.target(variant.name)
+
+        def measure(rate: float | None, where: LoadTarget = where) -> LoadResult:
+            settings = LoadSettings(
+                target=where.address,
+                protocol=protocol,
+                path=where.path,
+                connections=load.connections,
+                rate=rate,
+                duration=duration,
+                warmup=load.warmup_seconds,
+                timeout=load.request_timeout_seconds,
+                new_connection=load.new_connection,
+            )
+            return run_generator(settings, timeout=duration + load.warmup_seconds + 60)
+
+        try:
+            answer = search_max_rate(measure, target)
+        except GeneratorError as error:
+            raise UsageError(f"variant {display(variant.name)!r}: {error}") from None
+        for line in describe(variant.name, answer):
+            print(visible(line))
+    return 0

@@ -1,0 +1,325 @@
+"""`cutaway run`'s options: the commands and their names, rounds, hooks, parameters, the
+commands' streams, limits, labels, probes, declared metrics and load (quick mode against
+servers). hyperfine's options are aliases where their meaning is the same
+(cli/hyperfine_options.py says where it differs). docs/cli.md describes each one."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from cutaway.cli.numbers import integer
+from cutaway.cli.options import add_output_options
+from cutaway.cli.run_spec import HOOK_OPTIONS
+
+HOOK_SHORT_OPTIONS = {"setup": ("-s",), "prepare": ("-p",), "conclude": ("-C",)}
+
+
+class _AppendParameter(argparse.Action):
+    """--parameter-scan and --parameter-list share one list, in command-line order (the
+    first parameter varies slowest)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[object] | None,
+        option_string: str | None = None,
+    ) -> None:
+        assert isinstance(values, list)
+        items = list(getattr(namespace, self.dest) or [])
+        items.append((self.const, *values))
+        setattr(namespace, self.dest, items)
+
+
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    """Every option of `cutaway run` (`cutaway check` takes them too, cli/check.py)."""
+    run.add_argument(
+        "file",
+        nargs="?",
+        metavar="FILE|COMMAND",
+        help="an experiment file (TOML), or commands to measure as hyperfine takes them "
+        "(cutaway run 'sleep 0.01' 'sleep 0.02': the first is the baseline)",
+    )
+    add_load_options(run)
+    run.add_argument(
+        "-c",
+        "--cmd",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="quick mode: a command to measure (repeat; the first is the baseline)",
+    )
+    run.add_argument(
+        "-n",
+        "--name",
+        "--command-name",
+        action="append",
+        default=[],
+        help="name of each command (hyperfine's --command-name)",
+    )
+    run.add_argument("--baseline", help="the variant the others are compared with")
+    run.add_argument(
+        "--rounds",
+        type=integer,
+        help="counted rounds, each command once per round (default 10; hyperfine's -r/--runs, "
+        "and its -m/--min-runs: with --until, rounds are added after these)",
+    )
+    # hyperfine's names for --rounds and --warmup, apart so that a message names one option.
+    run.add_argument(
+        "-r", "--runs", "-m", "--min-runs", dest="rounds", type=integer, help=argparse.SUPPRESS
+    )
+    run.add_argument(
+        "--warmup", type=integer, help="warmup rounds, run and not counted (default 1; -w)"
+    )
+    run.add_argument("-w", dest="warmup", type=integer, help=argparse.SUPPRESS)
+    run.add_argument(
+        "--shell",
+        "-S",
+        metavar="SHELL",
+        help="quick mode: run commands through a shell. --shell alone is /bin/sh -c; "
+        "--shell=bash (or --shell bash) runs bash -c CMD; --shell=none runs them directly "
+        "(the default)",
+    )
+    run.add_argument(
+        "-N",
+        dest="shell",
+        action="store_const",
+        const="none",
+        help="quick mode: no shell (--shell=none, as hyperfine's -N)",
+    )
+    for hook, option in HOOK_OPTIONS.items():
+        run.add_argument(
+            option,
+            *HOOK_SHORT_OPTIONS.get(hook, ()),
+            dest=hook,
+            action="append",
+            default=[],
+            metavar="CMD",
+            help=f"quick mode: the {hook} hook (shell code); once for every -c, or once per -c",
+        )
+    run.add_argument(
+        "--parameter-scan",
+        "-P",
+        dest="parameters",
+        action=_AppendParameter,
+        const="scan",
+        nargs=3,
+        metavar=("NAME", "MIN", "MAX"),
+        help="quick mode: one variant per value MIN, MIN+1... MAX, {NAME} substituted",
+    )
+    run.add_argument(
+        "--parameter-step-size",
+        "-D",
+        dest="step_size",
+        metavar="DELTA",
+        help="the step of --parameter-scan (default 1; decimals are fine)",
+    )
+    run.add_argument(
+        "--parameter-list",
+        "-L",
+        dest="parameters",
+        action=_AppendParameter,
+        const="list",
+        nargs=2,
+        metavar=("NAME", "VALUES"),
+        help="quick mode: one variant per comma-separated value, {NAME} substituted; "
+        "several parameters make every combination",
+    )
+    run.add_argument(
+        "--input",
+        metavar="FILE",
+        help="feed FILE to every command's standard input (default: /dev/null)",
+    )
+    run.add_argument(
+        "--output",
+        metavar="WHERE",
+        help="where commands' standard output goes: null (default), pipe, inherit, or a FILE",
+    )
+    run.add_argument(
+        "--show-output",
+        action="store_true",
+        help="show the commands' standard output (--output=inherit)",
+    )
+    run.add_argument(
+        "--ignore-failure",
+        "-i",
+        action="store_true",
+        help="count runs that exit non-zero as successful (crashes and timeouts never are)",
+    )
+    run.add_argument(
+        "--keep-leftovers",
+        action="store_true",
+        help="leave running what a command leaves behind (`server &`); by default it is "
+        "stopped when the run ends",
+    )
+    run.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="print nothing on stderr but errors: no progress, notices or stored-as line",
+    )
+    run.add_argument(
+        "--max-variants",
+        type=integer,
+        metavar="N",
+        help="refuse a matrix or parameter sweep of more than N variants, counted before any "
+        "is made (default 10000, or the file's max_variants)",
+    )
+    run.add_argument("--timeout", help="per-run timeout, e.g. 10s")
+    run.add_argument("--hook-timeout", help="time limit of each hook (default 10m), e.g. 30s")
+    run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 0.5%%)")
+    run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
+    run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
+    run.add_argument("--seed", type=integer, help="seed for round orders and the bootstrap")
+    run.add_argument(
+        "--calls",
+        metavar="F,G",
+        help="time every call of these libc functions, "
+        "e.g. getpwnam,getservbyname (the calls probe; adds to an experiment file's)",
+    )
+    run.add_argument("--label", help="a label stored with the experiment, e.g. a version")
+    run.add_argument(
+        "--version-from",
+        metavar="DIR",
+        help="store `git describe --tags --always --dirty` of this checkout as the label "
+        "(`cutaway history` lines results up by it)",
+    )
+    run.add_argument(
+        "--variant-version",
+        action="append",
+        default=[],
+        metavar="VERSION",
+        help="quick mode: a variant's own version (else the label's); once for every -c, or "
+        "once per -c (an experiment file says version, version_from or version_command)",
+    )
+    run.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest-incomplete",
+        metavar="EXPERIMENT",
+        help="continue an interrupted experiment (default: the newest one)",
+    )
+    run.add_argument(
+        "--syscalls",
+        metavar="S,T",
+        help="time every call of these system calls "
+        "with strace, e.g. fsync,openat (the syscalls probe; adds to an experiment file's)",
+    )
+    run.add_argument(
+        "--uprobes",
+        action="append",
+        metavar="BINARY:F,G",
+        help="time every call of these functions of an unmodified binary with uprobes (root, "
+        "bpftrace), as nested phases, and count them, e.g. "
+        "/usr/sbin/slapd:do_search,test_filter; repeat for more binaries (a function in two "
+        "binaries is one phase: two builds compare); adds to an experiment file's (the uprobes "
+        "probe)",
+    )
+    # -- the profile probe (cutaway.probes.profile; docs/experiment-file.md, [probes] profile)
+    run.add_argument(
+        "--profile",
+        action="store_true",
+        help="also sample stacks with perf (on- and off-CPU), in profiled runs of each variant "
+        "separate from the timed runs (the profile probe)",
+    )
+    run.add_argument(
+        "--profile-frequency",
+        metavar="HZ",
+        help="samples per second of --profile (default 999)",
+    )
+    run.add_argument(
+        "--profile-call-graph",
+        choices=("fp", "dwarf", "dwarf!"),
+        help="how --profile unwinds stacks: frame pointers (default) or DWARF; DWARF falls back "
+        "to frame pointers when it costs more than 10 %% of a CPU-bound program's CPU time, "
+        "dwarf! keeps it whatever it costs",
+    )
+    run.add_argument(
+        "--system-wide",
+        "-a",
+        action="store_true",
+        default=None,
+        help="--profile samples the whole system, not only the workload's processes",
+    )
+    run.add_argument(
+        "--no-off-cpu",
+        action="store_true",
+        default=None,
+        help="--profile samples on-CPU stacks only (no scheduler tracepoint)",
+    )
+    # -- the instructions probe (cutaway.probes.instructions; [probes] instructions)
+    run.add_argument(
+        "--instructions",
+        action="store_true",
+        default=None,
+        help="also count instructions with valgrind (callgrind), whole process and per "
+        "function, in runs of each variant separate from the timed runs: the metric "
+        "`instructions`, deterministic but not time (the instructions probe)",
+    )
+    # -- the spans probe (cutaway.probes.spans; [probes] spans)
+    run.add_argument(
+        "--spans",
+        action="store_true",
+        default=None,
+        help="also record named phases: spans from cutaway's span SDK (C span.h, Python "
+        "cutaway.spans) and OpenTelemetry JSON written to $CUTAWAY_OTLP_FILE, shown as a "
+        "dissection per phase (the spans probe)",
+    )
+    # -- declared metrics (cutaway.spec.metrics; docs/experiment-file.md, [[metrics]])
+    run.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="also measure a metric (repeat): NAME[:BETTER[:UNIT]]=SOURCE:WHAT, e.g. "
+        "rps:higher=output:ab:requests_per_second or files=command:'ls | wc -l' "
+        "(docs/experiment-file.md lists every source)",
+    )
+    run.add_argument(
+        "--metric-regex",
+        action="append",
+        default=[],
+        metavar="NAME=REGEX",
+        help="also measure a number in the command's output: NAME[:BETTER[:UNIT]]=REGEX, "
+        "the REGEX with a group (?P<value>...)",
+    )
+    run.add_argument(
+        "--no-probes",
+        action="store_true",
+        help="ignore the file's [probes]: whole-process metrics without any probe's cost",
+    )
+    add_output_options(run)
+
+
+def add_load_options(run: argparse.ArgumentParser) -> None:
+    load = run.add_argument_group("load (quick mode against servers, instead of -c)")
+    load.add_argument(
+        "--url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a server to load: http://HOST:PORT/PATH or HOST:PORT (repeat; the first is the "
+        "baseline)",
+    )
+    load.add_argument("--protocol", help="http (default) or memcached")
+    load.add_argument("--connections", type=integer, help="connections (default 10)")
+    load.add_argument("--rate", type=float, help="open loop: requests per second")
+    load.add_argument("--duration", help="each load phase's length, e.g. 5s (default 5s)")
+    load.add_argument("--requests", type=integer, help="each load phase's requests, instead")
+    load.add_argument("--load-warmup", help="load before each phase, not counted (default 1s)")
+    load.add_argument("--request-timeout", help="a request's time limit (default 2s)")
+    load.add_argument(
+        "--new-connection", action="store_true", help="a new connection for every request"
+    )
+    load.add_argument(
+        "--max-rate-under",
+        metavar="pP=LATENCY",
+        help="instead of comparing: the highest rate each server keeps with this latency "
+        "percentile, e.g. p99=10ms (nothing is stored)",
+    )
+    load.add_argument(
+        "--no-server-metrics",
+        action="store_true",
+        help="do not sample the server's processes (found by the port it listens on)",
+    )

@@ -1,0 +1,211 @@
+"""What a probe adds to cutaway, in one place: the interface the core iterates over.
+
+A probe is a package under ``cutaway.probes`` and one line in ``cutaway.probes.registry``.
+Its :class:`ProbePlugin` says, for every stage of the pipeline, what the probe adds, and the
+core (runner, compare, report in every format) asks every registered plugin in the registry's
+order, knowing none by name:
+
+- ``selected(spec)``: whether the experiment file asks for the probe;
+- ``record_kinds``: the kinds of records it stores that another probe's analysis reads;
+- ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
+  to measured runs (its lifecycle is described in probes/base.py);
+- ``analyze(stored)``: run when the probe is selected or a selected probe stored records of
+  a kind in ``analyzed_records``: what the stored records say, as its own
+  :class:`~cutaway.model.ProbeResult` (carried in ``Analysis.probe_results``), and the
+  cautions it raises;
+- ``combined(first, second, tags)``: its result for ``cutaway compare`` (two experiments),
+  each variant tagged with its experiment, or None when the result has no meaning across two;
+- ``views``: its report sections (:class:`ProbeViews`), which every human format renders;
+- ``figures(analysis)``: its charts with their numbers (report/sections.py ``Figure``);
+- ``json_part(analysis)``: its keys in the JSON report, always present (empty lists when it
+  measured nothing), placed after the key ``json_after`` (None: before ``results``);
+- ``csv_formats``: its CSV exports, each one more ``--format``.
+
+Every method has a default that adds nothing, so a plugin overrides only what its probe adds.
+A plugin module imports nothing heavy at module level (the registry imports every plugin on
+start-up): the work is imported inside the methods.
+
+Not yet here: a probe's keys in the experiment file and on the command line are still parsed by
+cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec`; the profile and spans probes'
+analyses and exports (and the load phase, which has no plugin) are still called by name from
+compare.py and cutaway.report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec, Spec
+
+if TYPE_CHECKING:
+    from cutaway.probes.base import Probe
+    from cutaway.report.sections import Block, Figure, JsonValue, Line, Row
+    from cutaway.store import Store
+
+
+class ProbeViews(Protocol):
+    """A probe's part of the human report (report/layout.py puts each part in its place)."""
+
+    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
+        """(variant, row) for the leading verdict table, in the probe's order."""
+        ...
+
+    def verdict_notes(self, analysis: Analysis) -> list[Line]:
+        """What to say once under the verdict table about the probe's rows."""
+        ...
+
+    def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
+        """The probe's tables, after the primary metric's."""
+        ...
+
+    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
+        """The compact report: the probe's rows of the medians table (one per variant column)."""
+        ...
+
+    def compact_blocks(self, analysis: Analysis) -> list[Block]:
+        """The compact report: the probe's tables that are its answer, after the medians."""
+        ...
+
+
+class TablesView:
+    """A :class:`ProbeViews` for a probe whose part of the report is tables only: the same
+    tables in the full report and (``compact=True``) in the compact one."""
+
+    def __init__(self, tables: Callable[[Analysis, bool], list[Block]]) -> None:
+        self._tables = tables
+
+    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
+        return []
+
+    def verdict_notes(self, analysis: Analysis) -> list[Line]:
+        return []
+
+    def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
+        return self._tables(analysis, False)
+
+    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
+        return []
+
+    def compact_blocks(self, analysis: Analysis) -> list[Block]:
+        return self._tables(analysis, True)
+
+
+class JoinedViews:
+    """Several :class:`ProbeViews` as one, each method's parts in the order given."""
+
+    def __init__(self, *parts: ProbeViews) -> None:
+        self._parts = parts
+
+    def verdict_rows(self, analysis: Analysis, *, all_metrics: bool) -> list[tuple[str, Row]]:
+        return [
+            r for part in self._parts for r in part.verdict_rows(analysis, all_metrics=all_metrics)
+        ]
+
+    def verdict_notes(self, analysis: Analysis) -> list[Line]:
+        return [line for part in self._parts for line in part.verdict_notes(analysis)]
+
+    def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
+        return [b for part in self._parts for b in part.blocks(analysis, all_metrics=all_metrics)]
+
+    def median_rows(self, analysis: Analysis, variants: Sequence[str]) -> list[Row]:
+        return [row for part in self._parts for row in part.median_rows(analysis, variants)]
+
+    def compact_blocks(self, analysis: Analysis) -> list[Block]:
+        return [b for part in self._parts for b in part.compact_blocks(analysis)]
+
+
+@dataclass(frozen=True)
+class StoredExperiment:
+    """What a plugin's analysis reads: the store, the experiment, its spec and variants (in
+    the spec's order), and the resamples of every bootstrap."""
+
+    store: Store
+    experiment_id: int
+    spec: Spec
+    variants: tuple[str, ...]
+    resamples: int
+
+
+@dataclass(frozen=True)
+class Tags:
+    """How ``cutaway compare`` names two experiments' variants: each shared variant of the first
+    (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"."""
+
+    first: str
+    second: str
+    shared_first: tuple[str, ...]
+    shared_second: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CsvFormat:
+    """A probe's CSV export: its ``--format`` name, the line `--help` shows, and its renderer."""
+
+    name: str
+    description: str
+    render: Callable[[Analysis], str]
+
+
+@dataclass(frozen=True)
+class StoreFormat:
+    """A probe's export read straight from the store rather than from an Analysis (folded
+    stacks, flame graphs): its ``--format`` name and its renderer, which takes the store, the
+    experiment and the variant asked for (None: the format's default) and raises ValueError
+    when the experiment has nothing to export in it."""
+
+    name: str
+    render: Callable[[Store, int, str | None], str]
+    takes_variant: bool = False
+
+
+# Kinds of records that more than one probe stores, in one format, for one analysis: the calls
+# and syscalls probes store timed calls (cutaway.probes.calls.records), the profile and
+# instructions probes stacks (cutaway.probes.profile), the spans and uprobes probes the phase
+# tables (cutaway.probes.spans). The analysis of each kind runs when a probe that stores it ran.
+CALL_RECORDS = "calls"
+PROFILE_RECORDS = "profiles"
+PHASE_RECORDS = "phases"
+
+
+class ProbePlugin:
+    """Everything one probe adds; subclass it and override what the probe adds."""
+
+    name: str = ""  # the probe's name: its key under [probes], its Run.purpose, its docs page
+    record_kinds: tuple[str, ...] = ()  # the shared kinds of records it stores (above)
+    # The shared kinds its analysis reads: it runs when any selected probe stored them.
+    analyzed_records: tuple[str, ...] = ()
+    # Keys of the JSON report this probe's part follows (None: at the end, before "results").
+    json_after: str | None = None
+    csv_formats: tuple[CsvFormat, ...] = ()
+    store_formats: tuple[StoreFormat, ...] = ()
+
+    def selected(self, spec: ProbeSpec) -> bool:
+        """Whether the experiment asks for this probe."""
+        return False
+
+    def capture(self, spec: ProbeSpec) -> Probe:
+        """The capture side for an experiment that selects the probe."""
+        raise NotImplementedError(f"the {self.name} probe captures nothing")
+
+    def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
+        """The probe's result from what it stored, and its cautions."""
+        return None, []
+
+    def combined(
+        self, first: ProbeResult | None, second: ProbeResult | None, tags: Tags
+    ) -> ProbeResult | None:
+        """The result for two experiments compared (cutaway compare), None for none."""
+        return None
+
+    @property
+    def views(self) -> ProbeViews | None:
+        """The probe's part of the human report, None for none."""
+        return None
+
+    def figures(self, analysis: Analysis) -> list[Figure]:
+        return []
+
+    def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
+        return {}

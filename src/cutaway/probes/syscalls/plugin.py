@@ -1,0 +1,27 @@
+"""The syscalls probe's plugin (cutaway.probes.plugin):
+its capture. It adds nothing else of its own: it stores its calls as the calls probe
+stores them (cutaway.probes.calls.records), and the calls probe's analysis and report show
+them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cutaway.model import ProbeSpec
+from cutaway.probes.plugin import CALL_RECORDS, ProbePlugin
+
+if TYPE_CHECKING:
+    from cutaway.probes.base import Probe
+
+
+class SyscallsPlugin(ProbePlugin):
+    name = "syscalls"
+    record_kinds = (CALL_RECORDS,)
+
+    def selected(self, spec: ProbeSpec) -> bool:
+        return bool(spec.syscalls)
+
+    def capture(self, spec: ProbeSpec) -> Probe:
+        from cutaway.probes.syscalls.capture import SyscallsProbe
+
+        return SyscallsProbe(spec.syscalls)

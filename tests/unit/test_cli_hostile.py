@@ -206,3 +206,22 @@ def test_an_argument_that_is_not_utf8_is_refused_before_anything_is_stored(
         "cutaway: error: argument 11 is not UTF-8 text (byte b'\\xff' in 'v\ufffd')"
     )
     assert not db.exists()
+
+
+def test_a_damaged_stored_profile_is_bad_input_not_a_traceback(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cutaway report` of an experiment whose run_data.data was damaged by hand: the profile
+    decoder's error reached the user as a traceback (`export --format folded` said it), found
+    by the hostile re-run (issue #21)."""
+    from cutaway.probes.profile.records import decode
+
+    def report(_: object) -> int:
+        decode(b"\xde\xad\xbe\xef")
+        return 0
+
+    monkeypatch.setitem(cli.COMMANDS, "list", report)
+    assert cli.main(["list"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("cutaway: run_data.data: not a stored profile: Error -3")
+    assert "Traceback" not in err

@@ -128,6 +128,7 @@ def _exit_status(error: Exception) -> int | None:
     happened, so that `--version` and `--help` import neither the store nor the spec parser."""
     from cutaway.history import HistoryError
     from cutaway.output_files import OutputPathError, OutputWriteError
+    from cutaway.probes.profile.records import ProfileFormatError
     from cutaway.runner.errors import ProbeUnavailable, RunnerError, UnrunnableCommand
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
@@ -144,6 +145,7 @@ def _exit_status(error: Exception) -> int | None:
             ProbeUnavailable,
             UnrunnableCommand,
             DamagedStoreError,
+            ProfileFormatError,
             BadStorePath,
             BadStoreUrl,
             HistoryError,

@@ -116,7 +116,48 @@ def run(
     from cutaway.environment import capture_environment
     from cutaway.runner.runner import run_experiment
 
+    _check_spec(spec, label)
     store = open_store(db)
     return run_experiment(
         spec, store, environment=capture_environment(), listeners=listeners, label=label
     )
+
+
+class SpecValueError(ValueError):
+    """A Spec made in Python that cutaway cannot run or store, found before anything is stored
+    (an experiment file or a command line is checked as it is read; a Spec built in code is
+    checked here)."""
+
+
+def _check_spec(spec: Spec, label: str | None) -> None:
+    """Refuse what the spec reader refuses, before anything runs: values the store would read
+    back as damaged (rounds=-1, timeout_seconds=nan), numbers past the limits of
+    cutaway.spec.limits (timeout_seconds=1e300 overflowed), and text that is not UTF-8 (a lone
+    surrogate, which the store cannot write)."""
+    import json
+
+    from cutaway.spec import limits
+    from cutaway.store.stored_spec import SpecJsonError, spec_from_json
+
+    try:
+        text = json.dumps(spec.to_dict(), sort_keys=True, ensure_ascii=False)
+        (text + (label or "")).encode("utf-8")
+        spec_from_json(json.loads(text), None)
+    except SpecJsonError as error:
+        raise SpecValueError(f"spec: {error}") from None
+    except (TypeError, ValueError) as error:  # UnicodeEncodeError is a ValueError
+        raise SpecValueError(f"spec: cannot be stored: {error}") from None
+    bounds = (
+        ("rounds", spec.rounds, limits.MAX_ROUNDS),
+        ("warmup_rounds", spec.warmup_rounds, limits.MAX_WARMUP_ROUNDS),
+        ("seed", spec.seed, limits.MAX_SEED),
+        ("timeout_seconds", spec.timeout_seconds, limits.MAX_RUN_SECONDS),
+        ("hook_timeout_seconds", spec.hook_timeout_seconds, limits.MAX_RUN_SECONDS),
+        ("max_time_seconds", spec.max_time_seconds, limits.MAX_EXPERIMENT_SECONDS),
+    )
+    for key, value, largest in bounds:
+        if value is not None and value > largest:
+            shown = f"{largest:g}" if isinstance(largest, float) else str(largest)
+            raise SpecValueError(f"spec: {key}: expected at most {shown}, found {value!r}")
+    if spec.rounds < 1:
+        raise SpecValueError(f"spec: rounds: expected at least 1, found {spec.rounds!r}")

@@ -155,6 +155,16 @@ def exit_status(error: BaseException | None = None) -> int:
     return 128 + number
 
 
+def wrapped_interrupt(error: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt that ``error`` was raised from, if any. Python 3.11 wraps whatever a
+    descriptor's ``__set_name__`` raises in a RuntimeError (a dataclass's field, while a module
+    is imported), so an interrupt that lands there arrives as one."""
+    cause = error.__cause__
+    while cause is not None and not isinstance(cause, KeyboardInterrupt):
+        cause = cause.__cause__
+    return cause
+
+
 def discard() -> bool:
     """Forget a pending interrupt (the caller is stopping anyway); whether there was one."""
     had = _gate.pending is not None

@@ -105,7 +105,7 @@ def _existing_plan(path: str, mode: int) -> OutputPlan | str:
 
 def _new_file_plan(path: str) -> OutputPlan | str:
     """A file written atomically: its directory must exist and be writable."""
-    target = os.path.realpath(path)  # through links: the file they name, or would create
+    target = _real_path(path)  # through links: the file they name, or would create
     directory = os.path.dirname(target)
     if not os.path.exists(directory):
         return f"no such directory: {directory!r}"
@@ -114,6 +114,16 @@ def _new_file_plan(path: str) -> OutputPlan | str:
     if not os.access(directory, os.W_OK | os.X_OK):
         return f"cannot write in {directory!r} (permission denied, or a read-only filesystem)"
     return OutputPlan(ATOMIC)
+
+
+def _real_path(path: str) -> str:
+    """The path with its symbolic links resolved, as far as they can be read: a link this
+    process may not read (another process's ``/proc/PID/fd/N``) raises in realpath, and the
+    stat that follows says why in words instead."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return os.path.abspath(path)
 
 
 def _descriptor_plan(descriptor: int) -> OutputPlan | str:
@@ -190,9 +200,9 @@ def check_output_paths(
     an export must never replace the store or the experiment file it came from. Outputs
     written through (``-``, ``/dev/null``) may be named more than once."""
     seen: dict[str, str] = {}
-    kept = {os.path.realpath(path): what for what, path in keep if path}
+    kept = {_real_path(path): what for what, path in keep if path}
     for option, path in outputs:
-        target = os.path.realpath(path) if path and "\0" not in path else path
+        target = _real_path(path) if path and "\0" not in path else path
         if target in kept:
             raise OutputPathError(f"{option} {path!r} would replace {kept[target]}")
         plan = output_plan(path)
@@ -285,7 +295,7 @@ def _through_error(option: str, path: str, error: OSError) -> OutputWriteError:
 def _write_atomically(path: str, text: str, option: str) -> None:
     """Write ``text`` to a temporary file beside the target and rename it over the target. A
     symbolic link is written through, as opening it would."""
-    target = os.path.realpath(path)
+    target = _real_path(path)
     directory = os.path.dirname(target)
     try:
         handle, temporary = tempfile.mkstemp(

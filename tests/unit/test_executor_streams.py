@@ -3,14 +3,20 @@ output metric gets (Attachment.capture), with real processes through the fork se
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cutaway import interrupts
 from cutaway.model import RunStatus, Variant
 from cutaway.probes.base import Attachment
-from cutaway.runner.executor import ProcessExecutor
+from cutaway.runner.executor import Measurement, ProcessExecutor
 
 SCRIPT = "cat; echo out; echo err >&2"
 
@@ -80,3 +86,69 @@ def test_stderr_is_given_when_asked(executor: ProcessExecutor) -> None:
     both = Attachment(capture=frozenset({"stdout", "stderr"}))
     measured = executor.measure(variant(), None, both)
     assert measured.output == {"stdout": "out\n", "stderr": "err\n"}
+
+
+def test_captured_output_that_cannot_be_written_makes_an_error_run(
+    executor: ProcessExecutor,
+) -> None:
+    """An output metric captures stdout, copied to the variant's file after the run: /dev/full
+    refused sendfile (EINVAL) and the OSError was a traceback (issue #21). Now the run is an
+    error run that says why, as `echo > /dev/full` fails by itself."""
+    measured = executor.measure(variant(stdout="/dev/full"), None, STDOUT)
+    assert measured.status is RunStatus.ERROR
+    assert measured.message == "cannot write its output to '/dev/full': No space left on device"
+    assert measured.output == {"stdout": "out\n"}  # what the metric reads is still there
+
+
+@interrupts.holding
+def measure_held(executor: ProcessExecutor, v: Variant, attachment: Attachment) -> Measurement:
+    """measure() as the runner calls it: interrupts held, raised where the executor lets them."""
+    return executor.measure(v, None, attachment)
+
+
+def signal_soon_then_open_other_end(fifo: Path, flags: int) -> threading.Event:
+    """SIGINT to this process in 0.3 s; 5 s later the FIFO's other end is opened, so that a
+    wait for it ends even when the interrupt did not end it. The event says it was opened."""
+    opened = threading.Event()
+
+    def act() -> None:
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+        opened.set()
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, flags | os.O_NONBLOCK))
+
+    threading.Thread(target=act, daemon=True).start()
+    return opened
+
+
+def test_a_fifo_without_a_reader_is_left_at_an_interrupt_and_the_run_kept(
+    executor: ProcessExecutor, tmp_path: Path
+) -> None:
+    """Captured stdout copied to a FIFO that no one reads: the open waited for a reader for ever,
+    deaf to Ctrl-C and SIGTERM (found by the hostile re-run, issue #21). Now an interrupt ends
+    the wait, the run that ended is kept, and the interrupt stays held for the runner."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader_came = signal_soon_then_open_other_end(fifo, os.O_RDONLY)
+    with interrupts.handling():
+        measured = measure_held(executor, variant(stdout=str(fifo)), STDOUT)
+        assert interrupts.discard()  # held, not lost
+    assert not reader_came.is_set()
+    assert measured.status is RunStatus.OK and measured.output == {"stdout": "out\n"}
+
+
+@pytest.mark.parametrize("stream", ["stdin", "stdout"])
+def test_a_fifo_without_its_other_end_is_left_at_an_interrupt(
+    executor: ProcessExecutor, tmp_path: Path, stream: str
+) -> None:
+    """--input or --output naming a FIFO no one writes or reads: opened before the run, it waited
+    for ever, deaf to interrupts. Now the interrupt stops the experiment before this run."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    other_end = os.O_WRONLY if stream == "stdin" else os.O_RDONLY
+    other_end_came = signal_soon_then_open_other_end(fifo, other_end)
+    with interrupts.handling(), pytest.raises(KeyboardInterrupt):
+        measure_held(executor, variant(**{stream: str(fifo)}), Attachment())
+    assert not other_end_came.is_set()

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from cutaway import events, interrupts
-from cutaway.model import RunStatus, Spec, Variant
+from cutaway.model import Hooks, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment
 from cutaway.runner.executor import Measurement
+from cutaway.runner.hooks import STOPPED
 from cutaway.runner.runner import run_experiment
 from cutaway.store import Store
 
@@ -73,3 +74,63 @@ def test_a_signal_while_a_run_is_stored_keeps_and_counts_it(
     assert experiment.status == "incomplete"
     assert len(store.completed_slots(outcome.experiment_id)) == 3  # the third is kept
     assert end.runs_kept == 3
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_just_before_a_prepare_hook_stops_the_hook(
+    tmp_path: Path, stop_signal: int
+) -> None:
+    """The signal lands after the runner's last look for interrupts and before the prepare hook
+    starts (here, in the RunStarted listener): the hook is stopped at once, as one that lands
+    while it runs, instead of running to its end (found by the hostile re-run, issue #21)."""
+    store = Store(tmp_path / "db.sqlite")
+    spec = Spec(
+        name="windows",
+        variants=(Variant("a", ("true",), hooks=Hooks(prepare="sleep 5")),),
+        baseline="a",
+        rounds=3,
+        warmup_rounds=0,
+    )
+    hooks_ran: list[events.HookRan] = []
+
+    def listener(event: events.Event) -> None:
+        if isinstance(event, events.RunStarted):
+            os.kill(os.getpid(), stop_signal)
+        if isinstance(event, events.HookRan):
+            hooks_ran.append(event)
+
+    outcome = run_experiment(
+        spec, store, environment={}, executor=QuickExecutor(), listeners=[listener]
+    )
+    assert outcome.reason == "interrupted"
+    assert interrupts.first_signal() == stop_signal
+    assert [(event.hook, event.exit_code) for event in hooks_ran] == [("prepare", STOPPED)]
+    assert store.experiment(outcome.experiment_id).status == "incomplete"
+
+
+def test_cleanup_hooks_that_run_after_an_interrupt_are_announced(tmp_path: Path) -> None:
+    """After an interrupt the cleanup hooks run to their end (they stop servers): said at once,
+    else a slow cleanup looks like a Ctrl-C ignored (issue #21)."""
+    store = Store(tmp_path / "db.sqlite")
+    spec = Spec(
+        name="windows",
+        variants=(Variant("a", ("true",), hooks=Hooks(cleanup="true")),),
+        baseline="a",
+        rounds=3,
+        warmup_rounds=0,
+    )
+    notices: list[str] = []
+
+    def listener(event: events.Event) -> None:
+        if isinstance(event, events.RunStarted):
+            os.kill(os.getpid(), signal.SIGTERM)
+        if isinstance(event, events.Notice):
+            notices.append(event.message)
+
+    outcome = run_experiment(
+        spec, store, environment={}, executor=QuickExecutor(), listeners=[listener]
+    )
+    assert outcome.reason == "interrupted"
+    assert notices == [
+        "interrupted: running the cleanup hooks of 'a' first (a second interrupt stops them)"
+    ]

@@ -278,3 +278,18 @@ def test_links_to_odd_places_are_refused(tmp_path: Path) -> None:
     (tmp_path / "dangling").symlink_to(tmp_path / "missing" / "x.json")
     problem = output_path_problem(str(tmp_path / "dangling"))
     assert problem == f"no such directory: '{tmp_path / 'missing'}'"
+
+
+def test_a_link_this_process_may_not_read_is_refused_in_words() -> None:
+    """Another process's descriptor (/proc/1/fd/1) is a link that readlink refuses to anyone
+    without ptrace rights over it: realpath raised PermissionError, a traceback (issue #21)."""
+    unreadable = "/proc/1/fd/1"
+    try:
+        os.readlink(unreadable)
+    except PermissionError:
+        pass
+    else:
+        pytest.skip("this process may read /proc/1/fd (ptrace rights over PID 1)")
+    assert output_path_problem(unreadable) == "Permission denied"
+    with pytest.raises(OutputPathError, match="Permission denied"):
+        check_output_paths([("-o/--output", unreadable)], keep=[("the store", "/proc/1/fd/2")])

@@ -267,3 +267,57 @@ def test_html_waterfall_keeps_phase_names_as_data() -> None:
     phases = [name.strip() for name in figures[0].data["phases"]]  # type: ignore[union-attr]
     assert visible(HOSTILE[1]) in phases and len(phases) == len(HOSTILE) + 1
     assert figures[0].table is not None  # its numbers, as a table every format escapes
+
+
+class _AlternatingExecutor:
+    """Runs nothing; the second variant is slower in some rounds, so that verdicts, their
+    comparisons' names and the advice to settle them all appear in the report."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def measure(
+        self, variant: object, timeout_seconds: object, attachment: object = None
+    ) -> object:
+        from cutaway.model import RunStatus
+        from cutaway.runner.executor import Measurement
+
+        self.count += 1
+        return Measurement(RunStatus.OK, 0, None, {"wall": 0.001 * (1 + self.count % 3)})
+
+    def check(self, variant: object) -> None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("format_name", ["terminal", "markdown"])
+def test_a_huge_variant_name_is_cut_short_in_the_reports_for_people(
+    tmp_path: object, format_name: str
+) -> None:
+    """A quick-mode name is its command: a 1 MB one made a terminal report of megabytes (the
+    name in every header, verdict line and wrapped paragraph), found by the hostile re-run
+    (issue #21). Shown cut short, as every message cuts it; JSON keeps it whole."""
+    from pathlib import Path
+
+    from cutaway.compare import analyze
+    from cutaway.model import Spec, Variant
+    from cutaway.runner.runner import run_experiment
+    from cutaway.store import Store
+
+    huge = "n" * 1_000_000
+    spec = Spec(
+        name=huge,
+        variants=(Variant("a", ("true",)), Variant(huge, ("true",))),
+        baseline="a",
+        rounds=4,
+        warmup_rounds=0,
+    )
+    store = Store(Path(str(tmp_path)) / "db.sqlite")
+    outcome = run_experiment(spec, store, environment={}, executor=_AlternatingExecutor())  # type: ignore[arg-type]
+    analysis = analyze(store, outcome.experiment_id)
+    text = FORMATS[format_name].render(analysis)
+    assert "... (999,800 more characters)" in text
+    assert len(text) < 50_000
+    assert huge in FORMATS["json"].render(analysis)

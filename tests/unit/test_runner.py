@@ -153,6 +153,19 @@ def test_a_variant_whose_first_run_fails_stops_the_experiment(store: Store) -> N
     assert stored.status == "incomplete"
 
 
+def test_a_huge_failing_command_and_name_are_quoted_cut_short(store: Store) -> None:
+    """A 1 MB command made a 1 MB error message (issue #21): quoted as every message quotes
+    text, 200 characters and a count of the rest."""
+    huge = "f" * 1_000_000
+    spec = make_spec(variants=(Variant("a", ("sleep", "0.1")), Variant(huge, ("fail", huge))))
+    with pytest.raises(RunnerError) as raised:
+        run_experiment(spec, store, environment={}, executor=FakeExecutor())
+    message = str(raised.value)
+    assert len(message) < 2_000
+    assert f"variant '{'f' * 200}... (999,800 more characters)' failed" in message
+    assert f"`fail {'f' * 195}... (999,805 more characters)`" in message
+
+
 def test_ignore_failure_times_non_zero_exits_but_never_crashes(store: Store) -> None:
     spec = make_spec(
         variants=(Variant("a", ("sleep", "0.1")), Variant("grep", ("fail",))), ignore_failure=True

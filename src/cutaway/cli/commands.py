@@ -107,6 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("cutaway: interrupted", file=sys.stderr)
             return interrupts.exit_status(error)
         except Exception as error:
+            interruption = interrupts.wrapped_interrupt(error)
+            if interruption is not None:  # it landed while a module was imported
+                print("cutaway: interrupted", file=sys.stderr)
+                return interrupts.exit_status(interruption)
             status = _exit_status(error)
             if status is None:  # a bug: its traceback, escaped, and Python's own status
                 import traceback
@@ -124,6 +128,7 @@ def _exit_status(error: Exception) -> int | None:
     happened, so that `--version` and `--help` import neither the store nor the spec parser."""
     from cutaway.history import HistoryError
     from cutaway.output_files import OutputPathError, OutputWriteError
+    from cutaway.probes.profile.records import ProfileFormatError
     from cutaway.runner.errors import ProbeUnavailable, RunnerError, UnrunnableCommand
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
@@ -140,6 +145,7 @@ def _exit_status(error: Exception) -> int | None:
             ProbeUnavailable,
             UnrunnableCommand,
             DamagedStoreError,
+            ProfileFormatError,
             BadStorePath,
             BadStoreUrl,
             HistoryError,

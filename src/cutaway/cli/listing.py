@@ -22,8 +22,9 @@ def default_db() -> str:
 
 def print_listing(rows: list[ListingRow], db: str) -> None:
     """`cutaway list`: one line per experiment, newest first; one line each whatever a name
-    holds (a newline in it is shown as "\\n", an escape sequence as "\\x1b")."""
-    from cutaway.visible import visible
+    holds (a newline in it is shown as "\\n", an escape sequence as "\\x1b"), and at most
+    200 characters of it."""
+    from cutaway.visible import display, visible
 
     if not rows:
         if "://" in db:  # a postgresql:// URL: never its password
@@ -32,10 +33,11 @@ def print_listing(rows: list[ListingRow], db: str) -> None:
             db = shown(db)
         print(visible(f"no experiments in {db}"))
     for experiment_id, name, status, _created, label, n_variants, n_runs in rows:
-        labelled = f"  [{label}]" if label else ""
+        # A name or label of megabytes (a long command) is cut short, as every message does.
+        labelled = f"  [{display(label)}]" if label else ""
         print(
             visible(
                 f"#{experiment_id:<4} {status:<10} {n_variants} variants {n_runs:>6} runs  "
-                f"{name}{labelled}"
+                f"{display(name)}{labelled}"
             )
         )

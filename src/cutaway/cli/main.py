@@ -73,6 +73,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C while the commands are imported, or once they are done
         sys.stderr.write("cutaway: interrupted\n")
         return EXIT_INTERRUPTED
+    except RuntimeError as error:
+        # Ctrl-C in a dataclass field's __set_name__ while a module is imported: Python 3.11
+        # raises it wrapped (cutaway.interrupts.wrapped_interrupt, not imported up here).
+        if not isinstance(error.__cause__, KeyboardInterrupt):
+            raise
+        sys.stderr.write("cutaway: interrupted\n")
+        return EXIT_INTERRUPTED
 
 
 def _answer_at_once(arguments: list[str]) -> int | None:

@@ -26,7 +26,7 @@ from cutaway.cli.options import FLAME_GRAPHS, REPORT_FORMATS, add_db_option, add
 from cutaway.cli.run_options import add_run_arguments
 from cutaway.cli.run_spec import command_hint
 from cutaway.cli.shared import EXIT_USAGE
-from cutaway.visible import visible
+from cutaway.visible import display, visible
 
 # Words taken as the value of a bare --shell: `--shell bash` is --shell=bash, while in
 # `--shell experiment.toml` the file stays the positional argument (--shell alone is sh).
@@ -155,11 +155,31 @@ def _is_shell_word(word: str) -> bool:
     return os.path.isabs(word) and os.path.isfile(word) and os.access(word, os.X_OK)
 
 
+def _not_utf8(arguments: Sequence[str]) -> str | None:
+    """Why an argument cannot be taken, when one holds bytes that are not UTF-8 (Python keeps
+    them as lone surrogates): names, commands, labels and paths are stored as text, where such
+    bytes cannot go, so the store refused them once the experiment had begun (a traceback)."""
+    for position, argument in enumerate(arguments, start=1):
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError as error:
+            byte = argument[error.start].encode("utf-8", errors="surrogateescape")
+            return visible(
+                f"argument {position} is not UTF-8 text (byte {byte!r} in {display(argument)!r}): "
+                "cutaway keeps names, commands and paths as text"
+            )
+    return None
+
+
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse, and answer an unknown option with the closest known one (``--rnuds``: did you
     mean --rounds?). Exits 2 on bad usage, as argparse does."""
     parser = build_parser()
-    arguments, workload = split_workload(sys.argv[1:] if argv is None else argv)
+    every_argument = list(sys.argv[1:] if argv is None else argv)
+    problem = _not_utf8(every_argument)
+    if problem is not None:
+        parser.error(problem)
+    arguments, workload = split_workload(every_argument)
     try:
         arguments = normalize_ignore_failure(arguments)
     except ValueError as error:

@@ -30,6 +30,7 @@ from cutaway.report.sections import (
     VerdictCell,
 )
 from cutaway.report.views import cautions_block, conclusion_block
+from cutaway.visible import display
 
 STRONG_VERDICTS = (Verdict.REGRESSED, Verdict.IMPROVED)
 
@@ -150,7 +151,7 @@ def _table(section: Table) -> list[str]:
         for index, row in enumerate(section.rows)
     ]
     header = [
-        escape(column.name + (f" ({unit})" if unit else ""))
+        escape(display(column.name) + (f" ({unit})" if unit else ""))  # a variant's, maybe
         for column, (_, unit) in zip(section.columns, texts_units, strict=True)
     ]
     alignments = "".join("r" if c.align is Align.RIGHT else "l" for c in section.columns)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from cutaway.visible import visible
+from cutaway.visible import display, visible
 
 _BACKTICKS = re.compile("`+")
 _NEWLINES = re.compile("\r\n|\r|\n")
@@ -26,8 +26,9 @@ def _fold(text: str) -> str:
 
 
 def code(name: str) -> str:
-    """``name`` as an inline code span that nothing inside it can end or break."""
-    text = _fold(name)
+    """``name`` as an inline code span that nothing inside it can end or break, cut short
+    when it is of megabytes (cutaway.visible.display)."""
+    text = _fold(display(name))
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
     # A space on each side keeps a leading or trailing backtick out of the fence; a span that

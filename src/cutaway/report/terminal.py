@@ -31,7 +31,7 @@ from cutaway.report.sections import (
 )
 from cutaway.report.terminal_table import VERDICT_STYLES as VERDICT_STYLES
 from cutaway.report.terminal_table import draw_table
-from cutaway.visible import visible
+from cutaway.visible import display, visible
 
 TONE_STYLES: Mapping[Tone, str] = {
     Tone.PLAIN: "",
@@ -91,8 +91,8 @@ def render_blocks(blocks: Sequence[Block], *, color: bool, width: int = 100) -> 
 def _text(parts: Sequence[Inline], style: str = "", name_style: str = "") -> Text:
     text = Text(style=style)
     for part in parts:
-        if isinstance(part, Name):
-            text.append(visible(part.text), style=name_style or style)
+        if isinstance(part, Name):  # a name of megabytes is cut short, as messages cut it
+            text.append(visible(display(part.text)), style=name_style or style)
         else:
             text.append(visible(part))
     return text

@@ -19,7 +19,7 @@ from rich.text import Text
 from cutaway.model import Verdict
 from cutaway.report.cell_text import table_texts
 from cutaway.report.sections import Align, Row, Table, VerdictCell
-from cutaway.visible import visible
+from cutaway.visible import display, visible
 
 GAP = "  "
 INDENT = "  "  # rows under a group name of their own
@@ -39,7 +39,8 @@ def draw_table(table: Table, width: int) -> list[Text]:
     say what a row is about (the variant, metric or percentile). A row is never wrapped."""
     texts, units = [], []
     for column, unit in table_texts(table):
-        texts.append([visible(text) for text in column])
+        # A cell or header may be a variant's name, of any length: cut short (cutaway.visible).
+        texts.append([visible(display(text)) for text in column])
         units.append(visible(unit))
     lines = _fitted(table, texts, units, range(len(table.columns)), width)
     if _width_of(lines) > width and len(table.columns) > 2:
@@ -137,7 +138,7 @@ def _lines(
     """The lines of the columns ``shown`` (indexes, the first column first); ``grouped``
     moves the first column's names to rows of their own."""
     columns = list(shown[1:]) if grouped else list(shown)
-    headers = [visible(table.columns[i].name) for i in columns]  # a variant's name, maybe
+    headers = [visible(display(table.columns[i].name)) for i in columns]  # a variant's, maybe
     if grouped:
         headers[0] = f"{table.columns[0].name} / {headers[0]}"
     widths = [

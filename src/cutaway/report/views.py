@@ -55,6 +55,7 @@ from cutaway.report.units import (
     metric_sort_key,
     run_status_name,
 )
+from cutaway.visible import display
 
 HOLM_NOTE = (
     "{primary} is tested at full confidence; the other metrics' p-values are Holm-adjusted, so "
@@ -73,8 +74,9 @@ def one_baseline(comparisons: Sequence[Comparison]) -> bool:
 
 
 def comparison_name(comparison: Comparison) -> str:
-    """The comparison a verdict belongs to, as summary lines name it: "B vs A"."""
-    return f"{comparison.variant} vs {comparison.baseline}"
+    """The comparison a verdict belongs to, as summary lines name it: "B vs A" (a name of
+    megabytes cut short, as every message cuts it)."""
+    return f"{display(comparison.variant)} vs {display(comparison.baseline)}"
 
 
 CHANGED = (Verdict.REGRESSED, Verdict.IMPROVED)

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import os
 import shlex
 import shutil
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -231,7 +233,7 @@ class ProcessExecutor:
                     ) from None
                 if attachment.interrupt_grace_seconds is None or stopped is None:
                     raise
-                measured = self._interrupted(stopped, self._output(variant, attachment))
+                measured = self._interrupted(stopped, self._output(variant, attachment)[0])
                 raise RunInterrupted(measured, interruption) from None
         return self._measured(raw, timeout_seconds, variant, attachment)
 
@@ -270,7 +272,11 @@ class ProcessExecutor:
         variant: Variant,
         attachment: Attachment,
     ) -> Measurement:
-        measured = self._judged(raw, timeout_seconds, self._output(variant, attachment))
+        output, problem = self._output(variant, attachment)
+        measured = self._judged(raw, timeout_seconds, output)
+        if problem is not None and measured.status == RunStatus.OK:
+            # As the command itself fails when it cannot write its output (echo > /dev/full).
+            measured = dataclasses.replace(measured, status=RunStatus.ERROR, message=problem)
         return dataclasses.replace(
             measured,
             leftover_processes=raw.leftover_processes,
@@ -313,7 +319,7 @@ class ProcessExecutor:
         terminal or the file of Variant.stdout after the run."""
         stdin_fd = None
         if variant.stdin is not None:
-            stdin_fd = os.open(variant.stdin, os.O_RDONLY | os.O_CLOEXEC)
+            stdin_fd = _open_stream(variant.stdin, os.O_RDONLY | os.O_CLOEXEC)
             opened.callback(os.close, stdin_fd)
         if self._captures_stdout(variant, attachment):
             if self._stdout is None:
@@ -325,22 +331,25 @@ class ProcessExecutor:
         if variant.stdout == "inherit":
             sys.stdout.flush()
             return stdin_fd, _STDOUT_FD
-        stdout_fd = os.open(variant.stdout, _FILE_FLAGS, 0o666)
+        stdout_fd = _open_stream(variant.stdout, _FILE_FLAGS)
         opened.callback(os.close, stdout_fd)
         return stdin_fd, stdout_fd
 
-    def _output(self, variant: Variant, attachment: Attachment) -> dict[str, str]:
-        """The captured streams the attachment asked for; captured stdout also goes where the
-        variant sends it (the terminal, a file)."""
+    def _output(
+        self, variant: Variant, attachment: Attachment
+    ) -> tuple[dict[str, str], str | None]:
+        """The captured streams the attachment asked for, and why captured stdout could not go
+        where the variant sends it (the terminal, a file), if it could not."""
         output: dict[str, str] = {}
+        problem = None
         if self._stdout is not None and self._captures_stdout(variant, attachment):
             if variant.stdout not in ("null", "pipe"):
-                _copy_out(self._stdout, variant.stdout)
+                problem = _copy_out(self._stdout, variant.stdout)
             if "stdout" in attachment.capture:
                 output["stdout"] = _tail(self._stdout, CAPTURE_LIMIT_BYTES)
         if "stderr" in attachment.capture:
             output["stderr"] = _tail(self._stderr, CAPTURE_LIMIT_BYTES)
-        return output
+        return output, problem
 
     def close(self) -> None:
         self._server.close()
@@ -373,20 +382,78 @@ def _tail(fd: int, limit: int) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
-def _copy_out(fd: int, destination: str) -> None:
-    """Copy a memfd's whole content to cutaway's stdout ("inherit") or to a file."""
+def _copy_out(fd: int, destination: str) -> str | None:
+    """Copy a memfd's whole content to cutaway's stdout ("inherit") or to a file; why it
+    could not be, in words, or None. A FIFO without a reader is waited for, as a shell's ``>``
+    waits, until an interrupt arrives (the run is then kept, its output not written)."""
     if destination == "inherit":
         sys.stdout.flush()
         target, close = _STDOUT_FD, False
     else:
-        target, close = os.open(destination, _FILE_FLAGS, 0o666), True
+        try:
+            opened = _open_for_writing(destination)
+        except OSError as error:
+            return f"cannot write its output to {destination!r}: {error.strerror or error}"
+        if opened is None:
+            return None
+        target, close = opened, True
     try:
-        size, offset = os.lseek(fd, 0, os.SEEK_END), 0
-        while offset < size:
-            sent = os.sendfile(target, fd, offset, size - offset)
-            if sent == 0:
-                break
-            offset += sent
+        _send_all(fd, target)
+    except OSError as error:
+        where = "standard output" if destination == "inherit" else repr(destination)
+        return f"cannot write its output to {where}: {error.strerror or error}"
     finally:
         if close:
             os.close(target)
+    return None
+
+
+def _send_all(fd: int, target: int) -> None:
+    """sendfile, or read and write where the target cannot take it (/dev/full: EINVAL)."""
+    size, offset = os.lseek(fd, 0, os.SEEK_END), 0
+    while offset < size:
+        try:
+            sent = os.sendfile(target, fd, offset, size - offset)
+        except OSError as error:
+            if error.errno not in (errno.EINVAL, errno.ENOSYS) or offset:
+                raise
+            sent = _write_all(target, os.pread(fd, min(2**20, size - offset), offset))
+        if sent == 0:
+            break
+        offset += sent
+
+
+def _write_all(target: int, data: bytes) -> int:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(target, view) :]
+    return len(data)
+
+
+@interrupts.raising
+def _open_stream(path: str, flags: int) -> int:
+    """A run's --input or --output file, opened before it starts. A FIFO's open waits for its
+    other end: an interrupt must stop that wait (it stops the experiment before this run)."""
+    interrupts.check()  # one held since measure() looked: the open may wait for ever
+    return os.open(path, flags, 0o666)
+
+
+_WAIT_FOR_READER_SECONDS = 0.05
+
+
+def _open_for_writing(path: str) -> int | None:
+    """``path`` opened for writing, a FIFO once it has a reader; None when an interrupt came
+    while waiting for one (held: the run that ended is kept, the runner raises it later)."""
+    interrupts_before = interrupts.count()
+    while True:
+        try:
+            handle = os.open(path, _FILE_FLAGS | os.O_NONBLOCK, 0o666)
+        except OSError as error:
+            if error.errno != errno.ENXIO:  # ENXIO: a FIFO that no one reads yet
+                raise
+            if interrupts.count() > interrupts_before or interrupts.pending():
+                return None
+            time.sleep(_WAIT_FOR_READER_SECONDS)
+            continue
+        os.set_blocking(handle, True)
+        return handle

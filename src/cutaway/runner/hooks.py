@@ -11,7 +11,10 @@ process group is stopped (SIGTERM, then SIGKILL) and the hook counts as failed. 
 (Ctrl-C, SIGTERM, SIGHUP) that arrives while any hook runs stops its group within a second
 (SIGTERM, then SIGKILL): nothing waits for a hook once the user asked to stop. The hooks that
 run after an interrupt (the interrupted run's ``conclude``, every ``cleanup``) run to their end,
-bounded by the time limit, unless another interrupt comes."""
+bounded by the time limit, unless another interrupt comes. An interrupt received (and held) just
+before a ``setup`` or ``prepare`` hook starts stops it as one received while it runs would: the
+runner looks for interrupts before it calls a hook, and one that lands between that look and the
+hook's start must not wait for the whole hook."""
 
 from __future__ import annotations
 
@@ -29,6 +32,9 @@ from cutaway.model import Variant
 from cutaway.runner.executor import SHELL, run_environment
 
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
+# The hooks that come before the work they serve: not worth starting once the user asked to
+# stop. conclude and cleanup undo what those did, so they run even then.
+HOOKS_BEFORE = ("setup", "prepare")
 OUTPUT_TAIL_BYTES = 2000
 GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL when a hook's group is stopped at its limit
 INTERRUPT_GRACE_SECONDS = 0.5  # the same at an interrupt: within a second of it
@@ -94,6 +100,7 @@ def run_hook(
             env=run_environment(variant),
             cwd=variant.cwd,
             timeout_seconds=timeout_seconds,
+            stopped_by_pending=hook in HOOKS_BEFORE,
         )
         output.seek(0, 2)
         output.seek(max(0, output.tell() - OUTPUT_TAIL_BYTES))
@@ -110,16 +117,21 @@ def run_in_group(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     timeout_seconds: float | None = None,
+    stopped_by_pending: bool = False,
 ) -> int:
     """Run ``argv`` in a process group of its own, stdout (and stderr, unless ``errors``) to
     ``output``, and wait
     for it: its exit status (negative: killed by that signal), or TIMED_OUT or STOPPED after
     stopping its whole group at ``timeout_seconds`` or at an interrupt that arrived meanwhile.
     That interrupt is then raised where the caller lets it be (cutaway.interrupts); anything
-    else that stops the wait stops the group too. Used by hooks, bisect's builds and metric
-    commands."""
-    interrupts_before = interrupts.count()
+    else that stops the wait stops the group too. With ``stopped_by_pending``, an interrupt
+    received before the call and still held counts as one received meanwhile. Used by hooks,
+    bisect's builds and metric commands."""
     with interrupts.handling():
+        # Counted inside handling(): its outermost call resets the count.
+        interrupts_before = interrupts.count()
+        if stopped_by_pending and interrupts.pending():
+            interrupts_before -= 1
         # Held from before Popen: an interrupt while Popen starts the command (which may already
         # run) must not leave it behind; the wait below sees it and stops the group.
         process = subprocess.Popen(

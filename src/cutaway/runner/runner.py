@@ -53,6 +53,7 @@ from cutaway.runner.order import round_order
 from cutaway.store import Store, StoreError
 from cutaway.store.lease import Owner
 from cutaway.versions import variant_versions
+from cutaway.visible import display
 
 if TYPE_CHECKING:
     from cutaway.probes.load.capture import ServerSampling
@@ -169,7 +170,7 @@ class ExperimentRunner:
             problem = self.executor.check(self.measured_variant(variant))
             if problem is not None:
                 raise RunnerError(
-                    f"variant {variant.name!r} cannot run: {problem} "
+                    f"variant {display(variant.name)!r} cannot run: {problem} "
                     f"(command: {_command_text(variant)})"
                 )
 
@@ -187,12 +188,16 @@ class ExperimentRunner:
             for probe in probes:
                 warning = None if program is None else probe.check_program(program)
                 if warning is not None:
-                    self.emit(events.Notice(f"variant {variant.name!r}: {warning}"))
+                    self.emit(events.Notice(f"variant {display(variant.name)!r}: {warning}"))
 
     @interrupts.holding
     def cleanup_all(self) -> None:
         """Every started variant's cleanup, in reverse order. Interrupts are held: one that
         arrives while a cleanup runs stops that cleanup (run_hook), not the ones after it."""
+        cleanups = [variant.name for variant in self.set_up if variant.hooks.cleanup]
+        if cleanups and interrupts.count():
+            # They run to their end: without a word, the stop asked for would look ignored.
+            self.emit(events.Notice(_cleaning_up_notice(cleanups)))
         for variant in reversed(self.set_up):
             result = self.hook(variant, "cleanup")
             if result is not None and not result.ok:
@@ -625,8 +630,9 @@ def _failure_ignored(measured: Measurement) -> Measurement:
 
 
 def _command_text(variant: Variant) -> str:
+    """The command as messages quote it: cut short when it is of megabytes."""
     command = variant.command if isinstance(variant.command, str) else shlex.join(variant.command)
-    return f"`{command}`"
+    return f"`{display(command)}`"
 
 
 def _first_run_failure(variant: Variant, run: Run, ignoring: bool) -> str:
@@ -635,7 +641,7 @@ def _first_run_failure(variant: Variant, run: Run, ignoring: bool) -> str:
     which = "warmup run" if run.warmup else "first run"
     if not run.timed:
         which = f"first run under the {run.purpose} probe (untimed)"
-    lines = [f"variant {variant.name!r} failed on its {which}: {_command_text(variant)}"]
+    lines = [f"variant {display(variant.name)!r} failed on its {which}: {_command_text(variant)}"]
     how = run.message or run.status.value
     if run.status is RunStatus.TIMEOUT:
         how = f"timed out: {how}"
@@ -666,7 +672,16 @@ def _leftover_notice(variant: Variant, run: Run, kept: bool) -> str:
         if kept
         else "stopped (keep_leftovers = true or --keep-leftovers keeps them)"
     )
-    return f"variant {variant.name!r}: a run left {processes} running ({names}); {fate}"
+    return f"variant {display(variant.name)!r}: a run left {processes} running ({names}); {fate}"
+
+
+def _cleaning_up_notice(variants: list[str]) -> str:
+    names = ", ".join(repr(name) for name in variants[:3])
+    more = f" and {len(variants) - 3} more" if len(variants) > 3 else ""
+    return (
+        f"interrupted: running the cleanup hooks of {names}{more} first "
+        "(a second interrupt stops them)"
+    )
 
 
 def _interrupted_notice(run: Run) -> str:
@@ -680,6 +695,6 @@ def _interrupted_notice(run: Run) -> str:
 def _hook_failure(variant: Variant, result: HookResult) -> str:
     detail = f": {result.output}" if result.output else ""
     return (
-        f"variant {variant.name!r}: {result.hook} hook `{result.command}` "
+        f"variant {display(variant.name)!r}: {result.hook} hook `{display(result.command)}` "
         f"{result.outcome()}{detail}"
     )

@@ -383,7 +383,13 @@ def read_schema_version(connection: sqlite3.Connection) -> int:
 
 def refuse_newer_schema(version: int, path: Path | str) -> None:
     """Raise when the database (``path``: a file, or the URL as shown) was written by a newer
-    cutaway than this one."""
+    cutaway than this one, or holds a version no cutaway writes (below 0: the migrations from
+    the end of the list would have run)."""
+    if version < 0:
+        raise StoreError(
+            f"{path} has store schema version {version} (PRAGMA user_version), which no cutaway "
+            "writes: the store was edited by hand or corrupted (the database was not changed)"
+        )
     if version > LATEST_VERSION:
         raise StoreError(
             f"{path} has store schema version {version}, but this cutaway only knows versions "
@@ -415,6 +421,7 @@ def _migrate_in_transaction(connection: sqlite3.Connection, path: Path) -> None:
     try:
         version = read_schema_version(connection)
         refuse_newer_schema(version, path)
+        _refuse_unversioned_tables(connection, version, path)
         for migration in MIGRATIONS[version:]:
             for statement in migration.sqlite_statements():
                 connection.execute(statement)
@@ -430,6 +437,22 @@ def _migrate_in_transaction(connection: sqlite3.Connection, path: Path) -> None:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
+
+
+def _refuse_unversioned_tables(connection: sqlite3.Connection, version: int, path: Path) -> None:
+    """Version 0 is a new, empty database: one that already holds cutaway's tables had its
+    version reset, and creating them again would fail half-way with an SQLite error."""
+    if version != 0:
+        return
+    row = connection.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'experiments'"
+    ).fetchone()
+    if row is not None:
+        raise StoreError(
+            f"{path} has store schema version 0 (PRAGMA user_version) but holds cutaway's "
+            "tables: the version was reset by hand or the file is corrupted (the database was "
+            "not changed)"
+        )
 
 
 def open_database(path: Path, *, create: bool = True) -> sqlite3.Connection:
@@ -478,7 +501,9 @@ def _configured(connection: sqlite3.Connection, path: Path) -> sqlite3.Connectio
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000):d}")
         connection.execute("PRAGMA foreign_keys = ON")
         # Before anything writes: a newer cutaway's database must be left exactly as it is.
-        refuse_newer_schema(read_schema_version(connection), path)
+        version = read_schema_version(connection)
+        refuse_newer_schema(version, path)
+        _refuse_unversioned_tables(connection, version, path)
         _enable_wal(connection)
         # In WAL mode NORMAL still never corrupts nor splits a transaction; it only skips the
         # fsync per commit, which would otherwise happen between measured runs.

@@ -33,7 +33,8 @@ UNITS = (NANOSECONDS, INSTRUCTIONS)
 
 
 class ProfileFormatError(ValueError):
-    """A stored profile this version cannot read."""
+    """A stored profile this version cannot read (the store's run_data.data, damaged or of
+    another version): bad input, as a damaged store is."""
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,12 @@ def decode(data: bytes) -> Profile:
         head, _, body = text.partition("\n")
         header = json.loads(head)
     except (zlib.error, UnicodeDecodeError, ValueError) as error:
-        raise ProfileFormatError(f"not a stored profile: {error}") from None
+        raise ProfileFormatError(f"run_data.data: not a stored profile: {error}") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT_VERSION:
         found = header.get("format") if isinstance(header, dict) else None
         raise ProfileFormatError(
-            f"stored profile format {found!r}; this cutaway reads format {FORMAT_VERSION}"
+            f"run_data.data: stored profile format {found!r}; this cutaway reads format "
+            f"{FORMAT_VERSION}"
         )
     stacks: dict[str, int] = {}
     for line in body.split("\n"):  # not splitlines(): a frame may hold \x1c or \u2028

@@ -128,11 +128,16 @@ def _exit_status(error: Exception) -> int | None:
     happened, so that `--version` and `--help` import neither the store nor the spec parser."""
     from cutaway.history import HistoryError
     from cutaway.output_files import OutputPathError, OutputWriteError
-    from cutaway.probes.profile.records import ProfileFormatError
     from cutaway.runner.errors import ProbeUnavailable, RunnerError, UnrunnableCommand
     from cutaway.runner.forkserver import ForkServerError
     from cutaway.spec import SpecError
-    from cutaway.store import BadStorePath, BadStoreUrl, DamagedStoreError, StoreError
+    from cutaway.store import (
+        BadStorePath,
+        BadStoreUrl,
+        DamagedStoreError,
+        StoredRecordError,
+        StoreError,
+    )
     from cutaway.versions import VersionError
 
     # A damaged store is bad input, as a bad experiment file is: nothing can be measured from it.
@@ -145,7 +150,7 @@ def _exit_status(error: Exception) -> int | None:
             ProbeUnavailable,
             UnrunnableCommand,
             DamagedStoreError,
-            ProfileFormatError,
+            StoredRecordError,
             BadStorePath,
             BadStoreUrl,
             HistoryError,

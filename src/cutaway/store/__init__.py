@@ -9,7 +9,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing, which costs start-up time
 if TYPE_CHECKING:
-    from cutaway.store.checks import DamagedStoreError
+    from cutaway.store.checks import DamagedStoreError, StoredRecordError
     from cutaway.store.db import Store
     from cutaway.store.records import (
         ExperimentRow,
@@ -40,6 +40,7 @@ __all__ = [
     "StoreError",
     "StoreFull",
     "StoredExperiment",
+    "StoredRecordError",
     "StoredRunData",
 ]
 
@@ -53,6 +54,7 @@ _EXPORTS = {
     "MetricTable": "records",
     "ProbeInfo": "records",
     "DamagedStoreError": "checks",
+    "StoredRecordError": "checks",
     "Store": "db",
     "StoreError": "schema",
     "StoreFull": "schema",

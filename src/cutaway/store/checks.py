@@ -47,6 +47,12 @@ def measurement_problem(value: float, metric: str) -> str | None:
     return None
 
 
+class StoredRecordError(ValueError):
+    """A record a probe stored (run_data.data) that it cannot read back: damaged, or written by
+    another version. Bad input, as a damaged store is; each probe's record format raises its
+    own subclass, so that the command line names none of them."""
+
+
 class DamagedStoreError(StoreError):
     """A stored value that cannot be what cutaway wrote there: the store was edited or damaged.
     Nothing is changed; the message names the experiment, the column and the problem."""

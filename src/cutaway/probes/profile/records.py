@@ -23,6 +23,8 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from cutaway.store.checks import StoredRecordError
+
 KIND = "profile"
 FORMAT_VERSION = 1
 ON_CPU = "on-cpu"
@@ -32,7 +34,7 @@ INSTRUCTIONS = "instructions"
 UNITS = (NANOSECONDS, INSTRUCTIONS)
 
 
-class ProfileFormatError(ValueError):
+class ProfileFormatError(StoredRecordError):
     """A stored profile this version cannot read (the store's run_data.data, damaged or of
     another version): bad input, as a damaged store is."""
 

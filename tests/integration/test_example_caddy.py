@@ -96,8 +96,8 @@ def test_the_quick_form_attributes_the_difference_between_two_releases(tmpdir: P
     curve = [p for p in document["attribution_curve"] if p["profile"] == "on-cpu"]
     assert [p["functions"] for p in curve][:3] == [1, 2, 3]
     explained = {p["functions"]: p["share"] for p in curve}
-    for functions in (1, 5, 20, total["functions"]):
-        assert explained[functions] is not None
+    for largest in (1, 5, 20, total["functions"]):
+        assert explained[largest] is not None
     assert curve[-1]["cumulative_delta"] == pytest.approx(total["profile_delta"])
 
     assert not any_listening(PORTS)

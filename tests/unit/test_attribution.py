@@ -96,20 +96,29 @@ def test_one_round_has_no_interval_and_nothing_beyond_noise() -> None:
     assert not result.entries[0].beyond_noise
 
 
-def _store_with_profiles(path: Path, *, system_wide: bool) -> tuple[Store, int, Spec]:
-    from cutaway.model import ProbeSpec, ProfileSpec, Run, RunData, RunStatus, Variant
+def _store_with_profiles(
+    path: Path, *, system_wide: bool, server: bool = False
+) -> tuple[Store, int, Spec]:
+    """Two variants' profiles, b's `work` 2 ms slower per run; with ``server``, a load phase
+    whose server (sampled: server_cpu) is the process the profile is narrowed to, 4 ms slower
+    in the timed runs."""
+    from cutaway.model import LoadSpec, ProbeSpec, ProfileSpec, Run, RunData, RunStatus, Variant
 
+    processes = ("cmd",) if server else ()
     spec = Spec(
         name="s",
         variants=(Variant("a", ("true",)), Variant("b", ("true",))),
         baseline="a",
-        probes=ProbeSpec(profile=ProfileSpec(system_wide=system_wide)),
+        probes=ProbeSpec(profile=ProfileSpec(system_wide=system_wide, processes=processes)),
+        load=LoadSpec({"a": "127.0.0.1:1", "b": "127.0.0.1:2"}) if server else None,
     )
     store = Store(path)
     experiment = store.create_experiment(spec, {}, None, "t")
     for round_index in range(4):
         for variant, slow in (("a", 0), ("b", 2_000_000)):
-            timed = Run(variant, round_index, 0, RunStatus.OK, 0, None, {"cpu": 0.01}, 0.0)
+            server_cpu = 0.1 + 2 * slow * 1e-9 + round_index * 1e-4
+            values = {"cpu": 0.01, **({"server_cpu": server_cpu} if server else {})}
+            timed = Run(variant, round_index, 0, RunStatus.OK, 0, None, values, 0.0)
             store.add_run(experiment, timed)
             profile = records.Profile(
                 records.ON_CPU,
@@ -139,6 +148,65 @@ def test_a_system_wide_profile_is_not_reconciled_with_the_commands_cpu(
     (total,) = [t for t in found.totals if t.what == records.ON_CPU]
     assert total.measured_metric == (None if system_wide else "cpu")
     assert total.profile_delta == pytest.approx(0.002)
+
+
+def test_a_system_wide_profile_of_a_server_is_reconciled_with_its_judged_cpu(
+    tmp_path: Path,
+) -> None:
+    """Narrowed to the server's process under a load, the shares are of the server's CPU change
+    in the timed runs (server_cpu, judged), not of the profiles' own difference (the caddy
+    case study's shares were of the profile total, which no verdict was given on)."""
+    store, experiment, spec = _store_with_profiles(tmp_path / "s.db", system_wide=True, server=True)
+    with store:
+        found = attribution_analysis(
+            store, experiment, spec, load_round_profiles(store, experiment)
+        )
+    assert found is not None
+    (total,) = [t for t in found.totals if t.what == records.ON_CPU]
+    assert total.measured_metric == "server_cpu"
+    assert total.measured_delta == pytest.approx(0.004)
+    assert total.profile_delta == pytest.approx(0.002)
+    (work,) = [e for e in found.entries if e.function == "work" and e.kind == "self"]
+    assert work.share == pytest.approx(0.5)  # 2 ms of the 4 ms judged
+    assert found.curve[-1].share == pytest.approx(0.5)
+
+
+def test_the_answer_says_what_the_largest_1_5_20_and_all_explain_and_of_what() -> None:
+    """Seed 003's question in the default report: the largest 1, 5 and 20 and all changed
+    functions' shares, and the difference they are shares of, named."""
+    import cutaway.report  # noqa: F401  (first: the report package imports the attribution's views)
+    from cutaway.attribution.sections import answer_sentence
+
+    items = []
+    for round_index in range(ROUNDS):
+        for variant in ("old", "new"):
+            # 30 functions, the i-th 1000 * (30 - i) ns slower in new: every one changed.
+            stacks = {
+                f"prog;main;f{index:02d}": 1_000_000
+                + (1000 * (30 - index) if variant == "new" else 0)
+                + round_index * (index + 1)
+                for index in range(30)
+            }
+            profile = records.Profile(records.ON_CPU, records.NANOSECONDS, stacks)
+            items.append((variant, round_index, profile))
+    whole = sum(1000 * (30 - index) for index in range(30)) * 1e-9  # 465 µs
+    measured = Measured(
+        "server_cpu",
+        {"old": dict.fromkeys(range(ROUNDS), 1.0), "new": dict.fromkeys(range(ROUNDS), 1 + whole)},
+    )
+    result = attribute(
+        per_round_profiles(items), ["old", "new"], "old", measured={records.ON_CPU: measured}
+    )
+    (total,) = result.totals
+    analysis = Analysis(
+        (), (), (), (), None, {}, attribution=result.entries, attribution_curve=result.curve
+    )
+    text = "".join(p if isinstance(p, str) else p.text for p in answer_sentence(analysis, total))
+    # 30/465, (30+29+28+27+26)/465, (30+...+11)/465, 465/465
+    assert (
+        "the largest 1, 5, 20 and all 30 changed functions explain 6.45 %, 30.1 %, 88.2 % and "
+        "100 % of the measured difference (server_cpu, +465 µs per run)"
+    ) in text
 
 
 def test_an_unsymbolized_address_that_moved_is_one_function_unchanged() -> None:

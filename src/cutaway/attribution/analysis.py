@@ -14,7 +14,15 @@ change of the total exactly; the listed functions' share of it says how much the
 total is reconciled with a whole-process metric measured apart: ``instructions`` for counted
 profiles (the same count, so they agree exactly), the timed runs' ``cpu`` for on-CPU samples
 (samples estimate CPU time; the difference between the two is the sampling noise plus
-what profiling perturbed). Off-CPU time has no whole-process metric of its own here.
+what profiling perturbed). A system-wide profile samples the whole machine while ``cpu`` counts
+the measured command only: narrowed to a server's processes under a load phase, it is
+reconciled with the server's CPU in the timed runs' load phases (``server_cpu``, judged like
+any metric: with a fixed request count per phase, the server's CPU per request times that
+count); otherwise with its own total. Off-CPU time has no whole-process metric of its own here.
+
+Every share (of a function, of the curve's points) is of that measured difference, the judged
+one, so "how much of the difference the largest N functions explain" answers for the change a
+verdict was given on; without a measured metric, of the profiles' own difference.
 
 The curve: the self changes sorted by size, summed one after another, as a share of the
 whole-process difference. One big cause rises to ~100 % at once; a thousand cuts rise slowly."""
@@ -51,6 +59,9 @@ MEASURED: Mapping[str, tuple[str, str]] = {
     records.INSTRUCTIONS: (INSTRUCTIONS_METRIC.name, INSTRUCTIONS_METRIC.purpose),
     records.ON_CPU: ("cpu", "timed"),
 }
+# A load phase's CPU time of the server (cutaway.probes.load), for a system-wide profile
+# narrowed to the server's processes.
+SERVER_CPU_METRIC = "server_cpu"
 
 
 @dataclass(frozen=True)
@@ -271,6 +282,28 @@ def _measured(store: Store, experiment_id: int, metric: str, purpose: str) -> Me
     return Measured(metric, by_variant)
 
 
+def measured_metrics(spec: Spec) -> dict[str, tuple[str, str]]:
+    """Per kind of profile, the whole-process metric (and the runs it is read in) that the
+    attribution is reconciled with and its shares are of.
+
+    A system-wide profile samples every process on the machine, while ``cpu`` counts only the
+    measured command's: the two cannot be reconciled. Narrowed to some processes under a load
+    whose server is sampled, the profile is the server's (the process the load's target
+    reaches, as the case studies name it in ``processes``), and so is ``server_cpu``; with
+    neither, such a profile is reconciled with its own total (as off-CPU time always is). So is
+    one narrowed to the stacks ``under`` some functions: ``cpu`` counts every stack of the
+    command's."""
+    profile = spec.probes.profile
+    if profile is not None and profile.under:
+        return {what: found for what, found in MEASURED.items() if what != records.ON_CPU}
+    if profile is None or not profile.system_wide:
+        return dict(MEASURED)
+    chosen = {what: found for what, found in MEASURED.items() if what != records.ON_CPU}
+    if profile.processes and spec.load is not None and spec.load.server_metrics:
+        chosen[records.ON_CPU] = (SERVER_CPU_METRIC, "timed")
+    return chosen
+
+
 def attribution_analysis(
     store: Store,
     experiment_id: int,
@@ -288,17 +321,10 @@ def attribution_analysis(
         return None
     profiles = per_round_profiles(items)
     kinds = {what for _, what in profiles}
-    # A system-wide profile samples every process on the machine, while `cpu` counts only the
-    # measured command's: the two cannot be reconciled, so such a profile is reconciled with
-    # its own total (as off-CPU time always is). So is one narrowed to the stacks `under` some
-    # functions: `cpu` counts every stack of the command's.
-    narrowed = spec.probes.profile is not None and (
-        spec.probes.profile.system_wide or bool(spec.probes.profile.under)
-    )
     measured = {
         what: _measured(store, experiment_id, metric, purpose)
-        for what, (metric, purpose) in MEASURED.items()
-        if what in kinds and not (narrowed and what == records.ON_CPU)
+        for what, (metric, purpose) in measured_metrics(spec).items()
+        if what in kinds
     }
     names = [variant.name for variant in spec.variants]
     return attribute(

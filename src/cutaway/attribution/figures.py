@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import math
 
-from cutaway.attribution.sections import WHAT_TITLES, quantity, share_percent, value_unit
-from cutaway.model import Analysis, AttributionPoint
+from cutaway.attribution.sections import (
+    WHAT_TITLES,
+    denominator_phrase,
+    quantity,
+    share_percent,
+    value_unit,
+)
+from cutaway.model import Analysis, AttributionPoint, AttributionTotal
 from cutaway.report.sections import (
     Align,
     Column,
     Figure,
     Heading,
+    Inline,
     JsonValue,
     Line,
     Name,
@@ -78,9 +85,9 @@ def curve_figure(analysis: Analysis, what: str) -> Figure | None:
     title = Heading(
         ("attribution",),
         (
-            f", {title_what}: the self changes summed from the largest, as a share of the "
-            "whole-process difference (one cause reaches 100 % at once; a thousand cuts "
-            "climb slowly)",
+            f", {title_what}: the self changes summed from the largest, as a share of ",
+            *_denominators(totals),
+            " (one cause reaches 100 % at once; a thousand cuts climb slowly)",
         ),
     )
     notes = (
@@ -99,6 +106,17 @@ def curve_figure(analysis: Analysis, what: str) -> Figure | None:
         _curve_table(curves, changes_unit),
         notes,
     )
+
+
+def _denominators(totals: list[AttributionTotal]) -> tuple[Inline, ...]:
+    """What the shares are of: one variant's difference said in full, several variants' by
+    the metric they share ("the measured difference (server_cpu) of each variant")."""
+    if len(totals) == 1:
+        return denominator_phrase(totals[0])
+    metrics = {total.measured_metric for total in totals}
+    if len(metrics) == 1 and None not in metrics:
+        return ("the measured difference (", Name(totals[0].measured_metric or ""), ") of each")
+    return ("each variant's difference (measured, else the profiles')",)
 
 
 def _share(share: float | None) -> JsonValue:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from cutaway.attribution.analysis import LISTED
-from cutaway.model import Analysis, AttributionEntry, AttributionTotal
+from cutaway.model import Analysis, AttributionEntry, AttributionPoint, AttributionTotal
 from cutaway.report.sections import (
     Align,
     Block,
@@ -41,6 +41,7 @@ from cutaway.report.units import (
 )
 
 COMPACT_FUNCTIONS = 8
+EXPLAINED_RANKS = (1, 5, 20)  # the curve's points the answer sentence gives (and all)
 WHAT_TITLES = {"on-cpu": "on-CPU time", "off-cpu": "off-CPU time", "instructions": "instructions"}
 NOISE_MARK = "within noise"
 NOT_TIME = "instruction counts are not time: a cache miss or a wait costs no more instructions"
@@ -143,16 +144,9 @@ def answer_sentence(analysis: Analysis, total: AttributionTotal) -> tuple[Inline
     if not total.listed:
         parts.append("; no function's weight changed")
         return tuple(parts)
-    reference = total.reference_delta
-    explained = share_percent(total.listed_delta / reference) if reference else "n/a"
-    listed = (
-        "the largest self change explains"
-        if total.listed == 1
-        else f"the {total.listed} largest self changes explain"
-    )
+    parts += ["; ", *explained_phrase(analysis, total)]
     parts.append(
-        f"; {listed} {explained} of the difference; "
-        f"{format_quantity(total.beyond_noise, 'function')} changed beyond noise, "
+        f"; {format_quantity(total.beyond_noise, 'function')} changed beyond noise, "
         f"{total.within_noise} within it"
     )
     if total.baseline_only or total.variant_only:
@@ -164,6 +158,50 @@ def answer_sentence(analysis: Analysis, total: AttributionTotal) -> tuple[Inline
             "'s only",
         ]
     return tuple(parts)
+
+
+def explained_points(analysis: Analysis, total: AttributionTotal) -> list[AttributionPoint]:
+    """The curve's points at the largest 1, 5 and 20 changes and at all of them (those the
+    variant has): seed 003's "how much do the largest few explain"."""
+    points = [
+        p for p in analysis.attribution_curve if p.variant == total.variant and p.what == total.what
+    ]
+    if not points:
+        return []
+    last = points[-1].functions
+    return [p for p in points if p.functions in EXPLAINED_RANKS or p.functions == last]
+
+
+def denominator_phrase(total: AttributionTotal) -> tuple[Inline, ...]:
+    """What every share of this attribution is of: the measured (judged) difference, named,
+    or the profiles' own."""
+    amount = signed_amount(total.reference_delta, total.unit)
+    if total.measured_metric is not None and total.measured_delta is not None:
+        return ("the measured difference (", Name(total.measured_metric), f", {amount} per run)")
+    return (f"the profiles' difference ({amount} per run)",)
+
+
+def explained_phrase(analysis: Analysis, total: AttributionTotal) -> tuple[Inline, ...]:
+    """ "the largest 1, 5, 20 and all 1,076 changed functions explain 21.3 %, 19.8 %,
+    52.4 % and 100 % of the measured difference (server_cpu, +20.1 ms per run)"."""
+    points = explained_points(analysis, total)
+    if not points:
+        return ()
+    *ranks, last = [format_count(p.functions) for p in points]
+    if not ranks:
+        functions = "the one changed function explains" if last == "1" else ""
+        functions = functions or f"all {last} changed functions explain"
+    else:
+        functions = f"the largest {_listing([*ranks, f'all {last}'])} changed functions explain"
+    shares = _listing([share_percent(p.share) for p in points])
+    return (f"{functions} {shares} of ", *denominator_phrase(total))
+
+
+def _listing(words: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    if len(words) < 2:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def answer_block(analysis: Analysis) -> Block:
@@ -226,13 +264,14 @@ def functions_block(
         rows.append(Row(cells))
     what = WHAT_TITLES.get(total.what, total.what)
     where = "as the leaf" if kind == "self" else "anywhere on the stack"
-    of = f" of {total.functions}" if kind == "self" else ""
+    of = f" of {format_count(total.functions)}" if kind == "self" else ""
     title = Heading(
         ("attribution: ", Name(total.variant), " against ", Name(total.baseline)),
         (
             f", {what} ({total.unit}) per run by function, {kind} ({where}), the "
             f"{len(shown)} largest changes{of}, over {total.rounds} rounds; low and high: the "
-            f"change's {confidence}; share: of the whole-process difference",
+            f"change's {confidence}; share: of ",
+            *denominator_phrase(total),
         ),
     )
     return (Table(title, columns, tuple(rows)),)
@@ -265,8 +304,9 @@ def curve_block(analysis: Analysis, total: AttributionTotal) -> Block:
     title = Heading(
         ("attribution: ", Name(total.variant), " against ", Name(total.baseline)),
         (
-            f", {what}: the self changes summed from the largest (one cause reaches 100 % at "
-            "once; a thousand cuts climb slowly)",
+            f", {what}: the self changes summed from the largest, as a share of ",
+            *denominator_phrase(total),
+            " (one cause reaches 100 % at once; a thousand cuts climb slowly)",
         ),
     )
     return (Table(title, columns, rows),)

@@ -12,9 +12,12 @@ records into begin/end events for :func:`cutaway.probes.spans.model.nest`.
     for path in span_files("/tmp/spans"):
         span_file = read_span_file(path)     # span_file.events, span_file.problems
 
-The spans probe does not keep a run's events: :func:`stream_span_file` reads a file's records
-in chunks and nests them as they come (cutaway.probes.spans.stream) straight into the run's
-phase sums, so that ten million spans take the memory of ten."""
+The spans probe does not keep a run's events: :func:`stream_span_files` reads each file's
+records in chunks and nests them as they come (:func:`stream_span_file`,
+cutaway.probes.spans.stream) straight into the run's phase sums, so that ten million spans take
+the memory of ten. A thread must be nested in one piece, in time order, as nest() nests it: a
+process one of whose threads has records in several of its files (an exec'ed image's first
+thread, or a writer that opened a second file while the thread had spans open) is read whole."""
 
 from __future__ import annotations
 

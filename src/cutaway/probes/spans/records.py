@@ -249,7 +249,8 @@ def stream_span_files(
     stream_span_file does for one, with what nest() gives for all of them at once: per path
     its SpanFile, or the SpanFileError that refused it. A thread's records are nested in one
     piece only where they are all in one file; where a thread's records are in several files
-    of its process (a writer that started two files at once, docs/spans.md), that process's
+    of its process (an exec'ed image's first thread, or a writer that opened a second file
+    while the thread had spans open; docs/spans.md), that process's
     files are read whole and their events nested together in time order, as nest() nests
     them: no streamed order of such files gives what nest() gives in every case."""
     results: dict[int, SpanFile | SpanFileError] = {}

@@ -23,7 +23,7 @@ from cutaway.probes.spans.records import (
     environment_for,
     read_span_file,
     span_files,
-    stream_span_file,
+    stream_span_files,
 )
 from cutaway.probes.spans.stream import KEPT_PROBLEMS
 
@@ -65,8 +65,9 @@ def _streamed(paths: list[Path], chunk_records: int) -> tuple[bytes, list[str], 
     accumulator = phases.PhaseAccumulator()
     unbalanced: Unbalanced = {}
     problems: list[str] = []
-    for path in paths:
-        problems += stream_span_file(path, accumulator, unbalanced, chunk_records).problems
+    for span_file in stream_span_files(paths, accumulator, unbalanced, chunk_records):
+        assert not isinstance(span_file, Exception), span_file
+        problems += span_file.problems
     counted = {
         key: (thread.messages, thread.count) for key, thread in unbalanced.items() if thread.count
     }
@@ -190,6 +191,59 @@ def test_streamed_spans_give_the_whole_runs_table_and_problems(
     if program != "threads and depth":
         assert streamed_table == table
     assert json.loads(table)["phases"]  # something was measured
+
+
+# A thread's records in two files of its process: the Python writer's _start made a second
+# file while the thread had spans open (what two threads starting the writer at once did), so
+# the span around "parse" is in one file and "parse" in the other, in file order (clean) or
+# against it (the later file first). Forced here through the writer's module state, so that
+# the split is the same in every run.
+SPLIT_PROGRAMS = {
+    "clean": """
+        from cutaway import spans
+        spans.begin("request")
+        with spans.span("parse"):
+            pass
+        spans.begin("left open")
+        spans._writer = None  # the next record starts spans.<pid>.1.bin
+        with spans.span("query"):
+            pass
+        spans.end("request")
+        spans.end("parse")  # an end without a begin
+        """,
+    "against the file order": """
+        from cutaway import spans
+        first = spans._start()  # spans.<pid>.0.bin
+        spans._writer = None
+        spans.begin("request")
+        with spans.span("parse"):  # into spans.<pid>.1.bin
+            spans.begin("left open")
+        spans._writer = first
+        with spans.span("query"):
+            pass
+        spans.end("request")  # into spans.<pid>.0.bin
+        spans.end("stray")
+        """,
+}
+
+
+@pytest.mark.parametrize("split", sorted(SPLIT_PROGRAMS))
+@pytest.mark.parametrize("chunk_records", [2, 65536])
+def test_a_thread_in_two_files_of_its_process_is_nested_in_one_piece(
+    tmp_path: Path, split: str, chunk_records: int
+) -> None:
+    """nest() takes a thread's events from all the files of its process in time order; the
+    streamed reader gives the same spans and problems (each file nested on its own would
+    make "parse" an operation of its own, outside "request")."""
+    _run(textwrap.dedent(SPLIT_PROGRAMS[split]), tmp_path, "python")
+    paths = span_files(tmp_path)
+    assert len(paths) == 2
+    whole = _whole(paths)
+    assert _streamed(paths, chunk_records) == whole
+    assert phases.Phase(("request", "parse")) in _rows(whole[0])
+    assert phases.Phase(("parse",)) not in _rows(whole[0])
+    ((messages, count),) = whole[2].values()
+    assert count == 2 and any("end of 'stray'" in m or "end of 'parse'" in m for m in messages)
 
 
 @pytest.mark.parametrize("vector", ["spans_v4_tsc.bin", "spans_v5_tsc.bin"])

@@ -37,7 +37,7 @@ from cutaway.probes.spans.records import (
     environment_for,
     library_path,
     span_files,
-    stream_span_file,
+    stream_span_files,
 )
 
 KIND = "spans"
@@ -188,11 +188,9 @@ class SpansProbe:
         orders them), into `problems`, and how many of those were left out of it."""
         accumulator = phases.PhaseAccumulator()
         unbalanced: Unbalanced = {}
-        for path in span_files(self.directory):
-            try:
-                span_file = stream_span_file(path, accumulator, unbalanced)
-            except SpanFileError as error:
-                problems.append(str(error))
+        for span_file in stream_span_files(span_files(self.directory), accumulator, unbalanced):
+            if isinstance(span_file, SpanFileError):
+                problems.append(str(span_file))
                 continue
             problems += span_file.problems
             if span_file.dropped_records and span_file.nested_too_deep:

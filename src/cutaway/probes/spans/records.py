@@ -12,9 +12,12 @@ records into begin/end events for :func:`cutaway.probes.spans.model.nest`.
     for path in span_files("/tmp/spans"):
         span_file = read_span_file(path)     # span_file.events, span_file.problems
 
-The spans probe does not keep a run's events: :func:`stream_span_file` reads a file's records
-in chunks and nests them as they come (cutaway.probes.spans.stream) straight into the run's
-phase sums, so that ten million spans take the memory of ten."""
+The spans probe does not keep a run's events: :func:`stream_span_files` reads each file's
+records in chunks and nests them as they come (:func:`stream_span_file`,
+cutaway.probes.spans.stream) straight into the run's phase sums, so that ten million spans take
+the memory of ten. A thread must be nested in one piece, in time order, as nest() nests it: a
+process one of whose threads has records in several of its files (an exec'ed image's first
+thread, or a writer that opened a second file while the thread had spans open) is read whole."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import dataclasses
 import os
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -185,12 +188,7 @@ def stream_span_file(
     is not a span file raises SpanFileError. Version 4 files (no longer written) are read
     whole and nested with nest()."""
     name = os.fspath(path)
-    try:
-        raw = read_raw_header(path)
-    except CallFileError as error:
-        raise SpanFileError(str(error)) from None
-    if not raw.is_span_file:
-        raise SpanFileError(f"{name}: a call file, not a span file")
+    raw = _span_header(path)
     if int(raw.header["version"]) < SPANS_AS_WHOLE_VERSION:
         return _nest_whole_file(path, accumulator, unbalanced)
     pid = int(raw.header["pid"])
@@ -241,18 +239,106 @@ def stream_span_file(
     return _summary(raw, name, problems, undefined, deepest_level)
 
 
+def stream_span_files(
+    paths: Iterable[str | os.PathLike[str]],
+    accumulator: PhaseAccumulator,
+    unbalanced: Unbalanced,
+    chunk_records: int = 65536,
+) -> list[SpanFile | SpanFileError]:
+    """A run's span files (span_files) into `accumulator` and `unbalanced`, as
+    stream_span_file does for one, with what nest() gives for all of them at once: per path
+    its SpanFile, or the SpanFileError that refused it. A thread's records are nested in one
+    piece only where they are all in one file; where a thread's records are in several files
+    of its process (an exec'ed image's first thread, or a writer that opened a second file
+    while the thread had spans open; docs/spans.md), that process's
+    files are read whole and their events nested together in time order, as nest() nests
+    them: no streamed order of such files gives what nest() gives in every case."""
+    results: dict[int, SpanFile | SpanFileError] = {}
+    by_process: dict[int, list[tuple[int, Path, RawFile]]] = defaultdict(list)
+    for index, path in enumerate(paths):
+        try:
+            raw = _span_header(path)
+        except SpanFileError as error:
+            results[index] = error
+            continue
+        by_process[int(raw.header["pid"])].append((index, Path(path), raw))
+    for files in by_process.values():
+        if _threads_in_several_files(files, chunk_records):
+            whole = _nest_whole_files([path for _, path, _ in files], accumulator, unbalanced)
+            results.update(zip((index for index, _, _ in files), whole, strict=True))
+            continue
+        for index, path, _ in files:
+            try:
+                results[index] = stream_span_file(path, accumulator, unbalanced, chunk_records)
+            except SpanFileError as error:
+                results[index] = error
+    return [results[index] for index in sorted(results)]
+
+
+def _span_header(path: str | os.PathLike[str]) -> RawFile:
+    try:
+        raw = read_raw_header(path)
+    except CallFileError as error:
+        raise SpanFileError(str(error)) from None
+    if not raw.is_span_file:
+        raise SpanFileError(f"{os.fspath(path)}: a call file, not a span file")
+    return raw
+
+
+def _threads_in_several_files(files: list[tuple[int, Path, RawFile]], chunk_records: int) -> bool:
+    """Whether a thread has span records in more than one of its process's files (an exec'ed
+    image keeps its pid and the tid of its first thread, so compare what the files hold)."""
+    if len(files) < 2:
+        return False
+    seen: set[int] = set()
+    for _, path, raw in files:
+        threads: set[int] = set()
+        for chunk in raw_record_chunks(path, raw, chunk_records):
+            kind = chunk["function_id"]
+            spans = chunk[(kind == SPAN) | (kind == SPAN_BEGIN) | (kind == SPAN_END)]
+            threads.update(np.unique(spans["thread_id"]).tolist())
+        if threads & seen:
+            return True
+        seen |= threads
+    return False
+
+
 def _nest_whole_file(
     path: str | os.PathLike[str], accumulator: PhaseAccumulator, unbalanced: Unbalanced
 ) -> SpanFile:
-    span_file = read_span_file(path)
-    nesting = nest(span_file.events)
-    # Operations are numbered per file here: summed apart, so that another file of the same
+    (span_file,) = _nest_whole_files([path], accumulator, unbalanced)
+    if isinstance(span_file, SpanFileError):
+        raise span_file
+    return span_file
+
+
+def _nest_whole_files(
+    paths: Sequence[str | os.PathLike[str]],
+    accumulator: PhaseAccumulator,
+    unbalanced: Unbalanced,
+) -> list[SpanFile | SpanFileError]:
+    """Files of one process read whole, their events nested together (nest()); a file that
+    is not a span file gives its error."""
+    read: list[SpanFile | SpanFileError] = []
+    for path in paths:
+        try:
+            read.append(read_span_file(path))
+        except SpanFileError as error:
+            read.append(error)
+    span_files_read = [span_file for span_file in read if isinstance(span_file, SpanFile)]
+    nesting = nest(event for span_file in span_files_read for event in span_file.events)
+    # Operations are numbered per call here: summed apart, so that another file of the same
     # process (an exec'ed image) does not count into the same ones.
     accumulator.absorb(PhaseAccumulator().add_all(nesting.spans).close_open())
     for problem in nesting.unbalanced:
         event = problem.event
         unbalanced.setdefault((event.pid, event.tid), ThreadProblems()).add(problem.message)
-    return dataclasses.replace(span_file, events=())
+    return [
+        span_file
+        if isinstance(span_file, SpanFileError)
+        else dataclasses.replace(span_file, events=())
+        for span_file in read
+    ]
 
 
 def _summary(

@@ -233,18 +233,25 @@ _writer: _Writer | None = None
 _failed = False  # the file could not be created: spans stay off in this process
 _thread_keys = itertools.count()
 _open_stacks: dict[int, _Stack] = {}  # per live thread that began a span
+_start_lock = threading.Lock()  # held while the process's writer is created
 
 
 def _start() -> _Writer | None:
-    """This process's writer, created at its first record; None if it cannot be."""
+    """This process's writer, created at its first record; None if it cannot be. Threads that
+    write their first record at once create one writer between them (the lock): two would
+    split a process's records over two files."""
     global _writer, _failed, _directory
     if _writer is None and not _failed:
-        try:
-            _writer = _Writer(_directory)
-        except OSError:
-            _failed, _directory = True, ""  # every later span is a test of _directory
-            return None
-        atexit.register(_writer.finish)
+        with _start_lock:
+            if _writer is not None or _failed:
+                return _writer
+            try:
+                writer = _Writer(_directory)
+            except OSError:
+                _failed, _directory = True, ""  # every later span is a test of _directory
+                return None
+            atexit.register(writer.finish)
+            _writer = writer
     return _writer
 
 
@@ -300,8 +307,9 @@ def _end_unpaired(stack: _Stack, name: str, now: int) -> None:
 
 
 def _forked() -> None:
-    global _writer
+    global _writer, _start_lock
     _writer = None  # the child starts its own file at its first record
+    _start_lock = threading.Lock()  # another thread may have held it at the fork
     # Spans open in the parent are the parent's (the child's end of one is an end without a
     # begin, as in the C writer), and its other threads do not exist here.
     _open_stacks.clear()

@@ -309,3 +309,34 @@ def test_nesting_past_the_deepest_level_is_reported_as_such(tmp_path: Path, writ
     assert span_file.dropped_records == 2 * (70000 - DEEPEST_LEVEL - 1)
     assert len(nest(span_file.events).spans) == DEEPEST_LEVEL + 1
     assert span_file.nested_too_deep
+
+
+FIRST_AT_ONCE = textwrap.dedent(
+    """
+    import threading
+    from cutaway import spans
+    from cutaway.spans import _Writer
+    # Widen the window in which two threads could each make a writer: the first takes a while.
+    made = _Writer.__init__
+    def slow(self, *args):
+        threading.Event().wait(0.05)
+        made(self, *args)
+    _Writer.__init__ = slow
+    barrier = threading.Barrier(8)
+    def first():
+        barrier.wait()
+        with spans.span("first"):
+            pass
+    threads = [threading.Thread(target=first) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    """
+)
+
+
+def test_threads_that_write_their_first_span_at_once_share_one_file(tmp_path: Path) -> None:
+    _run(FIRST_AT_ONCE, tmp_path, writer="python")
+    (path,) = span_files(tmp_path)  # one process, one file
+    assert [s.name for s in nest(read_span_file(path).events).spans] == ["first"] * 8

@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 
-TRIAGE_CHOICES = ("confirmed", "false alarm", "accepted")  # cutaway.history.TRIAGE_STATES
+TRIAGE_CHOICES = ("confirmed", "false alarm", "accepted")  # cutaway.store.records.TRIAGE_STATES
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:

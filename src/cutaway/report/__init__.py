@@ -9,23 +9,16 @@ cutaway but ``cutaway.model``, ``cutaway.visible``, the probes' views, and (for 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from cutaway.model import Analysis
-from cutaway.report.csv_format import (
-    render_calls_csv,
-    render_csv,
-    render_function_calls_csv,
-    render_load_csv,
-    render_phases_csv,
-    render_runs_csv,
-)
-from cutaway.report.hyperfine import render_asciidoc, render_orgmode
+from cutaway.model import Analysis, Run
+
+# The renderers are imported inside the functions below, never here: the probes' section
+# modules import `cutaway.report.sections`, which runs this file first, and the renderers
+# import those section modules back, so importing a renderer here would be a circle for
+# whoever imports a probe's sections first (tests/unit/test_import_graph.py checks).
 from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
-from cutaway.report.json_format import render_json
-from cutaway.report.markdown import render_markdown
-from cutaway.report.terminal import render_terminal
 
 
 @dataclass(frozen=True)
@@ -37,6 +30,85 @@ class Format:
     extension: str  # without the dot
     description: str
     render: Callable[[Analysis], str]
+
+
+def render_terminal(
+    analysis: Analysis, *, color: bool, width: int = 100, all_metrics: bool = False
+) -> str:
+    """The terminal report (cutaway.report.terminal.render_terminal)."""
+    from cutaway.report.terminal import render_terminal as render
+
+    return render(analysis, color=color, width=width, all_metrics=all_metrics)
+
+
+def render_markdown(analysis: Analysis) -> str:
+    """The Markdown report (cutaway.report.markdown.render_markdown)."""
+    from cutaway.report.markdown import render_markdown as render
+
+    return render(analysis)
+
+
+def render_json(analysis: Analysis) -> str:
+    """The JSON report (cutaway.report.json_format.render_json)."""
+    from cutaway.report.json_format import render_json as render
+
+    return render(analysis)
+
+
+def render_csv(analysis: Analysis) -> str:
+    """One CSV row per variant and metric (cutaway.report.csv_format.render_csv)."""
+    from cutaway.report.csv_format import render_csv as render
+
+    return render(analysis)
+
+
+def render_calls_csv(analysis: Analysis) -> str:
+    """The calls probe's CSV (cutaway.report.csv_format.render_calls_csv)."""
+    from cutaway.report.csv_format import render_calls_csv as render
+
+    return render(analysis)
+
+
+def render_load_csv(analysis: Analysis) -> str:
+    """The load experiments' CSV (cutaway.report.csv_format.render_load_csv)."""
+    from cutaway.report.csv_format import render_load_csv as render
+
+    return render(analysis)
+
+
+def render_phases_csv(analysis: Analysis) -> str:
+    """The spans probe's phases as CSV (cutaway.report.csv_format.render_phases_csv)."""
+    from cutaway.report.csv_format import render_phases_csv as render
+
+    return render(analysis)
+
+
+def render_function_calls_csv(analysis: Analysis) -> str:
+    """The uprobes probe's calls as CSV (cutaway.report.csv_format.render_function_calls_csv)."""
+    from cutaway.report.csv_format import render_function_calls_csv as render
+
+    return render(analysis)
+
+
+def render_runs_csv(runs: Sequence[Run]) -> str:
+    """One CSV row per stored run (cutaway.report.csv_format.render_runs_csv)."""
+    from cutaway.report.csv_format import render_runs_csv as render
+
+    return render(runs)
+
+
+def render_asciidoc(analysis: Analysis) -> str:
+    """hyperfine's AsciiDoc table (cutaway.report.hyperfine.render_asciidoc)."""
+    from cutaway.report.hyperfine import render_asciidoc as render
+
+    return render(analysis)
+
+
+def render_orgmode(analysis: Analysis) -> str:
+    """hyperfine's Org-mode table (cutaway.report.hyperfine.render_orgmode)."""
+    from cutaway.report.hyperfine import render_orgmode as render
+
+    return render(analysis)
 
 
 def render_html(analysis: Analysis) -> str:

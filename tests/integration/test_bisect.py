@@ -10,13 +10,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY, cutaway
+
 BUILD = "cc -O1 -o prog prog.c"
 needs_valgrind = pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="needs valgrind (Debian: valgrind)"
@@ -58,14 +58,7 @@ def make_repository(
 
 
 def bisect(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, "bisect", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "NO_COLOR": "1", "TMPDIR": str(cwd / "tmp")},
-    )
+    return cutaway("bisect", *args, cwd=cwd, timeout=timeout, env={"TMPDIR": str(cwd / "tmp")})
 
 
 @pytest.fixture

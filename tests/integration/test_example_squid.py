@@ -10,7 +10,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -19,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.cutaway_command import CUTAWAY
 from tests.daemons import alive, daemons_mentioning, listening_ports, read
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "squid"
 CONTROL = EXAMPLE / "squid-ctl"
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 # The conclusion: "blocklist is 12.3 % [...] slower than few: regressed", or, when the interval
 # spans no change, "blocklist vs few: no difference shown, -16.3 % †: inconclusive".
 VERDICT = re.compile(

@@ -9,17 +9,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cutaway.probes.load.generator import generator_path
+from tests.cutaway_command import CUTAWAY
 from tests.daemons import any_listening, daemon_directory
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "varnish"
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 PORTS = (47380, 47381, 47390, 47391)
 
 pytestmark = pytest.mark.skipif(

@@ -12,7 +12,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import textwrap
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY
 
 
 def sleeper(tmp_path: Path, seconds: int = 97) -> str:

@@ -1,4 +1,4 @@
-"""A store edited by hand or damaged (issue #9, section 5): every reading command says which
+"""A store edited by hand or damaged: every reading command says which
 experiment, which ``table.column`` and what is wrong, and exits 2; never a traceback. `list`
 leaves a damaged experiment out with a warning and lists the others.
 

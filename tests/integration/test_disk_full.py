@@ -1,4 +1,4 @@
-"""A disk that fills while an experiment runs (issue #9, section 5): cutaway says which write
+"""A disk that fills while an experiment runs: cutaway says which write
 failed, what was kept and how to resume; the experiment is left incomplete, not running, and
 its lease released; every cleanup runs; and once there is room `--resume` finishes it. The disk
 is a real tmpfs that the measured command itself fills."""

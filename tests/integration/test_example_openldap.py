@@ -1,4 +1,4 @@
-"""The openldap example (issue #13, section 6) on the real daemon: slapd from Debian with a
+"""The openldap example on the real daemon: slapd from Debian with a
 private configuration on 127.0.0.1, dissected by uprobes. A short run completes with the phases
 of a search in both conditions; afterwards, and after an interruption, no slapd it started still
 runs, none of its ports listens and its directories are gone. Bounded in time."""

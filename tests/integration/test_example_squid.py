@@ -1,4 +1,4 @@
-"""The squid example (issue #10, section 6) on the real daemons: Squid and nginx from Debian, ab,
+"""The squid example on the real daemons: Squid and nginx from Debian, ab,
 perf system-wide. A short run completes with a verdict and a profile; afterwards, and after an
 interruption or a setup that fails half-way, none of the daemons it started still runs and none
 of its ports still listens."""

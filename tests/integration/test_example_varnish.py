@@ -1,4 +1,4 @@
-"""The varnish example (issue #12, section 4) on the real daemons: Varnish and nginx from Debian
+"""The varnish example on the real daemons: Varnish and nginx from Debian
 started by its setup hooks, every run a load phase by cw_load. A short run completes with a
 throughput verdict and the servers' threads; afterwards no daemon it started still runs and
 none of its ports still listens, and its directories are gone."""

@@ -1,6 +1,5 @@
 """Interrupts and hung hooks, end to end with real processes: whatever stops an experiment, the
-hooks it started are stopped, every cleanup whose setup began runs, and nothing is left behind
-(issue #9, section 1)."""
+hooks it started are stopped, every cleanup whose setup began runs, and nothing is left behind."""
 
 from __future__ import annotations
 

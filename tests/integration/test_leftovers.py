@@ -1,4 +1,4 @@
-"""What a measured command leaves running (issue #9, section 1), end to end with real processes:
+"""What a measured command leaves running, end to end with real processes:
 `sh -c 'sleep 100 & echo hi'` leaves nothing behind once the experiment ends, in its process
 group or escaped from it (setsid), after an interrupt or a SIGKILL of cutaway too; the report
 says so; `--keep-leftovers` keeps them; what a setup hook starts is never touched."""

@@ -1,7 +1,7 @@
 """Every file cutaway writes is checked before anything is measured, and written whole or not at
-all: a bad export path is exit 2 before the first run, a full disk leaves no truncated export
-(issue #9, section 5). A device, a FIFO or standard output is written through, never replaced,
-and a store on a device is refused (issue #21). The full and read-only disks are real tmpfs
+all: a bad export path is exit 2 before the first run, a full disk leaves no truncated export.
+A device, a FIFO or standard output is written through, never replaced,
+and a store on a device is refused. The full and read-only disks are real tmpfs
 mounts, the devices real nodes made with mknod."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_export_onto_a_full_disk_keeps_the_earlier_file(
     assert sorted(os.listdir(disk)) == ["filler", "out"]
 
 
-# -- devices, FIFOs and standard output: written through, never replaced (issue #21) -------
+# -- devices, FIFOs and standard output: written through, never replaced -------
 
 
 def device_copy(directory: Path, name: str, major: int, minor: int) -> Path:

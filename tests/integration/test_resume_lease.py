@@ -1,5 +1,5 @@
 """An experiment belongs to the process running it: `--resume` never takes over a live one,
-and picks the newest experiment whose owner is gone (issue #9, section 2)."""
+and picks the newest experiment whose owner is gone."""
 
 from __future__ import annotations
 

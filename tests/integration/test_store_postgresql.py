@@ -1,4 +1,4 @@
-"""The team store on PostgreSQL (issue #14, section 4), against a real server (conftest.py):
+"""The team store on PostgreSQL, against a real server (conftest.py):
 the schema the migrations build, the commands on a ``postgresql://`` URL, a connection that
 drops mid-experiment, and URLs that must never be printed whole."""
 

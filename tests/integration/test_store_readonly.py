@@ -1,5 +1,4 @@
-"""Reading commands read: they never create a store, and they read one they cannot write
-(issue #9, section 5)."""
+"""Reading commands read: they never create a store, and they read one they cannot write."""
 
 from __future__ import annotations
 

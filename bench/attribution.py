@@ -1,4 +1,4 @@
-"""Attribution power (issue #10, section 7): does the attribution name the functions made
+"""Attribution power: does the attribution name the functions made
 slower, and only them?
 
 A program of eight named functions of equal work (bench/cuts.c) against a copy of itself with

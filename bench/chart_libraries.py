@@ -1,4 +1,4 @@
-"""Which chart library for the HTML report (issue #11)? Size, and time to draw 100,000 points.
+"""Which chart library for the HTML report? Size, and time to draw 100,000 points.
 
 For each candidate, one page holds the library inline and draws two charts of 100,000 points
 each: a scatter plot (x, y random) and a line (100,000 points in order), with animation off,

@@ -1,4 +1,4 @@
-"""HTML report benchmark (issue #11): how large is the page, how long does Python take to
+"""HTML report benchmark: how large is the page, how long does Python take to
 write it, and how soon does headless Chromium paint it, at 100, 1,000 and 10,000 rounds?
 
 Each case is an Analysis of 3 variants with every process metric and the calls probe (3

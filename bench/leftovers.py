@@ -1,5 +1,5 @@
 """What finding leftovers costs per run: the fork server as a child subreaper that checks, after
-each run, whether the run left anything running (issue #9).
+each run, whether the run left anything running.
 
 Two fork servers run ``/bin/true`` in alternating blocks: this checkout's, and the one before
 leftovers were looked for (native/cw_forkserver.c and its client at ``--before``, a git commit),

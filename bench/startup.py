@@ -1,5 +1,5 @@
 """Startup benchmark: how long do `cutaway --version`, `--help`, `list` and `report` take, against
-an interpreter that does nothing (issue #8)?
+an interpreter that does nothing?
 
 In one run, interleaved (the order rotates by one place each repetition, so drift hits every
 command alike), it times the wall clock of: ``python -c pass`` (the interpreter that runs the

@@ -1,5 +1,4 @@
-"""Store cost: seconds to write, then to read, 1,000 experiments on SQLite and on PostgreSQL
-(issue #14, section 5).
+"""Store cost: seconds to write, then to read, 1,000 experiments on SQLite and on PostgreSQL.
 
 An experiment of realistic size: 3 variants, 1 warmup and 20 counted rounds (63 runs), each run
 with the 11 metrics a probe-less run records, a calibration, and the experiment finished at

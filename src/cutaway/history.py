@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING
 
 from cutaway.model import Metric
 from cutaway.stats.changepoints import Segmentation, change_points
+from cutaway.store.records import Triage
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
     from cutaway.store import ExperimentRow, MetricTable, Store, StoredExperiment
 
-TRIAGE_STATES = ("confirmed", "false alarm", "accepted")
 # The change points' false-alarm level for a history (Bonferroni over the splits tried). A
 # history starts with a handful of versions, where 0.001 asks for a step several times the
 # between-experiment drift of wall time on a shared machine: six versions of a 10 % step were
@@ -62,14 +62,6 @@ class HistoryPoint:
     def machine_changes(self, before: HistoryPoint) -> tuple[str, ...]:
         """The MACHINE_KEYS whose value differs from the point ``before``."""
         return tuple(key for key in self.machine if self.machine[key] != before.machine.get(key))
-
-
-@dataclass(frozen=True)
-class Triage:
-    change_id: str
-    state: str
-    note: str
-    at: float
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 # C0 and C1 controls, DEL, the line and paragraph separators (which break a line that is meant
 # to be one), and the bidirectional overrides and isolates that reorder what a terminal shows
 # (Trojan Source, CVE-2021-42574). A translation table rather than a regular
-# expression: `re` costs `cutaway list` a good part of its start-up (issue #8).
+# expression: `re` costs `cutaway list` a good part of its start-up.
 _CONTROLS = [*range(0x00, 0x20), *range(0x7F, 0xA0), *range(0x2028, 0x202F), *range(0x2066, 0x206A)]
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 

@@ -1,4 +1,4 @@
-"""Fuzzing the command line (issue #9, section 6): any list of arguments either stops at the
+"""Fuzzing the command line: any list of arguments either stops at the
 parser with exit status 2 and a message, or is translated into a valid Spec, or into an error
 that the CLI prints in one line with exit status 2. Nothing is run: the test stops where
 `cutaway run` would open the store."""

@@ -1,4 +1,4 @@
-"""Fuzzing every path that reads what another program wrote (issue #9, section 6): the load
+"""Fuzzing every path that reads what another program wrote: the load
 tools' outputs (ab, wrk, redis-benchmark) and a user's pattern, strace's output, a pid file, the
 interposer's call files. Garbage in gives a figure (a finite number) or the reader's own clean
 error, never a traceback or a hang. Seeds are the recorded outputs in tests/fixtures/ and call

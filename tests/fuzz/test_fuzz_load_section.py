@@ -1,4 +1,4 @@
-"""Fuzzing the ``[load]`` section and its targets (issue #21): whatever ``[load]`` holds and
+"""Fuzzing the ``[load]`` section and its targets: whatever ``[load]`` holds and
 whatever a target or a ``--url`` says, reading it gives a valid load experiment or a SpecError
 (exit 2) naming the key or the option; never another exception. A target that is accepted is
 one the generator can take: no spaces or control characters, no credentials, no fragment, a

@@ -1,4 +1,4 @@
-"""Fuzzing the experiment-file loader (issue #9, section 6): whatever the file holds, loading
+"""Fuzzing the experiment-file loader: whatever the file holds, loading
 gives a valid Spec or a SpecError naming the file and a line or a key; never another exception,
 never a hang. Inputs are the example files and a file using every section, mutated as text
 (bytes cut, pasted, repeated) and as data (a value replaced by any TOML value, a key removed or

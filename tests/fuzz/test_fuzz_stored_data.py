@@ -1,4 +1,4 @@
-"""Fuzzing every reader of what the store holds (issue #9, section 6): the experiment's row and
+"""Fuzzing every reader of what the store holds: the experiment's row and
 its ``spec_json`` and ``environment_json``, the calls blob, the series blob and the calls
 probe's losses JSON. Whatever a damaged store holds, each gives a valid value or a clean
 error (DamagedStoreError, CallsBlobError, ValueError as documented), never another exception

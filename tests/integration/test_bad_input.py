@@ -10,31 +10,22 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cutaway.syscall_names import SYSCALL_NAMES
+from tests.cutaway_command import cutaway as run_cutaway
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 DB = "store.db"
 BIG = "99999999999999999999999999999"
 SECRET = "s3cr3t-Pa55"
 
 
 def cutaway(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k != "CUTAWAY_DB"}
-    return subprocess.run(
-        [*CUTAWAY, *args, "--db", DB],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=120,
-        env={**environment, "NO_COLOR": "1"},
-    )
+    # errors="replace": some inputs here are not UTF-8, and cutaway's messages quote them
+    return run_cutaway(*args, "--db", DB, cwd=cwd, errors="replace")
 
 
 def experiments(directory: Path) -> int:

@@ -10,13 +10,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY, cutaway
+
 BUILD = "cc -O1 -o prog prog.c"
 needs_valgrind = pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="needs valgrind (Debian: valgrind)"
@@ -63,13 +63,8 @@ def bisect(
     """`cutaway bisect ARGS`; without ``explain``, with --explain none: these tests are about
     the search (test_bisect_where.py tests the profile of the first bad commit)."""
     quiet = [] if explain or "--" not in args else ["--explain", "none"]
-    return subprocess.run(
-        [*CUTAWAY, "bisect", *quiet, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "NO_COLOR": "1", "TMPDIR": str(cwd / "tmp")},
+    return cutaway(
+        "bisect", *quiet, *args, cwd=cwd, timeout=timeout, env={"TMPDIR": str(cwd / "tmp")}
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import subprocess
 import sys
 import tempfile
@@ -19,23 +18,11 @@ from cutaway.probes.calls.result import calls_result
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec import quick_spec
 from cutaway.store import Store
-
-CUTAWAY = [sys.executable, "-m", "cutaway"]
-
-
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
+from tests.cutaway_command import cutaway
 
 
 def test_two_lookups_per_process_give_first_and_second_calls(tmp_path: Path) -> None:
-    result = run(
+    result = cutaway(
         "run",
         "-c",
         "getent -s files passwd root nobody",
@@ -79,7 +66,7 @@ def test_two_lookups_per_process_give_first_and_second_calls(tmp_path: Path) -> 
 
 
 def test_unknown_function_is_refused_with_the_catalog(tmp_path: Path) -> None:
-    result = run("run", "-c", "true", "--calls", "getpwnam,getpwnom", cwd=tmp_path)
+    result = cutaway("run", "-c", "true", "--calls", "getpwnam,getpwnom", cwd=tmp_path)
     assert result.returncode == 2
     assert "getpwnom" in result.stderr and "getservbyname" in result.stderr
     assert not (tmp_path / ".cutaway").exists()
@@ -97,14 +84,14 @@ def test_probes_table_in_an_experiment_file(tmp_path: Path) -> None:
         calls = ["getservbyname"]
         """)
     )
-    assert run("run", str(path), cwd=tmp_path).returncode == 0
+    assert cutaway("run", str(path), cwd=tmp_path).returncode == 0
     data = api.load(db=tmp_path / ".cutaway" / "cutaway.db")
     assert data.spec.probes.calls == ("getservbyname",)
     stored = data.store.run_data(data.experiment.id, "calls")
     assert [list(decode_calls(s.data)["call_index"]) for s in stored] == [[1, 2], [1, 2]]
 
     path.write_text(path.read_text().replace("getservbyname", "getservbynam"))
-    result = run("run", str(path), cwd=tmp_path)
+    result = cutaway("run", str(path), cwd=tmp_path)
     assert result.returncode == 2 and "e.toml:6: probes.calls[0]" in result.stderr
 
 
@@ -122,7 +109,7 @@ def test_the_probe_measures_its_own_overhead() -> None:
 
 
 def test_syscalls_probe_reports_each_system_call_by_position(tmp_path: Path) -> None:
-    result = run(
+    result = cutaway(
         "run",
         "-c",
         "cat /etc/hostname /etc/hostname",

@@ -9,12 +9,12 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY
+
 needs_valgrind = pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="needs valgrind (Debian: valgrind)"
 )

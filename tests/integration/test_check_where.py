@@ -5,18 +5,17 @@ flame graph written beside it. Real perf, real runs."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cutaway_command import cutaway
+
 pytestmark = pytest.mark.skipif(shutil.which("perf") is None, reason="needs perf (linux-perf)")
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,14 +43,7 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def check(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, "check", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "NO_COLOR": "1", "GITHUB_STEP_SUMMARY": ""},
-    )
+    return cutaway("check", *args, cwd=cwd, env={"GITHUB_STEP_SUMMARY": ""})
 
 
 def _experiments(cwd: Path) -> list[str]:

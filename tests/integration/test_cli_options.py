@@ -3,29 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import cutaway as run_cutaway
 
-
-def cutaway(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k != "CUTAWAY_DB"}
-    result = subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**environment, "NO_COLOR": "1", **(env or {})},
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"exit {result.returncode}\n{result.stdout}\n{result.stderr}")
-    return result
+# A command that fails fails the test, with its output.
+cutaway = partial(run_cutaway, check=True)
 
 
 QUICK = ("--rounds", "2", "--warmup", "0")

@@ -7,30 +7,18 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import textwrap
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY
+from tests.cutaway_command import cutaway as run_cutaway
 
-
-def cutaway(
-    *args: str, cwd: Path, check: bool = True, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"exit {result.returncode}\n{result.stdout}\n{result.stderr}")
-    return result
+# A command that fails fails the test, with its output.
+cutaway = partial(run_cutaway, check=True)
 
 
 def report_json(cwd: Path, experiment: str = "latest") -> dict[str, object]:

@@ -13,7 +13,6 @@ import select
 import sqlite3
 import struct
 import subprocess
-import sys
 import termios
 import time
 import tty
@@ -24,8 +23,8 @@ from hostile import HOSTILE, raw_controls
 
 from cutaway.model import RunStatus
 from cutaway.store import Store
+from tests.cutaway_command import CUTAWAY, cutaway
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 ENV = {**os.environ, "NO_COLOR": "1"}
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # rich's own colours on a terminal
 
@@ -62,12 +61,6 @@ def hostile_experiment(tmp_path: Path, *, first_run_fails: bool = False) -> Path
     path = tmp_path / "hostile.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
-
-
-def cutaway(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, *args], cwd=cwd, capture_output=True, text=True, timeout=180, env=ENV
-    )
 
 
 def assert_shown_escaped(text: str) -> None:

@@ -4,30 +4,16 @@ variant name in common are a usage error that names both sides' variants and sug
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import cutaway as run_cutaway
+
+# A command that fails fails the test, with its output.
+cutaway = partial(run_cutaway, check=True)
 QUICK = ("--rounds", "3", "--warmup", "0", "-q")
-
-
-def cutaway(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k not in ("CUTAWAY_DB", "COLUMNS")}
-    result = subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**environment, "NO_COLOR": "1"},
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"exit {result.returncode}\n{result.stdout}\n{result.stderr}")
-    return result
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,9 @@ all its conditions), and the comparisons along both axes in the JSON report."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.cutaway_command import cutaway
 
 FILE = """
 name = "cold and warm"
@@ -35,14 +34,7 @@ prepare = "echo cold-step >> log"
 
 def test_conditions_run_with_their_steps_and_are_compared(tmp_path: Path) -> None:
     (tmp_path / "exp.toml").write_text(FILE)
-    result = subprocess.run(
-        [sys.executable, "-m", "cutaway", "run", "exp.toml", "--export-json", "out.json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
+    result = cutaway("run", "exp.toml", "--export-json", "out.json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     log = (tmp_path / "log").read_text().split()
     assert log.count("setup-a") == 1 and log.count("setup-b") == 1 and log.count("cleanup-a") == 1

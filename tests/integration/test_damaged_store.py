@@ -1,4 +1,4 @@
-"""A store edited by hand or damaged (issue #9, section 5): every reading command says which
+"""A store edited by hand or damaged: every reading command says which
 experiment, which ``table.column`` and what is wrong, and exits 2; never a traceback. `list`
 leaves a damaged experiment out with a warning and lists the others.
 
@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from cutaway.cli.main import main
+from tests.cutaway_command import cutaway as run_cutaway
 
 EXPERIMENT = """\
 name = "damage"
@@ -49,13 +48,7 @@ def real_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("damaged-store")
     (directory / "experiment.toml").write_text(EXPERIMENT)
     db = directory / "real.db"
-    done = subprocess.run(
-        [sys.executable, "-m", "cutaway", "run", "experiment.toml", "--db", str(db), "-q"],
-        cwd=directory,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_cutaway("run", "experiment.toml", "--db", str(db), "-q", cwd=directory)
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(db) as connection:
         connection.execute("UPDATE experiments SET status = 'incomplete'")

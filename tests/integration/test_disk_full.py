@@ -1,33 +1,20 @@
-"""A disk that fills while an experiment runs (issue #9, section 5): cutaway says which write
+"""A disk that fills while an experiment runs: cutaway says which write
 failed, what was kept and how to resume; the experiment is left incomplete, not running, and
 its lease released; every cleanup runs; and once there is room `--resume` finishes it. The disk
 is a real tmpfs that the measured command itself fills."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 from filesystems import Tmpfs
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import cutaway
+
 ROUNDS = 30
-
-
-def cutaway(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
 
 
 def filling_experiment(tmp_path: Path, disk: Path) -> Path:
@@ -78,7 +65,7 @@ def test_a_full_disk_stops_the_experiment_cleanly_and_resume_finishes_it(
     db = disk / "cutaway.db"
     experiment = filling_experiment(tmp_path, disk)
 
-    result = cutaway(tmp_path, "run", str(experiment), "--db", str(db), *(["-q"] * quiet))
+    result = cutaway("run", str(experiment), "--db", str(db), *(["-q"] * quiet), cwd=tmp_path)
 
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
@@ -95,6 +82,6 @@ def test_a_full_disk_stops_the_experiment_cleanly_and_resume_finishes_it(
     assert sorted(log[2:]) == ["cleanup-filler", "cleanup-other"]  # every cleanup ran
 
     (disk / "filler").unlink()
-    resumed = cutaway(tmp_path, "run", "--resume", "1", "--db", str(db))
+    resumed = cutaway("run", "--resume", "1", "--db", str(db), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert stored(db) == ("complete", None, 2 * ROUNDS)

@@ -1,4 +1,4 @@
-"""The openldap example (issue #13, section 6) on the real daemon: slapd from Debian with a
+"""The openldap example on the real daemon: slapd from Debian with a
 private configuration on 127.0.0.1, dissected by uprobes. A short run completes with the phases
 of a search in both conditions; afterwards, and after an interruption, no slapd it started still
 runs, none of its ports listens and its directories are gone. Bounded in time."""
@@ -10,7 +10,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -20,11 +19,11 @@ import pytest
 
 from cutaway.probes.base import ProbeError
 from cutaway.probes.uprobes.targets import check_system
+from tests.cutaway_command import CUTAWAY
 from tests.daemons import daemons_mentioning, listening_ports
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "openldap"
 CONTROL = EXAMPLE / "slapd-ctl"
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 PORTS = {13891, 13892}
 
 

@@ -1,4 +1,4 @@
-"""The squid example (issue #10, section 6) on the real daemons: Squid and nginx from Debian, ab,
+"""The squid example on the real daemons: Squid and nginx from Debian, ab,
 perf system-wide. A short run completes with a verdict and a profile; afterwards, and after an
 interruption or a setup that fails half-way, none of the daemons it started still runs and none
 of its ports still listens."""
@@ -10,7 +10,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -19,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.cutaway_command import CUTAWAY
 from tests.daemons import alive, daemons_mentioning, listening_ports, read
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "squid"
 CONTROL = EXAMPLE / "squid-ctl"
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 # The conclusion: "blocklist is 12.3 % [...] slower than few: regressed", or, when the interval
 # spans no change, "blocklist vs few: no difference shown, -16.3 % †: inconclusive".
 VERDICT = re.compile(

@@ -1,4 +1,4 @@
-"""The varnish example (issue #12, section 4) on the real daemons: Varnish and nginx from Debian
+"""The varnish example on the real daemons: Varnish and nginx from Debian
 started by its setup hooks, every run a load phase by cw_load. A short run completes with a
 throughput verdict and the servers' threads; afterwards no daemon it started still runs and
 none of its ports still listens, and its directories are gone."""
@@ -9,17 +9,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cutaway.probes.load.generator import generator_path
+from tests.cutaway_command import CUTAWAY
 from tests.daemons import any_listening, daemon_directory
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "varnish"
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 PORTS = (47380, 47381, 47390, 47391)
 
 pytestmark = pytest.mark.skipif(

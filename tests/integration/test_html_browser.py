@@ -11,8 +11,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +25,7 @@ from test_profile_probe import compile_program
 from cutaway.model import FlameProfile
 from cutaway.report import render_html
 from cutaway.visible import visible
+from tests.cutaway_command import cutaway as run_cutaway
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("CUTAWAY_TEST_ARTIFACTS", ROOT / ".artifacts" / "html"))
@@ -194,15 +193,9 @@ def _assert_no_code_ran(browser: Chromium, page: Page, page_html: str, title: st
 
 def test_cli_writes_html_for_run_report_and_compare(tmp_path: Path) -> None:
     """A real experiment with the calls probe, through every way to ask for HTML."""
-    environment = {k: v for k, v in os.environ.items() if k != "CUTAWAY_DB"}
 
     def cutaway(*args: str) -> str:
-        result = subprocess.run(
-            [sys.executable, "-m", "cutaway", *args, "--db", str(tmp_path / "db")],
-            cwd=tmp_path, capture_output=True, text=True, timeout=300, env=environment,
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr
-        return result.stdout
+        return run_cutaway(*args, "--db", str(tmp_path / "db"), cwd=tmp_path, check=True).stdout
 
     quick = ("--rounds", "4", "--warmup", "0", "-q")
     calls = ("-c", "getent passwd root", "-c", "getent passwd root nobody", "--calls", "getpwnam")
@@ -329,12 +322,7 @@ def test_a_profiled_run_exports_a_page_with_its_profile_charts_and_flame_graphs(
     binary = compile_program(tmp_path)
 
     def cutaway(*args: str) -> None:
-        result = subprocess.run(
-            [sys.executable, "-m", "cutaway", *args, "--db", str(tmp_path / "db")],
-            cwd=tmp_path, capture_output=True, text=True, timeout=300,
-            env={k: v for k, v in os.environ.items() if k != "CUTAWAY_DB"},
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr
+        run_cutaway(*args, "--db", str(tmp_path / "db"), cwd=tmp_path, check=True)
 
     commands = ("-c", f"{binary} 300000", "-n", "small", "-c", f"{binary} 900000", "-n", "big")
     quick = ("--rounds", "3", "--warmup", "0", "--profile", "-q")

@@ -10,19 +10,17 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import cutaway as run_cutaway
 
 
 def cutaway(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """cutaway with its JSON export written to ``cwd/x.json``."""
-    command = [*CUTAWAY, *args, "--export-json", "x.json"]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return run_cutaway(*args, "--export-json", "x.json", cwd=cwd)
 
 
 def hyperfine_statistics(path: Path) -> list[dict[str, Any]]:

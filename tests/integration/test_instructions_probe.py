@@ -10,18 +10,17 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cutaway import api
+from tests.cutaway_command import cutaway
 
 pytestmark = pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="needs valgrind (Debian: valgrind)"
 )
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 PROGRAM = r"""
 #include <stdlib.h>
 static volatile unsigned long sink;
@@ -44,25 +43,12 @@ def compile_program(directory: Path) -> Path:
     return binary
 
 
-def run(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "NO_COLOR": "1", **(env or {})},
-    )
-
-
 def test_counted_instructions_judge_and_attribute_the_function_doing_more(
     tmp_path: Path,
 ) -> None:
     binary = compile_program(tmp_path)
     # "same" runs exactly what the baseline runs (an A/A); "more" does 5 % more heavy work.
-    result = run(
+    result = cutaway(
         "run", "-c", f"{binary} 400000 400000", "-n", "base",
         "-c", f"{binary} 400000 400000", "-n", "same",
         "-c", f"{binary} 420000 400000", "-n", "more",
@@ -83,7 +69,7 @@ def test_counted_instructions_judge_and_attribute_the_function_doing_more(
         ("base", "same", "more"), 3
     )
     assert (counted["base"] == counted["same"]).all()  # deterministic
-    report = run("report", "--format", "json", cwd=tmp_path)
+    report = cutaway("report", "--format", "json", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     document = json.loads(report.stdout)
     verdicts = {
@@ -110,7 +96,7 @@ def test_valgrind_missing_is_refused_before_anything_runs(tmp_path: Path) -> Non
     bin_directory.mkdir()
     for tool in ("true", "sh"):
         os.symlink(shutil.which(tool) or "", bin_directory / tool)
-    result = run(
+    result = cutaway(
         "run", "-c", "true", "--instructions", cwd=tmp_path, env={"PATH": str(bin_directory)}
     )
     assert result.returncode == 2

@@ -1,6 +1,5 @@
 """Interrupts and hung hooks, end to end with real processes: whatever stops an experiment, the
-hooks it started are stopped, every cleanup whose setup began runs, and nothing is left behind
-(issue #9, section 1)."""
+hooks it started are stopped, every cleanup whose setup began runs, and nothing is left behind."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import textwrap
 import time
@@ -21,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY
 
 
 def sleeper(tmp_path: Path, seconds: int = 97) -> str:

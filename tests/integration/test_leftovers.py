@@ -1,4 +1,4 @@
-"""What a measured command leaves running (issue #9, section 1), end to end with real processes:
+"""What a measured command leaves running, end to end with real processes:
 `sh -c 'sleep 100 & echo hi'` leaves nothing behind once the experiment ends, in its process
 group or escaped from it (setsid), after an interrupt or a SIGKILL of cutaway too; the report
 says so; `--keep-leftovers` keeps them; what a setup hook starts is never touched."""
@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY
 
 
 @pytest.fixture

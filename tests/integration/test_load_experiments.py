@@ -13,7 +13,6 @@ import signal
 import socket
 import sqlite3
 import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator
@@ -25,9 +24,9 @@ import pytest
 from cutaway.metrics.process import alive
 from cutaway.probes.load.generator import generator_path, read_summary
 from cutaway.store import Store
+from tests.cutaway_command import CUTAWAY, cutaway
 
 pytestmark = pytest.mark.skipif(generator_path() is None, reason="cw_load not built")
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 MEMCACHED = shutil.which("memcached") or "/usr/bin/memcached"
 # Each test's whole run is bounded: a hang fails it instead of stalling the suite.
@@ -57,17 +56,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def cutaway(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=RUN_LIMIT_SECONDS,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
 
 
 def nginx_variant(root: Path, name: str, *, limited: bool = False, extra: str = "") -> str:

@@ -25,8 +25,7 @@ from cutaway.report.json_format import report_document
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec import parse_spec
 from cutaway.store import Store
-
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY, cutaway
 
 
 def free_port() -> int:
@@ -398,16 +397,11 @@ def test_series_reach_the_csv_export_and_the_json_report(tmp_path: Path) -> None
         interval = "10ms"
         """)
     )
-    run_cli = [sys.executable, "-m", "cutaway"]
-    subprocess.run([*run_cli, "run", "e.toml", "-q"], cwd=tmp_path, check=True, capture_output=True)
-    exported = subprocess.run(
-        [*run_cli, "export", "--format", "series-csv"], cwd=tmp_path, check=True,
-        capture_output=True, text=True,
-    ).stdout.splitlines()  # fmt: skip
+    cutaway("run", "e.toml", "-q", cwd=tmp_path, check=True)
+    exported = cutaway(
+        "export", "--format", "series-csv", cwd=tmp_path, check=True
+    ).stdout.splitlines()
     assert exported[0] == "experiment,variant,round,metric,unit,t_seconds,value"
     assert {line.split(",")[2] for line in exported[1:]} == {"0", "1"}
-    report = subprocess.run(
-        [*run_cli, "export", "--format", "json"], cwd=tmp_path, check=True,
-        capture_output=True, text=True,
-    ).stdout  # fmt: skip
+    report = cutaway("export", "--format", "json", cwd=tmp_path, check=True).stdout
     assert [s["round"] for s in json.loads(report)["series"]] == [0, 1]

@@ -1,7 +1,7 @@
 """Every file cutaway writes is checked before anything is measured, and written whole or not at
-all: a bad export path is exit 2 before the first run, a full disk leaves no truncated export
-(issue #9, section 5). A device, a FIFO or standard output is written through, never replaced,
-and a store on a device is refused (issue #21). The full and read-only disks are real tmpfs
+all: a bad export path is exit 2 before the first run, a full disk leaves no truncated export.
+A device, a FIFO or standard output is written through, never replaced,
+and a store on a device is refused. The full and read-only disks are real tmpfs
 mounts, the devices real nodes made with mknod."""
 
 from __future__ import annotations
@@ -11,25 +11,13 @@ import os
 import shlex
 import stat
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 from filesystems import Tmpfs, fill_filesystem
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
-
-
-def cutaway(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
+from tests.cutaway_command import CUTAWAY, cutaway
 
 
 def quick_run(cwd: Path, *options: str, command: str = "touch ran") -> list[str]:
@@ -40,7 +28,7 @@ def quick_run(cwd: Path, *options: str, command: str = "touch ran") -> list[str]
 def test_an_export_into_a_missing_directory_stops_before_any_run(
     tmp_path: Path, option: str
 ) -> None:
-    result = cutaway(tmp_path, *quick_run(tmp_path, option, "/nonexistent-dir/x.out"))
+    result = cutaway(*quick_run(tmp_path, option, "/nonexistent-dir/x.out"), cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert result.stderr == (
         f"cutaway: {option} '/nonexistent-dir/x.out': no such directory: '/nonexistent-dir'\n"
@@ -53,19 +41,19 @@ def test_an_export_onto_a_directory_or_a_read_only_disk_stops_before_any_run(
     tmp_path: Path, tmpfs: Tmpfs
 ) -> None:
     (tmp_path / "reports").mkdir()
-    result = cutaway(tmp_path, *quick_run(tmp_path, "--export-csv", "reports"))
+    result = cutaway(*quick_run(tmp_path, "--export-csv", "reports"), cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert "--export-csv 'reports': is a directory" in result.stderr
     read_only = tmpfs.mount("1m", options="ro")
     target = str(read_only / "x.md")
-    result = cutaway(tmp_path, *quick_run(tmp_path, "--export-markdown", target))
+    result = cutaway(*quick_run(tmp_path, "--export-markdown", target), cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert f"--export-markdown '{target}': cannot write in '{read_only}'" in result.stderr
     assert not (tmp_path / "ran").exists()
 
 
 def test_an_export_never_replaces_the_store(tmp_path: Path) -> None:
-    result = cutaway(tmp_path, *quick_run(tmp_path, "--export-json", ".cutaway/cutaway.db"))
+    result = cutaway(*quick_run(tmp_path, "--export-json", ".cutaway/cutaway.db"), cwd=tmp_path)
     assert result.returncode == 2
     assert "would replace the store (--db)" in result.stderr
     assert not (tmp_path / "ran").exists()
@@ -75,14 +63,14 @@ def test_the_commands_output_file_on_a_read_only_disk_stops_before_any_run(
     tmp_path: Path, tmpfs: Tmpfs
 ) -> None:
     read_only = tmpfs.mount("1m", options="ro")
-    result = cutaway(tmp_path, *quick_run(tmp_path, "--output", str(read_only / "out")))
+    result = cutaway(*quick_run(tmp_path, "--output", str(read_only / "out")), cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert f"--output: cannot write in '{read_only}'" in result.stderr
     assert not (tmp_path / "ran").exists()
 
 
 def test_reading_commands_check_their_outputs_first(tmp_path: Path) -> None:
-    assert cutaway(tmp_path, *quick_run(tmp_path)).returncode == 0
+    assert cutaway(*quick_run(tmp_path), cwd=tmp_path).returncode == 0
     bad = "/nonexistent-dir/x.json"
     for argv in (
         ["report", "--export-json", bad],
@@ -90,7 +78,7 @@ def test_reading_commands_check_their_outputs_first(tmp_path: Path) -> None:
         ["export", "1", "--format", "json", "-o", bad],
         ["export", "1", "--format", "runs-csv", "--output", str(tmp_path)],
     ):
-        result = cutaway(tmp_path, *argv)
+        result = cutaway(*argv, cwd=tmp_path)
         assert result.returncode == 2, (argv, result.stderr)
         assert "Traceback" not in result.stderr
         assert result.stdout == ""
@@ -106,8 +94,7 @@ def test_an_export_that_meets_a_full_disk_leaves_nothing_and_says_how_to_export_
     fill = f"sh -c 'test -e {disk}/filler || cat /dev/zero > {disk}/filler; true'"
     target = disk / "report.json"
     result = cutaway(
-        tmp_path,
-        *quick_run(tmp_path, "--export-json", str(target), "--shell", command=fill),
+        *quick_run(tmp_path, "--export-json", str(target), "--shell", command=fill), cwd=tmp_path
     )
     assert result.returncode == 1, result.stderr
     assert f"cannot write --export-json '{target}': No space left on device" in result.stderr
@@ -116,7 +103,7 @@ def test_an_export_that_meets_a_full_disk_leaves_nothing_and_says_how_to_export_
     assert "stored as #1" in result.stderr
     assert os.listdir(disk) == ["filler"]  # no report.json, no temporary file
     assert result.stdout  # the report was printed all the same
-    exported = cutaway(tmp_path, "export", "1", "--format", "json")
+    exported = cutaway("export", "1", "--format", "json", cwd=tmp_path)
     assert json.loads(exported.stdout)["experiments"][0]["status"] == "complete"
 
 
@@ -124,12 +111,12 @@ def test_an_export_that_meets_a_full_disk_leaves_nothing_and_says_how_to_export_
 def test_export_onto_a_full_disk_keeps_the_earlier_file(
     tmp_path: Path, tmpfs: Tmpfs, fmt: str
 ) -> None:
-    assert cutaway(tmp_path, *quick_run(tmp_path, command="true")).returncode == 0
+    assert cutaway(*quick_run(tmp_path, command="true"), cwd=tmp_path).returncode == 0
     disk = tmpfs.mount("1m")
     target = disk / "out"
     target.write_text("earlier export\n")
     fill_filesystem(disk)
-    result = cutaway(tmp_path, "export", "1", "--format", fmt, "-o", str(target))
+    result = cutaway("export", "1", "--format", fmt, "-o", str(target), cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     assert result.stderr.startswith(
         f"cutaway: cannot write -o/--output '{target}': No space left on device"
@@ -138,7 +125,7 @@ def test_export_onto_a_full_disk_keeps_the_earlier_file(
     assert sorted(os.listdir(disk)) == ["filler", "out"]
 
 
-# -- devices, FIFOs and standard output: written through, never replaced (issue #21) -------
+# -- devices, FIFOs and standard output: written through, never replaced -------
 
 
 def device_copy(directory: Path, name: str, major: int, minor: int) -> Path:
@@ -158,13 +145,12 @@ def is_device(path: Path, major: int, minor: int) -> bool:
 def test_exports_onto_a_device_write_through_it_and_never_replace_it(tmp_path: Path) -> None:
     null = device_copy(tmp_path, "null", 1, 3)
     result = cutaway(
-        tmp_path,
-        *quick_run(tmp_path, "--export-json", str(null), "--export-html", str(null)),
+        *quick_run(tmp_path, "--export-json", str(null), "--export-html", str(null)), cwd=tmp_path
     )
     assert result.returncode == 0, result.stderr
     assert is_device(null, 1, 3)
     for fmt in ("json", "html", "runs-csv", "folded"):
-        exported = cutaway(tmp_path, "export", "1", "--format", fmt, "-o", str(null))
+        exported = cutaway("export", "1", "--format", fmt, "-o", str(null), cwd=tmp_path)
         assert exported.returncode in (0, 2), exported.stderr  # folded: no profile, exit 2
         assert is_device(null, 1, 3), fmt
     assert sorted(os.listdir(tmp_path)) == [".cutaway", "null", "ran"]
@@ -172,7 +158,7 @@ def test_exports_onto_a_device_write_through_it_and_never_replace_it(tmp_path: P
 
 def test_an_export_onto_a_full_device_fails_and_leaves_the_device(tmp_path: Path) -> None:
     full = device_copy(tmp_path, "full", 1, 7)
-    result = cutaway(tmp_path, *quick_run(tmp_path, "--export-json", str(full)))
+    result = cutaway(*quick_run(tmp_path, "--export-json", str(full)), cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     assert f"cannot write --export-json '{full}': No space left on device" in result.stderr
     assert "Traceback" not in result.stderr
@@ -180,7 +166,7 @@ def test_an_export_onto_a_full_device_fails_and_leaves_the_device(tmp_path: Path
 
 
 def test_an_export_into_a_fifo_reaches_its_reader(tmp_path: Path) -> None:
-    assert cutaway(tmp_path, *quick_run(tmp_path)).returncode == 0
+    assert cutaway(*quick_run(tmp_path), cwd=tmp_path).returncode == 0
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     received: list[bytes] = []
@@ -191,7 +177,7 @@ def test_an_export_into_a_fifo_reaches_its_reader(tmp_path: Path) -> None:
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    result = cutaway(tmp_path, "export", "1", "--format", "json", "-o", str(fifo))
+    result = cutaway("export", "1", "--format", "json", "-o", str(fifo), cwd=tmp_path)
     reader.join(timeout=60)
     assert result.returncode == 0, result.stderr
     assert json.loads(received[0])["experiments"][0]["id"] == 1
@@ -204,7 +190,7 @@ def test_an_export_to_standard_output_cut_short_by_head_ends_quietly(
 ) -> None:
     """The HTML export is larger than a pipe holds, so `head -c1` closes the pipe while cutaway
     still writes: that is the reader's choice, not an error."""
-    assert cutaway(tmp_path, *quick_run(tmp_path)).returncode == 0
+    assert cutaway(*quick_run(tmp_path), cwd=tmp_path).returncode == 0
     command = shlex.join([*CUTAWAY, "export", "1", "--format", "html", *output])
     result = subprocess.run(
         ["bash", "-c", f'{command} | head -c1; echo " ${{PIPESTATUS[0]}}"'],
@@ -220,7 +206,7 @@ def test_an_export_to_standard_output_cut_short_by_head_ends_quietly(
 def test_a_store_on_a_device_is_refused_before_anything_runs(tmp_path: Path) -> None:
     null = device_copy(tmp_path, "null", 1, 3)
     for argv in (quick_run(tmp_path), ["report"], ["list"], ["export", "1", "--format", "json"]):
-        result = cutaway(tmp_path, *argv, "--db", str(null))
+        result = cutaway(*argv, "--db", str(null), cwd=tmp_path)
         assert result.returncode == 2, (argv, result.stderr)
         assert result.stderr == (
             f"cutaway: the store '{null}': is a character device, not a regular file; a store "
@@ -231,9 +217,9 @@ def test_a_store_on_a_device_is_refused_before_anything_runs(tmp_path: Path) -> 
 
 
 def test_a_store_beside_a_device_journal_is_refused(tmp_path: Path) -> None:
-    assert cutaway(tmp_path, *quick_run(tmp_path)).returncode == 0
+    assert cutaway(*quick_run(tmp_path), cwd=tmp_path).returncode == 0
     wal = device_copy(tmp_path / ".cutaway", "cutaway.db-wal", 1, 3)
-    result = cutaway(tmp_path, "report")
+    result = cutaway("report", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert "'.cutaway/cutaway.db-wal' beside it is a character device" in result.stderr
     assert is_device(wal, 1, 3)
@@ -241,7 +227,7 @@ def test_a_store_beside_a_device_journal_is_refused(tmp_path: Path) -> None:
 
 def test_standard_output_on_a_full_device_is_a_message_not_a_traceback(tmp_path: Path) -> None:
     full = device_copy(tmp_path, "full", 1, 7)
-    assert cutaway(tmp_path, *quick_run(tmp_path)).returncode == 0
+    assert cutaway(*quick_run(tmp_path), cwd=tmp_path).returncode == 0
     for argv in (
         ["report"],
         ["list"],

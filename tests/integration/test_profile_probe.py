@@ -8,7 +8,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,10 @@ import pytest
 from cutaway import api
 from cutaway.probes.profile import records
 from cutaway.probes.profile.capture import has_symbol_table
+from tests.cutaway_command import cutaway
 
 pytestmark = pytest.mark.skipif(shutil.which("perf") is None, reason="needs perf (linux-perf)")
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,22 +44,9 @@ def compile_program(directory: Path, *, strip: bool = False) -> Path:
     return binary
 
 
-def run(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "NO_COLOR": "1", **(env or {})},
-    )
-
-
 def test_profiled_runs_name_the_function_doing_more_work(tmp_path: Path) -> None:
     binary = compile_program(tmp_path)
-    result = run(
+    result = cutaway(
         "run", "-c", f"{binary} 1000000", "-n", "small", "-c", f"{binary} 2000000", "-n", "big",
         "--rounds", "2", "--warmup", "1", "--profile", cwd=tmp_path,
     )  # fmt: skip
@@ -101,7 +87,9 @@ def test_perf_missing_is_refused_before_anything_runs(tmp_path: Path) -> None:
     bin_directory.mkdir()
     for tool in ("true", "sh"):
         os.symlink(shutil.which(tool) or "", bin_directory / tool)
-    result = run("run", "-c", "true", "--profile", cwd=tmp_path, env={"PATH": str(bin_directory)})
+    result = cutaway(
+        "run", "-c", "true", "--profile", cwd=tmp_path, env={"PATH": str(bin_directory)}
+    )
     assert result.returncode == 2
     assert "needs perf, which is not on PATH" in result.stderr
     assert "linux-perf" in result.stderr
@@ -112,7 +100,7 @@ def test_a_binary_without_symbols_is_named_before_the_first_run(tmp_path: Path) 
     stripped = compile_program(tmp_path, strip=True)
     assert has_symbol_table(str(stripped)) is False
     assert has_symbol_table(str(compile_program(tmp_path))) is True
-    result = run(
+    result = cutaway(
         "run", "-c", f"{stripped} 200000", "--rounds", "1", "--warmup", "0", "--profile",
         cwd=tmp_path,
     )  # fmt: skip
@@ -131,7 +119,7 @@ def test_phase_rules_give_a_dissection_table_from_samples_alone(tmp_path: Path) 
         '[probes.profile]\nphases = [\n  { name = "heavy", frames = "^heavy_work$" },\n'
         '  { name = "light", frames = "^light_work$" },\n]\n'
     )
-    result = run("run", str(experiment), "--export-json", "out.json", cwd=tmp_path)
+    result = cutaway("run", str(experiment), "--export-json", "out.json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "phases from samples" in result.stdout and "big vs small" in result.stdout
     document = json.loads((tmp_path / "out.json").read_text())

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,10 +15,10 @@ import pytest
 
 from cutaway import api
 from cutaway.probes.profile import records
+from tests.cutaway_command import cutaway
 
 pytestmark = pytest.mark.skipif(shutil.which("perf") is None, reason="needs perf (linux-perf)")
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 PROGRAM = r"""
 #include <time.h>
 static volatile long sink;
@@ -39,17 +38,6 @@ def compile_program(directory: Path, name: str) -> Path:
     return binary
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-
-
 def probe_line(stderr: str) -> str:
     return next(line for line in stderr.splitlines() if "probe profile:" in line)
 
@@ -66,7 +54,7 @@ def stacks(directory: Path, kind: str) -> dict[str, int]:
 
 def test_dwarf_insisted_on_keeps_the_callers_of_a_sleep_through_glibc(tmp_path: Path) -> None:
     binary = compile_program(tmp_path, "nap")
-    result = run(
+    result = cutaway(
         "run", "-c", str(binary), "--rounds", "1", "--warmup", "0",
         "--profile-call-graph", "dwarf!", cwd=tmp_path,
     )  # fmt: skip
@@ -81,14 +69,14 @@ def test_dwarf_insisted_on_keeps_the_callers_of_a_sleep_through_glibc(tmp_path: 
 
 def test_a_renamed_build_is_compared_frame_by_frame(tmp_path: Path) -> None:
     first, second = compile_program(tmp_path, "prog-v1"), compile_program(tmp_path, "prog-v2")
-    result = run(
+    result = cutaway(
         "run", "-c", str(first), "-n", "v1", "-c", str(second), "-n", "v2",
         "--rounds", "1", "--warmup", "0", "--profile", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "per-sample cost" in probe_line(result.stderr)
     output = tmp_path / "diff.svg"
-    exported = run(
+    exported = cutaway(
         "export", "--format", "flamegraph-diff", "--variant", "v2", "-o", str(output),
         cwd=tmp_path,
     )  # fmt: skip
@@ -108,7 +96,7 @@ def test_a_system_wide_profile_tells_this_cutaway_from_another(tmp_path: Path) -
     try:
         time.sleep(0.2)
         binary = compile_program(tmp_path, "nap")
-        result = run(
+        result = cutaway(
             "run", "-c", str(binary), "--rounds", "1", "--warmup", "0", "--profile", "-a",
             "--no-off-cpu", cwd=tmp_path,
         )  # fmt: skip

@@ -6,31 +6,18 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY
+from tests.cutaway_command import cutaway as run_cutaway
+
+# A command that fails fails the test, with its output.
+cutaway = partial(run_cutaway, check=True)
 # Names long enough that four side by side (134 columns) never fit in 100, whatever the values.
 NAMES = tuple(f"{n}-variant-with-a-long-name" for n in ("first", "second", "third", "fourth"))
-
-
-def cutaway(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k not in ("CUTAWAY_DB", "COLUMNS")}
-    result = subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**environment, "NO_COLOR": "1", **(env or {})},
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"exit {result.returncode}\n{result.stdout}\n{result.stderr}")
-    return result
 
 
 @pytest.fixture(scope="module")

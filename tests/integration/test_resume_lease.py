@@ -1,5 +1,5 @@
 """An experiment belongs to the process running it: `--resume` never takes over a live one,
-and picks the newest experiment whose owner is gone (issue #9, section 2)."""
+and picks the newest experiment whose owner is gone."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY, cutaway
+
 LONG = ["run", "-c", "sleep 0.05", "-c", "sleep 0.05", "-n", "a", "-n", "b", "--rounds", "400"]
 
 
@@ -24,10 +24,6 @@ def start(cwd: Path, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         env={**os.environ, "NO_COLOR": "1"},
     )
-
-
-def cutaway(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CUTAWAY, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def wait_for_runs(cwd: Path, experiment_id: int, count: int = 3) -> None:
@@ -59,14 +55,14 @@ def test_resume_refuses_a_live_experiment_and_takes_one_whose_owner_died(
     live = start(tmp_path, *LONG)
     try:
         wait_for_runs(tmp_path, 2)
-        refused = cutaway(tmp_path, "run", "--resume", "2")
+        refused = cutaway("run", "--resume", "2", cwd=tmp_path)
         assert refused.returncode == 1
         assert f"experiment #2 is being run by process {live.pid}" in refused.stderr
         # Without an id, --resume passes over the live one and takes the orphan...
         resumed = start(tmp_path, "run", "--resume")
         time.sleep(1.5)
         # ...which it now owns: a second resume of it is refused in turn.
-        again = cutaway(tmp_path, "run", "--resume", "1")
+        again = cutaway("run", "--resume", "1", cwd=tmp_path)
         assert again.returncode == 1 and "experiment #1 is being run by process" in again.stderr
         resumed.send_signal(signal.SIGINT)
         _, resumed_stderr = resumed.communicate(timeout=60)
@@ -74,5 +70,5 @@ def test_resume_refuses_a_live_experiment_and_takes_one_whose_owner_died(
     finally:
         live.send_signal(signal.SIGINT)
         live.communicate(timeout=60)
-    listing = cutaway(tmp_path, "list").stdout
+    listing = cutaway("list", cwd=tmp_path).stdout
     assert "running" not in listing  # both interrupted cleanly: incomplete, owner released

@@ -15,14 +15,14 @@ import re
 import signal
 import sqlite3
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
+from tests.cutaway_command import CUTAWAY
+
 STRESS_TRIES = int(os.environ.get("CUTAWAY_SIGNAL_STRESS", "0") or 0)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 KEPT = re.compile(r"(\d+) runs in \d+ complete rounds are stored")

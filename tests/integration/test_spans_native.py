@@ -24,6 +24,7 @@ from cutaway.probes.spans.records import (
     read_span_file,
     span_files,
 )
+from tests.cutaway_command import cutaway
 from tests.native_build import NATIVE, ROOT, SANITIZERS, compile_native
 
 PROGRAM_SOURCE = NATIVE / "tests" / "cw_span_test_program.c"
@@ -195,15 +196,11 @@ def test_the_vectors_program_regenerates_the_committed_vector(
 
 def _cutaway(tmp_path: Path, *args: str) -> dict[str, Any]:
     report = tmp_path / "report.json"
-    command = [
-        sys.executable, "-m", "cutaway", "run", "--db", str(tmp_path / "db.sqlite"),
+    cutaway(
+        "run", "--db", str(tmp_path / "db.sqlite"),
         "--rounds", "3", "--warmup", "0", "--spans", "--export-json", str(report), *args,
-    ]  # fmt: skip
-    result = subprocess.run(
-        command, capture_output=True, text=True, timeout=600,
-        env={**os.environ, **SANITIZER_ENV},
+        env=SANITIZER_ENV, check=True,
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
     document: dict[str, Any] = json.loads(report.read_text())
     return document
 
@@ -294,11 +291,9 @@ def test_a_collector_file_is_read_from_where_each_run_began(tmp_path: Path) -> N
         f'[probes]\nspans = {{ otlp_file = "{collector}" }}\n'
     )
     report = tmp_path / "report.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "cutaway", "run", str(experiment), "--db",
-         str(tmp_path / "db.sqlite"), "--rounds", "2", "--warmup", "1",
-         "--export-json", str(report)],
-        capture_output=True, text=True, timeout=600,
+    result = cutaway(
+        "run", str(experiment), "--db", str(tmp_path / "db.sqlite"),
+        "--rounds", "2", "--warmup", "1", "--export-json", str(report),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     document = json.loads(report.read_text())

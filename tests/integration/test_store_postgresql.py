@@ -1,4 +1,4 @@
-"""The team store on PostgreSQL (issue #14, section 4), against a real server (conftest.py):
+"""The team store on PostgreSQL, against a real server (conftest.py):
 the schema the migrations build, the commands on a ``postgresql://`` URL, a connection that
 drops mid-experiment, and URLs that must never be printed whole."""
 
@@ -21,8 +21,9 @@ from cutaway.model import Run, RunStatus, Spec, Variant
 from cutaway.store import LATEST_VERSION, Store, StoreError
 from cutaway.store import schema as store_schema
 from cutaway.store.postgresql import VERSION_TABLE, VERSION_TABLE_DDL, postgresql_statements
+from tests.cutaway_command import CUTAWAY
+from tests.cutaway_command import cutaway as run_cutaway
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 QUICK = ["run", "-c", "sleep 0.01", "-c", "sleep 0.02", "-n", "a", "-n", "b", "--rounds", "3"]
 
 # The types each engine gives a column, as one name: the schemas must agree on these.
@@ -34,13 +35,7 @@ POSTGRESQL_TYPES["bytea"] = "blob"
 def cutaway(
     *args: str, db: str | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    env.pop("CUTAWAY_DB", None)
-    if db is not None:
-        env["CUTAWAY_DB"] = db
-    return subprocess.run(
-        [*CUTAWAY, *args], capture_output=True, text=True, timeout=180, env=env, cwd=cwd
-    )
+    return run_cutaway(*args, cwd=cwd, env={"CUTAWAY_DB": db} if db is not None else None)
 
 
 def query(url: str, sql: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

@@ -1,5 +1,4 @@
-"""Reading commands read: they never create a store, and they read one they cannot write
-(issue #9, section 5)."""
+"""Reading commands read: they never create a store, and they read one they cannot write."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ import pytest
 
 from cutaway.model import Spec, Variant
 from cutaway.store import Store, StoreError
+from tests.cutaway_command import cutaway
 
 
 def test_a_missing_store_is_an_error_and_nothing_is_created(tmp_path: Path) -> None:
@@ -26,10 +26,7 @@ def test_a_missing_store_is_an_error_and_nothing_is_created(tmp_path: Path) -> N
 @pytest.mark.parametrize("command", [["list"], ["report"], ["export"], ["compare", "1", "2"]])
 def test_reading_commands_never_create_a_store(tmp_path: Path, command: list[str]) -> None:
     typo = tmp_path / "typo" / "cutaway.db"
-    result = subprocess.run(
-        [sys.executable, "-m", "cutaway", *command, "--db", str(typo)],
-        capture_output=True, text=True, cwd=tmp_path,
-    )  # fmt: skip
+    result = cutaway(*command, "--db", str(typo), cwd=tmp_path)
     assert result.returncode == 1
     assert f"no store at {typo}" in result.stderr
     assert not typo.parent.exists()

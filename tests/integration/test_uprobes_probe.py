@@ -5,11 +5,9 @@ anything runs (an unknown function, a binary without symbols), which store nothi
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from cutaway.probes.base import ProbeError
 from cutaway.probes.uprobes import records
 from cutaway.probes.uprobes.targets import check_system
+from tests.cutaway_command import cutaway
 
 
 def _why_not() -> str | None:
@@ -30,7 +29,6 @@ def _why_not() -> str | None:
 REASON = _why_not()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"uprobes impossible here: {REASON}")
 
-CUTAWAY = [sys.executable, "-m", "cutaway"]
 PROGRAM = r"""
 #include <pthread.h>
 #include <stdio.h>
@@ -55,17 +53,6 @@ def compile_program(directory: Path, *flags: str) -> Path:
     return binary
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CUTAWAY, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-
-
 def stored(database: Path, key: str) -> list[bytes]:
     with sqlite3.connect(database) as raw:
         rows = raw.execute(
@@ -78,7 +65,7 @@ def stored(database: Path, key: str) -> list[bytes]:
 
 def test_calls_nest_per_thread_into_spans_of_every_run(tmp_path: Path) -> None:
     binary = compile_program(tmp_path)
-    result = run(
+    result = cutaway(
         "run", "-c", f"{binary} 3", "--rounds", "2", "--warmup", "1",
         "--uprobes", f"{binary}:handle,lookup", cwd=tmp_path,
     )  # fmt: skip
@@ -116,7 +103,7 @@ def test_calls_nest_per_thread_into_spans_of_every_run(tmp_path: Path) -> None:
 
 def test_an_unknown_function_stops_before_anything_is_stored(tmp_path: Path) -> None:
     binary = compile_program(tmp_path)
-    result = run("run", "-c", f"{binary} 1", "--uprobes", f"{binary}:handel", cwd=tmp_path)
+    result = cutaway("run", "-c", f"{binary} 1", "--uprobes", f"{binary}:handel", cwd=tmp_path)
     assert result.returncode == 2
     assert f"no function 'handel' in {binary}" in result.stderr
     assert "nearest: handle" in result.stderr
@@ -130,7 +117,7 @@ def test_an_unknown_function_stops_before_anything_is_stored(tmp_path: Path) -> 
 
 def test_a_binary_without_symbols_is_refused_with_what_to_do(tmp_path: Path) -> None:
     binary = compile_program(tmp_path, "-s")
-    result = run("run", "-c", f"{binary} 1", "--uprobes", f"{binary}:handle", cwd=tmp_path)
+    result = cutaway("run", "-c", f"{binary} 1", "--uprobes", f"{binary}:handle", cwd=tmp_path)
     assert result.returncode == 2
     assert "has no function symbols" in result.stderr and "debug symbols" in result.stderr
 
@@ -142,7 +129,7 @@ def test_two_builds_compare_by_the_same_function_and_count_its_calls(tmp_path: P
         (tmp_path / build).mkdir()
     v1, v2 = compile_program(tmp_path / "v1"), compile_program(tmp_path / "v2")
     report = tmp_path / "report.json"
-    result = run(
+    result = cutaway(
         "run", "-n", "v1", "-c", f"{v1} 3", "-n", "v2", "-c", f"{v2} 3", "--rounds", "3",
         "--warmup", "0", "--uprobes", f"{v1}:handle,lookup", "--uprobes", f"{v2}:handle,lookup",
         "--export-json", str(report), cwd=tmp_path,

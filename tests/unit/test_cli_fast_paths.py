@@ -1,5 +1,5 @@
 """`cutaway --version`, `--help` and `list` are answered before the argument parser is built
-(cutaway.cli.main, issue #8). Each answer must be exactly the parser's: these tests hold them
+(cutaway.cli.main). Each answer must be exactly the parser's: these tests hold them
 equal, so that the static help cannot drift from the parser it stands for."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Hooks and interrupts, with real shells: an interrupt never leaves a hook behind, whenever it
-lands (issue #9)."""
+lands."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A NUL byte in anything handed to the operating system is refused at load time, with
-file:line:key, instead of crashing a run (issue #9, section 4)."""
+file:line:key, instead of crashing a run."""
 
 from __future__ import annotations
 

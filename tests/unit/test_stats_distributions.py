@@ -1,5 +1,5 @@
 """The pure-Python normal, t, Theil-Sen and Kendall functions against scipy, which reports no
-longer import (issue #8)."""
+longer import."""
 
 from __future__ import annotations
 

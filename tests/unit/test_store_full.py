@@ -1,4 +1,4 @@
-"""A store whose disk fills while an experiment runs (issue #9, section 5): the failed write is
+"""A store whose disk fills while an experiment runs: the failed write is
 named, the experiment is recorded as incomplete with its lease released, thanks to the space
 held since it started (store/reserve.py); and if even that cannot be recorded, the error that
 stopped the experiment is still the one raised. Real processes fill a real tmpfs."""

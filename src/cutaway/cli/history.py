@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from cutaway.history import History
     from cutaway.store import Store
 
-TRIAGE_CHOICES = ("confirmed", "false alarm", "accepted")  # cutaway.history.TRIAGE_STATES
+TRIAGE_CHOICES = ("confirmed", "false alarm", "accepted")  # cutaway.store.records.TRIAGE_STATES
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:

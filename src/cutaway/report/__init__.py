@@ -10,50 +10,17 @@ pure ``cutaway.stats``."""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
-from cutaway.model import Analysis
-from cutaway.probes.registry import plugins
+from cutaway.model import Analysis, Run
+
+# The renderers are imported inside the functions below, never here: the probes' section
+# modules import `cutaway.report.sections`, which runs this file first, and the renderers
+# import those section modules back, so importing a renderer here would be a circle for
+# whoever imports a probe's sections first (tests/unit/test_import_graph.py checks). So is the
+# probes' registry, read when the formats are built.
 from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
-
-
-def _imported_when_called(module: str, name: str) -> Callable[..., str]:
-    """``module``'s function ``name``, imported at its first call: `cutaway run` renders the
-    terminal report alone and must not pay for importing every other renderer."""
-
-    def render(*arguments: Any, **options: Any) -> str:
-        function: Callable[..., str] = getattr(importlib.import_module(module), name)
-        return function(*arguments, **options)
-
-    render.__name__ = render.__qualname__ = name
-    render.__doc__ = f"{module}.{name}, imported when first called."
-    return render
-
-
-if TYPE_CHECKING:
-    from cutaway.report.csv_format import (
-        render_csv,
-        render_load_csv,
-        render_phases_csv,
-        render_runs_csv,
-    )
-    from cutaway.report.hyperfine import render_asciidoc, render_orgmode
-    from cutaway.report.json_format import render_json
-    from cutaway.report.markdown import render_markdown
-    from cutaway.report.terminal import render_terminal
-else:
-    render_csv = _imported_when_called("cutaway.report.csv_format", "render_csv")
-    render_load_csv = _imported_when_called("cutaway.report.csv_format", "render_load_csv")
-    render_phases_csv = _imported_when_called("cutaway.report.csv_format", "render_phases_csv")
-    render_runs_csv = _imported_when_called("cutaway.report.csv_format", "render_runs_csv")
-    render_asciidoc = _imported_when_called("cutaway.report.hyperfine", "render_asciidoc")
-    render_orgmode = _imported_when_called("cutaway.report.hyperfine", "render_orgmode")
-    render_json = _imported_when_called("cutaway.report.json_format", "render_json")
-    render_markdown = _imported_when_called("cutaway.report.markdown", "render_markdown")
-    render_terminal = _imported_when_called("cutaway.report.terminal", "render_terminal")
 
 
 @dataclass(frozen=True)
@@ -65,6 +32,71 @@ class Format:
     extension: str  # without the dot
     description: str
     render: Callable[[Analysis], str]
+
+
+def render_terminal(
+    analysis: Analysis, *, color: bool, width: int = 100, all_metrics: bool = False
+) -> str:
+    """The terminal report (cutaway.report.terminal.render_terminal)."""
+    from cutaway.report.terminal import render_terminal as render
+
+    return render(analysis, color=color, width=width, all_metrics=all_metrics)
+
+
+def render_markdown(analysis: Analysis) -> str:
+    """The Markdown report (cutaway.report.markdown.render_markdown)."""
+    from cutaway.report.markdown import render_markdown as render
+
+    return render(analysis)
+
+
+def render_json(analysis: Analysis) -> str:
+    """The JSON report (cutaway.report.json_format.render_json)."""
+    from cutaway.report.json_format import render_json as render
+
+    return render(analysis)
+
+
+def render_csv(analysis: Analysis) -> str:
+    """One CSV row per variant and metric (cutaway.report.csv_format.render_csv)."""
+    from cutaway.report.csv_format import render_csv as render
+
+    return render(analysis)
+
+
+def render_load_csv(analysis: Analysis) -> str:
+    """The load experiments' CSV (cutaway.report.csv_format.render_load_csv)."""
+    from cutaway.report.csv_format import render_load_csv as render
+
+    return render(analysis)
+
+
+def render_phases_csv(analysis: Analysis) -> str:
+    """The spans probe's phases as CSV (cutaway.report.csv_format.render_phases_csv)."""
+    from cutaway.report.csv_format import render_phases_csv as render
+
+    return render(analysis)
+
+
+def render_runs_csv(runs: Sequence[Run]) -> str:
+    """One CSV row per stored run (cutaway.report.csv_format.render_runs_csv)."""
+    from cutaway.report.csv_format import render_runs_csv as render
+
+    return render(runs)
+
+
+def render_asciidoc(analysis: Analysis) -> str:
+    """hyperfine's AsciiDoc table (cutaway.report.hyperfine.render_asciidoc)."""
+    from cutaway.report.hyperfine import render_asciidoc as render
+
+    return render(analysis)
+
+
+def render_orgmode(analysis: Analysis) -> str:
+    """hyperfine's Org-mode table (cutaway.report.hyperfine.render_orgmode)."""
+    from cutaway.report.hyperfine import render_orgmode as render
+
+    return render(analysis)
 
 
 def render_html(analysis: Analysis) -> str:
@@ -82,6 +114,8 @@ def _render_plain_terminal(analysis: Analysis) -> str:
 
 def _probe_csv_formats() -> list[Format]:
     """The registered probes' own CSV exports (cutaway.probes.plugin ``csv_formats``)."""
+    from cutaway.probes.registry import plugins
+
     return [
         Format(found.name, "csv", found.description, found.render)
         for plugin in plugins()

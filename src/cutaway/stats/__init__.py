@@ -1,7 +1,7 @@
 """Statistics for cutaway: pure functions over numpy arrays, arrays in and numbers out.
 
 Nothing here does I/O or imports the rest of cutaway. Every metric is a cost (higher is worse).
-Nothing here imports scipy: its import took most of the time of ``cutaway report`` (issue #8);
+Nothing here imports scipy: its import took most of the time of ``cutaway report``;
 ``distributions`` has the normal and t functions in pure Python.
 
 - ``descriptive``: summary columns, the t interval for a mean, median and percentiles.

@@ -1,7 +1,7 @@
 """The normal and Student's t distribution functions a report needs, in pure Python.
 
 They replace ``scipy.stats.norm`` and ``scipy.stats.t``, whose import (about 2.4 s on a loaded
-machine) was most of the time of ``cutaway report`` (issue #8). The tests check them against
+machine) was most of the time of ``cutaway report``. The tests check them against
 scipy: relative error below 1e-12 from p = 1e-12 to 1 - 1e-12 for the t distribution with 1 to
 200 and 1,000 degrees of freedom; at 1,000,000 only below 1e-9 (the continued fraction in x
 near 1 loses digits there; a report's df is its rounds minus one).

@@ -31,11 +31,13 @@ from cutaway.store.lease import Owner, owner_from_row
 from cutaway.store.listing import listing_rows
 from cutaway.store.location import is_postgresql_url
 from cutaway.store.records import (
+    TRIAGE_STATES,
     ExperimentRow,
     MetricTable,
     ProbeInfo,
     StoredExperiment,
     StoredRunData,
+    Triage,
     dumps,
 )
 from cutaway.store.rows import (
@@ -55,7 +57,6 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from cutaway.history import Triage
 from cutaway.store.schema import EXPERIMENT_STATUSES, StoreError, StoreFull
 from cutaway.store.sqlite import SqliteEngine
 
@@ -430,8 +431,6 @@ class Store:
 
     def set_triage(self, name: str, change_id: str, state: str, note: str) -> None:
         """Record (or replace) the triage of a change flagged in the history of ``name``."""
-        from cutaway.history import TRIAGE_STATES
-
         if state not in TRIAGE_STATES:
             raise StoreError(f"unknown triage state {state!r}; one of {', '.join(TRIAGE_STATES)}")
         with self._write(f"store the triage of change {change_id!r}") as connection:
@@ -444,8 +443,6 @@ class Store:
 
     def triage(self, name: str) -> dict[str, Triage]:
         """The triage of every change flagged in the history of ``name``, by change id."""
-        from cutaway.history import TRIAGE_STATES, Triage
-
         with self._read(f"read the triage of {name!r}") as connection:
             rows = connection.execute(
                 "SELECT change_id, state, note, at FROM triage WHERE name = ?", (name,)

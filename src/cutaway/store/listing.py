@@ -1,5 +1,5 @@
 """The experiments of a store, one row each, as `cutaway list` prints them: read with one query
-and nothing imported but sqlite3, so that the command starts at once (issue #8).
+and nothing imported but sqlite3, so that the command starts at once.
 
 :func:`read_listing` reads only a store this cutaway can read as it is (its schema at
 :data:`~cutaway.store.schema.LATEST_VERSION`) and answers None for anything else (no file, an

@@ -17,6 +17,18 @@ if TYPE_CHECKING:  # numpy only for annotations: `cutaway list` must not import 
     import numpy.typing as npt
 
 
+# How a change flagged in a history was judged (`cutaway history --triage`).
+TRIAGE_STATES = ("confirmed", "false alarm", "accepted")
+
+
+@dataclass(frozen=True)
+class Triage:
+    change_id: str
+    state: str
+    note: str
+    at: float
+
+
 @dataclass(frozen=True)
 class ProbeInfo:
     """A probe of a stored experiment: what measured, and what it cost per recorded event and

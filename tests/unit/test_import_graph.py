@@ -171,6 +171,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cutaway.verdicts",
             "cutaway.cautions",
             "cutaway.history",
+            "cutaway.site",
             "cutaway.attribution*",
             "cutaway.probes.*.analysis",
             "cutaway.probes.profile.flamegraph",
@@ -185,6 +186,12 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cutaway.attribution.figures",
             "cutaway.probes.*.sections",
             "cutaway.probes.*.figures",
+            # A probe's plugin joins its parts (capture, analysis, sections, figures, exports)
+            # for the core, which iterates the registry: it sits with the parts it joins.
+            "cutaway.probes.plugin",
+            "cutaway.probes.registry",
+            "cutaway.probes.*.plugin",
+            "cutaway.probes.*.export",
         ),
     ),
     ("gate and bisection", ("cutaway.gate*", "cutaway.bisect*")),
@@ -224,6 +231,16 @@ KNOWN_UPWARD = {
     "cutaway.probes.load.capture (probes) imports cutaway.metrics.sources (runner)",
     "cutaway.probes.load.capture (probes) imports cutaway.runner (runner)",
     "cutaway.probes.load.capture (probes) imports cutaway.runner.executor (runner)",
+    # The core iterates the probes' registry, whose plugins join each probe's parts up to its
+    # report sections: the analysis and the runner ask it. Removing these takes the registry
+    # handed to the core from above (the command line and the library build it), so that the
+    # core depends on the interface only, and the interface's record kinds and StoredExperiment
+    # moved to a low module.
+    "cutaway.compare (analysis) imports cutaway.probes.plugin (report)",
+    "cutaway.compare (analysis) imports cutaway.probes.registry (report)",
+    "cutaway.history (analysis) imports cutaway.probes.plugin (report)",
+    "cutaway.history (analysis) imports cutaway.probes.registry (report)",
+    "cutaway.runner.runner (runner) imports cutaway.probes.registry (report)",
 }
 
 

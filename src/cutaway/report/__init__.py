@@ -20,7 +20,7 @@ from cutaway.model import Analysis, Run
 # import those section modules back, so importing a renderer here would be a circle for
 # whoever imports a probe's sections first (tests/unit/test_import_graph.py checks). So is the
 # probes' registry, read when the formats are built.
-from cutaway.report.json_format import FORMAT_VERSION as JSON_FORMAT_VERSION
+from cutaway.report.json_version import FORMAT_VERSION as JSON_FORMAT_VERSION
 
 
 @dataclass(frozen=True)

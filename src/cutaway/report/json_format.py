@@ -79,10 +79,8 @@ from cutaway.model import (
 )
 from cutaway.report.export_values import comparison_json, json_number
 from cutaway.report.hyperfine import hyperfine_results
+from cutaway.report.json_version import FORMAT_NAME, FORMAT_VERSION
 from cutaway.report.units import metric_unit, run_status_name
-
-FORMAT_NAME = "cutaway-report"
-FORMAT_VERSION = 9
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 

@@ -103,16 +103,7 @@ def load_history(
     reference: str | None = None,
 ) -> History:
     """The history of ``name`` in ``store`` (see the module docstring)."""
-    rows = sorted(
-        (row for row in store.list_experiments() if row.name == name),
-        key=lambda row: (row.created_at, row.id),
-    )
-    if not rows:
-        raise HistoryError(
-            f"no experiment named {name!r} in {store.location}; "
-            "`cutaway list` shows the stored ones"
-        )
-    experiments = [store.experiment(row.id) for row in rows]
+    experiments = _experiments_named(store, name, store.list_experiments())
     measured = [e for e in experiments if metric in {m.name for m in _metrics(store, e)}]
     if not measured:
         raise HistoryError(f"no experiment named {name!r} measured the metric {metric!r}")
@@ -154,16 +145,7 @@ def load_histories(
     a store of a thousand experiments is read in seconds (bench/history_site.py). A metric no
     experiment measured, or a variant without a usable point, is left out; nothing left at
     all is a HistoryError."""
-    rows = sorted(
-        (row for row in (listing or store.list_experiments()) if row.name == name),
-        key=lambda row: (row.created_at, row.id),
-    )
-    if not rows:
-        raise HistoryError(
-            f"no experiment named {name!r} in {store.location}; "
-            "`cutaway list` shows the stored ones"
-        )
-    experiments = [store.experiment(row.id) for row in rows]
+    experiments = _experiments_named(store, name, listing or store.list_experiments())
     measured_metrics = {e.id: _metrics(store, e) for e in experiments}
     names = [v.name for v in experiments[-1].spec.variants]
     for stored in experiments:
@@ -201,6 +183,21 @@ def load_histories(
     if not histories:
         raise HistoryError(f"no experiment named {name!r} has a usable point to draw")
     return tuple(histories)
+
+
+def _experiments_named(
+    store: Store, name: str, listing: Sequence[ExperimentRow]
+) -> list[StoredExperiment]:
+    """The experiments of ``name`` in the order they were made; a HistoryError for none."""
+    rows = sorted(
+        (row for row in listing if row.name == name), key=lambda row: (row.created_at, row.id)
+    )
+    if not rows:
+        raise HistoryError(
+            f"no experiment named {name!r} in {store.location}; "
+            "`cutaway list` shows the stored ones"
+        )
+    return [store.experiment(row.id) for row in rows]
 
 
 def default_metrics(

@@ -76,7 +76,7 @@ def test_a_program_that_does_not_exist_stops_before_any_run(tmp_path: Path) -> N
     result = cutaway(
         "run", "-c", "sleep 0.01", "-c", "nosuchcmd --x", "--rounds", "3", cwd=tmp_path, check=False
     )  # fmt: skip
-    # Refused as bad input before anything is stored, as hyperfine refuses it (issue #25):
+    # Refused as bad input before anything is stored, as hyperfine refuses it:
     # no store, no empty experiment, no --resume to suggest.
     assert result.returncode == 2, result.stderr
     assert "variant 'nosuchcmd --x' cannot run: no program 'nosuchcmd' in PATH" in result.stderr

@@ -1,4 +1,4 @@
-"""The caddy example (issue #22): two released Caddy builds as reverse proxies in front of
+"""The caddy example: two released Caddy builds as reverse proxies in front of
 nginx, every run a load phase by cw_load, profiled system-wide. Its short form
 (examples/caddy/quick) exports a JSON report with two variants of different versions of the same
 server and an attribution over Caddy's functions with intervals and shares; afterwards no

@@ -1,4 +1,4 @@
-"""api.run checks a Spec built in Python before anything runs or is stored (issue #21): values
+"""api.run checks a Spec built in Python before anything runs or is stored: values
 the store would read back as damaged, numbers past the limits, and text the store cannot write
 were stored first (the experiment then 'damaged') or failed half-way (OverflowError,
 UnicodeEncodeError)."""

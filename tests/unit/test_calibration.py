@@ -1,5 +1,5 @@
 """The harness's cost: measured from enough spawns of `true`, reused while the machine is
-unchanged, measured again when it changes (cutaway.runner.calibration, issue #25)."""
+unchanged, measured again when it changes (cutaway.runner.calibration)."""
 
 from __future__ import annotations
 

@@ -213,7 +213,7 @@ def test_a_damaged_stored_profile_is_bad_input_not_a_traceback(
 ) -> None:
     """`cutaway report` of an experiment whose run_data.data was damaged by hand: the profile
     decoder's error reached the user as a traceback (`export --format folded` said it), found
-    by the hostile re-run (issue #21)."""
+    by a hostile re-run."""
     from cutaway.probes.profile.records import decode
 
     def report(_: object) -> int:

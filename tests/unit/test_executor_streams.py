@@ -92,7 +92,7 @@ def test_captured_output_that_cannot_be_written_makes_an_error_run(
     executor: ProcessExecutor,
 ) -> None:
     """An output metric captures stdout, copied to the variant's file after the run: /dev/full
-    refused sendfile (EINVAL) and the OSError was a traceback (issue #21). Now the run is an
+    refused sendfile (EINVAL) and the OSError was a traceback. Now the run is an
     error run that says why, as `echo > /dev/full` fails by itself."""
     measured = executor.measure(variant(stdout="/dev/full"), None, STDOUT)
     assert measured.status is RunStatus.ERROR
@@ -127,7 +127,7 @@ def test_a_fifo_without_a_reader_is_left_at_an_interrupt_and_the_run_kept(
     executor: ProcessExecutor, tmp_path: Path
 ) -> None:
     """Captured stdout copied to a FIFO that no one reads: the open waited for a reader for ever,
-    deaf to Ctrl-C and SIGTERM (found by the hostile re-run, issue #21). Now an interrupt ends
+    deaf to Ctrl-C and SIGTERM (found by a hostile re-run). Now an interrupt ends
     the wait, the run that ended is kept, and the interrupt stays held for the runner."""
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

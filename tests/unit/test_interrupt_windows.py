@@ -82,7 +82,7 @@ def test_a_signal_just_before_a_prepare_hook_stops_the_hook(
 ) -> None:
     """The signal lands after the runner's last look for interrupts and before the prepare hook
     starts (here, in the RunStarted listener): the hook is stopped at once, as one that lands
-    while it runs, instead of running to its end (found by the hostile re-run, issue #21)."""
+    while it runs, instead of running to its end (found by a hostile re-run)."""
     store = Store(tmp_path / "db.sqlite")
     spec = Spec(
         name="windows",
@@ -110,7 +110,7 @@ def test_a_signal_just_before_a_prepare_hook_stops_the_hook(
 
 def test_cleanup_hooks_that_run_after_an_interrupt_are_announced(tmp_path: Path) -> None:
     """After an interrupt the cleanup hooks run to their end (they stop servers): said at once,
-    else a slow cleanup looks like a Ctrl-C ignored (issue #21)."""
+    else a slow cleanup looks like a Ctrl-C ignored."""
     store = Store(tmp_path / "db.sqlite")
     spec = Spec(
         name="windows",

@@ -1,5 +1,5 @@
-"""Output files: checked before any work, written whole or not at all (issue #9, section 5);
-a device, a FIFO or a descriptor written through, never replaced (issue #21). The full and
+"""Output files: checked before any work, written whole or not at all;
+a device, a FIFO or a descriptor written through, never replaced. The full and
 read-only disks are real tmpfs mounts, the devices real nodes made with mknod."""
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def test_a_full_disk_leaves_no_new_file(tmpfs: Tmpfs) -> None:
     assert os.listdir(disk) == ["filler"]
 
 
-# -- devices, FIFOs and descriptors: written through, never replaced (issue #21) ------------
+# -- devices, FIFOs and descriptors: written through, never replaced -----------------------
 
 
 def device_copy(directory: Path, name: str, major: int, minor: int) -> Path:
@@ -282,7 +282,7 @@ def test_links_to_odd_places_are_refused(tmp_path: Path) -> None:
 
 def test_a_link_this_process_may_not_read_is_refused_in_words() -> None:
     """Another process's descriptor (/proc/1/fd/1) is a link that readlink refuses to anyone
-    without ptrace rights over it: realpath raised PermissionError, a traceback (issue #21)."""
+    without ptrace rights over it: realpath raised PermissionError, a traceback."""
     unreadable = "/proc/1/fd/1"
     try:
         os.readlink(unreadable)

@@ -297,8 +297,8 @@ def test_a_huge_variant_name_is_cut_short_in_the_reports_for_people(
     tmp_path: object, format_name: str
 ) -> None:
     """A quick-mode name is its command: a 1 MB one made a terminal report of megabytes (the
-    name in every header, verdict line and wrapped paragraph), found by the hostile re-run
-    (issue #21). Shown cut short, as every message cuts it; JSON keeps it whole."""
+    name in every header, verdict line and wrapped paragraph), found by a hostile re-run.
+    Shown cut short, as every message cuts it; JSON keeps it whole."""
     from pathlib import Path
 
     from cutaway.compare import analyze

@@ -154,7 +154,7 @@ def test_a_variant_whose_first_run_fails_stops_the_experiment(store: Store) -> N
 
 
 def test_a_huge_failing_command_and_name_are_quoted_cut_short(store: Store) -> None:
-    """A 1 MB command made a 1 MB error message (issue #21): quoted as every message quotes
+    """A 1 MB command made a 1 MB error message: quoted as every message quotes
     text, 200 characters and a count of the rest."""
     huge = "f" * 1_000_000
     spec = make_spec(variants=(Variant("a", ("sleep", "0.1")), Variant(huge, ("fail", huge))))
@@ -187,7 +187,7 @@ def test_a_program_that_cannot_start_stops_before_any_run(store: Store) -> None:
     with pytest.raises(UnrunnableCommand, match=r"'m' cannot run: no program 'missing' in PATH"):
         run_experiment(spec, store, environment={}, executor=executor)
     assert executor.calls == []
-    assert store.list_experiments() == []  # refused before anything is stored (issue #25)
+    assert store.list_experiments() == []  # refused before anything is stored
 
 
 def test_a_program_a_setup_hook_may_install_is_looked_for_after_it(store: Store) -> None:

@@ -1,6 +1,6 @@
 """A matrix is counted before it is expanded: more variants than the limit (10,000 unless the
 file's ``max_variants`` or ``--max-variants`` says otherwise) is refused with the count, naming
-the file, line and key, instead of growing to gigabytes (issue #9, section 4)."""
+the file, line and key, instead of growing to gigabytes."""
 
 from __future__ import annotations
 

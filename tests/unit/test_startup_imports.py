@@ -1,5 +1,5 @@
 """Light commands start at once: `cutaway --version`, `--help` and `list` import neither scipy
-nor numpy nor rich (issue #8), nor psycopg, which only a postgresql:// store needs (issue #14).
+nor numpy nor rich, nor psycopg, which only a postgresql:// store needs.
 Each case runs in a fresh interpreter, since this test process has long imported them."""
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def modules_after(argv: list[str]) -> set[str]:
     return set(result.stderr.split())
 
 
-# Each costs a light command a good part of the interpreter's own start (issue #8): argparse
+# Each costs a light command a good part of the interpreter's own start: argparse
 # (which brings re, gettext), re, typing, pathlib, shutil, dataclasses (with inspect), enum;
 # and the model's dozens of dataclasses.
 COSTLY = ("argparse", "re", "typing", "pathlib", "shutil", "dataclasses", "inspect", "enum")

@@ -1,5 +1,5 @@
 """A store whose schema version (PRAGMA user_version) was reset or made negative by hand is
-named as such and left as it is (issue #21). Version 0 made cutaway create its tables again
+named as such and left as it is. Version 0 made cutaway create its tables again
 ("table experiments already exists"), a negative one ran the last migrations again
 ("duplicate column name"): SQLite's words, not the problem."""
 

@@ -1,8 +1,8 @@
 """The `cutaway` command's entry point: answers `--version`, `--help` and `list` at once, and
 hands everything else to the argument parser and the commands (cutaway.cli.commands).
 
-A command run in loops and CI jobs should start as fast as the interpreter (issue #8: within
-1.5x of `python -c pass`). argparse, re, typing, pathlib and dataclasses each cost a good part
+A command run in loops and CI jobs should start as fast as the interpreter (within 1.5x of
+`python -c pass`). argparse, re, typing, pathlib and dataclasses each cost a good part
 of that, so this module imports none of them: it recognises the few argument lists it can answer
 exactly as the parser would, and gives every other one to the parser. Tests hold the answers
 equal to the parser's (tests/unit/test_cli_fast_paths.py) and check what is imported

@@ -6,7 +6,7 @@ first ones pay for cold caches), then CALIBRATION_RUNS counted ones; the figure 
 median (and the smallest, kept too). Nothing else of cutaway runs meanwhile: no import, no
 store write. A median of 30 runs made while the analysis was imported in a thread ranged from
 0.6 to 6.7 ms over 32 experiments on a busy 2-core machine where `true` itself measured 0.8 to
-0.9 ms (issue #25): a burst of load of 15 ms was enough to move it.
+0.9 ms: a burst of load of 15 ms was enough to move it.
 
 Why reused: measuring costs about 0.1 s, a good part of a short session, and the figure only
 changes with the machine. It is kept in a small JSON file (:func:`cache_path`) and reused, and

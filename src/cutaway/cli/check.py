@@ -45,7 +45,6 @@ SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 # attribution's intervals are per-round differences, and ten rounds resolve a function that
 # makes up a few percent of a 5 % slowdown (docs/ci.md).
 EXPLAIN_ROUNDS = 10
-_STARTED = [0.0]  # when the check started (monotonic seconds), for what --max-time leaves
 
 
 def add_check_arguments(check: argparse.ArgumentParser, run: argparse.ArgumentParser) -> None:
@@ -100,7 +99,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from cutaway.compare import analyze
     from cutaway.gate.decision import GateVerdict, evaluate, overall, plan, settled_when
 
-    _STARTED[0] = time.monotonic()
+    started = time.monotonic()  # for what --max-time leaves to say where a regression went
     from cutaway.gate.rules import check_settings, parse_fail_on
     from cutaway.gate.summary import render_lines, render_markdown
     from cutaway.output_files import write_output_file
@@ -146,7 +145,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     failed = [(r.variant, r.metric) for r in results if r.verdict is GateVerdict.FAIL]
     if failed and failure is None and args.explain != "none":
-        markdown += _explained(spec, store, args, analysis, outcome.experiment_id, failed)
+        markdown += _explained(spec, store, args, analysis, outcome.experiment_id, failed, started)
     if args.summary is not None:
         write_output_file(args.summary, markdown, "--summary")
     _append_step_summary(markdown)
@@ -169,6 +168,7 @@ def _explained(
     analysis: Analysis,
     experiment_id: int,
     failed: list[tuple[str, str]],
+    started: float,
 ) -> str:
     """The summary's "where it went" section, and its lines on the terminal: from the
     experiment's own profile, else from a profiled experiment run now (--explain auto)."""
@@ -178,7 +178,7 @@ def _explained(
     note = ""
     where_id = experiment_id
     if not all(profile_kind(analysis, v, m) for v, m in failed):
-        profiled = _profiled_experiment(spec, store, args)
+        profiled = _profiled_experiment(spec, store, args, started)
         if isinstance(profiled, str):
             note = profiled
         else:
@@ -195,9 +195,11 @@ def _explained(
     return "\n".join(lines)
 
 
-def _profiled_experiment(spec: Spec, store: Store, args: argparse.Namespace) -> int | str:
+def _profiled_experiment(
+    spec: Spec, store: Store, args: argparse.Namespace, started: float
+) -> int | str:
     """A short experiment of the same variants with the profile probe, within what is left
-    of --max-time; its id, or why there is none."""
+    of --max-time (counted from ``started``, monotonic); its id, or why there is none."""
     import dataclasses
     import time
 
@@ -207,7 +209,7 @@ def _profiled_experiment(spec: Spec, store: Store, args: argparse.Namespace) -> 
 
     remaining = None
     if spec.max_time_seconds is not None:
-        remaining = spec.max_time_seconds - (time.monotonic() - _STARTED[0])
+        remaining = spec.max_time_seconds - (time.monotonic() - started)
         if remaining <= 1.0:
             return "No time was left in --max-time to profile where the difference went."
     where_spec = dataclasses.replace(

@@ -37,6 +37,7 @@ from cutaway.report.sections import (
 )
 from cutaway.report.units import axis_scale, format_percent, metric_unit
 from cutaway.site import SitePage
+from cutaway.stats.changepoints import ChangePoint
 
 INDEX_FILE = "index.html"
 
@@ -256,10 +257,7 @@ def _points_table(
     return Table(title=None, columns=tuple(columns), rows=tuple(rows))
 
 
-def _step_note(history: History, step: object) -> Line:
-    from cutaway.stats.changepoints import ChangePoint
-
-    assert isinstance(step, ChangePoint)
+def _step_note(history: History, step: ChangePoint) -> Line:
     change_id = history.change_id(step.index)
     triage = history.triage.get(change_id)
     worse = (step.size > 0) == (history.metric.better != HIGHER_IS_BETTER)

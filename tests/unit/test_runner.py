@@ -3,6 +3,7 @@ which order, what is stored, what resuming skips, when adaptive mode and budgets
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import Counter
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from cutaway import events
 from cutaway.model import Hooks, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment
+from cutaway.runner.adaptive import widest_interval
 from cutaway.runner.errors import UnrunnableCommand
 from cutaway.runner.executor import Measurement
 from cutaway.runner.order import round_order, williams_rows
@@ -227,9 +229,57 @@ def test_adaptive_mode_adds_rounds_until_the_interval_is_narrow(store: Store) ->
     spec = make_spec(rounds=5, until_width=0.01)
     executor = FakeExecutor()
     outcome = run_experiment(spec, store, environment={}, executor=executor)
-    # The fake is noiseless, so the first check after the planned rounds already settles it.
+    # The fake is noiseless, so the first check at the end of a block of orders (6 rounds for 3
+    # variants) already settles it.
     assert outcome.status == "complete"
-    assert len(store.runs(outcome.experiment_id, include_warmup=False)) == 15
+    assert len(store.runs(outcome.experiment_id, include_warmup=False)) == 18
+
+
+@pytest.mark.parametrize(
+    ("variant_count", "planned", "stopped_at"), [(2, 5, 6), (2, 7, 8), (3, 5, 6)]
+)
+def test_adaptive_mode_stops_where_every_variant_ran_first_equally_often(
+    store: Store, variant_count: int, planned: int, stopped_at: int
+) -> None:
+    variants = tuple(Variant(name, ("sleep", "0.1")) for name in "abc"[:variant_count])
+    spec = make_spec(variants=variants, rounds=planned, until_width=0.01)
+    outcome = run_experiment(spec, store, environment={}, executor=FakeExecutor())
+    counted = store.runs(outcome.experiment_id, include_warmup=False)
+    assert {run.round_index for run in counted} == set(range(stopped_at))
+    first = Counter(run.variant for run in counted if run.order_in_round == 0)
+    assert set(first) == set("abc"[:variant_count]) and len(set(first.values())) == 1
+
+
+class NoisyExecutor(FakeExecutor):
+    """`sleep X` takes X seconds give or take a deterministic wobble, different in each run."""
+
+    def measure(
+        self,
+        variant: Variant,
+        timeout_seconds: float | None,
+        attachment: Attachment | None = None,
+    ) -> Measurement:
+        measured = super().measure(variant, timeout_seconds, attachment)
+        wobble = 1.0 + 0.02 * np.sin(1.7 * len(self.calls) ** 1.3)
+        metrics = {name: value * wobble for name, value in measured.metrics.items()}
+        return Measurement(measured.status, measured.exit_code, measured.signal, metrics)
+
+
+def test_the_width_adaptive_mode_stops_on_is_the_same_whichever_variant_is_the_baseline(
+    store: Store,
+) -> None:
+    # Measured as ci_high - ci_low, the interval of the slower variant against the faster one is
+    # wider than that of the faster against the slower, by their ratio: an estimate that fell
+    # below 1 would stop sooner than one above.
+    variants = (Variant("a", ("sleep", "0.100")), Variant("b", ("sleep", "0.150")))
+    spec = make_spec(variants=variants, rounds=12)
+    outcome = run_experiment(spec, store, environment={}, executor=NoisyExecutor())
+    against_a = widest_interval(store, outcome.experiment_id, spec)
+    against_b = widest_interval(
+        store, outcome.experiment_id, dataclasses.replace(spec, baseline="b")
+    )
+    assert against_a is not None and against_b is not None and against_a > 0.005
+    assert against_a == pytest.approx(against_b, rel=1e-9)
 
 
 def test_a_settled_question_adds_rounds_until_it_answers(store: Store) -> None:

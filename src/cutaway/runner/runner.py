@@ -49,7 +49,7 @@ from cutaway.runner.executor import (
 )
 from cutaway.runner.forkserver import executable_path
 from cutaway.runner.hooks import HookResult, run_hook
-from cutaway.runner.order import round_order
+from cutaway.runner.order import round_order, williams_row_count
 from cutaway.store import Store, StoreError
 from cutaway.store.lease import Owner
 from cutaway.versions import variant_versions
@@ -386,12 +386,14 @@ class ExperimentRunner:
 
     def rounds(self) -> Iterator[int]:
         """Round indices to run: warmup, the planned rounds, then adaptive rounds if asked:
-        until every interval is narrow enough (``until_width``), or until the caller's
-        ``settled`` says so (cutaway.gate), whichever comes first."""
+        until every interval is narrow enough (``until_width``, asked only when the counted
+        rounds fill whole blocks of orders), or until the caller's ``settled`` says so
+        (cutaway.gate), whichever comes first."""
         yield from range(-self.spec.warmup_rounds, self.spec.rounds)
         if self.spec.until_width is None and self.settled is None:
             return
         round_index = self.spec.rounds
+        block_rounds = williams_row_count(len(self.spec.variants))
         while round_index < ADAPTIVE_MAX_ROUNDS:
             if self.settled is not None:
                 answer = self.settled(self.store, self.experiment_id)
@@ -402,8 +404,13 @@ class ExperimentRunner:
                 yield round_index
                 round_index += 1
                 continue
+            # Measured before every round, acted on at the end of a block only: the work between
+            # rounds stays the same before each one, whichever variant runs first in it, while
+            # stopping inside a block would leave some variant first in a round more often than
+            # another, and that position's effect in the comparison.
             width = widest_interval(self.store, self.experiment_id, self.spec)
-            if width is not None and width <= self.spec.until_width:
+            block_done = round_index % block_rounds == 0
+            if block_done and width is not None and width <= self.spec.until_width:
                 self.emit(events.Notice(f"every interval is within {self.spec.until_width:.2%}"))
                 return
             yield round_index

@@ -17,7 +17,7 @@ from cutaway.probes.base import Attachment
 from cutaway.runner.adaptive import widest_interval
 from cutaway.runner.errors import UnrunnableCommand
 from cutaway.runner.executor import Measurement
-from cutaway.runner.order import round_order, williams_rows
+from cutaway.runner.order import round_order, williams_row_count, williams_rows
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.store import Store
 
@@ -90,6 +90,28 @@ def test_williams_rows_balance_position_and_carry_over() -> None:
         followers = Counter((a, b) for row in rows for a, b in itertools.pairwise(row))
         assert len(set(positions.values())) == 1, k
         assert len(set(followers.values())) == 1 and len(followers) == k * (k - 1), k
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 5])
+def test_over_a_cycle_of_blocks_every_variant_takes_every_place_once(k: int) -> None:
+    # Something that recurs with the block's period (for 2 variants every 4 runs) falls on each
+    # variant equally: blocks relabelled independently would hand it to whichever variant each
+    # block's draw put there, an offset fixed by the seed.
+    block_rounds = williams_row_count(k)
+    for seed in range(5):
+        for cycle in (-1, 0, 3):
+            places: Counter[tuple[int, int, int]] = Counter()
+            for block in range(cycle * k, (cycle + 1) * k):
+                for row in range(block_rounds):
+                    order = round_order(k, block * block_rounds + row, seed)
+                    places.update((row, position, v) for position, v in enumerate(order))
+            assert len(places) == block_rounds * k * k and set(places.values()) == {1}
+
+
+def test_two_variants_alternate_which_opens_the_block() -> None:
+    for seed in range(20):
+        openers = [round_order(2, 2 * block, seed)[0] for block in range(40)]
+        assert all(a != b for a, b in zip(openers[::2], openers[1::2], strict=True))
 
 
 def test_round_orders_change_and_are_reproducible() -> None:

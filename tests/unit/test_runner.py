@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -270,6 +271,36 @@ def test_adaptive_mode_stops_where_every_variant_ran_first_equally_often(
     assert {run.round_index for run in counted} == set(range(stopped_at))
     first = Counter(run.variant for run in counted if run.order_in_round == 0)
     assert set(first) == set("abc"[:variant_count]) and len(set(first.values())) == 1
+
+
+class ImportWatchingExecutor(FakeExecutor):
+    """Notes, at each run of a variant, whether the analysis (cutaway.stats) is imported yet."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.analysis_loaded: list[bool] = []
+
+    def measure(
+        self,
+        variant: Variant,
+        timeout_seconds: float | None,
+        attachment: Attachment | None = None,
+    ) -> Measurement:
+        if variant.name != "(calibration)":  # the harness's own cost, measured before
+            self.analysis_loaded.append("cutaway.stats" in sys.modules)
+        return super().measure(variant, timeout_seconds, attachment)
+
+
+def test_an_experiment_that_checks_its_interval_imports_the_analysis_before_its_first_run(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Imported at the first check, it would land between two counted runs, before the same
+    # round of every experiment.
+    for name in [name for name in sys.modules if name.startswith("cutaway.stats")]:
+        monkeypatch.delitem(sys.modules, name)
+    executor = ImportWatchingExecutor()
+    run_experiment(make_spec(rounds=5, until_width=0.01), store, environment={}, executor=executor)
+    assert executor.analysis_loaded and all(executor.analysis_loaded)
 
 
 class NoisyExecutor(FakeExecutor):

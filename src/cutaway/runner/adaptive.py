@@ -29,11 +29,19 @@ CHECK_RESAMPLES = 2_000
 MIN_PAIRS = 5
 
 
+def load_analysis() -> None:
+    """Import what checking an interval needs, before the first run of an experiment that
+    will check: imported at the first check instead, its hundreds of milliseconds of work and
+    memory would land between two counted runs, always before the same round (and with a fixed
+    seed before the same variant)."""
+    import cutaway.stats  # noqa: F401
+
+
 def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | None:
     """The widest interval (as a fraction) among the primary metric's comparisons, or None
     while there are too few complete rounds to say."""
-    # Imported here: the runner imports this module, and numpy must not load before the runs
-    # (cutaway.cli.commands imports the analysis while discarded runs go, see there).
+    # Imported here: the runner imports this module, and an experiment that never checks must
+    # not pay for numpy. One that does imports it before its first run (load_analysis).
     import numpy as np
 
     from cutaway.stats import describe, paired_ratio

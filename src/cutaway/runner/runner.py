@@ -37,7 +37,7 @@ from cutaway.model import (
 from cutaway.probes.base import Attachment, Probe, ProbeError
 from cutaway.probes.registry import build_probes
 from cutaway.runner import calibration
-from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
+from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, load_analysis, widest_interval
 from cutaway.runner.errors import ProbeUnavailable, UnrunnableCommand
 from cutaway.runner.errors import RunnerError as RunnerError
 from cutaway.runner.executor import (
@@ -424,6 +424,8 @@ class ExperimentRunner:
             + self.spec.rounds * per_round
             - len(self.done)
         )
+        if self.spec.until_width is not None or self.settled is not None:
+            load_analysis()
         for round_index in self.rounds():
             if self.over_budget():
                 self.emit(events.Notice("stopped: the time budget (max_time) is spent"))

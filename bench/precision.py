@@ -11,7 +11,8 @@ sees the same machine conditions (the first one rotating from one repetition to 
 - hyperfine A vs A.
 
 Each cutaway experiment gets its own ``--seed`` (the repetition), so no two share an order of
-variants. The verdict read is that of ``--metric`` (wall by default; cpu = user + sys);
+variants; ``--fixed-seed N`` gives them all the same one instead, as runs without ``--seed`` share
+seed 0. The verdict read is that of ``--metric`` (wall by default; cpu = user + sys);
 ``--until`` and ``--margin`` are passed on. With ``--before GIT_REF`` the cutaway experiments also
 run with that commit's sources (a temporary git worktree, its native parts built in place, first
 on PYTHONPATH), interleaved with this tree's, and the summary sets them side by side.
@@ -110,6 +111,7 @@ class Settings:
     """What every cutaway experiment of a benchmark run is given and read by."""
 
     metric: str = "wall"
+    fixed_seed: int | None = None  # every experiment's --seed; None: the repetition's number
     until: str | None = None
     margin: str | None = None
     # Where each cutaway under test comes from: None for this tree's installed cutaway, else a
@@ -149,7 +151,7 @@ def run_cutaway(
         "--warmup": "2",
         "--max-time": f"{budget_seconds:g}s",
         "--db": str(paths["db"] if source_name == THIS_TREE else paths["db_before"]),
-        "--seed": str(seed),
+        "--seed": str(seed if settings.fixed_seed is None else settings.fixed_seed),
         "--color": "never",
         "--export-json": str(report_path),
     }
@@ -482,7 +484,9 @@ def summarize(records: list[Record], details: bool = False) -> str:
         setup = setups[0]
         change = setup.get("change", EXTRA_WORK_FRACTION)
         passed = " ".join(
-            f"--{name} {setup[name]}" for name in ("until", "margin") if setup.get(name)
+            f"--{name.replace('_', '-')} {setup[name]}"
+            for name in ("until", "margin", "fixed_seed")
+            if setup.get(name) is not None
         )
         header = [
             f"Workload: A = `spin {setup['iterations_a']}`, B = `spin {setup['iterations_b']}` "
@@ -543,6 +547,12 @@ def parse_arguments() -> argparse.Namespace:
     )
     parser.add_argument(
         "--metric", default="wall", help="the comparison whose verdict is read (wall, cpu...)"
+    )
+    parser.add_argument(
+        "--fixed-seed",
+        type=int,
+        help="give every cutaway experiment this --seed (default: the repetition's number), "
+        "to see whether experiments sharing their orders share an offset",
     )
     parser.add_argument("--until", help="passed to cutaway run (e.g. 0.1%%)")
     parser.add_argument("--margin", help="passed to cutaway run (e.g. 0.1%%)")
@@ -621,7 +631,13 @@ def main() -> int:
         if arguments.before:
             sources[arguments.before] = checkout_before(arguments.before, Path(scratch))
         try:
-            settings = Settings(arguments.metric, arguments.until, arguments.margin, sources)
+            settings = Settings(
+                arguments.metric,
+                arguments.fixed_seed,
+                arguments.until,
+                arguments.margin,
+                sources,
+            )
             records = run_all(arguments, tools, settings, paths, lines_path)
         finally:
             if arguments.before:
@@ -649,6 +665,7 @@ def run_all(
         "repetitions": arguments.repetitions,
         "change": arguments.change,
         "metric": settings.metric,
+        "fixed_seed": settings.fixed_seed,
         "until": settings.until,
         "margin": settings.margin,
         "tools": tools,

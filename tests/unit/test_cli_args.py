@@ -399,3 +399,9 @@ def test_keep_leftovers_in_quick_mode_and_over_a_file(
     path.write_text('name = "x"\ncommand = "true"\n')
     assert spec_of(str(path)).keep_leftovers is False
     assert spec_of(str(path), "--keep-leftovers").keep_leftovers is True
+
+
+def test_commands_without_a_seed_get_a_fresh_one_and_a_given_seed_is_kept() -> None:
+    seeds = {spec_of("-c", "true", "-c", "false").seed for _ in range(5)}
+    assert len(seeds) == 5
+    assert spec_of("-c", "true", "-c", "false", "--seed", "0").seed == 0

@@ -11,11 +11,12 @@ sees the same machine conditions (the first one rotating from one repetition to 
 - hyperfine A vs A.
 
 Each cutaway experiment gets its own ``--seed`` (the repetition), so no two share an order of
-variants; ``--fixed-seed N`` gives them all the same one instead, as runs without ``--seed`` share
-seed 0. The verdict read is that of ``--metric`` (wall by default; cpu = user + sys);
-``--until`` and ``--margin`` are passed on. With ``--before GIT_REF`` the cutaway experiments also
-run with that commit's sources (a temporary git worktree, its native parts built in place, first
-on PYTHONPATH), interleaved with this tree's, and the summary sets them side by side.
+variants; ``--fixed-seed N`` gives them all the same one instead, and ``--no-seed`` none, as a
+user runs cutaway (before each experiment drew its own seed, they all ran seed 0's orders).
+The verdict read is that of ``--metric`` (wall by default; cpu = user + sys); ``--until`` and
+``--margin`` are passed on. With ``--before GIT_REF`` the cutaway experiments also run with that
+commit's sources (a temporary git worktree, its fork server compiled there, first on
+PYTHONPATH), interleaved with this tree's, and the summary sets them side by side.
 
 Besides verdicts the summary reports the bias: over the A/A experiments the mean of
 ``ratio - 1`` with its standard error and a sign test (how many ratios fell below 1 against
@@ -112,6 +113,7 @@ class Settings:
 
     metric: str = "wall"
     fixed_seed: int | None = None  # every experiment's --seed; None: the repetition's number
+    no_seed: bool = False  # give no --seed: each cutaway's default, as a user runs it
     until: str | None = None
     margin: str | None = None
     # Where each cutaway under test comes from: None for this tree's installed cutaway, else a
@@ -155,6 +157,8 @@ def run_cutaway(
         "--color": "never",
         "--export-json": str(report_path),
     }
+    if settings.no_seed:
+        del options["--seed"]
     if settings.until:
         options["--until"] = settings.until
     if settings.margin:
@@ -488,6 +492,7 @@ def summarize(records: list[Record], details: bool = False) -> str:
             for name in ("until", "margin", "fixed_seed")
             if setup.get(name) is not None
         )
+        passed = (passed + (" --no-seed" if setup.get("no_seed") else "")).strip()
         header = [
             f"Workload: A = `spin {setup['iterations_a']}`, B = `spin {setup['iterations_b']}` "
             f"({100.0 * change:+.2f} % of work; mean {1000.0 * setup['mean_run_seconds']:.1f} ms "
@@ -553,6 +558,11 @@ def parse_arguments() -> argparse.Namespace:
         type=int,
         help="give every cutaway experiment this --seed (default: the repetition's number), "
         "to see whether experiments sharing their orders share an offset",
+    )
+    parser.add_argument(
+        "--no-seed",
+        action="store_true",
+        help="give cutaway no --seed, as a user runs it: each version's own default",
     )
     parser.add_argument("--until", help="passed to cutaway run (e.g. 0.1%%)")
     parser.add_argument("--margin", help="passed to cutaway run (e.g. 0.1%%)")
@@ -634,6 +644,7 @@ def main() -> int:
             settings = Settings(
                 arguments.metric,
                 arguments.fixed_seed,
+                arguments.no_seed,
                 arguments.until,
                 arguments.margin,
                 sources,
@@ -666,6 +677,7 @@ def run_all(
         "change": arguments.change,
         "metric": settings.metric,
         "fixed_seed": settings.fixed_seed,
+        "no_seed": settings.no_seed,
         "until": settings.until,
         "margin": settings.margin,
         "tools": tools,

@@ -168,6 +168,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "analysis",
         (
             "cutaway.compare",
+            "cutaway.families",
             "cutaway.verdicts",
             "cutaway.cautions",
             "cutaway.history",
@@ -238,8 +239,6 @@ KNOWN_UPWARD = {
     # moved to a low module.
     "cutaway.compare (analysis) imports cutaway.probes.plugin (report)",
     "cutaway.compare (analysis) imports cutaway.probes.registry (report)",
-    "cutaway.history (analysis) imports cutaway.probes.plugin (report)",
-    "cutaway.history (analysis) imports cutaway.probes.registry (report)",
     "cutaway.runner.runner (runner) imports cutaway.probes.registry (report)",
 }
 

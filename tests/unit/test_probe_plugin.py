@@ -21,7 +21,6 @@ from cutaway.model import (
     Analysis,
     Caution,
     ProbeResult,
-    ProbeSpec,
     Run,
     RunStatus,
     Spec,
@@ -89,7 +88,7 @@ class ToyPlugin(ProbePlugin):
     name = "toy"
     csv_formats = (CsvFormat("toy-csv", "toy probe: one row per variant", _toy_csv),)
 
-    def selected(self, spec: ProbeSpec) -> bool:
+    def selected(self, spec: Spec) -> bool:
         return True  # the toy needs no key in the experiment file
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:

@@ -1,18 +1,23 @@
 """What a probe adds to cutaway, in one place: the interface the core iterates over.
 
-A probe is a package under ``cutaway.probes`` and one line in ``cutaway.probes.registry``.
+A probe is a package under ``cutaway.probes`` and one line in ``cutaway.probes.registry`` (so
+is the load phase of an experiment's [load] table, which attaches nothing to measured runs).
 Its :class:`ProbePlugin` says, for every stage of the pipeline, what the probe adds, and the
 core (runner, compare, report in every format) asks every registered plugin in the registry's
 order, knowing none by name:
 
-- ``selected(spec)``: whether the experiment file asks for the probe;
+- ``selected(spec)``: whether the experiment file (the whole :class:`~cutaway.model.Spec`)
+  asks for the probe;
 - ``record_kinds``: the kinds of records it stores that another probe's analysis reads;
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
-  to measured runs (its lifecycle is described in probes/base.py);
+  to measured runs (its lifecycle is described in probes/base.py), None for none;
+- ``recorded_event``: what its measured overhead is a cost per, in the report's header;
 - ``analyze(stored)``: run when the probe is selected or a selected probe stored records of
   a kind in ``analyzed_records``: what the stored records say, as its own
   :class:`~cutaway.model.ProbeResult` (carried in ``Analysis.probe_results``), and the
   cautions it raises;
+- ``run_metrics(store, experiment_id)``: the per-run metrics its runs carry under names known
+  only after the runs (the phases' ``phase:<key>``), for the history of an experiment;
 - ``combined(first, second, tags)``: its result for ``cutaway compare`` (two experiments),
   each variant tagged with its experiment, or None when the result has no meaning across two;
 - ``views``: its report sections (:class:`ProbeViews`), which every human format renders;
@@ -26,9 +31,9 @@ A plugin module imports nothing heavy at module level (the registry imports ever
 start-up): the work is imported inside the methods.
 
 Not yet here: a probe's keys in the experiment file and on the command line are still parsed by
-cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec`; the profile and spans probes'
-analyses and exports (and the load phase, which has no plugin) are still called by name from
-compare.py and cutaway.report.
+cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec` (and [load] into
+:class:`~cutaway.model.LoadSpec`); the profile probe's analysis and exports are still called by
+name from compare.py and cutaway.report; the load phase is still run by name by the runner.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec, Spec
+from cutaway.model import Analysis, Caution, Metric, ProbeResult, ProbeSpec, Spec
 
 if TYPE_CHECKING:
     from cutaway.probes.base import Probe
@@ -131,12 +136,16 @@ class StoredExperiment:
 @dataclass(frozen=True)
 class Tags:
     """How ``cutaway compare`` names two experiments' variants: each shared variant of the first
-    (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"."""
+    (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"; the
+    n-th of each are compared. With the two experiments as stored, for a combination that
+    reads the store (None where results are combined alone)."""
 
     first: str
     second: str
     shared_first: tuple[str, ...]
     shared_second: tuple[str, ...]
+    stored_first: StoredExperiment | None = None
+    stored_second: StoredExperiment | None = None
 
 
 @dataclass(frozen=True)
@@ -180,18 +189,25 @@ class ProbePlugin:
     json_after: str | None = None
     csv_formats: tuple[CsvFormat, ...] = ()
     store_formats: tuple[StoreFormat, ...] = ()
+    # What one unit of its measured overhead is (the report's header: "69 ns per recorded call").
+    recorded_event: str = "call"
 
-    def selected(self, spec: ProbeSpec) -> bool:
+    def selected(self, spec: Spec) -> bool:
         """Whether the experiment asks for this probe."""
         return False
 
-    def capture(self, spec: ProbeSpec) -> Probe:
-        """The capture side for an experiment that selects the probe."""
-        raise NotImplementedError(f"the {self.name} probe captures nothing")
+    def capture(self, spec: ProbeSpec) -> Probe | None:
+        """The capture side for an experiment that selects the probe, None when it attaches
+        nothing to measured runs."""
+        return None
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         """The probe's result from what it stored, and its cautions."""
         return None, []
+
+    def run_metrics(self, store: Store, experiment_id: int) -> list[Metric]:
+        """The per-run metrics its analysis reads whose names the runs made, as stored."""
+        return []
 
     def combined(
         self, first: ProbeResult | None, second: ProbeResult | None, tags: Tags

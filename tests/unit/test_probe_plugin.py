@@ -190,3 +190,29 @@ def test_an_unregistered_probe_is_in_no_format(tmp_path: Path) -> None:
     assert all(
         "toy probe" not in FORMATS[name].render(analysis) for name in ("terminal", "markdown")
     )
+
+
+class FollowingPlugin(ProbePlugin):
+    """A plugin whose JSON part follows another probe's part (the uprobes probe's), not a key
+    of the core's document."""
+
+    name = "following"
+    json_after = "function_calls"
+
+    def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
+        return {"following": []}
+
+
+def test_a_json_part_may_follow_another_probes_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "PLUGINS", (FollowingPlugin(), *registry.PLUGINS))
+    store, experiment_id = _stored(tmp_path)
+    keys = list(json.loads(FORMATS["json"].render(analyze(store, experiment_id, resamples=200))))
+    assert keys[keys.index("function_calls") + 1] == "following"
+    # The probes' parts keep the places format version 9 gave them.
+    assert keys.index("profile_phases") + 1 == keys.index("phases")
+    assert keys[keys.index("phases") :][:3] == ["phases", "phase_comparisons", "function_calls"]
+    assert keys[-2:] == ["load", "results"] and keys.index("attribution_curve") + 1 == keys.index(
+        "load"
+    )

@@ -35,7 +35,7 @@ from cutaway.model import (
     Variant,
 )
 from cutaway.probes.base import Attachment, Measurement, Probe, ProbeError
-from cutaway.probes.registry import build_probes
+from cutaway.probes.core import build_probes
 from cutaway.runner import calibration
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
 from cutaway.runner.errors import ProbeUnavailable, UnrunnableCommand

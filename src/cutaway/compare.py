@@ -39,9 +39,8 @@ from cutaway.model import (
     Spec,
     Summary,
 )
-from cutaway.probes.plugin import PROFILE_RECORDS, ProbePlugin, Tags
-from cutaway.probes.plugin import StoredExperiment as StoredForProbes
-from cutaway.probes.registry import plugins, records_kept
+from cutaway.probes.core import PROFILE_RECORDS, CorePlugin, Tags, plugins, records_kept
+from cutaway.probes.core import StoredExperiment as StoredForProbes
 from cutaway.stats import describe
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
 
@@ -205,7 +204,7 @@ def analyze(
     )
 
 
-def _analyzed(spec: Spec) -> list[ProbePlugin]:
+def _analyzed(spec: Spec) -> list[CorePlugin]:
     """The registered plugins whose analysis runs for the experiment, in the registry's order:
     those it selects, and those that read a kind of records a selected probe stores."""
     return [

@@ -73,7 +73,7 @@ class ExperimentData:
 
     def values(self, metric: str) -> dict[str, NDArray[np.float64]]:
         """Each variant's successful counted values of ``metric``, in round order."""
-        import numpy as np
+        from cutaway.numeric import np
 
         _, names, table = self.paired(metric)
         return {name: table[:, i][np.isfinite(table[:, i])] for i, name in enumerate(names)}

@@ -18,9 +18,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-from numpy.typing import NDArray
-
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
 from cutaway.metrics.series import load_series
@@ -42,6 +39,7 @@ from cutaway.model import (
     Spec,
     Summary,
 )
+from cutaway.numeric import np
 from cutaway.probes.plugin import PHASE_RECORDS, PROFILE_RECORDS, Tags
 from cutaway.probes.plugin import StoredExperiment as StoredForProbes
 from cutaway.probes.registry import plugins, records_kept
@@ -54,6 +52,8 @@ from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
 from cutaway.verdicts import Row, judge
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from cutaway.probes.profile.analysis import RoundProfile
 
 RESAMPLES = 10_000

@@ -33,9 +33,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING
 
 from cutaway.model import (
     ATTRIBUTION_KINDS,
@@ -45,6 +43,7 @@ from cutaway.model import (
     AttributionTotal,
     Spec,
 )
+from cutaway.numeric import np
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import KIND_ORDER, function_weights, report_unit
 from cutaway.stats import describe
@@ -62,6 +61,9 @@ MEASURED: Mapping[str, tuple[str, str]] = {
 # A load phase's CPU time of the server (cutaway.probes.load), for a system-wide profile
 # narrowed to the server's processes.
 SERVER_CPU_METRIC = "server_cpu"
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from cutaway.cautions import experiment_cautions
-from cutaway.environment import differences
-from cutaway.metrics.series import load_series
 from cutaway.model import (
     PHASE_METRIC_PREFIX,
     Analysis,
@@ -38,6 +36,7 @@ from cutaway.model import (
     Run,
     Spec,
     Summary,
+    TimeSeries,
 )
 from cutaway.numeric import np
 from cutaway.probes.plugin import PHASE_RECORDS, PROFILE_RECORDS, Tags
@@ -233,10 +232,16 @@ def analyze(
         else (),
         runs=tuple(runs),
         load=tuple(load),
-        series=tuple(load_series(store, experiment_id))
-        if any(m.series for m in spec.metrics)
-        else (),
+        series=_series(store, experiment_id) if any(m.series for m in spec.metrics) else (),
     )
+
+
+def _series(store: Store, experiment_id: int) -> tuple[TimeSeries, ...]:
+    """The sampled series of an experiment that declared some (their reader is imported only
+    then: a report without series does not pay for it)."""
+    from cutaway.metrics.series import load_series
+
+    return tuple(load_series(store, experiment_id))
 
 
 def phase_metrics(store: Store, experiment_id: int) -> list[Metric]:
@@ -391,6 +396,8 @@ def compare_experiments(
     the same name, or as ``variant_map`` pairs them (a variant of the first -> one of the
     second); VariantMismatch when none pair. ``all_pairs`` adds each experiment's own pairwise
     comparisons, its tag in the names."""
+    from cutaway.environment import differences as environment_differences
+
     pairs = paired_variants(store, first_id, second_id, variant_map or {})
     first, second = (
         analyze(store, first_id, resamples=resamples, all_pairs=all_pairs),
@@ -401,7 +408,7 @@ def compare_experiments(
     shared_a, shared_b = [old for old, _ in pairs], [new for _, new in pairs]
     cautions = [
         Caution("environment", f"environments differ: {d}")
-        for d in differences(dict(a.environment), dict(b.environment))
+        for d in environment_differences(dict(a.environment), dict(b.environment))
     ]
     cautions.append(
         Caution(

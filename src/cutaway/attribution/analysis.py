@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cutaway.attribution import JSON_LISTED, LISTED
 from cutaway.model import (
     ATTRIBUTION_KINDS,
     INSTRUCTIONS_METRIC,
@@ -49,8 +50,6 @@ from cutaway.probes.profile.analysis import KIND_ORDER, function_weights, report
 from cutaway.stats import describe
 from cutaway.store import Store
 
-LISTED = 15  # functions listed per variant, kind and profile (seed 002's top 15)
-JSON_LISTED = 40  # in the JSON export
 # Points of the curve (and always the last function).
 CURVE_RANKS = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 # The whole-process metric each kind of profile is reconciled with, and the runs it is read in.

@@ -46,6 +46,30 @@ def test_a_typo_gets_a_suggestion(
 
 
 @pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (["reprot"], "report"),
+        (["report", "--format", "jsno"], "json"),
+        (["export", "--format", "flamegrph"], "flamegraph"),
+    ],
+)
+def test_a_mistyped_choice_gets_a_suggestion_before_the_short_usage(
+    capsys: pytest.CaptureFixture[str], argv: list[str], suggestion: str
+) -> None:
+    err = usage_error(capsys, *argv)
+    error, usage = err.splitlines()
+    assert "invalid choice" in error
+    assert error.endswith(f"(did you mean {suggestion}?)")
+    assert usage.startswith("usage: cutaway")
+
+
+def test_a_choice_far_from_every_one_gets_no_suggestion(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert "did you mean" not in usage_error(capsys, "zzzzzz")
+
+
+@pytest.mark.parametrize(
     "argv",
     [
         ["run", "-c", "true", "--rou", "5"],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -42,9 +43,25 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(
             EXIT_USAGE,
-            f"{self.prog}: error: {message}\n"
+            f"{self.prog}: error: {_with_choice_hint(message)}\n"
             f"usage: {self.prog} ... (`{self.prog} --help` lists every option)\n",
         )
+
+
+# argparse's words for a value outside an argument's choices (Python 3.11 to 3.13), which it
+# gives without the closest one that a mistyped option gets (see parse_arguments).
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+def _with_choice_hint(message: str) -> str:
+    """argparse's message, with the closest choice to a mistyped one: `cutaway reprot` (did
+    you mean report?)."""
+    found = _INVALID_CHOICE.search(message)
+    if found is None:
+        return message
+    choices = re.findall(r"'([^']*)'", found.group(2))
+    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+    return f"{message} (did you mean {close[0]}?)" if close else message
 
 
 def _subparser(

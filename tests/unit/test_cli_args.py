@@ -423,3 +423,30 @@ def test_keep_leftovers_in_quick_mode_and_over_a_file(
     path.write_text('name = "x"\ncommand = "true"\n')
     assert spec_of(str(path)).keep_leftovers is False
     assert spec_of(str(path), "--keep-leftovers").keep_leftovers is True
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "-c", "true", "--rounds", "3", "--export-json", "x.json"],
+        ["report", "2", "--format", "json", "--all-metrics"],
+        ["compare", "1", "2", "--map", "a=b"],
+        ["list", "--db", "x.db"],
+        ["export", "--format", "runs-csv", "-o", "x.csv"],
+        ["check", "-c", "true", "--fail-on", "wall=5%", "--max-rounds", "9"],
+        ["bisect", "v1", "v2", "--db", "x.db"],
+        ["history", "name"],
+        ["publish", "site", "--db", "x.db"],
+    ],
+)
+def test_a_parser_built_for_one_command_parses_it_as_the_whole_parser(argv: list[str]) -> None:
+    """The parser is built with only the named command's options: that command's arguments,
+    and its --help, are the same as the whole parser's."""
+    whole, alone = cli.build_parser(), cli.build_parser(argv[0])
+    assert alone.parse_known_args(argv) == whole.parse_known_args(argv)
+    command = argv[0]
+    assert (
+        parser_module._subparsers(alone)[command].format_help()
+        == parser_module._subparsers(whole)[command].format_help()
+    )
+    assert alone.format_help() == whole.format_help()

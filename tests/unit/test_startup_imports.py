@@ -229,3 +229,12 @@ def test_the_analysis_loads_numpy_without_blas_threads(db: Path) -> None:
 def test_a_blas_thread_count_the_user_set_is_kept() -> None:
     environment = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
     assert threads_and_blas_variable("import cutaway.compare", environment) == (2, "2")
+
+
+def test_report_imports_no_other_commands_module(db: Path) -> None:
+    """A command line names one command: the parser takes only its options, and the other
+    commands' modules (run's options, check, bisect, history) are not imported."""
+    modules = modules_after(["report", "1", "--db", str(db), "--color", "never"])
+    others = {"cutaway.cli.run", "cutaway.cli.run_options", "cutaway.cli.check"}
+    others |= {"cutaway.cli.bisect", "cutaway.cli.history"}
+    assert not others & modules

@@ -145,6 +145,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cutaway.model*",
             "cutaway.events",
             "cutaway.visible",
+            "cutaway.numeric",
             "cutaway.stats*",
             "cutaway.syscall_names",
             "cutaway.output_files",

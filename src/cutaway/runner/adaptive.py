@@ -33,7 +33,9 @@ def load_analysis() -> None:
     """Import what checking an interval needs, before the first run of an experiment that
     will check: imported at the first check instead, its hundreds of milliseconds of work and
     memory would land between two counted runs, always before the same round (and with a fixed
-    seed before the same variant)."""
+    seed before the same variant). numpy comes through cutaway.numeric, first: loaded any other
+    way its BLAS threads would spin beside the measured runs."""
+    import cutaway.numeric
     import cutaway.stats  # noqa: F401
 
 
@@ -42,8 +44,7 @@ def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | Non
     while there are too few complete rounds to say."""
     # Imported here: the runner imports this module, and an experiment that never checks must
     # not pay for numpy. One that does imports it before its first run (load_analysis).
-    import numpy as np
-
+    from cutaway.numeric import np
     from cutaway.stats import describe, paired_ratio
 
     table = store.metric_table(experiment_id, PRIMARY_METRIC)

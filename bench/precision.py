@@ -1,16 +1,33 @@
-"""Precision benchmark: does cutaway catch a 1 % change and stay quiet when there is none?
+"""Precision benchmark: does cutaway catch a small change and stay quiet, and unbiased, when there
+is none?
 
-Each repetition runs four experiments on the same time budget, interleaved so that both tools
-see the same machine conditions:
+Each repetition runs these experiments on the same time budget, interleaved so that every one
+sees the same machine conditions (the first one rotating from one repetition to the next):
 
-- cutaway A vs B, where B (``spin 1.01*N``) does 1 % more CPU work than A (``spin N``);
-- hyperfine A vs B, read with a Welch t-test on its exported times;
+- cutaway A vs B, where B (``spin (1+c)*N``) does c more CPU work than A (``spin N``; c is
+  ``--change``, 1 % by default);
+- hyperfine A vs B, read with a Welch t-test on its exported times (unless ``--tools cutaway``);
 - cutaway A vs A (any "regressed" or "improved" is a false alarm);
 - hyperfine A vs A.
 
+Each cutaway experiment gets its own ``--seed`` (the repetition), so no two share an order of
+variants; ``--fixed-seed N`` gives them all the same one instead, and ``--no-seed`` none, as a
+user runs cutaway (before each experiment drew its own seed, they all ran seed 0's orders).
+The verdict read is that of ``--metric`` (wall by default; cpu = user + sys); ``--until`` and
+``--margin`` are passed on. With ``--before GIT_REF`` the cutaway experiments also run with that
+commit's sources (a temporary git worktree, its fork server compiled there, first on
+PYTHONPATH), interleaved with this tree's, and the summary sets them side by side.
+
+Besides verdicts the summary reports the bias: over the A/A experiments the mean of
+``ratio - 1`` with its standard error and a sign test (how many ratios fell below 1 against
+above: a fair estimator puts half on each side), and over the A/B experiments the mean estimated
+change against the real one.
+
 Every finished experiment is appended to a JSON-lines file in bench/results/ at once, so a crash
 keeps what was done. At the end a Markdown summary is printed; ``--summarize FILE`` prints it
-again from a results file. Usage: ``python bench/precision.py --repetitions 20 --budget 60``.
+again from a results file. Usage: ``python bench/precision.py --repetitions 20 --budget 60``, or
+for the bias of a 0.2 % change on cpu, ``python bench/precision.py --repetitions 40 --budget 60
+--change 0.002 --metric cpu --until 0.1% --margin 0.1% --tools cutaway [--before REF]``.
 """
 
 from __future__ import annotations
@@ -24,17 +41,20 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from scipy import stats
 
 BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
+THIS_TREE = "this tree"
 TARGET_RUN_SECONDS = 0.1
 EXTRA_WORK_FRACTION = 0.01
 ALPHA = 0.05
@@ -46,7 +66,7 @@ Record = dict[str, Any]
 
 @dataclass(frozen=True)
 class Workload:
-    """The calibrated pair of commands: A does ``iterations_a``, B 1 % more."""
+    """The calibrated pair of commands: A does ``iterations_a``, B the change more."""
 
     spin_path: Path
     iterations_a: int
@@ -74,17 +94,31 @@ def time_runs(spin_path: Path, iterations: int, runs: int) -> list[float]:
     return wall_seconds
 
 
-def calibrate(spin_path: Path, target_seconds: float) -> Workload:
+def calibrate(spin_path: Path, target_seconds: float, change: float) -> Workload:
     """Scale N until ``spin N`` takes about ``target_seconds`` (two refinements are plenty:
     the work is linear in N), then measure the mean time per run for hyperfine's run count."""
     iterations = 10_000_000
     for runs in (3, 7):
         median_seconds = statistics.median(time_runs(spin_path, iterations, runs))
         iterations = max(1, round(iterations * target_seconds / median_seconds))
-    iterations_b = round((1.0 + EXTRA_WORK_FRACTION) * iterations)
+    iterations_b = round((1.0 + change) * iterations)
     mean_a = statistics.fmean(time_runs(spin_path, iterations, 10))
     mean_b = statistics.fmean(time_runs(spin_path, iterations_b, 10))
     return Workload(spin_path, iterations, iterations_b, (mean_a + mean_b) / 2.0)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every cutaway experiment of a benchmark run is given and read by."""
+
+    metric: str = "wall"
+    fixed_seed: int | None = None  # every experiment's --seed; None: the repetition's number
+    no_seed: bool = False  # give no --seed: each cutaway's default, as a user runs it
+    until: str | None = None
+    margin: str | None = None
+    # Where each cutaway under test comes from: None for this tree's installed cutaway, else a
+    # source directory put first on PYTHONPATH.
+    sources: dict[str, Path | None] = field(default_factory=lambda: {THIS_TREE: None})
 
 
 def cutaway_command() -> list[str]:
@@ -92,26 +126,48 @@ def cutaway_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "cutaway"]
 
 
+def source_invocation(source: Path | None) -> tuple[list[str], dict[str, str]]:
+    """The command that runs cutaway from ``source`` (None: the installed one), and its
+    environment."""
+    if source is None:
+        return cutaway_command(), dict(os.environ)
+    return [sys.executable, "-m", "cutaway"], {**os.environ, "PYTHONPATH": str(source / "src")}
+
+
 def run_cutaway(
-    workload: Workload, kind: str, seed: int, budget_seconds: float, paths: dict[str, Path]
+    workload: Workload,
+    kind: str,
+    seed: int,
+    budget_seconds: float,
+    paths: dict[str, Path],
+    settings: Settings,
+    source_name: str,
 ) -> Record:
-    """One cutaway experiment; its verdict is that of the ``wall`` comparison."""
+    """One cutaway experiment; its verdict is that of the ``settings.metric`` comparison."""
     second = workload.iterations_b if kind == "ab" else workload.iterations_a
     second_name = "B" if kind == "ab" else "A2"
-    report_path = paths["raw"] / f"cutaway-{kind}-seed{seed}.json"
+    label = "before" if source_name != THIS_TREE else "cutaway"
+    report_path = paths["raw"] / f"{label}-{kind}-seed{seed}.json"
     options = {
-        "--rounds": "100000",
+        "--rounds": "10" if settings.until else "100000",
         "--warmup": "2",
         "--max-time": f"{budget_seconds:g}s",
-        "--db": str(paths["db"]),
-        "--seed": str(seed),
+        "--db": str(paths["db"] if source_name == THIS_TREE else paths["db_before"]),
+        "--seed": str(seed if settings.fixed_seed is None else settings.fixed_seed),
         "--color": "never",
         "--export-json": str(report_path),
     }
-    argv = [*cutaway_command(), "run", "-c", workload.command(workload.iterations_a)]
+    if settings.no_seed:
+        del options["--seed"]
+    if settings.until:
+        options["--until"] = settings.until
+    if settings.margin:
+        options["--margin"] = settings.margin
+    command, env = source_invocation(settings.sources[source_name])
+    argv = [*command, "run", "-c", workload.command(workload.iterations_a)]
     argv += ["-c", workload.command(second), "-n", "A", "-n", second_name]
     argv += [word for option in options.items() for word in option]
-    completed = subprocess.run(argv, capture_output=True, text=True)
+    completed = subprocess.run(argv, capture_output=True, text=True, env=env)
     if completed.returncode != 0 or not report_path.exists():
         # The runs may well be stored even when the report failed: keep the experiment's id so
         # it can be exported again (`cutaway export ID --format json --db ...`).
@@ -123,17 +179,18 @@ def run_cutaway(
             "experiment_id": int(stored_as.group(1)) if stored_as else None,
         }
     report = json.loads(report_path.read_text())
-    wall = next(c for c in report["comparisons"] if c["metric"] == "wall")
+    chosen = next(c for c in report["comparisons"] if c["metric"] == settings.metric)
     summary_a = next(
-        s for s in report["summaries"] if s["metric"] == "wall" and s["variant"] == "A"
+        s for s in report["summaries"] if s["metric"] == settings.metric and s["variant"] == "A"
     )
     return {
-        "verdict": wall["verdict"],
-        "ratio": wall["ratio"],
-        "ci_low": wall["ci_low"],
-        "ci_high": wall["ci_high"],
-        "p_value": wall["p_value"],
-        "n_pairs": wall["n_pairs"],
+        "verdict": chosen["verdict"],
+        "metric": settings.metric,
+        "ratio": chosen["ratio"],
+        "ci_low": chosen["ci_low"],
+        "ci_high": chosen["ci_high"],
+        "p_value": chosen["p_value"],
+        "n_pairs": chosen["n_pairs"],
         "mean_a_seconds": summary_a["mean"],
         "sd_a_seconds": summary_a["sd"],
         "experiment_id": report["experiments"][0]["id"],
@@ -167,7 +224,13 @@ def welch_reading(times_a: list[float], times_b: list[float]) -> Record:
 
 
 def run_hyperfine(
-    workload: Workload, kind: str, seed: int, budget_seconds: float, paths: dict[str, Path]
+    workload: Workload,
+    kind: str,
+    seed: int,
+    budget_seconds: float,
+    paths: dict[str, Path],
+    settings: Settings,
+    source_name: str,
 ) -> Record:
     """One hyperfine run of both commands, with as many runs as fit in the budget."""
     second = workload.iterations_b if kind == "ab" else workload.iterations_a
@@ -203,29 +266,42 @@ def run_hyperfine(
     return record
 
 
-Experiment = Callable[[Workload, str, int, float, dict[str, Path]], Record]
-EXPERIMENTS: tuple[tuple[str, str, Experiment], ...] = (
-    ("cutaway", "ab", run_cutaway),
-    ("hyperfine", "ab", run_hyperfine),
-    ("cutaway", "aa", run_cutaway),
-    ("hyperfine", "aa", run_hyperfine),
-)
+Experiment = Callable[[Workload, str, int, float, dict[str, Path], Settings, str], Record]
+
+
+def experiment_plan(tools: list[str], sources: list[str]) -> list[tuple[str, str, str, Experiment]]:
+    """(tool, source, kind, experiment) for one repetition: A/B then A/A of each cutaway source
+    and of hyperfine, interleaved."""
+    plan: list[tuple[str, str, str, Experiment]] = []
+    for kind in ("ab", "aa"):
+        if "cutaway" in tools:
+            plan += [("cutaway", source, kind, run_cutaway) for source in sources]
+        if "hyperfine" in tools:
+            plan.append(("hyperfine", "", kind, run_hyperfine))
+    return plan
 
 
 def run_repetition(
-    repetition: int, workload: Workload, budget_seconds: float, paths: dict[str, Path]
+    repetition: int,
+    workload: Workload,
+    budget_seconds: float,
+    paths: dict[str, Path],
+    settings: Settings,
+    tools: list[str],
 ) -> Iterable[Record]:
-    """The four experiments, the starting one rotating with the repetition."""
-    shift = repetition % len(EXPERIMENTS)
-    for position, (tool, kind, experiment) in enumerate(EXPERIMENTS[shift:] + EXPERIMENTS[:shift]):
+    """The repetition's experiments, the starting one rotating with the repetition."""
+    plan = experiment_plan(tools, list(settings.sources))
+    shift = repetition % len(plan)
+    for position, (tool, source, kind, experiment) in enumerate(plan[shift:] + plan[:shift]):
         loadavg_start = os.getloadavg()
         started = time.monotonic()
-        record = experiment(workload, kind, repetition, budget_seconds, paths)
+        record = experiment(workload, kind, repetition, budget_seconds, paths, settings, source)
         yield {
             "type": "experiment",
             "repetition": repetition,
             "position": position,
             "tool": tool,
+            "source": source,
             "kind": kind,
             "elapsed_seconds": time.monotonic() - started,
             "loadavg_start": list(loadavg_start),
@@ -250,6 +326,24 @@ def machine_description() -> Record:
     }
 
 
+def group_of(record: Record) -> str:
+    """The row a record belongs to: hyperfine, this tree's cutaway, or cutaway at --before."""
+    if record["tool"] == "hyperfine":
+        return "hyperfine + Welch t-test"
+    source = record.get("source") or THIS_TREE
+    return "cutaway" if source == THIS_TREE else f"cutaway at {source}"
+
+
+def groups(experiments: list[Record]) -> list[str]:
+    """The groups present, cutaway first, in the order they first appear."""
+    names = list(dict.fromkeys(group_of(r) for r in experiments))
+    return sorted(names, key=lambda name: name.startswith("hyperfine"))
+
+
+def of_group(experiments: list[Record], group: str, kind: str) -> list[Record]:
+    return [r for r in experiments if group_of(r) == group and r["kind"] == kind]
+
+
 def share(records: list[Record], verdicts: tuple[str, ...]) -> str:
     """ "k/n (p %)" of the records, errors left out, whose verdict is one of ``verdicts``."""
     valid = [r for r in records if r["verdict"] != "error"]
@@ -270,12 +364,11 @@ def headline_table(experiments: list[Record]) -> list[str]:
         "| median A/B ratio | median A/B CI width | median A/A ratio | median A/A CI width |",
         "|---|---|---|---|---|---|---|",
     ]
-    for tool in ("cutaway", "hyperfine"):
-        ab = [r for r in experiments if r["tool"] == tool and r["kind"] == "ab"]
-        aa = [r for r in experiments if r["tool"] == tool and r["kind"] == "aa"]
-        name = "cutaway" if tool == "cutaway" else "hyperfine + Welch t-test"
+    for group in groups(experiments):
+        ab = of_group(experiments, group, "ab")
+        aa = of_group(experiments, group, "aa")
         lines.append(
-            f"| {name} | {share(ab, ('regressed',))} | {share(aa, ('regressed', 'improved'))} "
+            f"| {group} | {share(ab, ('regressed',))} | {share(aa, ('regressed', 'improved'))} "
             f"| {median_of(ab, lambda r: r['ratio'], 4)} "
             f"| {median_of(ab, lambda r: 100.0 * (r['ci_high'] - r['ci_low']), 2)} % "
             f"| {median_of(aa, lambda r: r['ratio'], 4)} "
@@ -284,19 +377,60 @@ def headline_table(experiments: list[Record]) -> list[str]:
     return lines
 
 
-def distribution_table(experiments: list[Record]) -> list[str]:
+def mean_change(records: list[Record]) -> tuple[float, float] | None:
+    """Mean of ``ratio - 1`` in %, and its standard error, over the records with a ratio."""
+    changes = [100.0 * (r["ratio"] - 1.0) for r in records if r["verdict"] != "error"]
+    if len(changes) < 2:
+        return None
+    return statistics.fmean(changes), statistics.stdev(changes) / len(changes) ** 0.5
+
+
+def sign_test(records: list[Record]) -> str:
+    """How many A/A ratios fell below 1 against above, and the two-sided binomial p of that
+    split under a fair coin (a small p: the estimate leans to one side)."""
+    ratios = [r["ratio"] for r in records if r["verdict"] != "error"]
+    below = sum(ratio < 1.0 for ratio in ratios)
+    above = sum(ratio > 1.0 for ratio in ratios)
+    if below + above == 0:
+        return "n/a | n/a"
+    p_value = stats.binomtest(below, below + above).pvalue
+    return f"{below} / {above} | {p_value:.2g}"
+
+
+def bias_table(experiments: list[Record], change: float | None) -> list[str]:
+    """The A/A bias (mean ratio - 1, sign test) and the mean A/B estimate against the change
+    made, per tool and source."""
+    real = f"{100.0 * change:+.2f} %" if change is not None else "?"
+    lines = [
+        "| tool | A/A mean ratio - 1 (± s.e.) | A/A below / above 1 | sign test p "
+        f"| A/B mean estimate (± s.e.; real {real}) | A/B estimate / real |",
+        "|---|---|---|---|---|---|",
+    ]
+    for group in groups(experiments):
+        aa = mean_change(of_group(experiments, group, "aa"))
+        ab = mean_change(of_group(experiments, group, "ab"))
+        aa_cell = "n/a" if aa is None else f"{aa[0]:+.4f} % ± {aa[1]:.4f}"
+        ab_cell = "n/a" if ab is None else f"{ab[0]:+.4f} % ± {ab[1]:.4f}"
+        found = "n/a" if ab is None or not change else f"{ab[0] / (100.0 * change):.2f}"
+        lines.append(
+            f"| {group} | {aa_cell} | {sign_test(of_group(experiments, group, 'aa'))} "
+            f"| {ab_cell} | {found} |"
+        )
+    return lines
+
+
+def distribution_table(experiments: list[Record], change_label: str) -> list[str]:
     columns = ("regressed", "improved", "equivalent", "inconclusive", "no difference", "error")
     lines = [
         "| tool | comparison | " + " | ".join(columns) + " |",
         "|---|---|" + "---|" * len(columns),
     ]
-    for tool, verdicts in (("cutaway", CUTAWAY_VERDICTS), ("hyperfine", HYPERFINE_VERDICTS)):
-        for kind, label in (("ab", "A vs B (+1 %)"), ("aa", "A vs A")):
-            counts = Counter(
-                r["verdict"] for r in experiments if r["tool"] == tool and r["kind"] == kind
-            )
+    for group in groups(experiments):
+        verdicts = HYPERFINE_VERDICTS if group.startswith("hyperfine") else CUTAWAY_VERDICTS
+        for kind, label in (("ab", f"A vs B ({change_label})"), ("aa", "A vs A")):
+            counts = Counter(r["verdict"] for r in of_group(experiments, group, kind))
             cells = [str(counts[c]) if c in verdicts else "-" for c in columns]
-            lines.append(f"| {tool} | {label} | " + " | ".join(cells) + " |")
+            lines.append(f"| {group} | {label} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -307,13 +441,9 @@ def noise_table(experiments: list[Record]) -> list[str]:
         "median sd of A | median sd / mean |",
         "|---|---|---|---|---|---|",
     ]
-    for tool in ("cutaway", "hyperfine"):
+    for group in groups(experiments):
         for kind in ("ab", "aa"):
-            done = [
-                r
-                for r in experiments
-                if r["tool"] == tool and r["kind"] == kind and r["verdict"] != "error"
-            ]
+            done = [r for r in of_group(experiments, group, kind) if r["verdict"] != "error"]
             if not done:
                 continue
             runs = statistics.median(int(r.get("n_pairs") or r.get("n_a") or 0) for r in done)
@@ -321,8 +451,8 @@ def noise_table(experiments: list[Record]) -> list[str]:
             sd_ms = statistics.median(1000.0 * r["sd_a_seconds"] for r in done)
             cv = statistics.median(r["sd_a_seconds"] / r["mean_a_seconds"] for r in done)
             lines.append(
-                f"| {tool} | {kind.upper()[0]}/{kind.upper()[1]} | {runs:.0f} | {mean_ms:.2f} ms "
-                f"| {sd_ms:.2f} ms | {100.0 * cv:.2f} % |"
+                f"| {group} | {kind.upper()[0]}/{kind.upper()[1]} | {runs:.0f} "
+                f"| {mean_ms:.2f} ms | {sd_ms:.2f} ms | {100.0 * cv:.2f} % |"
             )
     return lines
 
@@ -342,7 +472,7 @@ def details_table(experiments: list[Record]) -> list[str]:
                 f"| {r['p_value']:.2g} |"
             )
         lines.append(
-            f"| {r['repetition']} | {r['position'] + 1} | {r['tool']} | {r['kind']} | {cells} "
+            f"| {r['repetition']} | {r['position'] + 1} | {group_of(r)} | {r['kind']} | {cells} "
             f"{r['loadavg_start'][0]:.2f} |"
         )
     return lines
@@ -353,24 +483,38 @@ def summarize(records: list[Record], details: bool = False) -> str:
     experiments = [r for r in records if r["type"] == "experiment"]
     repetitions = sorted({r["repetition"] for r in experiments})
     header = []
+    change = None
     if setups:
         setup = setups[0]
+        change = setup.get("change", EXTRA_WORK_FRACTION)
+        passed = " ".join(
+            f"--{name.replace('_', '-')} {setup[name]}"
+            for name in ("until", "margin", "fixed_seed")
+            if setup.get(name) is not None
+        )
+        passed = (passed + (" --no-seed" if setup.get("no_seed") else "")).strip()
         header = [
             f"Workload: A = `spin {setup['iterations_a']}`, B = `spin {setup['iterations_b']}` "
-            f"(mean {1000.0 * setup['mean_run_seconds']:.1f} ms per run at calibration); "
-            f"budget {setup['budget_seconds']:g} s per experiment; "
+            f"({100.0 * change:+.2f} % of work; mean {1000.0 * setup['mean_run_seconds']:.1f} ms "
+            f"per run at calibration); budget {setup['budget_seconds']:g} s per experiment; "
+            f"metric `{setup.get('metric', 'wall')}`{'; ' + passed if passed else ''}; "
             f"{len(repetitions)} repetition(s) with results, {len(experiments)} experiments.",
             "",
         ]
+    change_label = "+1 %" if change is None else f"{100.0 * change:+g} %"
     more = ["", "Every experiment:", "", *details_table(experiments)] if details else []
     return "\n".join(
         [
             *header,
             *headline_table(experiments),
             "",
+            "Bias:",
+            "",
+            *bias_table(experiments, change),
+            "",
             "Verdicts:",
             "",
-            *distribution_table(experiments),
+            *distribution_table(experiments, change_label),
             "",
             "Noise seen:",
             "",
@@ -382,7 +526,7 @@ def summarize(records: list[Record], details: bool = False) -> str:
 
 def progress_line(record: Record) -> str:
     return (
-        f"repetition {record['repetition']} {record['tool']} {record['kind']}: "
+        f"repetition {record['repetition']} {group_of(record)} {record['kind']}: "
         f"{record['verdict']} ratio={record.get('ratio')} ({record['elapsed_seconds']:.0f} s)"
     )
 
@@ -400,6 +544,36 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument(
         "--target-seconds", type=float, default=TARGET_RUN_SECONDS, help="duration of spin N"
     )
+    parser.add_argument(
+        "--change",
+        type=float,
+        default=EXTRA_WORK_FRACTION,
+        help="B's extra work as a fraction (default 0.01; 0.002 is 0.2 %%)",
+    )
+    parser.add_argument(
+        "--metric", default="wall", help="the comparison whose verdict is read (wall, cpu...)"
+    )
+    parser.add_argument(
+        "--fixed-seed",
+        type=int,
+        help="give every cutaway experiment this --seed (default: the repetition's number), "
+        "to see whether experiments sharing their orders share an offset",
+    )
+    parser.add_argument(
+        "--no-seed",
+        action="store_true",
+        help="give cutaway no --seed, as a user runs it: each version's own default",
+    )
+    parser.add_argument("--until", help="passed to cutaway run (e.g. 0.1%%)")
+    parser.add_argument("--margin", help="passed to cutaway run (e.g. 0.1%%)")
+    parser.add_argument(
+        "--tools",
+        default="cutaway,hyperfine",
+        help="comma-separated: cutaway, hyperfine (default both)",
+    )
+    parser.add_argument(
+        "--before", help="a git ref whose cutaway runs beside this tree's, interleaved"
+    )
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument("--summarize", type=Path, help="only print the summary of a results file")
     parser.add_argument(
@@ -408,17 +582,91 @@ def parse_arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def checkout_before(ref: str, scratch: Path) -> Path:
+    """``ref`` checked out in a temporary git worktree, with its fork server compiled in place
+    (all that `cutaway run` without probes needs of the native parts), as setup.py builds it:
+    static when a static libc is there."""
+    directory = scratch / "before"
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(directory), ref],
+        check=True,
+        capture_output=True,
+    )
+    print(f"compiling {ref}'s fork server in {directory}...", file=sys.stderr)
+    compile_command = [
+        "gcc", "-O2", "-Wall", "-Inative", "native/cw_forkserver.c",
+        "-o", "src/cutaway/cw_forkserver",
+    ]  # fmt: skip
+    static = subprocess.run([*compile_command, "-static"], cwd=directory, capture_output=True)
+    if static.returncode != 0:
+        subprocess.run(compile_command, cwd=directory, check=True, capture_output=True)
+    return directory
+
+
+def commit_of(directory: Path) -> str:
+    completed = subprocess.run(
+        ["git", "-C", str(directory), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return completed.stdout.strip()
+
+
+def remove_before(directory: Path) -> None:
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(directory)],
+        check=False,
+        capture_output=True,
+    )
+
+
 def main() -> int:
     arguments = parse_arguments()
     if arguments.summarize is not None:
         print(summarize(read_records(arguments.summarize), arguments.details))
         return 0
+    tools = [tool.strip() for tool in arguments.tools.split(",") if tool.strip()]
     stamp = time.strftime("%Y%m%d-%H%M%S")
     results_dir: Path = arguments.results_dir
-    paths = {"raw": results_dir / f"precision-{stamp}", "db": results_dir / "precision.db"}
+    paths = {
+        "raw": results_dir / f"precision-{stamp}",
+        "db": results_dir / "precision.db",
+        "db_before": results_dir / "precision-before.db",  # an older schema may differ
+    }
     paths["raw"].mkdir(parents=True, exist_ok=True)
     lines_path = results_dir / f"precision-{stamp}.jsonl"
-    workload = calibrate(compile_spin(results_dir), arguments.target_seconds)
+    with tempfile.TemporaryDirectory(prefix="precision-") as scratch:
+        sources: dict[str, Path | None] = {THIS_TREE: None}
+        if arguments.before:
+            sources[arguments.before] = checkout_before(arguments.before, Path(scratch))
+        try:
+            settings = Settings(
+                arguments.metric,
+                arguments.fixed_seed,
+                arguments.no_seed,
+                arguments.until,
+                arguments.margin,
+                sources,
+            )
+            records = run_all(arguments, tools, settings, paths, lines_path)
+        finally:
+            if arguments.before:
+                remove_before(Path(scratch) / "before")
+    print(summarize(records))
+    return 0
+
+
+def run_all(
+    arguments: argparse.Namespace,
+    tools: list[str],
+    settings: Settings,
+    paths: dict[str, Path],
+    lines_path: Path,
+) -> list[Record]:
+    workload = calibrate(
+        compile_spin(arguments.results_dir), arguments.target_seconds, arguments.change
+    )
     setup = {
         "type": "setup",
         "iterations_a": workload.iterations_a,
@@ -426,6 +674,17 @@ def main() -> int:
         "mean_run_seconds": workload.mean_run_seconds,
         "budget_seconds": arguments.budget,
         "repetitions": arguments.repetitions,
+        "change": arguments.change,
+        "metric": settings.metric,
+        "fixed_seed": settings.fixed_seed,
+        "no_seed": settings.no_seed,
+        "until": settings.until,
+        "margin": settings.margin,
+        "tools": tools,
+        "sources": {
+            name: None if source is None else commit_of(source)
+            for name, source in settings.sources.items()
+        },
         **machine_description(),
     }
     records: list[Record] = [setup]
@@ -433,12 +692,13 @@ def main() -> int:
         print(json.dumps(setup), file=lines, flush=True)
         print(f"results: {lines_path}", file=sys.stderr)
         for repetition in range(arguments.repetitions):
-            for record in run_repetition(repetition, workload, arguments.budget, paths):
+            for record in run_repetition(
+                repetition, workload, arguments.budget, paths, settings, tools
+            ):
                 records.append(record)
                 print(json.dumps(record), file=lines, flush=True)
                 print(progress_line(record), file=sys.stderr, flush=True)
-    print(summarize(records))
-    return 0
+    return records
 
 
 if __name__ == "__main__":

@@ -450,3 +450,9 @@ def test_a_parser_built_for_one_command_parses_it_as_the_whole_parser(argv: list
         == parser_module._subparsers(whole)[command].format_help()
     )
     assert alone.format_help() == whole.format_help()
+
+
+def test_commands_without_a_seed_get_a_fresh_one_and_a_given_seed_is_kept() -> None:
+    seeds = {spec_of("-c", "true", "-c", "false").seed for _ in range(5)}
+    assert len(seeds) == 5
+    assert spec_of("-c", "true", "-c", "false", "--seed", "0").seed == 0

@@ -3,7 +3,9 @@ which order, what is stored, what resuming skips, when adaptive mode and budgets
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -13,9 +15,10 @@ import pytest
 from cutaway import events
 from cutaway.model import Hooks, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment
+from cutaway.runner.adaptive import widest_interval
 from cutaway.runner.errors import UnrunnableCommand
 from cutaway.runner.executor import Measurement
-from cutaway.runner.order import round_order, williams_rows
+from cutaway.runner.order import round_order, williams_row_count, williams_rows
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.store import Store
 
@@ -88,6 +91,28 @@ def test_williams_rows_balance_position_and_carry_over() -> None:
         followers = Counter((a, b) for row in rows for a, b in itertools.pairwise(row))
         assert len(set(positions.values())) == 1, k
         assert len(set(followers.values())) == 1 and len(followers) == k * (k - 1), k
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 5])
+def test_over_a_cycle_of_blocks_every_variant_takes_every_place_once(k: int) -> None:
+    # Something that recurs with the block's period (for 2 variants every 4 runs) falls on each
+    # variant equally: blocks relabelled independently would hand it to whichever variant each
+    # block's draw put there, an offset fixed by the seed.
+    block_rounds = williams_row_count(k)
+    for seed in range(5):
+        for cycle in (-1, 0, 3):
+            places: Counter[tuple[int, int, int]] = Counter()
+            for block in range(cycle * k, (cycle + 1) * k):
+                for row in range(block_rounds):
+                    order = round_order(k, block * block_rounds + row, seed)
+                    places.update((row, position, v) for position, v in enumerate(order))
+            assert len(places) == block_rounds * k * k and set(places.values()) == {1}
+
+
+def test_two_variants_alternate_which_opens_the_block() -> None:
+    for seed in range(20):
+        openers = [round_order(2, 2 * block, seed)[0] for block in range(40)]
+        assert all(a != b for a, b in zip(openers[::2], openers[1::2], strict=True))
 
 
 def test_round_orders_change_and_are_reproducible() -> None:
@@ -227,9 +252,87 @@ def test_adaptive_mode_adds_rounds_until_the_interval_is_narrow(store: Store) ->
     spec = make_spec(rounds=5, until_width=0.01)
     executor = FakeExecutor()
     outcome = run_experiment(spec, store, environment={}, executor=executor)
-    # The fake is noiseless, so the first check after the planned rounds already settles it.
+    # The fake is noiseless, so the first check at the end of a block of orders (6 rounds for 3
+    # variants) already settles it.
     assert outcome.status == "complete"
-    assert len(store.runs(outcome.experiment_id, include_warmup=False)) == 15
+    assert len(store.runs(outcome.experiment_id, include_warmup=False)) == 18
+
+
+@pytest.mark.parametrize(
+    ("variant_count", "planned", "stopped_at"), [(2, 5, 6), (2, 7, 8), (3, 5, 6)]
+)
+def test_adaptive_mode_stops_where_every_variant_ran_first_equally_often(
+    store: Store, variant_count: int, planned: int, stopped_at: int
+) -> None:
+    variants = tuple(Variant(name, ("sleep", "0.1")) for name in "abc"[:variant_count])
+    spec = make_spec(variants=variants, rounds=planned, until_width=0.01)
+    outcome = run_experiment(spec, store, environment={}, executor=FakeExecutor())
+    counted = store.runs(outcome.experiment_id, include_warmup=False)
+    assert {run.round_index for run in counted} == set(range(stopped_at))
+    first = Counter(run.variant for run in counted if run.order_in_round == 0)
+    assert set(first) == set("abc"[:variant_count]) and len(set(first.values())) == 1
+
+
+class ImportWatchingExecutor(FakeExecutor):
+    """Notes, at each run of a variant, whether the analysis (cutaway.stats) is imported yet."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.analysis_loaded: list[bool] = []
+
+    def measure(
+        self,
+        variant: Variant,
+        timeout_seconds: float | None,
+        attachment: Attachment | None = None,
+    ) -> Measurement:
+        if variant.name != "(calibration)":  # the harness's own cost, measured before
+            self.analysis_loaded.append("cutaway.stats" in sys.modules)
+        return super().measure(variant, timeout_seconds, attachment)
+
+
+def test_an_experiment_that_checks_its_interval_imports_the_analysis_before_its_first_run(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Imported at the first check, it would land between two counted runs, before the same
+    # round of every experiment.
+    for name in [name for name in sys.modules if name.startswith("cutaway.stats")]:
+        monkeypatch.delitem(sys.modules, name)
+    executor = ImportWatchingExecutor()
+    run_experiment(make_spec(rounds=5, until_width=0.01), store, environment={}, executor=executor)
+    assert executor.analysis_loaded and all(executor.analysis_loaded)
+
+
+class NoisyExecutor(FakeExecutor):
+    """`sleep X` takes X seconds give or take a deterministic wobble, different in each run."""
+
+    def measure(
+        self,
+        variant: Variant,
+        timeout_seconds: float | None,
+        attachment: Attachment | None = None,
+    ) -> Measurement:
+        measured = super().measure(variant, timeout_seconds, attachment)
+        wobble = 1.0 + 0.02 * np.sin(1.7 * len(self.calls) ** 1.3)
+        metrics = {name: value * wobble for name, value in measured.metrics.items()}
+        return Measurement(measured.status, measured.exit_code, measured.signal, metrics)
+
+
+def test_the_width_adaptive_mode_stops_on_is_the_same_whichever_variant_is_the_baseline(
+    store: Store,
+) -> None:
+    # Measured as ci_high - ci_low, the interval of the slower variant against the faster one is
+    # wider than that of the faster against the slower, by their ratio: an estimate that fell
+    # below 1 would stop sooner than one above.
+    variants = (Variant("a", ("sleep", "0.100")), Variant("b", ("sleep", "0.150")))
+    spec = make_spec(variants=variants, rounds=12)
+    outcome = run_experiment(spec, store, environment={}, executor=NoisyExecutor())
+    against_a = widest_interval(store, outcome.experiment_id, spec)
+    against_b = widest_interval(
+        store, outcome.experiment_id, dataclasses.replace(spec, baseline="b")
+    )
+    assert against_a is not None and against_b is not None and against_a > 0.005
+    assert against_a == pytest.approx(against_b, rel=1e-9)
 
 
 def test_a_settled_question_adds_rounds_until_it_answers(store: Store) -> None:

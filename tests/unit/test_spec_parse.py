@@ -19,9 +19,18 @@ def test_minimal_file_gets_defaults_and_one_implicit_variant() -> None:
     assert spec.variants[0].command == ("getent", "passwd", "root")
     assert spec.variants[0].shell is False
     assert spec.baseline == "lookups"
-    assert (spec.rounds, spec.warmup_rounds, spec.seed) == (10, 1, 0)
+    assert (spec.rounds, spec.warmup_rounds) == (10, 1)
     assert (spec.margin, spec.confidence) == (0.005, 0.95)
     assert (spec.timeout_seconds, spec.until_width, spec.max_time_seconds) == (None, None, None)
+
+
+def test_a_file_without_a_seed_gets_a_fresh_one_each_time_it_is_read() -> None:
+    # Experiments sharing a seed run the same orders of variants: an effect tied to the sequence
+    # of runs would offset each of them alike.
+    text = 'name = "lookups"\ncommand = "getent passwd root"\n'
+    seeds = {parse_spec(text).seed for _ in range(5)}
+    assert len(seeds) == 5 and all(0 <= seed < 2**31 for seed in seeds)
+    assert parse_spec(text + "seed = 0\n").seed == 0
 
 
 def test_every_top_level_setting_is_read() -> None:

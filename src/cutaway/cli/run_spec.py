@@ -55,6 +55,7 @@ LOAD_ONLY = {
 def spec_from_args(args: argparse.Namespace) -> Spec:
     """The experiment file or the -c commands, with command-line overrides applied."""
     from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
+    from cutaway.spec.fields import fresh_seed
 
     if args.file and args.cmd:
         raise UsageError("give an experiment file or -c commands, not both")
@@ -106,7 +107,8 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--margin": args.margin,
             "--until": args.until,
             "--max-time": args.max_time,
-            "--seed": args.seed,
+            # An experiment file without a seed got a fresh one when it was read.
+            "--seed": args.seed if args.seed is not None or args.file else fresh_seed(),
             "--baseline": args.baseline,
             "--calls": args.calls,
             "--syscalls": args.syscalls,

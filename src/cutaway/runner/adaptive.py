@@ -5,10 +5,18 @@ metric (wall time) against the baseline has a confidence interval no wider than 
 the time budget is spent. Only the primary metric steers: counts such as faults can be exactly
 equal in every run, and their intervals say nothing about how many rounds are enough.
 Checking uses fewer bootstrap resamples than the final report, since it runs after every round.
+
+Two rules keep this stopping from tilting the estimate. The width is measured on the log scale
+(``ci_high / ci_low - 1``), which is the same whichever variant is the baseline: measured as
+``ci_high - ci_low`` it would be wider, by the ratio itself, for a slower variant than for a
+faster one, so an experiment whose estimate happened to fall below 1 would stop sooner than one
+above. And the runner asks only at the end of a block of round orders (cutaway.runner.order), so
+every variant has run first in a round as often as the others when the experiment stops.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from cutaway.model import PRIMARY_METRIC, Spec
@@ -21,11 +29,21 @@ CHECK_RESAMPLES = 2_000
 MIN_PAIRS = 5
 
 
+def load_analysis() -> None:
+    """Import what checking an interval needs, before the first run of an experiment that
+    will check: imported at the first check instead, its hundreds of milliseconds of work and
+    memory would land between two counted runs, always before the same round (and with a fixed
+    seed before the same variant). numpy comes through cutaway.numeric, first: loaded any other
+    way its BLAS threads would spin beside the measured runs."""
+    import cutaway.numeric
+    import cutaway.stats  # noqa: F401
+
+
 def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | None:
     """The widest interval (as a fraction) among the primary metric's comparisons, or None
     while there are too few complete rounds to say."""
-    # Imported here: the runner imports this module, and numpy must not load before the runs
-    # (cutaway.cli.commands imports the analysis while discarded runs go, see there).
+    # Imported here: the runner imports this module, and an experiment that never checks must
+    # not pay for numpy. One that does imports it before its first run (load_analysis).
     from cutaway.numeric import np
     from cutaway.stats import describe, paired_ratio
 
@@ -57,5 +75,14 @@ def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | Non
         )
         if estimate is None:
             continue
-        widths.append(estimate.ci_high - estimate.ci_low)
+        widths.append(relative_width(estimate.ci_low, estimate.ci_high))
     return max(widths) if widths else None
+
+
+def relative_width(ci_low: float, ci_high: float) -> float:
+    """How wide an interval of a ratio is, as a fraction: ``ci_high / ci_low - 1``, which
+    is the same for the interval of the inverse ratio (1/ci_high, 1/ci_low). Infinite when
+    the interval reaches 0."""
+    if ci_low <= 0.0:
+        return math.inf
+    return ci_high / ci_low - 1.0

@@ -5,9 +5,16 @@ designs balanced for the estimation of residual effects of treatments", Australi
 Scientific Research A2:149-168): over one block of k rounds (2k when k is odd) every variant takes
 every position equally often and follows every other variant equally often, so a constant
 position effect (the first run of a round finds colder caches) and a first-order carry-over
-effect (a variant that heats the CPU slows the one after it) cancel out of the comparison. Each
-block relabels the variants with a seeded random permutation, so the order keeps changing from
-block to block while every block stays balanced, and a resumed experiment sees the same orders.
+effect (a variant that heats the CPU slows the one after it) cancel out of the comparison.
+
+Blocks come in cycles of k. A cycle draws a seeded random permutation of the variants, and its
+j-th block relabels the square with that permutation shifted by j places, so over a cycle every
+variant takes every place of the block (every round of it, every position in the round) exactly
+once. An effect that repeats with the block's period, whatever it is tied to (for 2 variants the
+block is 4 runs: x y | y x), then cancels too: relabelled independently, block after block, such
+an effect would favour a variant drawn at random in each block, and over a whole experiment
+leave an offset fixed by the seed, the same in every experiment run with that seed. The order
+still changes from cycle to cycle, and a resumed experiment sees the same orders.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ def round_order(k: int, round_index: int, seed: int) -> list[int]:
 
     Warmup rounds have negative indices and get orders of their own from the same scheme."""
     block, row = divmod(round_index, williams_row_count(k))
+    cycle, turn = divmod(block, k)
     relabel = list(range(k))
-    random.Random(f"{seed}:{block}").shuffle(relabel)
-    return [relabel[value] for value in williams_row(k, row)]
+    random.Random(f"{seed}:{cycle}").shuffle(relabel)
+    return [relabel[(value + turn) % k] for value in williams_row(k, row)]

@@ -37,13 +37,13 @@ from cutaway.model import (
 from cutaway.probes.base import Attachment, Measurement, Probe, ProbeError
 from cutaway.probes.core import build_probes
 from cutaway.runner import calibration
-from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
+from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, load_analysis, widest_interval
 from cutaway.runner.errors import ProbeUnavailable, UnrunnableCommand
 from cutaway.runner.errors import RunnerError as RunnerError
 from cutaway.runner.executor import Executor, ProcessExecutor, RunInterrupted
 from cutaway.runner.forkserver import executable_path
 from cutaway.runner.hooks import HookResult, run_hook
-from cutaway.runner.order import round_order
+from cutaway.runner.order import round_order, williams_row_count
 from cutaway.store import Store, StoreError
 from cutaway.store.lease import Owner
 from cutaway.variant_environment import run_environment
@@ -381,12 +381,14 @@ class ExperimentRunner:
 
     def rounds(self) -> Iterator[int]:
         """Round indices to run: warmup, the planned rounds, then adaptive rounds if asked:
-        until every interval is narrow enough (``until_width``), or until the caller's
-        ``settled`` says so (cutaway.gate), whichever comes first."""
+        until every interval is narrow enough (``until_width``, asked only when the counted
+        rounds fill whole blocks of orders), or until the caller's ``settled`` says so
+        (cutaway.gate), whichever comes first."""
         yield from range(-self.spec.warmup_rounds, self.spec.rounds)
         if self.spec.until_width is None and self.settled is None:
             return
         round_index = self.spec.rounds
+        block_rounds = williams_row_count(len(self.spec.variants))
         while round_index < ADAPTIVE_MAX_ROUNDS:
             if self.settled is not None:
                 answer = self.settled(self.store, self.experiment_id)
@@ -397,8 +399,13 @@ class ExperimentRunner:
                 yield round_index
                 round_index += 1
                 continue
+            # Measured before every round, acted on at the end of a block only: the work between
+            # rounds stays the same before each one, whichever variant runs first in it, while
+            # stopping inside a block would leave some variant first in a round more often than
+            # another, and that position's effect in the comparison.
             width = widest_interval(self.store, self.experiment_id, self.spec)
-            if width is not None and width <= self.spec.until_width:
+            block_done = round_index % block_rounds == 0
+            if block_done and width is not None and width <= self.spec.until_width:
                 self.emit(events.Notice(f"every interval is within {self.spec.until_width:.2%}"))
                 return
             yield round_index
@@ -412,6 +419,8 @@ class ExperimentRunner:
             + self.spec.rounds * per_round
             - len(self.done)
         )
+        if self.spec.until_width is not None or self.settled is not None:
+            load_analysis()
         for round_index in self.rounds():
             if self.over_budget():
                 self.emit(events.Notice("stopped: the time budget (max_time) is spent"))

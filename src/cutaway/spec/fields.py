@@ -8,6 +8,7 @@ Quick mode uses the same readers with a command-line option as the key, so that 
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -56,6 +57,14 @@ def read_warmup_rounds(value: object, key_path: KeyPath) -> int:
 
 def read_seed(value: object, key_path: KeyPath) -> int:
     return read_integer(value, key_path, 0, limits.MAX_SEED)
+
+
+def fresh_seed() -> int:
+    """The seed of an experiment that was given none: drawn anew for each, so that experiments
+    do not all run the same orders of variants (an effect tied to the sequence of runs would
+    then offset every one of them alike). Stored with the experiment, so its reports and a
+    resume use it again."""
+    return secrets.randbelow(2**31)
 
 
 def read_max_variants(value: object, key_path: KeyPath) -> int:

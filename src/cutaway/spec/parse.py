@@ -273,7 +273,7 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
         confidence=optional("confidence", fields.read_confidence, 0.95),
         until_width=optional("until", fields.read_until_width, None),
         max_time_seconds=optional("max_time", fields.read_max_time, None),
-        seed=optional("seed", fields.read_seed, 0),
+        seed=optional("seed", fields.read_seed, fields.fresh_seed()),
         ignore_failure=optional("ignore_failure", fields.read_bool, False),
         keep_leftovers=optional("keep_leftovers", fields.read_bool, False),
     )

@@ -257,11 +257,19 @@ class PhaseAccumulator:
             if totals is None:
                 continue  # a path under an ancestor that left no span: not in the tree
             totals.children_ns += value
-            if totals.rest_change is None:
-                totals.rest_change = {}
+            rest_change = totals.rest_change
+            if rest_change is None:
+                rest_change = totals.rest_change = {}
             whole = per_path.get(parent, 0)
-            _count(totals.rest_change, whole, -1)
-            _count(totals.rest_change, whole - value)
+            # the rest (whole - value) in place of the whole: _count's two calls, inlined
+            for change, times in ((whole, -1), (whole - value, 1)):
+                if change:
+                    bucket = 1 + int(log(abs(change)) / log_base)
+                    entry = rest_change.get(bucket if change > 0 else -bucket)
+                    if entry is None:
+                        entry = rest_change[bucket if change > 0 else -bucket] = [0, 0]
+                    entry[0] += times
+                    entry[1] += times * change
 
     def add_tree(self, tree: Mapping[tuple[str, ...], Sequence[int]]) -> None:
         """Count one whole operation, given as its phase paths (from its outermost span down,
@@ -271,7 +279,7 @@ class PhaseAccumulator:
         calls = self.calls
         for path, (_, spans) in tree.items():
             calls[path] = calls.get(path, 0) + spans
-        self._close({path: total_ns for path, (total_ns, _) in tree.items()})
+        self._close({path: sums[0] for path, sums in tree.items()})
 
     def absorb(self, other: PhaseAccumulator) -> None:
         """Count every operation `other` counted (its open ones must be closed), after the

@@ -166,7 +166,7 @@ def stream_otlp(
             continue
         held_spans += len(found)
         first_trace = found[0][0]
-        if all(span[0] == first_trace for span in found):
+        if len(set(map(_trace_of, found))) == 1:
             spans = held.pop(first_trace, None)
             if spans is not None:
                 spans += found
@@ -194,6 +194,9 @@ def stream_otlp(
     if problems.count > MAX_PROBLEMS:
         shown.append(f"{name}: {problems.count - MAX_PROBLEMS} more problems")
     return OtlpReading(tuple(shown), traces)
+
+
+_trace_of = operator.itemgetter(0)
 
 
 def _hold_each(found: list[_Held], held: dict[str, list[_Held]]) -> None:

@@ -233,22 +233,25 @@ class PhaseAccumulator:
         """Count one finished operation: its time in each path, and each path's rest beyond
         its sub-phases (bucket_of and _count inlined: this runs per span)."""
         children_ns: dict[tuple[str, ...], int] = {}
-        paths, log, log_base = self.paths, math.log, _LOG_BASE
+        paths, roots, log, log_base = self.paths, self.root_operations, math.log, _LOG_BASE
         for path, value in per_path.items():
             totals = paths.get(path)
             if totals is None:
                 totals = paths[path] = _PathTotals()
             totals.total_ns += value
             if value > 0:
-                entry = totals.histogram.get(1 + int(log(value) / log_base))
+                histogram = totals.histogram
+                bucket = 1 + int(log(value) / log_base)
+                entry = histogram.get(bucket)
                 if entry is None:
-                    entry = totals.histogram[1 + int(log(value) / log_base)] = [0, 0]
-                entry[0] += 1
-                entry[1] += value
+                    histogram[bucket] = [1, value]
+                else:
+                    entry[0] += 1
+                    entry[1] += value
             elif value:
                 _count(totals.histogram, value)
             if len(path) == 1:
-                self.root_operations[path[0]] = self.root_operations.get(path[0], 0) + 1
+                roots[path[0]] = roots.get(path[0], 0) + 1
             else:
                 parent = path[:-1]
                 children_ns[parent] = children_ns.get(parent, 0) + value

@@ -253,13 +253,14 @@ def _typed_spans(raw: bytes) -> list[_Held] | None:
 def _nanoseconds(values: list[str | int]) -> list[int] | None:
     """Times as the typed decoder took them, as numbers; None if one is a string that is not
     digits (proto3 JSON writes 64-bit integers as strings; some writers use numbers)."""
-    strings = values
-    if not all(value.__class__ is str for value in values):
+    try:
+        digits = "".join(values)  # type: ignore[arg-type]  # most often all strings: one call
+    except TypeError:  # numbers, each >= 0 (_Nanoseconds)
         strings = [value for value in values if isinstance(value, str)]
         if not strings:
-            return values  # type: ignore[return-value]  # numbers, each >= 0 (_Nanoseconds)
-    digits = "".join(strings)  # type: ignore[arg-type]  # checked at once: one call a line
-    if "" in strings or not (digits.isascii() and digits.isdigit()):
+            return values  # type: ignore[return-value]
+        digits = "".join(strings)
+    if "" in values or not (digits.isascii() and digits.isdigit()):
         return None
     return list(map(int, values))
 
@@ -281,8 +282,7 @@ def _count_trees(trees: Trees, accumulator: PhaseAccumulator) -> None:
         accumulator.add_tree(tree)
 
 
-def _start_ns(span: _Held) -> int:
-    return span[4]
+_start_ns = operator.itemgetter(4)  # of a _Held span
 
 
 Trees = list[tuple[tuple[int, str, int], dict[tuple[str, ...], list[int]]]]

@@ -30,6 +30,7 @@ from cutaway.model import (
 )
 from cutaway.probes.calls.result import CallsResult
 from cutaway.probes.profile import records
+from cutaway.probes.spans.result import PhasesResult
 from cutaway.stats import describe, paired_ratio
 from cutaway.stats.descriptive import percentile_curve
 
@@ -114,11 +115,13 @@ def generated_analysis(
         ranking=tuple((v, 1.0 + 0.2 * i) for i, v in enumerate(variants)),
         metrics=all_metrics,
         runs=tuple(runs),
-        probe_results=(CallsResult(tuple(calls), tuple(call_comparisons), tuple(curves)),),
+        probe_results=(
+            CallsResult(tuple(calls), tuple(call_comparisons), tuple(curves)),
+            PhasesResult(tuple(_phases(variants, functions))),
+        ),
         attribution=attribution.entries,
         attribution_totals=attribution.totals,
         attribution_curve=attribution.curve,
-        phases=tuple(_phases(variants, functions)),
     )
 
 

@@ -7,9 +7,9 @@ at full alpha: reading ten more metrics does not manufacture a verdict. Two
 stored experiments (``cutaway compare``) have no pairs; they are compared as independent
 samples, and the report lists how their environments differ.
 
-The registered probes' analyses are their plugins' (cutaway.probes.plugin); the profile and
-spans probes' and the load phase's are still called here by name. That is why this module is
-over 500 lines: once they move into their plugins, what is left is the two analyses above."""
+The registered probes' analyses (the load phase's among them) are their plugins'
+(cutaway.probes.plugin); the profile probe's is still called here by name. The families of
+comparisons, paired and unpaired, are cutaway.families'."""
 
 from __future__ import annotations
 
@@ -18,14 +18,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-from numpy.typing import NDArray
-
 from cutaway.cautions import experiment_cautions
-from cutaway.environment import differences
-from cutaway.metrics.series import load_series
+from cutaway.families import compared_pairs, paired_family, unpaired_family
 from cutaway.model import (
-    PHASE_METRIC_PREFIX,
     Analysis,
     CallPercentiles,
     CallSummary,
@@ -33,27 +28,22 @@ from cutaway.model import (
     Comparison,
     ExperimentInfo,
     FlameProfile,
-    LatencySummary,
-    LoadSummary,
     Metric,
-    PhaseStat,
     ProbeResult,
     Run,
     Spec,
     Summary,
+    TimeSeries,
 )
-from cutaway.probes.plugin import PHASE_RECORDS, PROFILE_RECORDS, Tags
-from cutaway.probes.plugin import StoredExperiment as StoredForProbes
-from cutaway.probes.registry import plugins, records_kept
-from cutaway.stats import (
-    describe,
-    paired_ratio,
-)
-from cutaway.stats.unpaired import unpaired_ratio
+from cutaway.numeric import np
+from cutaway.probes.core import PROFILE_RECORDS, CorePlugin, Tags, plugins, records_kept
+from cutaway.probes.core import StoredExperiment as StoredForProbes
+from cutaway.stats import describe
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
-from cutaway.verdicts import Row, judge
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from cutaway.probes.profile.analysis import RoundProfile
 
 RESAMPLES = 10_000
@@ -147,20 +137,17 @@ def analyze(
     rounds_completed = int(np.isfinite(wall.values).all(axis=1).sum()) if len(names) else 0
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
-    # The registered probes first: their cautions come before the load's and the phases'.
     probe_results: list[ProbeResult] = []
     stored_experiment = StoredForProbes(store, experiment_id, spec, tuple(names), resamples)
-    for plugin in plugins():
-        kept = (records_kept(spec.probes, kind) for kind in plugin.analyzed_records)
-        if plugin.selected(spec.probes) or any(kept):
-            result, raised = plugin.analyze(stored_experiment)
-            probe_results += [] if result is None else [result]
-            cautions += raised
-    # The profile's and the load's analyses are imported when the experiment has their data:
-    # a plain experiment's report (`cutaway run -c true`) must not pay for importing them.
+    for plugin in _analyzed(spec):
+        result, raised = plugin.analyze(stored_experiment)
+        probe_results += [] if result is None else [result]
+        cautions += raised
+    # The profile's analysis is imported when the experiment has its data:
+    # a plain experiment's report (`cutaway run -c true`) must not pay for importing it.
     stored_profiles: list[RoundProfile] = []
     profile = None
-    if records_kept(spec.probes, PROFILE_RECORDS):
+    if records_kept(spec, PROFILE_RECORDS):
         from cutaway.probes.profile.analysis import (
             load_round_profiles,
             only_under,
@@ -187,26 +174,6 @@ def analyze(
 
         attribution = attribution_analysis(store, experiment_id, spec, stored_profiles)
         flames = tuple(flame_profiles(stored_profiles, names))
-    load: list[LoadSummary] = []
-    if spec.load is not None:
-        from cutaway.probes.load.analysis import load_cautions, load_summaries
-
-        load = load_summaries(store, experiment_id, names)
-        cautions += load_cautions(load)
-    phase_stats: list[PhaseStat] = []
-    phase_comparisons: list[Comparison] = []
-    if records_kept(spec.probes, PHASE_RECORDS):
-        from cutaway.probes.spans.analysis import (
-            load_tables,
-            problem_cautions,
-        )
-        from cutaway.probes.spans.analysis import (
-            phase_stats as dissect,
-        )
-
-        phase_stats = dissect(load_tables(store, experiment_id), names, spec.confidence)
-        phase_comparisons = _phase_comparisons(store, experiment_id, spec, resamples)
-        cautions += problem_cautions(store, experiment_id)
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -223,8 +190,6 @@ def analyze(
         attribution=attribution.entries if attribution else (),
         attribution_totals=attribution.totals if attribution else (),
         attribution_curve=attribution.curve if attribution else (),
-        phases=tuple(phase_stats),
-        phase_comparisons=tuple(phase_comparisons),
         probe_results=tuple(probe_results),
         metrics=metrics,
         ranking=wall_ranking(wall),
@@ -232,40 +197,32 @@ def analyze(
         if all_pairs
         else (),
         runs=tuple(runs),
-        load=tuple(load),
-        series=tuple(load_series(store, experiment_id))
-        if any(m.series for m in spec.metrics)
-        else (),
+        series=_series(store, experiment_id) if any(m.series for m in spec.metrics) else (),
     )
 
 
-def phase_metrics(store: Store, experiment_id: int) -> list[Metric]:
-    """The spans probe's per-run metrics ``phase:<key>`` (a phase's place in the tree,
-    cutaway.model.phase_key), as stored (names are the program's span names: known only after
-    the runs)."""
+def _series(store: Store, experiment_id: int) -> tuple[TimeSeries, ...]:
+    """The sampled series of an experiment that declared some (their reader is imported only
+    then: a report without series does not pay for it)."""
+    from cutaway.metrics.series import load_series
+
+    return tuple(load_series(store, experiment_id))
+
+
+def _analyzed(spec: Spec) -> list[CorePlugin]:
+    """The registered plugins whose analysis runs for the experiment, in the registry's order:
+    those it selects, and those that read a kind of records a selected probe stores."""
     return [
-        Metric(
-            name,
-            "seconds",
-            f"mean time per operation in the phase {name[len(PHASE_METRIC_PREFIX) :]!r}",
-        )
-        for name in store.metric_names(experiment_id)
-        if name.startswith(PHASE_METRIC_PREFIX)
+        plugin
+        for plugin in plugins()
+        if plugin.selected(spec) or any(records_kept(spec, k) for k in plugin.analyzed_records)
     ]
 
 
-def _phase_comparisons(
-    store: Store, experiment_id: int, spec: Spec, resamples: int
-) -> list[Comparison]:
-    """Each phase's metric against the baseline, round by round, with the verdicts of the
-    whole-process metrics: one Holm family per variant, apart from theirs (a program with
-    forty phases must not dilute wall time's test)."""
-    metrics = phase_metrics(store, experiment_id)
-    tables = {m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics}
-    comparisons: list[Comparison] = []
-    for reference, variant in compared_pairs(spec):
-        comparisons += paired_family(tables, metrics, reference, variant, spec, resamples)
-    return comparisons
+def probe_metrics(store: Store, experiment_id: int, spec: Spec) -> list[Metric]:
+    """The per-run metrics the experiment's probes named only after its runs, as stored (the
+    spans and uprobes probes' ``phase:<key>``), each analysed probe's in the registry's order."""
+    return [m for plugin in _analyzed(spec) for m in plugin.run_metrics(store, experiment_id)]
 
 
 def wall_ranking(wall: MetricTable) -> tuple[tuple[str, float], ...]:
@@ -288,9 +245,7 @@ def _probe_line(probe: ProbeInfo) -> str:
     """What measured besides wait4, and at what cost, for the report's header."""
     costs = []
     if probe.overhead_seconds is not None:
-        event = {"profile": "sample", "instructions": "instruction", "spans": "span"}.get(
-            probe.name, "call"
-        )
+        event = next((p.recorded_event for p in plugins() if p.name == probe.name), "call")
         # A cost measured as the median of paired differences is clamped at 0: "0 ns" would
         # read as free, when it only means below what the noise let us see.
         cost = _small_seconds(probe.overhead_seconds) if probe.overhead_seconds > 0 else None
@@ -391,6 +346,8 @@ def compare_experiments(
     the same name, or as ``variant_map`` pairs them (a variant of the first -> one of the
     second); VariantMismatch when none pair. ``all_pairs`` adds each experiment's own pairwise
     comparisons, its tag in the names."""
+    from cutaway.environment import differences as environment_differences
+
     pairs = paired_variants(store, first_id, second_id, variant_map or {})
     first, second = (
         analyze(store, first_id, resamples=resamples, all_pairs=all_pairs),
@@ -401,7 +358,7 @@ def compare_experiments(
     shared_a, shared_b = [old for old, _ in pairs], [new for _, new in pairs]
     cautions = [
         Caution("environment", f"environments differ: {d}")
-        for d in differences(dict(a.environment), dict(b.environment))
+        for d in environment_differences(dict(a.environment), dict(b.environment))
     ]
     cautions.append(
         Caution(
@@ -416,27 +373,14 @@ def compare_experiments(
     summaries = _tagged_summaries(first, second, tag_a, tag_b, pairs, a_metrics)
     comparisons: list[Comparison] = []
     for name, name_b in pairs:
-        rows: list[Row] = []
-        for metric in a_metrics:
-            values_a = _variant_values(store, a.id, metric, name)
-            values_b = _variant_values(store, b.id, metric, name_b)
-            estimate = unpaired_ratio(
-                values_a, values_b, confidence=a.confidence, resamples=resamples, seed=0
-            )
-            if estimate is not None:
-                n = min(estimate.n_first, estimate.n_second)
-                rows.append(
-                    Row(
-                        metric.name,
-                        f"{name} ({tag_a})",
-                        f"{name_b} ({tag_b})",
-                        n,
-                        estimate,
-                        metric.better,
-                    )
-                )
-        comparisons += judge(rows, a.margin, a.confidence)
-    phases, phase_comparisons = _compared_phases(store, first, second, pairs, resamples)
+        comparisons += unpaired_family(
+            store, (a.id, name, tag_a), (b.id, name_b, tag_b), a_metrics,
+            margin=a.margin, confidence=a.confidence, resamples=resamples,
+        )  # fmt: skip
+    stored_first, stored_second = (
+        StoredForProbes(store, info.id, store.experiment(info.id).spec, info.variants, resamples)
+        for info in (a, b)
+    )
     return Analysis(
         experiments=(a, b),
         summaries=tuple(summaries),
@@ -458,13 +402,10 @@ def compare_experiments(
             _tagged(first.flame_profiles, tag_a, shared_a)
             + _tagged(second.flame_profiles, tag_b, shared_b)
         ),
-        load=(
-            _tagged_load(first.load, tag_a, shared_a) + _tagged_load(second.load, tag_b, shared_b)
-        ),
-        phases=phases,
-        phase_comparisons=phase_comparisons,
         probe_results=_combined_results(
-            first, second, Tags(tag_a, tag_b, tuple(shared_a), tuple(shared_b))
+            first,
+            second,
+            Tags(tag_a, tag_b, tuple(shared_a), tuple(shared_b), stored_first, stored_second),
         ),
     )
 
@@ -489,55 +430,12 @@ def _tagged_cautions(analysis: Analysis, tag: str) -> tuple[Caution, ...]:
     )
 
 
-def _compared_phases(
-    store: Store,
-    first: Analysis,
-    second: Analysis,
-    pairs: Sequence[tuple[str, str]],
-    resamples: int,
-) -> tuple[tuple[PhaseStat, ...], tuple[Comparison, ...]]:
-    """The phases of two experiments that both have them, as the process metrics are
-    compared: each one's dissection of the shared variants (tagged), and each phase metric
-    ``phase:<path>`` both measured, unpaired, one Holm family per variant apart from the
-    process metrics (as within one experiment)."""
-    if not first.phases or not second.phases:
-        return (), ()
-    a, b = first.experiments[0], second.experiments[0]
-    tag_a, tag_b = f"#{a.id} {a.label or ''}".strip(), f"#{b.id} {b.label or ''}".strip()
-    b_names = {m.name for m in phase_metrics(store, b.id)}
-    metrics = [m for m in phase_metrics(store, a.id) if m.name in b_names]
-    comparisons: list[Comparison] = []
-    for name, name_b in pairs:
-        rows: list[Row] = []
-        for metric in metrics:
-            estimate = unpaired_ratio(
-                _variant_values(store, a.id, metric, name),
-                _variant_values(store, b.id, metric, name_b),
-                confidence=a.confidence,
-                resamples=resamples,
-                seed=0,
-            )
-            if estimate is not None:
-                n = min(estimate.n_first, estimate.n_second)
-                rows.append(
-                    Row(metric.name, f"{name} ({tag_a})", f"{name_b} ({tag_b})", n, estimate,
-                        metric.better)
-                )  # fmt: skip
-        comparisons += judge(rows, a.margin, a.confidence, primary=None)
-    shared_a, shared_b = [old for old, _ in pairs], [new for _, new in pairs]
-    tagged = _tagged(first.phases, tag_a, shared_a) + _tagged(second.phases, tag_b, shared_b)
-    return tagged, tuple(comparisons)
-
-
 _Item = TypeVar(
     "_Item",
     Run,
     CallSummary,
     CallPercentiles,
     FlameProfile,
-    LoadSummary,
-    LatencySummary,
-    PhaseStat,
 )
 
 
@@ -547,16 +445,6 @@ def _tagged(items: Sequence[_Item], tag: str, shared: Sequence[str]) -> tuple[_I
         dataclasses.replace(item, variant=f"{item.variant} ({tag})")
         for item in items
         if item.variant in shared
-    )
-
-
-def _tagged_load(
-    summaries: Sequence[LoadSummary], tag: str, shared: Sequence[str]
-) -> tuple[LoadSummary, ...]:
-    """As :func:`_tagged`, each summary's latencies named with it."""
-    return tuple(
-        dataclasses.replace(summary, latencies=_tagged(summary.latencies, tag, shared))
-        for summary in _tagged(summaries, tag, shared)
     )
 
 
@@ -590,68 +478,6 @@ def _tagged_summaries(
                             )
                         )
     return tagged
-
-
-def _variant_values(
-    store: Store, experiment_id: int, metric: Metric, variant: str
-) -> NDArray[np.float64]:
-    table = store.metric_table(experiment_id, metric.name, metric.purpose)
-    column = table.values[:, table.column_of[variant]]
-    values: NDArray[np.float64] = column[np.isfinite(column)]
-    return values
-
-
-def paired_family(
-    tables: Mapping[str, MetricTable],
-    metrics: Sequence[Metric],
-    reference: str,
-    other: str,
-    spec: Spec,
-    resamples: int,
-) -> list[Comparison]:
-    """``other`` against ``reference`` on every metric, round by round: one family of
-    comparisons, judged together (wall time at full alpha, the rest Holm-adjusted)."""
-    rows: list[Row] = []
-    for metric in metrics:
-        table = tables[metric.name]
-        if reference not in table.column_of or other not in table.column_of:
-            continue
-        base = table.values[:, table.column_of[reference]]
-        values = table.values[:, table.column_of[other]]
-        pairs = np.isfinite(base) & np.isfinite(values)
-        estimate = paired_ratio(
-            base[pairs], values[pairs], confidence=spec.confidence, resamples=resamples,
-            seed=spec.seed,
-        )  # fmt: skip
-        if estimate is not None:
-            rows.append(
-                Row(metric.name, reference, other, int(pairs.sum()), estimate, metric.better)
-            )
-    return judge(rows, spec.margin, spec.confidence, primary=spec.primary_metric)
-
-
-def compared_pairs(spec: Spec) -> list[tuple[str, str]]:
-    """(reference, variant) pairs compared round by round: each variant against the baseline;
-    under [[conditions]], along both axes instead: within each condition each variant against
-    the baseline's copy in that condition, and each variant's copy in every later condition
-    against its copy in the first condition (cold against warm)."""
-    if not spec.conditions:
-        return [(spec.baseline, v.name) for v in spec.variants if v.name != spec.baseline]
-    by_family_condition = {(v.family_name, v.condition): v.name for v in spec.variants}
-    baseline_family = spec.variant(spec.baseline).family_name
-    families = list(dict.fromkeys(v.family_name for v in spec.variants))
-    first = spec.conditions[0].name
-    pairs: list[tuple[str, str]] = []
-    for condition in (c.name for c in spec.conditions):
-        reference = by_family_condition[(baseline_family, condition)]
-        for family in families:
-            if family != baseline_family:
-                pairs.append((reference, by_family_condition[(family, condition)]))
-    for family in families:
-        for condition in (c.name for c in spec.conditions[1:]):
-            reference = by_family_condition[(family, first)]
-            pairs.append((reference, by_family_condition[(family, condition)]))
-    return pairs
 
 
 # --- all pairs (cutaway run/report/compare --all-pairs) ---------------------------------------

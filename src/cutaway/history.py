@@ -238,17 +238,11 @@ def _history(
 
 
 def _metrics(store: Store, stored: StoredExperiment) -> list[Metric]:
-    """The experiment's metrics: its spec's, and the phases' ``phase:<path>`` its runs
-    carry (the spans and uprobes probes name them after the runs)."""
-    from cutaway.compare import phase_metrics
+    """The experiment's metrics: its spec's, and those its probes named after the runs (the
+    phases' ``phase:<key>`` of the spans and uprobes probes)."""
+    from cutaway.compare import probe_metrics
 
-    declared = list(stored.spec.all_metrics())
-    from cutaway.probes.plugin import PHASE_RECORDS
-    from cutaway.probes.registry import records_kept
-
-    if not records_kept(stored.spec.probes, PHASE_RECORDS):
-        return declared
-    return declared + phase_metrics(store, stored.id)
+    return list(stored.spec.all_metrics()) + probe_metrics(store, stored.id, stored.spec)
 
 
 def _standard_errors(points: list[HistoryPoint]) -> list[float] | None:
@@ -326,8 +320,7 @@ def _estimate(
     make an experiment look uncertain (the order-statistic interval at ten runs reaches the
     slowest run, and as a weight it hid a 10 % step). For a ratio: the geometric mean's, from
     the spread of the per-round log ratios (ratio * log_sd / sqrt(n))."""
-    import numpy as np
-
+    from cutaway.numeric import np
     from cutaway.stats.descriptive import median
     from cutaway.stats.paired import paired_ratio
 
@@ -351,8 +344,7 @@ def median_standard_error(values: npt.ArrayLike) -> float:
     """The median's large-sample standard error, sqrt(pi / 2) * sigma / sqrt(n), with sigma
     read from the median absolute deviation (1.4826 MAD: sigma for normal noise, and blind to
     a few slowed runs); NaN for fewer than 2 values."""
-    import numpy as np
-
+    from cutaway.numeric import np
     from cutaway.stats.descriptive import median
 
     data = np.asarray(values, dtype=np.float64)

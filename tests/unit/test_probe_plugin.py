@@ -21,7 +21,6 @@ from cutaway.model import (
     Analysis,
     Caution,
     ProbeResult,
-    ProbeSpec,
     Run,
     RunStatus,
     Spec,
@@ -89,7 +88,7 @@ class ToyPlugin(ProbePlugin):
     name = "toy"
     csv_formats = (CsvFormat("toy-csv", "toy probe: one row per variant", _toy_csv),)
 
-    def selected(self, spec: ProbeSpec) -> bool:
+    def selected(self, spec: Spec) -> bool:
         return True  # the toy needs no key in the experiment file
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
@@ -190,4 +189,30 @@ def test_an_unregistered_probe_is_in_no_format(tmp_path: Path) -> None:
     assert "toy-csv" not in build_formats()
     assert all(
         "toy probe" not in FORMATS[name].render(analysis) for name in ("terminal", "markdown")
+    )
+
+
+class FollowingPlugin(ProbePlugin):
+    """A plugin whose JSON part follows another probe's part (the uprobes probe's), not a key
+    of the core's document."""
+
+    name = "following"
+    json_after = "function_calls"
+
+    def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
+        return {"following": []}
+
+
+def test_a_json_part_may_follow_another_probes_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "PLUGINS", (FollowingPlugin(), *registry.PLUGINS))
+    store, experiment_id = _stored(tmp_path)
+    keys = list(json.loads(FORMATS["json"].render(analyze(store, experiment_id, resamples=200))))
+    assert keys[keys.index("function_calls") + 1] == "following"
+    # The probes' parts keep the places format version 9 gave them.
+    assert keys.index("profile_phases") + 1 == keys.index("phases")
+    assert keys[keys.index("phases") :][:3] == ["phases", "phase_comparisons", "function_calls"]
+    assert keys[-2:] == ["load", "results"] and keys.index("attribution_curve") + 1 == keys.index(
+        "load"
     )

@@ -150,7 +150,6 @@ def test_an_analysis_without_runs_has_no_figures_but_every_table() -> None:
         runs=(),
         probe_results=(),
         attribution_curve=(),
-        phases=(),
     )
     page = render_html(analysis)
     assert _data(page) == {"figures": []}

@@ -29,6 +29,7 @@ from cutaway.probes.calls.export import calls_csv
 from cutaway.probes.calls.result import CallsResult
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import ProfileAnalysis, analyse_profiles
+from cutaway.probes.spans.result import PhasesResult
 from cutaway.report import FORMATS, render_terminal
 from cutaway.report.csv_format import render_runs_csv
 from cutaway.report.export_values import neutralized as _neutralized
@@ -77,7 +78,17 @@ def _hostile_analysis() -> Analysis:
         cautions=(Caution("outliers", f"outliers in {HOSTILE[1]} {HOSTILE[0]}", HOSTILE[2]),),
         calibration=None,
         run_counts={name: {"ok": 9, "failed": 1} for name in HOSTILE},
-        probe_results=(CallsResult(calls, call_comparisons),),
+        probe_results=(
+            CallsResult(calls, call_comparisons),
+            PhasesResult(
+                _hostile_phases(),
+                tuple(
+                    replace(c, metric=f"phase:{HOSTILE[3]}")
+                    for c in comparisons
+                    if c.metric == "wall"
+                ),
+            ),
+        ),
         probes=(f"calls: of {HOSTILE[1]}",),
         metrics=(Metric("wall", "seconds", "elapsed"), *(Metric(n, n, n) for n in HOSTILE[:3])),
         ranking=tuple((name, 1.0 + i) for i, name in enumerate(HOSTILE)),
@@ -89,10 +100,6 @@ def _hostile_analysis() -> Analysis:
         attribution=attribution.entries,
         attribution_totals=attribution.totals,
         attribution_curve=attribution.curve,
-        phases=_hostile_phases(),
-        phase_comparisons=tuple(
-            replace(c, metric=f"phase:{HOSTILE[3]}") for c in comparisons if c.metric == "wall"
-        ),
     )
 
 

@@ -1,24 +1,32 @@
 """What a probe adds to cutaway, in one place: the interface the core iterates over.
 
-A probe is a package under ``cutaway.probes`` and one line in ``cutaway.probes.registry``.
+A probe is a package under ``cutaway.probes`` and one line in ``cutaway.probes.registry`` (so
+is the load phase of an experiment's [load] table, which attaches nothing to measured runs).
 Its :class:`ProbePlugin` says, for every stage of the pipeline, what the probe adds, and the
 core (runner, compare, report in every format) asks every registered plugin in the registry's
-order, knowing none by name:
+order, knowing none by name (the runner and the analysis through cutaway.probes.core, which the
+layers above hand the registry's plugins):
 
-- ``selected(spec)``: whether the experiment file asks for the probe;
-- ``record_kinds``: the kinds of records it stores that another probe's analysis reads;
+- ``selected(spec)``: whether the experiment file (the whole :class:`~cutaway.model.Spec`)
+  asks for the probe;
+- ``record_kinds``: the kinds of records it stores that another probe's analysis reads
+  (cutaway.probes.core: ``CALL_RECORDS``, ``PROFILE_RECORDS``, ``PHASE_RECORDS``);
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
-  to measured runs (its lifecycle is described in probes/base.py);
+  to measured runs (its lifecycle is described in probes/base.py), None for none;
+- ``recorded_event``: what its measured overhead is a cost per, in the report's header;
 - ``analyze(stored)``: run when the probe is selected or a selected probe stored records of
   a kind in ``analyzed_records``: what the stored records say, as its own
   :class:`~cutaway.model.ProbeResult` (carried in ``Analysis.probe_results``), and the
   cautions it raises;
+- ``run_metrics(store, experiment_id)``: the per-run metrics its runs carry under names known
+  only after the runs (the phases' ``phase:<key>``), for the history of an experiment;
 - ``combined(first, second, tags)``: its result for ``cutaway compare`` (two experiments),
   each variant tagged with its experiment, or None when the result has no meaning across two;
 - ``views``: its report sections (:class:`ProbeViews`), which every human format renders;
 - ``figures(analysis)``: its charts with their numbers (report/sections.py ``Figure``);
 - ``json_part(analysis)``: its keys in the JSON report, always present (empty lists when it
-  measured nothing), placed after the key ``json_after`` (None: before ``results``);
+  measured nothing), placed after the key ``json_after`` (of the document or of another
+  probe's part; None: before ``results``);
 - ``csv_formats``: its CSV exports, each one more ``--format``.
 
 Every method has a default that adds nothing, so a plugin overrides only what its probe adds.
@@ -26,9 +34,9 @@ A plugin module imports nothing heavy at module level (the registry imports ever
 start-up): the work is imported inside the methods.
 
 Not yet here: a probe's keys in the experiment file and on the command line are still parsed by
-cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec`; the profile and spans probes'
-analyses and exports (and the load phase, which has no plugin) are still called by name from
-compare.py and cutaway.report.
+cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec` (and [load] into
+:class:`~cutaway.model.LoadSpec`); the profile probe's analysis and exports are still called by
+name from compare.py and cutaway.report; the load phase is still run by name by the runner.
 """
 
 from __future__ import annotations
@@ -37,7 +45,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec, Spec
+from cutaway.model import Analysis, Caution, Metric, ProbeResult, ProbeSpec, Spec
+
+# The data types and kinds of records the core makes and reads, named here for plugins.
+from cutaway.probes.core import CALL_RECORDS as CALL_RECORDS
+from cutaway.probes.core import PHASE_RECORDS as PHASE_RECORDS
+from cutaway.probes.core import PROFILE_RECORDS as PROFILE_RECORDS
+from cutaway.probes.core import StoredExperiment as StoredExperiment
+from cutaway.probes.core import Tags as Tags
 
 if TYPE_CHECKING:
     from cutaway.probes.base import Probe
@@ -117,29 +132,6 @@ class JoinedViews:
 
 
 @dataclass(frozen=True)
-class StoredExperiment:
-    """What a plugin's analysis reads: the store, the experiment, its spec and variants (in
-    the spec's order), and the resamples of every bootstrap."""
-
-    store: Store
-    experiment_id: int
-    spec: Spec
-    variants: tuple[str, ...]
-    resamples: int
-
-
-@dataclass(frozen=True)
-class Tags:
-    """How ``cutaway compare`` names two experiments' variants: each shared variant of the first
-    (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"."""
-
-    first: str
-    second: str
-    shared_first: tuple[str, ...]
-    shared_second: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class CsvFormat:
     """A probe's CSV export: its ``--format`` name, the line `--help` shows, and its renderer."""
 
@@ -160,15 +152,6 @@ class StoreFormat:
     takes_variant: bool = False
 
 
-# Kinds of records that more than one probe stores, in one format, for one analysis: the calls
-# and syscalls probes store timed calls (cutaway.probes.calls.records), the profile and
-# instructions probes stacks (cutaway.probes.profile), the spans and uprobes probes the phase
-# tables (cutaway.probes.spans). The analysis of each kind runs when a probe that stores it ran.
-CALL_RECORDS = "calls"
-PROFILE_RECORDS = "profiles"
-PHASE_RECORDS = "phases"
-
-
 class ProbePlugin:
     """Everything one probe adds; subclass it and override what the probe adds."""
 
@@ -180,18 +163,25 @@ class ProbePlugin:
     json_after: str | None = None
     csv_formats: tuple[CsvFormat, ...] = ()
     store_formats: tuple[StoreFormat, ...] = ()
+    # What one unit of its measured overhead is (the report's header: "69 ns per recorded call").
+    recorded_event: str = "call"
 
-    def selected(self, spec: ProbeSpec) -> bool:
+    def selected(self, spec: Spec) -> bool:
         """Whether the experiment asks for this probe."""
         return False
 
-    def capture(self, spec: ProbeSpec) -> Probe:
-        """The capture side for an experiment that selects the probe."""
-        raise NotImplementedError(f"the {self.name} probe captures nothing")
+    def capture(self, spec: ProbeSpec) -> Probe | None:
+        """The capture side for an experiment that selects the probe, None when it attaches
+        nothing to measured runs."""
+        return None
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         """The probe's result from what it stored, and its cautions."""
         return None, []
+
+    def run_metrics(self, store: Store, experiment_id: int) -> list[Metric]:
+        """The per-run metrics its analysis reads whose names the runs made, as stored."""
+        return []
 
     def combined(
         self, first: ProbeResult | None, second: ProbeResult | None, tags: Tags

@@ -52,30 +52,20 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cutaway.model import (
-    LATENCY_KINDS,
-    LOAD_PERCENTILES,
-    LOAD_PHASES,
-    PHASE_METRIC_PREFIX,
     Analysis,
     AttributionEntry,
     AttributionPoint,
     AttributionTotal,
     Calibration,
     Caution,
-    Comparison,
     ExperimentInfo,
     FunctionWeight,
-    LatencySummary,
-    LoadSummary,
-    PhaseStat,
     PhaseWeight,
     ProfileTotal,
     Run,
     StackWeight,
     Summary,
     TimeSeries,
-    parse_phase_key,
-    phase_key,
 )
 from cutaway.report.export_values import comparison_json, json_number
 from cutaway.report.hyperfine import hyperfine_results
@@ -203,12 +193,9 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "top_functions": _per_variant(analysis.profile_functions, _function_weight),
         "top_stacks": _per_variant(analysis.profile_stacks, _stack_weight),
         "profile_phases": [_phase_weight(phase) for phase in analysis.profile_phases],
-        "phases": [_phase_stat(stat) for stat in analysis.phases],
-        "phase_comparisons": [_phase_comparison(c) for c in analysis.phase_comparisons],
         "attribution": [_attribution(entry) for entry in analysis.attribution],
         "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
         "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
-        "load": [_load(summary) for summary in analysis.load],
         "results": _hyperfine_results(analysis),
     }
     return _with_probe_parts(document, analysis)
@@ -216,20 +203,29 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
 
 def _with_probe_parts(document: dict[str, JsonValue], analysis: Analysis) -> dict[str, JsonValue]:
     """``document`` with every registered probe's part (cutaway.probes.plugin ``json_part``),
-    each after the key its plugin names, else before ``results`` (the last key)."""
+    each after the key its plugin names, in the document or in another probe's part (the
+    uprobes probe's follows the spans probe's), else before ``results`` (the last key)."""
     from cutaway.probes.registry import plugins
 
     parts = [(plugin.json_after, plugin.json_part(analysis)) for plugin in plugins()]
+    known = set(document).union(*(part for _, part in parts))
+    following: dict[str | None, list[dict[str, JsonValue]]] = {}
+    for after, part in parts:
+        following.setdefault(after if after in known else None, []).append(part)
     placed: dict[str, JsonValue] = {}
+
+    def place(key: str, value: JsonValue) -> None:
+        placed[key] = value
+        for part in following.pop(key, []):
+            for part_key, part_value in part.items():
+                place(part_key, part_value)
+
     for key, value in document.items():
         if key == "results":
-            for after, part in parts:
-                if after not in document:
-                    placed.update(part)
-        placed[key] = value
-        for after, part in parts:
-            if after == key:
-                placed.update(part)
+            for part in following.pop(None, []):
+                for part_key, part_value in part.items():
+                    place(part_key, part_value)
+        place(key, value)
     return placed
 
 
@@ -254,44 +250,6 @@ def _hyperfine_results(analysis: Analysis) -> list[JsonValue]:
             entry["parameters"] = dict(result.parameters)
         results.append(entry)
     return results
-
-
-def _latency(latency: LatencySummary | None) -> JsonValue:
-    if latency is None or latency.count == 0:
-        return None
-    percentiles: dict[str, JsonValue] = {
-        ("max" if p == 100 else f"p{p:g}"): json_number(latency.at(p)) for p in LOAD_PERCENTILES
-    }
-    return {
-        "count": latency.count,
-        "min": json_number(latency.min),
-        "mean": json_number(latency.mean),
-        "sd": json_number(latency.sd),
-        **percentiles,
-    }
-
-
-def _load(summary: LoadSummary) -> dict[str, JsonValue]:
-    return {
-        "variant": summary.variant,
-        "phases": summary.phases,
-        "mode": summary.mode,
-        "protocol": summary.protocol,
-        "connections": summary.connections,
-        "rate": _optional_number(summary.rate),
-        "seconds": json_number(summary.seconds),
-        "requests": summary.requests,
-        "errors": summary.error_count,
-        "errors_by_kind": {kind: int(n) for kind, n in summary.errors.items()},
-        "throughput": json_number(summary.throughput),
-        "generator_saturated_phases": summary.saturated_phases,
-        "generator_missed_sends": summary.missed_sends,
-        "generator_cpu_share": _optional_number(summary.generator_cpu_share),
-        "latency": {
-            kind: {phase: _latency(summary.latency(kind, phase)) for phase in LOAD_PHASES}
-            for kind in LATENCY_KINDS
-        },
-    }
 
 
 def _optional_number(value: float | None) -> float | None:
@@ -377,46 +335,6 @@ def _function_weight(weight: FunctionWeight) -> dict[str, JsonValue]:
         "inclusive": json_number(weight.inclusive_value),
         "self_share": json_number(weight.self_share),
         "inclusive_share": json_number(weight.inclusive_share),
-    }
-
-
-def _phase_comparison(comparison: Comparison) -> dict[str, JsonValue]:
-    """A phase's comparison with the place its metric names (``phase:<key>``), so that
-    readers need not parse it."""
-    key = comparison.metric.removeprefix(PHASE_METRIC_PREFIX)
-    path, unaccounted = parse_phase_key(key)
-    return {
-        **comparison_json(comparison),
-        "unit": "seconds",
-        "key": key,
-        "path": list(path),
-        "parent": path[-2] if len(path) > 1 else None,
-        "parent_key": phase_key(path[:-1]) if len(path) > 1 else None,
-        "unaccounted": unaccounted,
-    }
-
-
-def _phase_stat(stat: PhaseStat) -> dict[str, JsonValue]:
-    return {
-        "variant": stat.variant,
-        "condition": stat.condition,
-        "source": stat.source,
-        "phase": stat.phase,
-        "parent": stat.parent,
-        "path": list(stat.path),
-        "key": stat.key,
-        "parent_key": stat.parent_key,
-        "metric": stat.metric,
-        "unaccounted": stat.unaccounted,
-        "n": stat.n,
-        "runs": stat.runs,
-        "mean": json_number(stat.mean),
-        "median": json_number(stat.median),
-        "ci_low": json_number(stat.ci_low),
-        "ci_high": json_number(stat.ci_high),
-        "share": json_number(stat.share),
-        "calls_per_operation": json_number(stat.calls_per_operation),
-        "calls_per_run": json_number(stat.calls_per_run),
     }
 
 

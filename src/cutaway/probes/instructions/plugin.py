@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cutaway.model import ProbeSpec
+from cutaway.model import ProbeSpec, Spec
 from cutaway.probes.plugin import PROFILE_RECORDS, ProbePlugin
 
 if TYPE_CHECKING:
@@ -16,10 +16,11 @@ if TYPE_CHECKING:
 
 class InstructionsPlugin(ProbePlugin):
     name = "instructions"
+    recorded_event = "instruction"
     record_kinds = (PROFILE_RECORDS,)
 
-    def selected(self, spec: ProbeSpec) -> bool:
-        return spec.instructions
+    def selected(self, spec: Spec) -> bool:
+        return spec.probes.instructions
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.instructions.capture import InstructionsProbe

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cutaway.model import ProbeSpec
+from cutaway.model import ProbeSpec, Spec
 from cutaway.probes.plugin import (
     PROFILE_RECORDS,
     JoinedViews,
@@ -48,6 +48,7 @@ def _flamegraph_diff(store: Store, experiment_id: int, variant: str | None) -> s
 
 class ProfilePlugin(ProbePlugin):
     name = "profile"
+    recorded_event = "sample"
     record_kinds = (PROFILE_RECORDS,)
     # Read from the stored profiles: every stack of every run, not the analysis' summary.
     store_formats = (
@@ -57,8 +58,8 @@ class ProfilePlugin(ProbePlugin):
         StoreFormat("flamegraph-diff", _flamegraph_diff, takes_variant=True),
     )
 
-    def selected(self, spec: ProbeSpec) -> bool:
-        return spec.profile is not None
+    def selected(self, spec: Spec) -> bool:
+        return spec.probes.profile is not None
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.profile.capture import ProfileProbe

@@ -30,10 +30,10 @@ from __future__ import annotations
 import json
 import operator
 import os
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Protocol
+from typing import Annotated, BinaryIO, Protocol
 
 import msgspec
 
@@ -154,7 +154,9 @@ def stream_otlp(
     while more than HELD_SPANS spans are held. The same problems, in the same words."""
     name = os.fspath(path) if source is None else source
     problems = _Problems()
-    held: dict[str, list[_Held]] = {}  # trace -> its spans so far, least recently added first
+    # trace -> its spans so far, least recently added first (an OrderedDict: a dict's oldest
+    # key is found by skipping the keys popped before it, a cost that grew with the traces held)
+    held: OrderedDict[str, list[_Held]] = OrderedDict()
     held_spans = 0
     traces = 0
     nester = _TraceNester(name, problems)
@@ -167,15 +169,16 @@ def stream_otlp(
         held_spans += len(found)
         first_trace = found[0][0]
         if len(set(map(_trace_of, found))) == 1:
-            spans = held.pop(first_trace, None)
-            if spans is not None:
+            spans = held.get(first_trace)
+            if spans is None:
+                held[first_trace] = found
+            else:
                 spans += found
-            held[first_trace] = found if spans is None else spans  # now the most recent
+                held.move_to_end(first_trace)  # now the most recent
         else:
             _hold_each(found, held)
         while held_spans > HELD_SPANS and len(held) > 1:
-            oldest = next(iter(held))
-            spans = held.pop(oldest)
+            _, spans = held.popitem(last=False)
             held_spans -= len(spans)
             traces += 1
             _count_trees(nester.trees(spans), accumulator)
@@ -199,15 +202,16 @@ def stream_otlp(
 _trace_of = operator.itemgetter(0)
 
 
-def _hold_each(found: list[_Held], held: dict[str, list[_Held]]) -> None:
+def _hold_each(found: list[_Held], held: OrderedDict[str, list[_Held]]) -> None:
     """Hold a line's spans of several traces: each trace becomes the most recently added at
     its last span, as if the spans were held one by one."""
     for span in found:
-        spans = held.pop(span[0], None)
+        spans = held.get(span[0])
         if spans is None:
-            spans = []
-        spans.append(span)
-        held[span[0]] = spans
+            held[span[0]] = [span]
+        else:
+            spans.append(span)
+            held.move_to_end(span[0])
 
 
 def _raw_lines(path: str | os.PathLike[str], start_offset: int) -> Iterator[tuple[int, bytes]]:
@@ -219,7 +223,27 @@ def _raw_lines(path: str | os.PathLike[str], start_offset: int) -> Iterator[tupl
             if not block:
                 break
             first_line += block.count(b"\n")
-        yield from enumerate(file, start=first_line)
+        yield from enumerate(_split_lines(file), start=first_line)
+
+
+def _split_lines(file: BinaryIO, block_bytes: int = 1 << 20) -> Iterator[bytes]:
+    """The lines of a file from where it stands, split at b"\n" as iterating over it splits
+    them (without their b"\n"): read by blocks, a lookup per block rather than per line."""
+    pending: list[bytes] = []  # a line's start, in the blocks before the one that ends it
+    while block := file.read(block_bytes):
+        lines = block.split(b"\n")
+        if len(lines) == 1:
+            pending.append(block)  # a line longer than a block: joined once, at its end
+            continue
+        if pending:
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
+            pending.clear()
+        pending.append(lines.pop())
+        yield from lines
+    last = b"".join(pending)
+    if last:
+        yield last
 
 
 def _typed_spans(raw: bytes) -> list[_Held] | None:

@@ -146,6 +146,8 @@ class _PathTotals:
     histogram: dict[int, list[int]] = field(default_factory=dict)
     rest_change: dict[int, list[int]] | None = None
     children_ns: int = 0
+    parent: tuple[str, ...] | None = None  # the path without its last name; None for a root
+    bucket: int = 0  # of its time in the operation being counted, where that is > 0
 
 
 def _add_buckets(histogram: dict[int, list[int]], more: Mapping[int, list[int]]) -> None:
@@ -230,18 +232,29 @@ class PhaseAccumulator:
         return self
 
     def _close(self, per_path: dict[tuple[str, ...], int]) -> None:
-        """Count one finished operation: its time in each path, and each path's rest beyond
-        its sub-phases (bucket_of and _count inlined: this runs per span)."""
+        """Count one finished operation of add_all's (its spans are counted already)."""
+        self.add_tree({path: (value, 0) for path, value in per_path.items()})
+
+    def add_tree(self, tree: Mapping[tuple[str, ...], Sequence[int]]) -> None:
+        """Count one whole operation, given as its phase paths (from its outermost span down,
+        in the order its spans started) and per path its total time and its spans: what a
+        reader that nests as the records stream in (records.stream_span_file) has summed
+        from the operation's spans, without keeping them. Its time in each path goes into
+        the path's histogram, and each path's rest beyond its sub-phases into its
+        rest_change (bucket_of and _count inlined: this runs per path of every operation)."""
+        paths, roots, calls, log, log_base = (
+            self.paths, self.root_operations, self.calls, math.log, _LOG_BASE,
+        )  # fmt: skip
         children_ns: dict[tuple[str, ...], int] = {}
-        paths, roots, log, log_base = self.paths, self.root_operations, math.log, _LOG_BASE
-        for path, value in per_path.items():
+        for path, (value, spans) in tree.items():
+            calls[path] = calls.get(path, 0) + spans
             totals = paths.get(path)
             if totals is None:
-                totals = paths[path] = _PathTotals()
+                totals = paths[path] = _PathTotals(parent=path[:-1] if len(path) > 1 else None)
             totals.total_ns += value
             if value > 0:
                 histogram = totals.histogram
-                bucket = 1 + int(log(value) / log_base)
+                bucket = totals.bucket = 1 + int(log(value) / log_base)
                 entry = histogram.get(bucket)
                 if entry is None:
                     histogram[bucket] = [1, value]
@@ -250,10 +263,10 @@ class PhaseAccumulator:
                     entry[1] += value
             elif value:
                 _count(totals.histogram, value)
-            if len(path) == 1:
+            parent = totals.parent
+            if parent is None:
                 roots[path[0]] = roots.get(path[0], 0) + 1
             else:
-                parent = path[:-1]
                 children_ns[parent] = children_ns.get(parent, 0) + value
         for parent, value in children_ns.items():
             totals = paths.get(parent)
@@ -263,26 +276,26 @@ class PhaseAccumulator:
             rest_change = totals.rest_change
             if rest_change is None:
                 rest_change = totals.rest_change = {}
-            whole = per_path.get(parent, 0)
-            # the rest (whole - value) in place of the whole: _count's two calls, inlined
-            for change, times in ((whole, -1), (whole - value, 1)):
-                if change:
-                    bucket = 1 + int(log(abs(change)) / log_base)
-                    entry = rest_change.get(bucket if change > 0 else -bucket)
-                    if entry is None:
-                        entry = rest_change[bucket if change > 0 else -bucket] = [0, 0]
-                    entry[0] += times
-                    entry[1] += times * change
-
-    def add_tree(self, tree: Mapping[tuple[str, ...], Sequence[int]]) -> None:
-        """Count one whole operation, given as its phase paths (from its outermost span down,
-        in the order its spans started) and per path its total time and its spans: what a
-        reader that nests as the records stream in (records.stream_span_file) has summed
-        from the operation's spans, without keeping them."""
-        calls = self.calls
-        for path, (_, spans) in tree.items():
-            calls[path] = calls.get(path, 0) + spans
-        self._close({path: sums[0] for path, sums in tree.items()})
+            sums = tree.get(parent)
+            whole = sums[0] if sums is not None else 0
+            # the rest (whole - value) in place of the whole: _count's two calls, inlined;
+            # the whole's bucket is the one the first loop gave it
+            if whole > 0:
+                entry = rest_change.get(totals.bucket)
+                if entry is None:
+                    entry = rest_change[totals.bucket] = [0, 0]
+                entry[0] -= 1
+                entry[1] -= whole
+            elif whole:
+                _count(rest_change, whole, -1)
+            rest = whole - value
+            if rest:
+                bucket = 1 + int(log(abs(rest)) / log_base)
+                entry = rest_change.get(bucket if rest > 0 else -bucket)
+                if entry is None:
+                    entry = rest_change[bucket if rest > 0 else -bucket] = [0, 0]
+                entry[0] += 1
+                entry[1] += rest
 
     def absorb(self, other: PhaseAccumulator) -> None:
         """Count every operation `other` counted (its open ones must be closed), after the
@@ -290,7 +303,7 @@ class PhaseAccumulator:
         for path, theirs in other.paths.items():
             ours = self.paths.get(path)
             if ours is None:
-                ours = self.paths[path] = _PathTotals()
+                ours = self.paths[path] = _PathTotals(parent=theirs.parent)
             ours.total_ns += theirs.total_ns
             ours.children_ns += theirs.children_ns
             _add_buckets(ours.histogram, theirs.histogram)

@@ -38,7 +38,7 @@ from typing import Annotated, BinaryIO, Protocol
 import msgspec
 
 from cutaway.probes.spans.model import MAX_NAME_CHARACTERS, Span, span_name
-from cutaway.probes.spans.phases import MAX_DEPTH, PhaseAccumulator
+from cutaway.probes.spans.phases import NO_PHASE, PhaseAccumulator
 
 MAX_PROBLEMS = 20  # reported one by one; the rest are counted
 HELD_SPANS = 100_000  # spans held for nesting while a file streams; past it, oldest traces go
@@ -159,7 +159,7 @@ def stream_otlp(
     held: OrderedDict[str, list[_Held]] = OrderedDict()
     held_spans = 0
     traces = 0
-    nester = _TraceNester(name, problems)
+    nester = _TraceNester(name, problems, accumulator)
     for number, raw in _raw_lines(path, start_offset):
         found = _typed_spans(raw)
         if found is None:
@@ -303,49 +303,29 @@ def _checked_spans(raw: bytes, where: str, problems: _Problems) -> list[_Held]:
 
 def _count_trees(trees: Trees, accumulator: PhaseAccumulator) -> None:
     for _, tree in trees:
-        accumulator.add_tree(tree)
+        accumulator.add_numbered_tree(tree)
 
 
 _start_ns = operator.itemgetter(4)  # of a _Held span
 
 
-Trees = list[tuple[tuple[int, str, int], dict[tuple[str, ...], list[int]]]]
-_NO_PHASE = -1  # a path's number where a span is in no phase of its own (see _PathSteps)
+# Operations, each as its paths' sums (path number -> [total ns, spans]) with its root's
+# (first start of its trace, trace, start) to order them by.
+Trees = list[tuple[tuple[int, str, int], dict[int, list[int]]]]
 _UNKNOWN_STEP = -2
-
-
-class _PathSteps:
-    """The phase paths met so far, numbered, and from each the path of a span of a name
-    under it: a span's path is a lookup, not a tuple built and hashed."""
-
-    def __init__(self) -> None:
-        self.paths: list[tuple[str, ...]] = [()]  # number -> path; 0: above the outermost
-        self.steps: list[dict[str, int]] = [{}]  # number -> span name -> the path under it
-
-    def step(self, parent: int, name: str) -> int:
-        """The path of a span `name` under path `parent`: _NO_PHASE inside a span of the same
-        name (recursion: its time is in the outer one) or MAX_DEPTH deep (in its parent's)."""
-        path = self.paths[parent]
-        if name in path or len(path) >= MAX_DEPTH:
-            number = _NO_PHASE
-        else:
-            number = len(self.paths)
-            self.paths.append((*path, name))
-            self.steps.append({})
-        self.steps[parent][name] = number
-        return number
 
 
 class _TraceNester:
     """Traces into their operations' phase sums, as _nest would nest their spans; problems
     in _nest's words, but the count of spans it skips, summed here (``unnested``) into one
-    problem per file."""
+    problem per file. Paths are the accumulator's numbers (PhaseAccumulator.step_number):
+    a span's path is a lookup from its parent's, not a tuple built and hashed."""
 
-    def __init__(self, source: str, problems: _Problems) -> None:
+    def __init__(self, source: str, problems: _Problems, accumulator: PhaseAccumulator) -> None:
         self.source = source
         self.problems = problems
         self.unnested = 0
-        self.path_steps = _PathSteps()
+        self.accumulator = accumulator
 
     def trees(self, spans: list[_Held]) -> Trees:
         """One trace's operations, each as its paths' sums (total ns, spans) with its root's
@@ -355,7 +335,7 @@ class _TraceNester:
         roots, children, repeated_ids = self._roots_and_children(trace, spans)
         trees: Trees = []
         first_start = roots[0][4] if roots else 0
-        steps, step, paths = self.path_steps.steps, self.path_steps.step, self.path_steps.paths
+        steps, step = self.accumulator.numbered_steps, self.accumulator.step_number
         nested = 0
         for root in roots:
             tree: dict[int, list[int]] = {}
@@ -369,13 +349,13 @@ class _TraceNester:
                         continue
                     visited.add(span[1])
                 nested += 1
-                if parent == _NO_PHASE:
-                    path = _NO_PHASE
+                if parent == NO_PHASE:
+                    path = NO_PHASE
                 else:
                     path = steps[parent].get(span[3], _UNKNOWN_STEP)
                     if path == _UNKNOWN_STEP:
                         path = step(parent, span[3])
-                    if path != _NO_PHASE:
+                    if path != NO_PHASE:
                         sums = tree.get(path)
                         if sums is None:
                             tree[path] = [span[5] - span[4], 1]
@@ -386,8 +366,7 @@ class _TraceNester:
                 if kids:
                     stack += [(kid, path) for kid in reversed(kids)]
             # read_otlp's order: traces by their first operation's start, then operations
-            key = (first_start, trace, root[4])
-            trees.append((key, {paths[number]: sums for number, sums in tree.items()}))
+            trees.append(((first_start, trace, root[4]), tree))
         if nested < len(spans):  # in a cycle of parent ids (not reached from a root)
             self.unnested += len(spans) - nested
         return trees

@@ -247,7 +247,7 @@ def test_the_stored_run_says_how_many_phases_were_folded() -> None:
 def test_a_tree_by_path_numbers_counts_as_the_tree_by_paths_also_mixed_with_them() -> None:
     """add_numbered_tree sums as add_tree does, also into paths add_tree counted first and
     under a parent path that only another operation had, with rests and negative times."""
-    trees = [
+    trees: list[dict[tuple[str, ...], list[int]]] = [
         {("a",): [100, 1], ("a", "b"): [30, 2], ("a", "b", "c"): [40, 1]},  # overlapping
         {("a",): [0, 1], ("a", "d"): [-5, 1]},
         {("a", "b"): [7, 1]},  # under an ancestor that left no span in this operation

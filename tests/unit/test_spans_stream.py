@@ -6,6 +6,7 @@ never ended around everything, recursion, threads, chunks cut anywhere."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -473,4 +474,4 @@ def test_otlp_lines_are_split_by_blocks_as_iterating_over_the_file_splits_them(
     with open(path, "rb") as file:
         expected = [line.removesuffix(b"\n") for line in file]
     with open(path, "rb") as file:
-        assert list(otlp._split_lines(file, block_bytes)) == expected
+        assert list(itertools.chain.from_iterable(otlp._line_blocks(file, block_bytes))) == expected

@@ -27,6 +27,7 @@ same spans."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 import os
@@ -223,12 +224,13 @@ def _raw_lines(path: str | os.PathLike[str], start_offset: int) -> Iterator[tupl
             if not block:
                 break
             first_line += block.count(b"\n")
-        yield from enumerate(_split_lines(file), start=first_line)
+        yield from enumerate(itertools.chain.from_iterable(_line_blocks(file)), start=first_line)
 
 
-def _split_lines(file: BinaryIO, block_bytes: int = 1 << 20) -> Iterator[bytes]:
+def _line_blocks(file: BinaryIO, block_bytes: int = 1 << 20) -> Iterator[list[bytes]]:
     """The lines of a file from where it stands, split at b"\n" as iterating over it splits
-    them (without their b"\n"): read by blocks, a lookup per block rather than per line."""
+    them (without their b"\n"), a list per block read: a readline per line, or a generator
+    resumed per line, cost more than splitting a block."""
     pending: list[bytes] = []  # a line's start, in the blocks before the one that ends it
     while block := file.read(block_bytes):
         lines = block.split(b"\n")
@@ -240,10 +242,10 @@ def _split_lines(file: BinaryIO, block_bytes: int = 1 << 20) -> Iterator[bytes]:
             lines[0] = b"".join(pending)
             pending.clear()
         pending.append(lines.pop())
-        yield from lines
+        yield lines
     last = b"".join(pending)
     if last:
-        yield last
+        yield [last]
 
 
 def _typed_spans(raw: bytes) -> list[_Held] | None:

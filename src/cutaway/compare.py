@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,7 +32,6 @@ from cutaway.model import (
     Caution,
     Comparison,
     ExperimentInfo,
-    FlameProfile,
     LatencySummary,
     LoadSummary,
     Metric,
@@ -42,7 +41,7 @@ from cutaway.model import (
     Spec,
     Summary,
 )
-from cutaway.probes.plugin import PHASE_RECORDS, PROFILE_RECORDS, Tags
+from cutaway.probes.plugin import PHASE_RECORDS, Tags
 from cutaway.probes.plugin import StoredExperiment as StoredForProbes
 from cutaway.probes.registry import plugins, records_kept
 from cutaway.stats import (
@@ -52,9 +51,6 @@ from cutaway.stats import (
 from cutaway.stats.unpaired import unpaired_ratio
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
 from cutaway.verdicts import Row, judge
-
-if TYPE_CHECKING:
-    from cutaway.probes.profile.analysis import RoundProfile
 
 RESAMPLES = 10_000
 
@@ -82,28 +78,6 @@ def experiment_info(stored: StoredExperiment, rounds_completed: int) -> Experime
         commands={v.name: v.command_text for v in spec.variants},
         parameters={v.name: dict(v.params) for v in spec.variants if v.params},
     )
-
-
-def only_processes(stored: Sequence[RoundProfile], names: Sequence[str]) -> list[RoundProfile]:
-    """The profiles with only the stacks of these processes (the name at a folded stack's
-    root): a system-wide profile of a shared machine narrowed to the server, so that its
-    tables, flame graphs and attribution are the server's, not every process's noise."""
-    wanted = frozenset(names)
-    return [
-        (
-            variant,
-            round_index,
-            dataclasses.replace(
-                profile,
-                stacks={
-                    stack: weight
-                    for stack, weight in profile.stacks.items()
-                    if stack.split(";", 1)[0] in wanted
-                },
-            ),
-        )
-        for variant, round_index, profile in stored
-    ]
 
 
 def summarize(variant: str, metric: str, values: NDArray[np.float64], confidence: float) -> Summary:
@@ -156,37 +130,8 @@ def analyze(
             result, raised = plugin.analyze(stored_experiment)
             probe_results += [] if result is None else [result]
             cautions += raised
-    # The profile's and the load's analyses are imported when the experiment has their data:
-    # a plain experiment's report (`cutaway run -c true`) must not pay for importing them.
-    stored_profiles: list[RoundProfile] = []
-    profile = None
-    if records_kept(spec.probes, PROFILE_RECORDS):
-        from cutaway.probes.profile.analysis import (
-            load_round_profiles,
-            only_under,
-            profile_analysis,
-        )
-
-        stored_profiles = load_round_profiles(store, experiment_id)
-        if spec.probes.profile is not None and spec.probes.profile.processes:
-            stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
-        if spec.probes.profile is not None and spec.probes.profile.under:
-            stored_profiles = only_under(stored_profiles, spec.probes.profile.under)
-        profile = profile_analysis(
-            store,
-            experiment_id,
-            names,
-            stored_profiles,
-            spec.probes.profile.phases if spec.probes.profile is not None else (),
-        )
-    attribution = None
-    flames: tuple[FlameProfile, ...] = ()
-    if profile:
-        from cutaway.attribution.analysis import attribution_analysis
-        from cutaway.probes.profile.flamegraph import flame_profiles
-
-        attribution = attribution_analysis(store, experiment_id, spec, stored_profiles)
-        flames = tuple(flame_profiles(stored_profiles, names))
+    # The load's analysis is imported when the experiment has its data:
+    # a plain experiment's report (`cutaway run -c true`) must not pay for importing it.
     load: list[LoadSummary] = []
     if spec.load is not None:
         from cutaway.probes.load.analysis import load_cautions, load_summaries
@@ -215,14 +160,6 @@ def analyze(
         calibration=stored.calibration,
         run_counts={name: dict(counter) for name, counter in counts.items()},
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
-        profile_totals=profile.totals if profile else (),
-        profile_functions=profile.functions if profile else (),
-        profile_stacks=profile.stacks if profile else (),
-        flame_profiles=flames,
-        profile_phases=profile.phases if profile else (),
-        attribution=attribution.entries if attribution else (),
-        attribution_totals=attribution.totals if attribution else (),
-        attribution_curve=attribution.curve if attribution else (),
         phases=tuple(phase_stats),
         phase_comparisons=tuple(phase_comparisons),
         probe_results=tuple(probe_results),
@@ -450,14 +387,9 @@ def compare_experiments(
         },
         metrics=a_metrics,
         pairwise=_tagged_pairs(first.pairwise, tag_a) + _tagged_pairs(second.pairwise, tag_b),
-        # What the figures draw: each shared variant's runs, calls and profiles, its tag in
-        # its name, as in the summaries. The attribution pairs runs by round: it has no
-        # meaning across two sessions, and is left out.
+        # What the figures draw: each shared variant's runs, its tag in its name, as in the
+        # summaries (the probes' results are their plugins' to combine).
         runs=_tagged(first.runs, tag_a, shared_a) + _tagged(second.runs, tag_b, shared_b),
-        flame_profiles=(
-            _tagged(first.flame_profiles, tag_a, shared_a)
-            + _tagged(second.flame_profiles, tag_b, shared_b)
-        ),
         load=(
             _tagged_load(first.load, tag_a, shared_a) + _tagged_load(second.load, tag_b, shared_b)
         ),
@@ -534,7 +466,6 @@ _Item = TypeVar(
     Run,
     CallSummary,
     CallPercentiles,
-    FlameProfile,
     LoadSummary,
     LatencySummary,
     PhaseStat,

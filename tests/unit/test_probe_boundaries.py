@@ -33,7 +33,6 @@ NOT_YET_MOVED: dict[str, set[str]] = {
     },
     "profile": {
         "cutaway.attribution.analysis",
-        "cutaway.compare",
         "cutaway.probes.instructions.capture",
         "cutaway.report.html.flamegraphs",
     },

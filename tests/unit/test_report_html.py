@@ -12,6 +12,7 @@ import pytest
 from analyses import generated_analysis
 from hostile import HOSTILE
 
+from cutaway.attribution.result import attribution_of
 from cutaway.model import Analysis
 from cutaway.report import FORMATS, format_for_filename, render_html
 from cutaway.report.html import CHART_KINDS, asset, script_json
@@ -112,7 +113,8 @@ def test_the_attribution_curve_is_a_figure_with_its_points_as_a_table() -> None:
     assert [s["name"] for s in data["series"]] == ["nscd vs files", "nscd-invalidated vs files"]
     for series in data["series"]:
         name = series["name"]
-        points = [p for p in analysis.attribution_curve if f"{p.variant} vs files" == name]
+        curve_points = attribution_of(analysis).attribution_curve
+        points = [p for p in curve_points if f"{p.variant} vs files" == name]
         assert series["functions"] == [p.functions for p in points]
         assert series["functions"][-1] == 63  # every function changed; the last point is all
         # Every self change summed is the whole difference (the profile's own total here).
@@ -149,7 +151,6 @@ def test_an_analysis_without_runs_has_no_figures_but_every_table() -> None:
         generated_analysis(),
         runs=(),
         probe_results=(),
-        attribution_curve=(),
         phases=(),
     )
     page = render_html(analysis)

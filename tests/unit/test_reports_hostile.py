@@ -29,6 +29,7 @@ from cutaway.probes.calls.export import calls_csv
 from cutaway.probes.calls.result import CallsResult
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import ProfileAnalysis, analyse_profiles
+from cutaway.probes.profile.result import ProfileResult
 from cutaway.report import FORMATS, render_terminal
 from cutaway.report.csv_format import render_runs_csv
 from cutaway.report.export_values import neutralized as _neutralized
@@ -77,18 +78,22 @@ def _hostile_analysis() -> Analysis:
         cautions=(Caution("outliers", f"outliers in {HOSTILE[1]} {HOSTILE[0]}", HOSTILE[2]),),
         calibration=None,
         run_counts={name: {"ok": 9, "failed": 1} for name in HOSTILE},
-        probe_results=(CallsResult(calls, call_comparisons),),
+        probe_results=(
+            CallsResult(calls, call_comparisons),
+            ProfileResult(
+                profile_totals=profile.totals,
+                profile_functions=profile.functions,
+                profile_stacks=profile.stacks,
+                attribution=attribution.entries,
+                attribution_totals=attribution.totals,
+                attribution_curve=attribution.curve,
+            ),
+        ),
         probes=(f"calls: of {HOSTILE[1]}",),
         metrics=(Metric("wall", "seconds", "elapsed"), *(Metric(n, n, n) for n in HOSTILE[:3])),
         ranking=tuple((name, 1.0 + i) for i, name in enumerate(HOSTILE)),
         pairwise=tuple(comparisons[:3]),
         runs=runs,
-        profile_totals=profile.totals,
-        profile_functions=profile.functions,
-        profile_stacks=profile.stacks,
-        attribution=attribution.entries,
-        attribution_totals=attribution.totals,
-        attribution_curve=attribution.curve,
         phases=_hostile_phases(),
         phase_comparisons=tuple(
             replace(c, metric=f"phase:{HOSTILE[3]}") for c in comparisons if c.metric == "wall"

@@ -15,16 +15,6 @@ from cutaway.model.experiment import Condition
 from cutaway.model.load import LoadSummary
 from cutaway.model.metrics import KNOWN_METRICS, PROCESS_METRICS, Metric
 from cutaway.model.phases import PhaseStat
-from cutaway.model.profile import (
-    AttributionEntry,
-    AttributionPoint,
-    AttributionTotal,
-    FlameProfile,
-    FunctionWeight,
-    PhaseWeight,
-    ProfileTotal,
-    StackWeight,
-)
 from cutaway.model.runs import Run
 
 # ---------------------------------------------------------------------------------------------
@@ -182,20 +172,6 @@ class Analysis:
     # Every counted run (warmup rounds left out), in round order: the raw values the summaries
     # come from, for the JSON export. Empty for `cutaway compare`.
     runs: tuple[Run, ...] = ()
-    # The profile probe (probes/profile/analysis.py): totals, the top functions (the union of
-    # every variant's top, so that they read side by side) and the top stacks per variant.
-    profile_totals: tuple[ProfileTotal, ...] = ()
-    profile_functions: tuple[FunctionWeight, ...] = ()
-    profile_stacks: tuple[StackWeight, ...] = ()
-    # Every stack of each profiled variant, for the HTML report's flame graphs.
-    flame_profiles: tuple[FlameProfile, ...] = ()
-    # The profile probe's phases (``phases`` rules): each phase's weight per run by variant.
-    profile_phases: tuple[PhaseWeight, ...] = ()
-    # Differential attribution (cutaway.attribution): each variant's change against the
-    # baseline by function, how it adds up, and the cumulative curve.
-    attribution: tuple[AttributionEntry, ...] = ()
-    attribution_totals: tuple[AttributionTotal, ...] = ()
-    attribution_curve: tuple[AttributionPoint, ...] = ()
     # A load experiment: each variant's load phases merged (cutaway.probes.load.analysis).
     load: tuple[LoadSummary, ...] = ()
     # The spans probe (cutaway.probes.spans): the dissection per phase, variant and condition,

@@ -18,7 +18,8 @@ order, knowing none by name:
 - ``views``: its report sections (:class:`ProbeViews`), which every human format renders;
 - ``figures(analysis)``: its charts with their numbers (report/sections.py ``Figure``);
 - ``json_part(analysis)``: its keys in the JSON report, always present (empty lists when it
-  measured nothing), placed after the key ``json_after`` (None: before ``results``);
+  measured nothing), placed after the key ``json_after`` (None: before ``results``), which may
+  be another probe's; ``json_parts`` when its keys sit in more than one place;
 - ``csv_formats``: its CSV exports, each one more ``--format``.
 
 Every method has a default that adds nothing, so a plugin overrides only what its probe adds.
@@ -209,3 +210,9 @@ class ProbePlugin:
 
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
         return {}
+
+    def json_parts(self, analysis: Analysis) -> list[tuple[str | None, dict[str, JsonValue]]]:
+        """The probe's keys in the JSON report, in groups, each with the key it follows (the
+        report's or another probe's; None: before ``results``): by default one group,
+        ``json_part`` after ``json_after``. A probe whose keys sit in two places overrides it."""
+        return [(self.json_after, self.json_part(analysis))]

@@ -24,7 +24,6 @@ __all__ = ["Figure", "FigureView", "JsonValue", "build_figures", "figure_views"]
 def figure_views() -> tuple[FigureView, ...]:
     """Every view that adds figures, in the order of the report: the primary metric's
     distribution, rounds and percentiles, the probes' figures, then the other metrics'."""
-    from cutaway.attribution.figures import attribution_figures
     from cutaway.probes.load.figures import load_figures
     from cutaway.probes.registry import plugins
     from cutaway.report.plots import other_metric_figures, primary_figures
@@ -33,7 +32,6 @@ def figure_views() -> tuple[FigureView, ...]:
         primary_figures,
         load_figures,
         *(plugin.figures for plugin in plugins()),
-        attribution_figures,
         other_metric_figures,
     )
 

@@ -191,3 +191,31 @@ def test_an_unregistered_probe_is_in_no_format(tmp_path: Path) -> None:
     assert all(
         "toy probe" not in FORMATS[name].render(analysis) for name in ("terminal", "markdown")
     )
+
+
+class TwoPartToyPlugin(ToyPlugin):
+    """A toy whose keys sit in two places: one after another probe's key, one after a key
+    of the report that another probe's part follows too."""
+
+    def json_parts(self, analysis: Analysis) -> list[tuple[str | None, dict[str, JsonValue]]]:
+        return [("profile_phases", {"toy_after_profile": 1}), ("series", {"toy_after_series": 2})]
+
+
+def test_a_probes_json_parts_follow_the_keys_they_name_even_another_probes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "PLUGINS", (*registry.PLUGINS, TwoPartToyPlugin()))
+    store, experiment_id = _stored(tmp_path)
+    keys = list(json.loads(FORMATS["json"].render(analyze(store, experiment_id, resamples=200))))
+    start = keys.index("series")
+    # The profile probe is registered before the toy: its part after "series" comes first,
+    # and the toy's part after the profile's last key is placed right after that key.
+    assert keys[start : start + 7] == [
+        "series",
+        "profile_totals",
+        "top_functions",
+        "top_stacks",
+        "profile_phases",
+        "toy_after_profile",
+        "toy_after_series",
+    ]

@@ -7,9 +7,9 @@ at full alpha: reading ten more metrics does not manufacture a verdict. Two
 stored experiments (``cutaway compare``) have no pairs; they are compared as independent
 samples, and the report lists how their environments differ.
 
-The registered probes' analyses are their plugins' (cutaway.probes.plugin); the profile and
-spans probes' and the load phase's are still called here by name. That is why this module is
-over 500 lines: once they move into their plugins, what is left is the two analyses above."""
+The registered probes' analyses are their plugins' (cutaway.probes.plugin); the spans probe's
+and the load phase's are still called here by name. That is why this module is over 500 lines:
+once they move into their plugins, what is left is the two analyses above."""
 
 from __future__ import annotations
 

@@ -31,6 +31,9 @@ NOT_YET_MOVED: dict[str, set[str]] = {
         "cutaway.report.layout",
         "cutaway.runner.runner",
     },
+    # The profile probe's analysis, attribution and report parts are its plugin's; what others
+    # import is its records and weights (the attribution's analysis, the instructions probe,
+    # which stores the same records) and its flame graphs' drawing (the HTML report's frames).
     "profile": {
         "cutaway.attribution.analysis",
         "cutaway.probes.instructions.capture",

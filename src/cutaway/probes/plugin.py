@@ -27,9 +27,9 @@ A plugin module imports nothing heavy at module level (the registry imports ever
 start-up): the work is imported inside the methods.
 
 Not yet here: a probe's keys in the experiment file and on the command line are still parsed by
-cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec`; the profile and spans probes'
-analyses and exports (and the load phase, which has no plugin) are still called by name from
-compare.py and cutaway.report.
+cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec`; the spans probe's analysis and
+exports (and the load phase, which has no plugin) are still called by name from compare.py and
+cutaway.report.
 """
 
 from __future__ import annotations

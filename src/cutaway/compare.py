@@ -225,9 +225,7 @@ def _probe_line(probe: ProbeInfo) -> str:
     """What measured besides wait4, and at what cost, for the report's header."""
     costs = []
     if probe.overhead_seconds is not None:
-        event = {"profile": "sample", "instructions": "instruction", "spans": "span"}.get(
-            probe.name, "call"
-        )
+        event = next((p.recorded_event for p in plugins() if p.name == probe.name), "call")
         # A cost measured as the median of paired differences is clamped at 0: "0 ns" would
         # read as free, when it only means below what the noise let us see.
         cost = _small_seconds(probe.overhead_seconds) if probe.overhead_seconds > 0 else None

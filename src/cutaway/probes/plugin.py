@@ -174,6 +174,8 @@ class ProbePlugin:
     """Everything one probe adds; subclass it and override what the probe adds."""
 
     name: str = ""  # the probe's name: its key under [probes], its Run.purpose, its docs page
+    # What one event it records is called: the report's probe line gives its cost per one.
+    recorded_event: str = "call"
     record_kinds: tuple[str, ...] = ()  # the shared kinds of records it stores (above)
     # The shared kinds its analysis reads: it runs when any selected probe stored them.
     analyzed_records: tuple[str, ...] = ()

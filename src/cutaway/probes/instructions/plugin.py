@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 class InstructionsPlugin(ProbePlugin):
     name = "instructions"
+    recorded_event = "instruction"
     record_kinds = (PROFILE_RECORDS,)
 
     def selected(self, spec: ProbeSpec) -> bool:

@@ -56,6 +56,7 @@ def _flamegraph_diff(store: Store, experiment_id: int, variant: str | None) -> s
 
 class ProfilePlugin(ProbePlugin):
     name = "profile"
+    recorded_event = "sample"
     record_kinds = (PROFILE_RECORDS,)
     analyzed_records = (PROFILE_RECORDS,)
     # Read from the stored profiles: every stack of every run, not the analysis' summary.

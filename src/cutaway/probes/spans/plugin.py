@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 class SpansPlugin(ProbePlugin):
     name = "spans"
+    recorded_event = "span"
     record_kinds = (PHASE_RECORDS,)
 
     def selected(self, spec: ProbeSpec) -> bool:

@@ -13,6 +13,8 @@ import pytest
 from filesystems import Tmpfs
 from postgresql_server import PostgresServer, ServerUnavailable, running_server
 
+from cutaway.api import use_registered_probes
+
 
 def _children_start_with_default_stop_signals() -> None:
     """Started in the background (`./scripts/test &` from a script, nohup, some CI runners),
@@ -40,6 +42,11 @@ def _calibrations_cached_apart() -> None:
 
 
 _calibrations_cached_apart()
+
+# The runner and the analysis read the probes' plugins from what a layer above hands them
+# (cutaway.probes.core): the tests that call them directly get the registered ones, as the
+# library and the command line do, whatever module they import first.
+use_registered_probes()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -24,10 +24,30 @@ if TYPE_CHECKING:
 
     from cutaway import events
     from cutaway.model import Analysis, Run, Spec
+    from cutaway.probes.plugin import ProbePlugin
     from cutaway.runner.runner import Outcome
     from cutaway.store import Store, StoredExperiment
 
 DEFAULT_DB = Path(".cutaway") / "cutaway.db"
+
+
+def use_registered_probes() -> None:
+    """Hand the core (the runner, cutaway.compare, cutaway.history) the probes that
+    cutaway.probes.registry lists: they join report sections, so the core, below the reports,
+    cannot import them itself (cutaway.probes.core). Done when this module is imported; the
+    registry itself is imported only when the core first asks."""
+    from cutaway.probes import core
+
+    core.provide(_registered_plugins)
+
+
+def _registered_plugins() -> tuple[ProbePlugin, ...]:
+    from cutaway.probes.registry import plugins
+
+    return plugins()
+
+
+use_registered_probes()
 
 
 def open_store(db: str | os.PathLike[str] | None = None) -> Store:

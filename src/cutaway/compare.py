@@ -41,9 +41,8 @@ from cutaway.model import (
     Spec,
     Summary,
 )
-from cutaway.probes.plugin import PHASE_RECORDS, Tags
-from cutaway.probes.plugin import StoredExperiment as StoredForProbes
-from cutaway.probes.registry import plugins, records_kept
+from cutaway.probes.core import PHASE_RECORDS, Tags, plugins, records_kept
+from cutaway.probes.core import StoredExperiment as StoredForProbes
 from cutaway.stats import (
     describe,
     paired_ratio,

@@ -243,8 +243,7 @@ def _metrics(store: Store, stored: StoredExperiment) -> list[Metric]:
     from cutaway.compare import phase_metrics
 
     declared = list(stored.spec.all_metrics())
-    from cutaway.probes.plugin import PHASE_RECORDS
-    from cutaway.probes.registry import records_kept
+    from cutaway.probes.core import PHASE_RECORDS, records_kept
 
     if not records_kept(stored.spec.probes, PHASE_RECORDS):
         return declared

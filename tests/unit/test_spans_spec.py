@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cutaway.model import ProbeSpec, SpansSpec
-from cutaway.probes.registry import build_probes
+from cutaway.probes.core import build_probes
 from cutaway.spec import SpecError, parse_spec
 from cutaway.spec.overrides import apply_overrides
 

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from cutaway import interrupts
+from cutaway.api import use_registered_probes
 from cutaway.cli.bisect import cmd_bisect
 from cutaway.cli.check import cmd_check
 from cutaway.cli.history import cmd_history, cmd_publish
@@ -88,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Its reader may close standard output or error at any time: the command
     carries on as if nobody watched (cli/streams.py). SIGTERM and SIGHUP stop it as Ctrl-C does,
     with exit status 128 + the signal's number (cutaway.interrupts)."""
+    use_registered_probes()  # the runner's and the analysis' probes (cutaway.probes.core)
     with pipe_safe_streams():
         try:
             args = parse_arguments(argv)

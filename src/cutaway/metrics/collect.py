@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cutaway.model import DEFAULT_SAMPLE_INTERVAL, MetricSpec, RunData, RunStatus, Variant
-from cutaway.probes.base import Attachment
-from cutaway.runner.executor import Measurement
+from cutaway.probes.base import Attachment, Measurement
 
 # The sources (their parsers' regular expressions), the sampler (threads) and the series'
 # encoding are imported by an experiment that declares metrics, not by every `cutaway run`.

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import tempfile
 from collections.abc import Mapping
 
@@ -16,33 +15,16 @@ from cutaway.metrics.parsers import PARSERS, ParseError, compile_pattern, read_p
 from cutaway.metrics.process import ProcessGone, ProcessNotFound, find_process, read_stat
 from cutaway.metrics.sampler import Reading, Series
 from cutaway.model import MetricSpec, Variant
-from cutaway.runner.executor import SHELL, run_environment
+from cutaway.runner.executor import SHELL
 from cutaway.runner.hooks import TIMED_OUT, run_in_group
+from cutaway.variant_environment import run_environment, substitute, variant_path
 
 COMMAND_TIMEOUT_SECONDS = 60.0
 OUTPUT_TAIL_CHARS = 200
-_PARAM = re.compile(r"\{(\w+)\}")
-_VARIABLE = re.compile(r"\$(?:(\w+)|\{(\w+)\})")
 
 
 class MetricFailure(Exception):
     """A value could not be read."""
-
-
-def substitute(text: str, variant: Variant, *, variables: bool) -> str:
-    """``{param}`` replaced by the variant's matrix value (unknown names are left as they are);
-    with ``variables``, ``$NAME`` and ``${NAME}`` by the variant's environment too."""
-    text = _PARAM.sub(lambda m: variant.params.get(m.group(1), m.group(0)), text)
-    if variables:
-        env = run_environment(variant)
-        text = _VARIABLE.sub(lambda m: env.get(m.group(1) or m.group(2), m.group(0)), text)
-    return text
-
-
-def variant_path(text: str, variant: Variant) -> str:
-    """A path as the variant sees it: substituted, relative to its cwd when relative."""
-    path = substitute(text, variant, variables=True)
-    return os.path.join(variant.cwd, path) if variant.cwd and not os.path.isabs(path) else path
 
 
 def _tail(text: str) -> str:

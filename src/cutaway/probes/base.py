@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from cutaway.model import RunData
+from cutaway.model import RunData, RunStatus
 
 PROCESS_COST_PAIRS = 100
 
@@ -44,6 +44,22 @@ class Attachment:
     # generator writes the summary of what it measured) before it is killed, and its
     # measurement is kept (runner.executor.RunInterrupted); None: killed at once, nothing kept.
     interrupt_grace_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What an executor observed of one run; the runner adds where it stands in the experiment.
+    Here, with the probe interface, because a probe's capture may complete it (the load phase
+    adds its metrics to the generator's run)."""
+
+    status: RunStatus
+    exit_code: int | None
+    signal: int | None
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    message: str = ""
+    output: Mapping[str, str] = field(default_factory=dict)  # Attachment.capture's streams
+    leftover_processes: int = 0  # what the run left running after it ended (Run's field)
+    leftover_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,12 @@
 A probe is a package under ``cutaway.probes`` and one line in ``cutaway.probes.registry``.
 Its :class:`ProbePlugin` says, for every stage of the pipeline, what the probe adds, and the
 core (runner, compare, report in every format) asks every registered plugin in the registry's
-order, knowing none by name:
+order, knowing none by name (the runner and the analysis through cutaway.probes.core, which the
+layers above hand the registry's plugins):
 
 - ``selected(spec)``: whether the experiment file asks for the probe;
-- ``record_kinds``: the kinds of records it stores that another probe's analysis reads;
+- ``record_kinds``: the kinds of records it stores that another probe's analysis reads
+  (cutaway.probes.core: ``CALL_RECORDS``, ``PROFILE_RECORDS``, ``PHASE_RECORDS``);
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
   to measured runs (its lifecycle is described in probes/base.py);
 - ``analyze(stored)``: run when the probe is selected or a selected probe stored records of
@@ -38,7 +40,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec, Spec
+from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec
+
+# The data types and kinds of records the core makes and reads, named here for plugins.
+from cutaway.probes.core import CALL_RECORDS as CALL_RECORDS
+from cutaway.probes.core import PHASE_RECORDS as PHASE_RECORDS
+from cutaway.probes.core import PROFILE_RECORDS as PROFILE_RECORDS
+from cutaway.probes.core import StoredExperiment as StoredExperiment
+from cutaway.probes.core import Tags as Tags
 
 if TYPE_CHECKING:
     from cutaway.probes.base import Probe
@@ -118,29 +127,6 @@ class JoinedViews:
 
 
 @dataclass(frozen=True)
-class StoredExperiment:
-    """What a plugin's analysis reads: the store, the experiment, its spec and variants (in
-    the spec's order), and the resamples of every bootstrap."""
-
-    store: Store
-    experiment_id: int
-    spec: Spec
-    variants: tuple[str, ...]
-    resamples: int
-
-
-@dataclass(frozen=True)
-class Tags:
-    """How ``cutaway compare`` names two experiments' variants: each shared variant of the first
-    (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"."""
-
-    first: str
-    second: str
-    shared_first: tuple[str, ...]
-    shared_second: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class CsvFormat:
     """A probe's CSV export: its ``--format`` name, the line `--help` shows, and its renderer."""
 
@@ -159,15 +145,6 @@ class StoreFormat:
     name: str
     render: Callable[[Store, int, str | None], str]
     takes_variant: bool = False
-
-
-# Kinds of records that more than one probe stores, in one format, for one analysis: the calls
-# and syscalls probes store timed calls (cutaway.probes.calls.records), the profile and
-# instructions probes stacks (cutaway.probes.profile), the spans and uprobes probes the phase
-# tables (cutaway.probes.spans). The analysis of each kind runs when a probe that stores it ran.
-CALL_RECORDS = "calls"
-PROFILE_RECORDS = "profiles"
-PHASE_RECORDS = "phases"
 
 
 class ProbePlugin:

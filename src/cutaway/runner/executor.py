@@ -19,33 +19,19 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from cutaway import interrupts
 from cutaway.model import RunStatus, Variant
-from cutaway.probes.base import Attachment
+from cutaway.probes.base import Attachment, Measurement
 from cutaway.runner.forkserver import ForkServer, RawResult
+from cutaway.variant_environment import run_environment
 
 SHELL = "/bin/sh"
 STDERR_TAIL_BYTES = 2000
 # What a captured stream gives an output metric: its last 16 MiB (load tools print their summary
 # at the end; a command that writes gigabytes must not fill cutaway's memory).
 CAPTURE_LIMIT_BYTES = 16 * 2**20
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """What an executor observed of one run; the runner adds where it stands in the experiment."""
-
-    status: RunStatus
-    exit_code: int | None
-    signal: int | None
-    metrics: Mapping[str, float] = field(default_factory=dict)
-    message: str = ""
-    output: Mapping[str, str] = field(default_factory=dict)  # Attachment.capture's streams
-    leftover_processes: int = 0  # what the run left running after it ended (Run's field)
-    leftover_names: tuple[str, ...] = ()
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -99,13 +85,6 @@ def command_argv(variant: Variant) -> list[str]:
     if isinstance(variant.command, str):
         return shlex.split(variant.command)
     return list(variant.command)
-
-
-def run_environment(variant: Variant) -> dict[str, str]:
-    """cutaway's own environment with the variant's additions, as hyperfine does."""
-    env = dict(os.environ)
-    env.update(variant.env)
-    return env
 
 
 def _found(program: str, env: Mapping[str, str]) -> str:

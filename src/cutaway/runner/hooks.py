@@ -29,7 +29,8 @@ from typing import BinaryIO
 
 from cutaway import interrupts
 from cutaway.model import Variant
-from cutaway.runner.executor import SHELL, run_environment
+from cutaway.runner.executor import SHELL
+from cutaway.variant_environment import run_environment
 
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 # The hooks that come before the work they serve: not worth starting once the user asked to

@@ -34,24 +34,19 @@ from cutaway.model import (
     Spec,
     Variant,
 )
-from cutaway.probes.base import Attachment, Probe, ProbeError
-from cutaway.probes.registry import build_probes
+from cutaway.probes.base import Attachment, Measurement, Probe, ProbeError
+from cutaway.probes.core import build_probes
 from cutaway.runner import calibration
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, widest_interval
 from cutaway.runner.errors import ProbeUnavailable, UnrunnableCommand
 from cutaway.runner.errors import RunnerError as RunnerError
-from cutaway.runner.executor import (
-    Executor,
-    Measurement,
-    ProcessExecutor,
-    RunInterrupted,
-    run_environment,
-)
+from cutaway.runner.executor import Executor, ProcessExecutor, RunInterrupted
 from cutaway.runner.forkserver import executable_path
 from cutaway.runner.hooks import HookResult, run_hook
 from cutaway.runner.order import round_order
 from cutaway.store import Store, StoreError
 from cutaway.store.lease import Owner
+from cutaway.variant_environment import run_environment
 from cutaway.versions import variant_versions
 from cutaway.visible import display
 

@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 
 from cutaway.metrics.process import ProcessNotFound, find_process, read_stat
 from cutaway.metrics.sampler import Sampler, Series
-from cutaway.metrics.sources import variant_path
 from cutaway.model import (
     DEFAULT_SAMPLE_INTERVAL,
     GENERATOR_PROGRAM,
@@ -27,7 +26,8 @@ from cutaway.model import (
     RunStatus,
     Variant,
 )
-from cutaway.runner.executor import Measurement
+from cutaway.probes.base import Measurement
+from cutaway.variant_environment import variant_path
 
 LOAD_KIND = "load"  # RunData.kind of a load phase's summary
 SUMMARY_KEY = "summary"

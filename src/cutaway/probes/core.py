@@ -1,0 +1,125 @@
+"""The part of the probes' plugin interface the core reads: the runner attaches the selected
+probes' capture sides, the analysis (compare, history) runs their analyses, knowing none by name.
+
+It sits low (it imports the model and the probe capture interface only) so that the runner and
+the analysis never import upward: a plugin joins its probe's report sections and figures too,
+so the plugins and their registry (cutaway.probes.plugin, cutaway.probes.registry) sit with the
+report. The layers above hand the plugins down with :func:`provide`: cutaway.api does when it
+is imported, and so the command line, which imports it; the registry itself is imported only
+when the core first asks. Using cutaway.compare or cutaway.runner without cutaway.api, call
+``cutaway.api.use_registered_probes()`` first (or :func:`provide` with plugins of your own).
+
+Here too the plugin interface's data types the core makes (:class:`StoredExperiment`,
+:class:`Tags`) and the shared kinds of records; cutaway.probes.plugin names them for plugins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from cutaway.model import Caution, ProbeResult, ProbeSpec, Spec
+    from cutaway.probes.base import Probe
+    from cutaway.store import Store
+
+# Kinds of records that more than one probe stores, in one format, for one analysis: the calls
+# and syscalls probes store timed calls (cutaway.probes.calls.records), the profile and
+# instructions probes stacks (cutaway.probes.profile), the spans and uprobes probes the phase
+# tables (cutaway.probes.spans). The analysis of each kind runs when a probe that stores it ran.
+CALL_RECORDS = "calls"
+PROFILE_RECORDS = "profiles"
+PHASE_RECORDS = "phases"
+
+
+@dataclass(frozen=True)
+class StoredExperiment:
+    """What a plugin's analysis reads: the store, the experiment, its spec and variants (in
+    the spec's order), and the resamples of every bootstrap."""
+
+    store: Store
+    experiment_id: int
+    spec: Spec
+    variants: tuple[str, ...]
+    resamples: int
+
+
+@dataclass(frozen=True)
+class Tags:
+    """How ``cutaway compare`` names two experiments' variants: each shared variant of the first
+    (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"."""
+
+    first: str
+    second: str
+    shared_first: tuple[str, ...]
+    shared_second: tuple[str, ...]
+
+
+class CorePlugin(Protocol):
+    """What the core asks of a probe's plugin (cutaway.probes.plugin.ProbePlugin has it all,
+    and its report parts besides)."""
+
+    name: str
+    recorded_event: str  # what one event it records is called (the report's probe line)
+    record_kinds: tuple[str, ...]
+    analyzed_records: tuple[str, ...]
+
+    def selected(self, spec: ProbeSpec) -> bool: ...
+
+    def capture(self, spec: ProbeSpec) -> Probe: ...
+
+    def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]: ...
+
+    def combined(
+        self, first: ProbeResult | None, second: ProbeResult | None, tags: Tags
+    ) -> ProbeResult | None: ...
+
+
+class NoPluginsProvided(RuntimeError):
+    """The core was asked for the probes' plugins before a layer above provided them."""
+
+
+PluginSource = Callable[[], Sequence[CorePlugin]]
+
+_source: PluginSource | None = None
+
+
+def provide(source: PluginSource) -> None:
+    """Hand the core its plugins: ``source`` is asked each time the core needs them, in the
+    order the core uses them (the runner attaches, the analysis lists)."""
+    global _source
+    _source = source
+
+
+def plugins() -> Sequence[CorePlugin]:
+    """The plugins provided from above; NoPluginsProvided when none were (an analysis without
+    its probes' results would look complete)."""
+    if _source is None:
+        raise NoPluginsProvided(
+            "no probe plugins were provided to cutaway's core: import cutaway.api (or call "
+            "cutaway.api.use_registered_probes()) before using cutaway.compare or cutaway.runner"
+        )
+    return _source()
+
+
+def records_kept(spec: ProbeSpec, kind: str) -> bool:
+    """Whether a probe the spec selects stores records of ``kind``."""
+    return any(kind in plugin.record_kinds and plugin.selected(spec) for plugin in plugins())
+
+
+def build_probes(spec: ProbeSpec) -> list[Probe]:
+    """Every probe the spec selects, not yet checked. If one cannot be built, those built
+    before it are closed (their temporary directories removed) and the error propagates.
+    Each probe's capture module is imported only when it is selected: the calls probe's loads
+    numpy, which an experiment without it does not need before its analysis."""
+    probes: list[Probe] = []
+    try:
+        for plugin in plugins():
+            if plugin.selected(spec):
+                probes.append(plugin.capture(spec))
+    except BaseException:
+        for probe in probes:
+            probe.close()
+        raise
+    return probes

@@ -15,6 +15,7 @@ from hostile import HOSTILE
 from cutaway.attribution.result import attribution_of
 from cutaway.model import Analysis
 from cutaway.report import FORMATS, format_for_filename, render_html
+from cutaway.report.figures import build_figures
 from cutaway.report.html import CHART_KINDS, asset, script_json
 from cutaway.visible import visible
 
@@ -181,3 +182,10 @@ def test_the_totals_figure_says_system_calls_when_only_strace_timed() -> None:
     for analysis, words in ((only_syscalls, "in system calls"), (mixed, "in functions and")):
         figure = totals_figure(analysis)
         assert figure is not None and words in "".join(map(str, figure.title.detail))
+
+
+def test_the_attribution_curves_close_the_probes_figures() -> None:
+    """They sum the difference up: after every probe's own figures (the spans probe's
+    waterfall among them), before the other metrics'."""
+    kinds = [figure.kind for figure in build_figures(generated_analysis())]
+    assert kinds.index("waterfall") < kinds.index("attribution") < kinds.index("distribution", 1)

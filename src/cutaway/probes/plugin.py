@@ -19,6 +19,8 @@ layers above hand the registry's plugins):
   each variant tagged with its experiment, or None when the result has no meaning across two;
 - ``views``: its report sections (:class:`ProbeViews`), which every human format renders;
 - ``figures(analysis)``: its charts with their numbers (report/sections.py ``Figure``);
+  ``closing_figures(analysis)``: those drawn after every probe's own (the profile probe's
+  attribution, which sums a difference up);
 - ``json_part(analysis)``: its keys in the JSON report, always present (empty lists when it
   measured nothing), placed after the key ``json_after`` (None: before ``results``), which may
   be another probe's; ``json_parts`` when its keys sit in more than one place;
@@ -185,6 +187,10 @@ class ProbePlugin:
         return None
 
     def figures(self, analysis: Analysis) -> list[Figure]:
+        return []
+
+    def closing_figures(self, analysis: Analysis) -> list[Figure]:
+        """Figures drawn after every probe's ``figures``: what sums a difference up."""
         return []
 
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:

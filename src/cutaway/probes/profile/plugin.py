@@ -2,9 +2,9 @@
 stored profile (its own and the instructions probe's counted ones, stored in the same records)
 into a :class:`~cutaway.probes.profile.result.ProfileResult`: the profile's tables, every stack
 for the HTML report's flame graphs, and the differential attribution (cutaway.attribution);
-its report sections (the attribution's first), its figures (the attribution's), its keys in
-the JSON report, and its exports read from the store (folded stacks, speedscope, flame
-graphs). Its keys in the experiment file are still read by cutaway.spec."""
+its report sections (the attribution's first), its closing figures (the attribution's), its
+keys in the JSON report, and its exports read from the store (folded stacks, speedscope,
+flame graphs). Its keys in the experiment file are still read by cutaway.spec."""
 
 from __future__ import annotations
 
@@ -138,7 +138,9 @@ class ProfilePlugin(ProbePlugin):
             )
         )
 
-    def figures(self, analysis: Analysis) -> list[Figure]:
+    def closing_figures(self, analysis: Analysis) -> list[Figure]:
+        """The attribution's curves, after the other probes' figures (the spans probe's
+        waterfall among them): they sum the difference up, function by function."""
         from cutaway.attribution.figures import attribution_figures
 
         return attribution_figures(analysis)

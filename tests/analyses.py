@@ -33,6 +33,7 @@ from cutaway.model import (
 from cutaway.probes.calls.result import CallsResult
 from cutaway.probes.profile import records
 from cutaway.probes.profile.result import ProfileResult, profile_of
+from cutaway.probes.spans.result import PhasesResult
 from cutaway.stats import describe, paired_ratio
 from cutaway.stats.descriptive import percentile_curve
 
@@ -124,8 +125,8 @@ def generated_analysis(
                 attribution_totals=attribution.totals,
                 attribution_curve=attribution.curve,
             ),
+            PhasesResult(tuple(_phases(variants, functions))),
         ),
-        phases=tuple(_phases(variants, functions)),
     )
 
 

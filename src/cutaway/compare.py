@@ -7,9 +7,9 @@ at full alpha: reading ten more metrics does not manufacture a verdict. Two
 stored experiments (``cutaway compare``) have no pairs; they are compared as independent
 samples, and the report lists how their environments differ.
 
-The registered probes' analyses are their plugins' (cutaway.probes.plugin); the spans probe's
-and the load phase's are still called here by name. That is why this module is over 500 lines:
-once they move into their plugins, what is left is the two analyses above."""
+The registered probes' analyses (the load phase's and the profile probe's among them) are
+their plugins' (cutaway.probes.plugin). The families of comparisons, paired and unpaired, are
+cutaway.families'."""
 
 from __future__ import annotations
 
@@ -23,33 +23,25 @@ from numpy.typing import NDArray
 
 from cutaway.cautions import experiment_cautions
 from cutaway.environment import differences
+from cutaway.families import compared_pairs, paired_family, unpaired_family
 from cutaway.metrics.series import load_series
 from cutaway.model import (
-    PHASE_METRIC_PREFIX,
     Analysis,
     CallPercentiles,
     CallSummary,
     Caution,
     Comparison,
     ExperimentInfo,
-    LatencySummary,
-    LoadSummary,
     Metric,
-    PhaseStat,
     ProbeResult,
     Run,
     Spec,
     Summary,
 )
-from cutaway.probes.core import PHASE_RECORDS, Tags, plugins, records_kept
+from cutaway.probes.core import CorePlugin, Tags, plugins, records_kept
 from cutaway.probes.core import StoredExperiment as StoredForProbes
-from cutaway.stats import (
-    describe,
-    paired_ratio,
-)
-from cutaway.stats.unpaired import unpaired_ratio
+from cutaway.stats import describe
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
-from cutaway.verdicts import Row, judge
 
 RESAMPLES = 10_000
 
@@ -120,37 +112,12 @@ def analyze(
     rounds_completed = int(np.isfinite(wall.values).all(axis=1).sum()) if len(names) else 0
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
-    # The registered probes first: their cautions come before the load's and the phases'.
     probe_results: list[ProbeResult] = []
     stored_experiment = StoredForProbes(store, experiment_id, spec, tuple(names), resamples)
-    for plugin in plugins():
-        kept = (records_kept(spec.probes, kind) for kind in plugin.analyzed_records)
-        if plugin.selected(spec.probes) or any(kept):
-            result, raised = plugin.analyze(stored_experiment)
-            probe_results += [] if result is None else [result]
-            cautions += raised
-    # The load's analysis is imported when the experiment has its data:
-    # a plain experiment's report (`cutaway run -c true`) must not pay for importing it.
-    load: list[LoadSummary] = []
-    if spec.load is not None:
-        from cutaway.probes.load.analysis import load_cautions, load_summaries
-
-        load = load_summaries(store, experiment_id, names)
-        cautions += load_cautions(load)
-    phase_stats: list[PhaseStat] = []
-    phase_comparisons: list[Comparison] = []
-    if records_kept(spec.probes, PHASE_RECORDS):
-        from cutaway.probes.spans.analysis import (
-            load_tables,
-            problem_cautions,
-        )
-        from cutaway.probes.spans.analysis import (
-            phase_stats as dissect,
-        )
-
-        phase_stats = dissect(load_tables(store, experiment_id), names, spec.confidence)
-        phase_comparisons = _phase_comparisons(store, experiment_id, spec, resamples)
-        cautions += problem_cautions(store, experiment_id)
+    for plugin in _analyzed(spec):
+        result, raised = plugin.analyze(stored_experiment)
+        probe_results += [] if result is None else [result]
+        cautions += raised
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -159,8 +126,6 @@ def analyze(
         calibration=stored.calibration,
         run_counts={name: dict(counter) for name, counter in counts.items()},
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
-        phases=tuple(phase_stats),
-        phase_comparisons=tuple(phase_comparisons),
         probe_results=tuple(probe_results),
         metrics=metrics,
         ranking=wall_ranking(wall),
@@ -168,40 +133,26 @@ def analyze(
         if all_pairs
         else (),
         runs=tuple(runs),
-        load=tuple(load),
         series=tuple(load_series(store, experiment_id))
         if any(m.series for m in spec.metrics)
         else (),
     )
 
 
-def phase_metrics(store: Store, experiment_id: int) -> list[Metric]:
-    """The spans probe's per-run metrics ``phase:<key>`` (a phase's place in the tree,
-    cutaway.model.phase_key), as stored (names are the program's span names: known only after
-    the runs)."""
+def _analyzed(spec: Spec) -> list[CorePlugin]:
+    """The registered plugins whose analysis runs for the experiment, in the registry's order:
+    those it selects, and those that read a kind of records a selected probe stores."""
     return [
-        Metric(
-            name,
-            "seconds",
-            f"mean time per operation in the phase {name[len(PHASE_METRIC_PREFIX) :]!r}",
-        )
-        for name in store.metric_names(experiment_id)
-        if name.startswith(PHASE_METRIC_PREFIX)
+        plugin
+        for plugin in plugins()
+        if plugin.selected(spec) or any(records_kept(spec, k) for k in plugin.analyzed_records)
     ]
 
 
-def _phase_comparisons(
-    store: Store, experiment_id: int, spec: Spec, resamples: int
-) -> list[Comparison]:
-    """Each phase's metric against the baseline, round by round, with the verdicts of the
-    whole-process metrics: one Holm family per variant, apart from theirs (a program with
-    forty phases must not dilute wall time's test)."""
-    metrics = phase_metrics(store, experiment_id)
-    tables = {m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics}
-    comparisons: list[Comparison] = []
-    for reference, variant in compared_pairs(spec):
-        comparisons += paired_family(tables, metrics, reference, variant, spec, resamples)
-    return comparisons
+def probe_metrics(store: Store, experiment_id: int, spec: Spec) -> list[Metric]:
+    """The per-run metrics the experiment's probes named only after its runs, as stored (the
+    spans and uprobes probes' ``phase:<key>``), each analysed probe's in the registry's order."""
+    return [m for plugin in _analyzed(spec) for m in plugin.run_metrics(store, experiment_id)]
 
 
 def wall_ranking(wall: MetricTable) -> tuple[tuple[str, float], ...]:
@@ -350,27 +301,14 @@ def compare_experiments(
     summaries = _tagged_summaries(first, second, tag_a, tag_b, pairs, a_metrics)
     comparisons: list[Comparison] = []
     for name, name_b in pairs:
-        rows: list[Row] = []
-        for metric in a_metrics:
-            values_a = _variant_values(store, a.id, metric, name)
-            values_b = _variant_values(store, b.id, metric, name_b)
-            estimate = unpaired_ratio(
-                values_a, values_b, confidence=a.confidence, resamples=resamples, seed=0
-            )
-            if estimate is not None:
-                n = min(estimate.n_first, estimate.n_second)
-                rows.append(
-                    Row(
-                        metric.name,
-                        f"{name} ({tag_a})",
-                        f"{name_b} ({tag_b})",
-                        n,
-                        estimate,
-                        metric.better,
-                    )
-                )
-        comparisons += judge(rows, a.margin, a.confidence)
-    phases, phase_comparisons = _compared_phases(store, first, second, pairs, resamples)
+        comparisons += unpaired_family(
+            store, (a.id, name, tag_a), (b.id, name_b, tag_b), a_metrics,
+            margin=a.margin, confidence=a.confidence, resamples=resamples,
+        )  # fmt: skip
+    stored_first, stored_second = (
+        StoredForProbes(store, info.id, store.experiment(info.id).spec, info.variants, resamples)
+        for info in (a, b)
+    )
     return Analysis(
         experiments=(a, b),
         summaries=tuple(summaries),
@@ -387,13 +325,10 @@ def compare_experiments(
         # What the figures draw: each shared variant's runs, its tag in its name, as in the
         # summaries (the probes' results are their plugins' to combine).
         runs=_tagged(first.runs, tag_a, shared_a) + _tagged(second.runs, tag_b, shared_b),
-        load=(
-            _tagged_load(first.load, tag_a, shared_a) + _tagged_load(second.load, tag_b, shared_b)
-        ),
-        phases=phases,
-        phase_comparisons=phase_comparisons,
         probe_results=_combined_results(
-            first, second, Tags(tag_a, tag_b, tuple(shared_a), tuple(shared_b))
+            first,
+            second,
+            Tags(tag_a, tag_b, tuple(shared_a), tuple(shared_b), stored_first, stored_second),
         ),
     )
 
@@ -418,54 +353,11 @@ def _tagged_cautions(analysis: Analysis, tag: str) -> tuple[Caution, ...]:
     )
 
 
-def _compared_phases(
-    store: Store,
-    first: Analysis,
-    second: Analysis,
-    pairs: Sequence[tuple[str, str]],
-    resamples: int,
-) -> tuple[tuple[PhaseStat, ...], tuple[Comparison, ...]]:
-    """The phases of two experiments that both have them, as the process metrics are
-    compared: each one's dissection of the shared variants (tagged), and each phase metric
-    ``phase:<path>`` both measured, unpaired, one Holm family per variant apart from the
-    process metrics (as within one experiment)."""
-    if not first.phases or not second.phases:
-        return (), ()
-    a, b = first.experiments[0], second.experiments[0]
-    tag_a, tag_b = f"#{a.id} {a.label or ''}".strip(), f"#{b.id} {b.label or ''}".strip()
-    b_names = {m.name for m in phase_metrics(store, b.id)}
-    metrics = [m for m in phase_metrics(store, a.id) if m.name in b_names]
-    comparisons: list[Comparison] = []
-    for name, name_b in pairs:
-        rows: list[Row] = []
-        for metric in metrics:
-            estimate = unpaired_ratio(
-                _variant_values(store, a.id, metric, name),
-                _variant_values(store, b.id, metric, name_b),
-                confidence=a.confidence,
-                resamples=resamples,
-                seed=0,
-            )
-            if estimate is not None:
-                n = min(estimate.n_first, estimate.n_second)
-                rows.append(
-                    Row(metric.name, f"{name} ({tag_a})", f"{name_b} ({tag_b})", n, estimate,
-                        metric.better)
-                )  # fmt: skip
-        comparisons += judge(rows, a.margin, a.confidence, primary=None)
-    shared_a, shared_b = [old for old, _ in pairs], [new for _, new in pairs]
-    tagged = _tagged(first.phases, tag_a, shared_a) + _tagged(second.phases, tag_b, shared_b)
-    return tagged, tuple(comparisons)
-
-
 _Item = TypeVar(
     "_Item",
     Run,
     CallSummary,
     CallPercentiles,
-    LoadSummary,
-    LatencySummary,
-    PhaseStat,
 )
 
 
@@ -475,16 +367,6 @@ def _tagged(items: Sequence[_Item], tag: str, shared: Sequence[str]) -> tuple[_I
         dataclasses.replace(item, variant=f"{item.variant} ({tag})")
         for item in items
         if item.variant in shared
-    )
-
-
-def _tagged_load(
-    summaries: Sequence[LoadSummary], tag: str, shared: Sequence[str]
-) -> tuple[LoadSummary, ...]:
-    """As :func:`_tagged`, each summary's latencies named with it."""
-    return tuple(
-        dataclasses.replace(summary, latencies=_tagged(summary.latencies, tag, shared))
-        for summary in _tagged(summaries, tag, shared)
     )
 
 
@@ -518,68 +400,6 @@ def _tagged_summaries(
                             )
                         )
     return tagged
-
-
-def _variant_values(
-    store: Store, experiment_id: int, metric: Metric, variant: str
-) -> NDArray[np.float64]:
-    table = store.metric_table(experiment_id, metric.name, metric.purpose)
-    column = table.values[:, table.column_of[variant]]
-    values: NDArray[np.float64] = column[np.isfinite(column)]
-    return values
-
-
-def paired_family(
-    tables: Mapping[str, MetricTable],
-    metrics: Sequence[Metric],
-    reference: str,
-    other: str,
-    spec: Spec,
-    resamples: int,
-) -> list[Comparison]:
-    """``other`` against ``reference`` on every metric, round by round: one family of
-    comparisons, judged together (wall time at full alpha, the rest Holm-adjusted)."""
-    rows: list[Row] = []
-    for metric in metrics:
-        table = tables[metric.name]
-        if reference not in table.column_of or other not in table.column_of:
-            continue
-        base = table.values[:, table.column_of[reference]]
-        values = table.values[:, table.column_of[other]]
-        pairs = np.isfinite(base) & np.isfinite(values)
-        estimate = paired_ratio(
-            base[pairs], values[pairs], confidence=spec.confidence, resamples=resamples,
-            seed=spec.seed,
-        )  # fmt: skip
-        if estimate is not None:
-            rows.append(
-                Row(metric.name, reference, other, int(pairs.sum()), estimate, metric.better)
-            )
-    return judge(rows, spec.margin, spec.confidence, primary=spec.primary_metric)
-
-
-def compared_pairs(spec: Spec) -> list[tuple[str, str]]:
-    """(reference, variant) pairs compared round by round: each variant against the baseline;
-    under [[conditions]], along both axes instead: within each condition each variant against
-    the baseline's copy in that condition, and each variant's copy in every later condition
-    against its copy in the first condition (cold against warm)."""
-    if not spec.conditions:
-        return [(spec.baseline, v.name) for v in spec.variants if v.name != spec.baseline]
-    by_family_condition = {(v.family_name, v.condition): v.name for v in spec.variants}
-    baseline_family = spec.variant(spec.baseline).family_name
-    families = list(dict.fromkeys(v.family_name for v in spec.variants))
-    first = spec.conditions[0].name
-    pairs: list[tuple[str, str]] = []
-    for condition in (c.name for c in spec.conditions):
-        reference = by_family_condition[(baseline_family, condition)]
-        for family in families:
-            if family != baseline_family:
-                pairs.append((reference, by_family_condition[(family, condition)]))
-    for family in families:
-        for condition in (c.name for c in spec.conditions[1:]):
-            reference = by_family_condition[(family, first)]
-            pairs.append((reference, by_family_condition[(family, condition)]))
-    return pairs
 
 
 # --- all pairs (cutaway run/report/compare --all-pairs) ---------------------------------------

@@ -238,16 +238,11 @@ def _history(
 
 
 def _metrics(store: Store, stored: StoredExperiment) -> list[Metric]:
-    """The experiment's metrics: its spec's, and the phases' ``phase:<path>`` its runs
-    carry (the spans and uprobes probes name them after the runs)."""
-    from cutaway.compare import phase_metrics
+    """The experiment's metrics: its spec's, and those its probes named after the runs (the
+    phases' ``phase:<key>`` of the spans and uprobes probes)."""
+    from cutaway.compare import probe_metrics
 
-    declared = list(stored.spec.all_metrics())
-    from cutaway.probes.core import PHASE_RECORDS, records_kept
-
-    if not records_kept(stored.spec.probes, PHASE_RECORDS):
-        return declared
-    return declared + phase_metrics(store, stored.id)
+    return list(stored.spec.all_metrics()) + probe_metrics(store, stored.id, stored.spec)
 
 
 def _standard_errors(points: list[HistoryPoint]) -> list[float] | None:

@@ -110,7 +110,7 @@ def newest_verdicts(
 ) -> tuple[Comparison, ...]:
     """The experiment's verdicts on its primary metric, each compared pair as its report
     judges them (round by round, at full alpha); none without usable rounds."""
-    from cutaway.compare import compared_pairs, paired_family
+    from cutaway.families import compared_pairs, paired_family
 
     spec = stored.spec
     if not store.has_usable_rounds(stored.id):

@@ -22,6 +22,7 @@ from cutaway.model import (
 )
 from cutaway.probes.spans.capture import phase_data
 from cutaway.probes.spans.model import Edge, SpanEvent, nest
+from cutaway.probes.spans.result import phases_result
 from cutaway.report import FORMATS
 from cutaway.store import Store
 
@@ -71,12 +72,12 @@ def test_compare_carries_phases_with_their_verdicts(tmp_path: Path) -> None:
     first = _store_experiment(store, 300_000, seed=1)
     second = _store_experiment(store, 150_000, seed=2)  # retrieve twice as fast
     analysis = compare_experiments(store, first, second, resamples=500)
-    assert {(s.variant, s.phase) for s in analysis.phases} >= {
+    assert {(s.variant, s.phase) for s in phases_result(analysis).phases} >= {
         ("server (#1)", "retrieve"),
         ("server (#2)", "retrieve"),
         ("server (#2)", "decode"),
     }
-    verdicts = {c.metric: c for c in analysis.phase_comparisons}
+    verdicts = {c.metric: c for c in phases_result(analysis).phase_comparisons}
     assert (
         verdicts["phase:search/retrieve"].baseline,
         verdicts["phase:search/retrieve"].variant,
@@ -108,4 +109,4 @@ def test_compare_without_phases_on_both_sides_has_none(tmp_path: Path) -> None:
         store.add_run(second, Run("server", round_index, 0, RunStatus.OK, 0, None, values, 0.0))
     store.finish_experiment(second, "complete", None)
     analysis = compare_experiments(store, first, second, resamples=200)
-    assert analysis.phases == () and analysis.phase_comparisons == ()
+    assert phases_result(analysis).phases == () and phases_result(analysis).phase_comparisons == ()

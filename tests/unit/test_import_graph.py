@@ -173,6 +173,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "analysis",
         (
             "cutaway.compare",
+            "cutaway.families",
             "cutaway.verdicts",
             "cutaway.cautions",
             "cutaway.history",

@@ -18,6 +18,7 @@ from cutaway.compare import analyze, compare_experiments
 from cutaway.model import LoadSpec, RunStatus, Spec, Variant, Verdict
 from cutaway.probes.base import Attachment
 from cutaway.probes.load import capture
+from cutaway.probes.load.result import load_summaries_of
 from cutaway.report import FORMATS, render_terminal
 from cutaway.report.html import render_html
 from cutaway.runner.executor import Measurement, RunInterrupted
@@ -190,8 +191,8 @@ def test_compare_of_two_load_experiments_lists_each_ones_load_phases(
         ]
         analysis = compare_experiments(store, *ids, resamples=200)
     names = [f"{v} (#{i})" for v in ("fast", "slow") for i in ids]
-    assert sorted(s.variant for s in analysis.load) == sorted(names)
-    for summary in analysis.load:
+    assert sorted(s.variant for s in load_summaries_of(analysis)) == sorted(names)
+    for summary in load_summaries_of(analysis):
         assert summary.phases == 10 and summary.requests == 10 * 1000
         assert {latency.variant for latency in summary.latencies} == {summary.variant}
     document = json.loads(FORMATS["json"].render(analysis))

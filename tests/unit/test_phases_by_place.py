@@ -19,6 +19,7 @@ from cutaway.model import PROCESS_METRICS, Analysis, ProbeSpec, Run, RunStatus, 
 from cutaway.model import Variant as SpecVariant
 from cutaway.probes.spans.capture import phase_data
 from cutaway.probes.spans.model import Edge, Span, SpanEvent, nest
+from cutaway.probes.spans.result import phases_result
 from cutaway.report import FORMATS
 from cutaway.store import Store
 
@@ -89,7 +90,7 @@ def analysis(tmp_path_factory: pytest.TempPathFactory) -> Analysis:
 
 
 def test_one_name_under_two_parents_gets_two_verdicts(analysis: Analysis) -> None:
-    verdicts = {c.metric: c.verdict.value for c in analysis.phase_comparisons}
+    verdicts = {c.metric: c.verdict.value for c in phases_result(analysis).phase_comparisons}
     assert verdicts[REPLY_PARSE] == "regressed"
     assert verdicts[REQUEST_PARSE] != "regressed"
     assert verdicts["phase:op/reply/unaccounted"] != "regressed"
@@ -97,14 +98,14 @@ def test_one_name_under_two_parents_gets_two_verdicts(analysis: Analysis) -> Non
 
 
 def test_every_row_of_the_dissection_has_its_verdict(analysis: Analysis) -> None:
-    compared = {c.metric for c in analysis.phase_comparisons}
-    rows = [stat for stat in analysis.phases if stat.variant == "slow"]
+    compared = {c.metric for c in phases_result(analysis).phase_comparisons}
+    rows = [stat for stat in phases_result(analysis).phases if stat.variant == "slow"]
     assert {stat.metric for stat in rows} <= compared
     assert any(stat.unaccounted and len(stat.path) == 3 for stat in rows)
 
 
 def test_calls_are_counted_per_operation_and_per_run(analysis: Analysis) -> None:
-    by_key = {(s.variant, s.key): s for s in analysis.phases}
+    by_key = {(s.variant, s.key): s for s in phases_result(analysis).phases}
     check = by_key[("slow", "op/reply/check")]
     assert (check.calls_per_operation, check.calls_per_run) == (7, 35)
     assert by_key[("base", "op/request/parse")].calls_per_operation == 1
@@ -163,9 +164,10 @@ def test_html_shows_each_parse_with_its_own_verdict(analysis: Analysis) -> None:
 
 def test_uprobes_phases_are_counted_the_same(tmp_path: Path) -> None:
     analysis = _analysis(tmp_path, "uprobes")
-    check = next(s for s in analysis.phases if s.key == "op/reply/check" and s.variant == "base")
+    found = phases_result(analysis)
+    check = next(s for s in found.phases if s.key == "op/reply/check" and s.variant == "base")
     assert check.calls_per_operation == 7 and check.source == "uprobes"
-    verdicts = {c.metric: c.verdict.value for c in analysis.phase_comparisons}
+    verdicts = {c.metric: c.verdict.value for c in phases_result(analysis).phase_comparisons}
     assert verdicts[REPLY_PARSE] == "regressed" and verdicts[REQUEST_PARSE] != "regressed"
 
 

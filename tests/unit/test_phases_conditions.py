@@ -1,5 +1,5 @@
 """Under ``[[conditions]]`` the phases are compared along both axes, as the whole-process
-metrics are (cutaway.compare.compared_pairs): the dissection shows every one of those pairs
+metrics are (cutaway.families.compared_pairs): the dissection shows every one of those pairs
 with its verdicts, not only the pairs against the baseline."""
 
 from __future__ import annotations
@@ -8,10 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from cutaway.compare import analyze, compared_pairs
+from cutaway.compare import analyze
+from cutaway.families import compared_pairs
 from cutaway.model import PROCESS_METRICS, Run, RunStatus, Verdict
 from cutaway.probes.spans.capture import phase_data
 from cutaway.probes.spans.model import Edge, Span, SpanEvent, nest
+from cutaway.probes.spans.result import phases_result
 from cutaway.report import FORMATS
 from cutaway.spec import parse_spec
 from cutaway.store import Store
@@ -78,7 +80,7 @@ def test_every_compared_pair_of_the_phases_is_shown(tmp_path: Path) -> None:
     assert ("index/warm", "index/cold") in pairs  # a pair whose reference is not the baseline
     verdicts = {
         (c.baseline, c.variant): c.verdict
-        for c in analysis.phase_comparisons
+        for c in phases_result(analysis).phase_comparisons
         if c.metric == "phase:search/retrieve"
     }
     assert verdicts[("index/warm", "index/cold")] is Verdict.REGRESSED

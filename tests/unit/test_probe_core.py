@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cutaway.model import ProbeSpec
+from cutaway.model import ProbeSpec, Spec, Variant
 from cutaway.probes import core, registry
 from cutaway.probes.core import NoPluginsProvided
 
@@ -50,7 +50,12 @@ def test_the_registry_is_read_each_time_the_core_asks(monkeypatch: pytest.Monkey
 def test_the_runner_builds_the_selected_probes_from_what_was_provided(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    spec = ProbeSpec(calls=("getpwnam",))
+    spec = Spec(
+        name="p",
+        variants=(Variant("v", ("true",)),),
+        baseline="v",
+        probes=ProbeSpec(calls=("getpwnam",)),
+    )
     monkeypatch.setattr(core, "_source", None)
     with pytest.raises(NoPluginsProvided):
         core.build_probes(spec)

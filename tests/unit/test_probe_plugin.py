@@ -21,7 +21,6 @@ from cutaway.model import (
     Analysis,
     Caution,
     ProbeResult,
-    ProbeSpec,
     Run,
     RunStatus,
     Spec,
@@ -89,7 +88,7 @@ class ToyPlugin(ProbePlugin):
     name = "toy"
     csv_formats = (CsvFormat("toy-csv", "toy probe: one row per variant", _toy_csv),)
 
-    def selected(self, spec: ProbeSpec) -> bool:
+    def selected(self, spec: Spec) -> bool:
         return True  # the toy needs no key in the experiment file
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
@@ -194,11 +193,11 @@ def test_an_unregistered_probe_is_in_no_format(tmp_path: Path) -> None:
 
 
 class TwoPartToyPlugin(ToyPlugin):
-    """A toy whose keys sit in two places: one after another probe's key, one after a key
-    of the report that another probe's part follows too."""
+    """A toy whose keys sit in two places: one among another probe's keys, one after a key of
+    the report that another probe's part follows too."""
 
     def json_parts(self, analysis: Analysis) -> list[tuple[str | None, dict[str, JsonValue]]]:
-        return [("profile_phases", {"toy_after_profile": 1}), ("series", {"toy_after_series": 2})]
+        return [("top_stacks", {"toy_after_stacks": 1}), ("series", {"toy_after_series": 2})]
 
 
 def test_a_probes_json_parts_follow_the_keys_they_name_even_another_probes(
@@ -208,14 +207,40 @@ def test_a_probes_json_parts_follow_the_keys_they_name_even_another_probes(
     store, experiment_id = _stored(tmp_path)
     keys = list(json.loads(FORMATS["json"].render(analyze(store, experiment_id, resamples=200))))
     start = keys.index("series")
-    # The profile probe is registered before the toy: its part after "series" comes first,
-    # and the toy's part after the profile's last key is placed right after that key.
-    assert keys[start : start + 7] == [
+    assert keys[start : start + 6] == [
         "series",
         "profile_totals",
         "top_functions",
         "top_stacks",
+        "toy_after_stacks",
         "profile_phases",
-        "toy_after_profile",
-        "toy_after_series",
     ]
+    # The profile probe is registered before the toy: its part after "series", and every
+    # part that follows one of its keys, come before the toy's.
+    assert keys[-2:] == ["toy_after_series", "results"]
+
+
+class FollowingPlugin(ProbePlugin):
+    """A plugin whose JSON part follows another probe's part (the uprobes probe's), not a key
+    of the core's document."""
+
+    name = "following"
+    json_after = "function_calls"
+
+    def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
+        return {"following": []}
+
+
+def test_a_json_part_may_follow_another_probes_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "PLUGINS", (FollowingPlugin(), *registry.PLUGINS))
+    store, experiment_id = _stored(tmp_path)
+    keys = list(json.loads(FORMATS["json"].render(analyze(store, experiment_id, resamples=200))))
+    assert keys[keys.index("function_calls") + 1] == "following"
+    # The probes' parts keep the places format version 9 gave them.
+    assert keys.index("profile_phases") + 1 == keys.index("phases")
+    assert keys[keys.index("phases") :][:3] == ["phases", "phase_comparisons", "function_calls"]
+    assert keys[-2:] == ["load", "results"] and keys.index("attribution_curve") + 1 == keys.index(
+        "load"
+    )

@@ -152,7 +152,6 @@ def test_an_analysis_without_runs_has_no_figures_but_every_table() -> None:
         generated_analysis(),
         runs=(),
         probe_results=(),
-        phases=(),
     )
     page = render_html(analysis)
     assert _data(page) == {"figures": []}

@@ -28,7 +28,9 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
+from cutaway.probes.spans.export import PHASE_COLUMNS
 from cutaway.probes.spans.phases import OperationTable
+from cutaway.probes.spans.result import PhasesResult, phases_result
 from cutaway.report import (
     FORMATS,
     Format,
@@ -39,7 +41,7 @@ from cutaway.report import (
     render_runs_csv,
     render_terminal,
 )
-from cutaway.report.csv_format import PHASE_COLUMNS, SUMMARY_COLUMNS
+from cutaway.report.csv_format import SUMMARY_COLUMNS
 from cutaway.report.units import (
     format_bytes,
     format_change,
@@ -345,8 +347,7 @@ def phases() -> Analysis:
         ),
         run_counts={"cold": {"ok": 3}, "warm": {"ok": 3}},
         probes=("spans: span SDK records (CLOCK_MONOTONIC); overhead 48 ns per recorded span",),
-        phases=tuple(stats),
-        phase_comparisons=phase_comparisons,
+        probe_results=(*base.probe_results, PhasesResult(tuple(stats), phase_comparisons)),
     )
 
 
@@ -590,8 +591,10 @@ def test_csv_writes_an_empty_field_for_a_missing_value() -> None:
 
 def test_phases_csv_has_the_json_phase_fields_and_no_nan() -> None:
     analysis = phases()
-    single = replace(analysis.phases[0], runs=1, ci_low=math.nan, ci_high=math.inf)
-    text = FORMATS["phases-csv"].render(replace(analysis, phases=(single, *analysis.phases[1:])))
+    found = phases_result(analysis)
+    single = replace(found.phases[0], runs=1, ci_low=math.nan, ci_high=math.inf)
+    with_single = replace(found, phases=(single, *found.phases[1:]))
+    text = FORMATS["phases-csv"].render(replace(analysis, probe_results=(with_single,)))
     assert "nan" not in text and "inf" not in text
     rows = list(csv.DictReader(io.StringIO(text)))
     assert rows[0]["ci_low"] == rows[0]["ci_high"] == ""

@@ -30,6 +30,7 @@ from cutaway.probes.calls.result import CallsResult
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import ProfileAnalysis, analyse_profiles
 from cutaway.probes.profile.result import ProfileResult
+from cutaway.probes.spans.result import PhasesResult
 from cutaway.report import FORMATS, render_terminal
 from cutaway.report.csv_format import render_runs_csv
 from cutaway.report.export_values import neutralized as _neutralized
@@ -88,16 +89,20 @@ def _hostile_analysis() -> Analysis:
                 attribution_totals=attribution.totals,
                 attribution_curve=attribution.curve,
             ),
+            PhasesResult(
+                _hostile_phases(),
+                tuple(
+                    replace(c, metric=f"phase:{HOSTILE[3]}")
+                    for c in comparisons
+                    if c.metric == "wall"
+                ),
+            ),
         ),
         probes=(f"calls: of {HOSTILE[1]}",),
         metrics=(Metric("wall", "seconds", "elapsed"), *(Metric(n, n, n) for n in HOSTILE[:3])),
         ranking=tuple((name, 1.0 + i) for i, name in enumerate(HOSTILE)),
         pairwise=tuple(comparisons[:3]),
         runs=runs,
-        phases=_hostile_phases(),
-        phase_comparisons=tuple(
-            replace(c, metric=f"phase:{HOSTILE[3]}") for c in comparisons if c.metric == "wall"
-        ),
     )
 
 

@@ -29,6 +29,7 @@ from cutaway.model import (
     Verdict,
 )
 from cutaway.probes.load.analysis import load_cautions
+from cutaway.probes.load.result import LoadPhasesResult, load_summaries_of
 from cutaway.report import FORMATS, render_terminal
 from cutaway.report.html import render_html
 
@@ -102,9 +103,13 @@ def _analysis(names: tuple[str, ...], *, saturated: bool = False) -> Analysis:
         calibration=None,
         run_counts={name: {"ok": 10} for name in names},
         metrics=metrics,
-        load=(
-            _load(baseline, 4.5e-3, rate=None),
-            _load(other, 6.4e-4, saturated=3 if saturated else 0, rate=None),
+        probe_results=(
+            LoadPhasesResult(
+                (
+                    _load(baseline, 4.5e-3, rate=None),
+                    _load(other, 6.4e-4, saturated=3 if saturated else 0, rate=None),
+                )
+            ),
         ),
     )
 
@@ -129,7 +134,7 @@ def test_ab_tables_match_golden(update_golden: bool) -> None:
 def test_ab_tables_say_what_ab_says_in_microseconds() -> None:
     from cutaway.probes.load.sections import connection_times_block, served_within_block
 
-    summary = _analysis(("before", "after")).load[0]
+    summary = load_summaries_of(_analysis(("before", "after")))[0]
     table = connection_times_block(summary)[0]
     assert [c.name for c in table.columns] == ["", "min", "mean", "[+/-sd]", "median", "max"]
     labels = [row.cells[0] for row in table.rows]
@@ -192,7 +197,9 @@ def test_sends_that_waited_for_a_busy_server_are_the_servers() -> None:
     assert "500 ms" in caution.message and "the server's slowness" in caution.message
     assert "fewer connections" not in caution.message
     text = render_terminal(
-        replace(_analysis(("before", "after")), load=(summary,)), color=False, width=100
+        replace(_analysis(("before", "after")), probe_results=(LoadPhasesResult((summary,)),)),
+        color=False,
+        width=100,
     )
     assert "CPU-bound" not in text and "saturated" not in text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cutaway.model import ProbeSpec, SpansSpec
+from cutaway.model import ProbeSpec, SpansSpec, Spec, Variant
 from cutaway.probes.core import build_probes
 from cutaway.spec import SpecError, parse_spec
 from cutaway.spec.overrides import apply_overrides
@@ -43,7 +43,13 @@ def test_quick_mode_turns_spans_on_and_keeps_the_file_settings() -> None:
 
 
 def test_the_registry_builds_the_spans_probe() -> None:
-    (probe,) = build_probes(ProbeSpec(spans=SpansSpec()))
+    spec = Spec(
+        name="p",
+        variants=(Variant("v", ("true",)),),
+        baseline="v",
+        probes=ProbeSpec(spans=SpansSpec()),
+    )
+    (probe,) = build_probes(spec)
     try:
         assert probe.name == "spans" and not probe.own_runs
         assert "span SDK records" in probe.check()

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from cutaway.compare import compared_pairs
+from cutaway.families import compared_pairs
 from cutaway.model import Condition, Spec
 from cutaway.spec import SpecError, parse_spec
 from cutaway.spec.overrides import apply_overrides

@@ -12,9 +12,7 @@ from enum import StrEnum
 from typing import ClassVar, TypeVar
 
 from cutaway.model.experiment import Condition
-from cutaway.model.load import LoadSummary
-from cutaway.model.metrics import KNOWN_METRICS, PROCESS_METRICS, Metric
-from cutaway.model.phases import PhaseStat
+from cutaway.model.metrics import KNOWN_METRICS, PRIMARY_METRIC, PROCESS_METRICS, Metric
 from cutaway.model.runs import Run
 
 # ---------------------------------------------------------------------------------------------
@@ -146,6 +144,11 @@ class ProbeResult:
         """Variants the probe measured, for the columns of the compact report's medians."""
         return ()
 
+    def primary_metric(self) -> str | None:
+        """The metric the report's conclusion speaks of instead of wall time (a load
+        experiment's throughput), None to leave it to wall time."""
+        return None
+
 
 ResultT = TypeVar("ResultT", bound=ProbeResult)
 
@@ -172,13 +175,6 @@ class Analysis:
     # Every counted run (warmup rounds left out), in round order: the raw values the summaries
     # come from, for the JSON export. Empty for `cutaway compare`.
     runs: tuple[Run, ...] = ()
-    # A load experiment: each variant's load phases merged (cutaway.probes.load.analysis).
-    load: tuple[LoadSummary, ...] = ()
-    # The spans probe (cutaway.probes.spans): the dissection per phase, variant and condition,
-    # and each phase's metric ``phase:<path>`` (its place in the tree) against the baseline
-    # (its own Holm family).
-    phases: tuple[PhaseStat, ...] = ()
-    phase_comparisons: tuple[Comparison, ...] = ()
     # The registered probes' results (cutaway.probes.registry), each probe's own type, in the
     # registry's order; absent for a probe that measured nothing.
     probe_results: tuple[ProbeResult, ...] = ()
@@ -189,6 +185,12 @@ class Analysis:
             if isinstance(found, kind):
                 return found
         return None
+
+    def primary_metric(self) -> str:
+        """The metric a conclusion speaks of: wall time, unless a probe's result names
+        another (a load experiment's throughput)."""
+        named = (found.primary_metric() for found in self.probe_results)
+        return next((name for name in named if name is not None), PRIMARY_METRIC)
 
     def calibration_of(self, info: ExperimentInfo) -> Calibration | None:
         """The harness overhead of ``info``'s experiment: its own, else, when the analysis is

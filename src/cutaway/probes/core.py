@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cutaway.model import Caution, ProbeResult, ProbeSpec, Spec
+    from cutaway.model import Caution, Metric, ProbeResult, ProbeSpec, Spec
     from cutaway.probes.base import Probe
     from cutaway.store import Store
 
@@ -48,12 +48,16 @@ class StoredExperiment:
 @dataclass(frozen=True)
 class Tags:
     """How ``cutaway compare`` names two experiments' variants: each shared variant of the first
-    (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"."""
+    (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"; the
+    n-th of each are compared. With the two experiments as stored, for a combination that
+    reads the store (None where results are combined alone)."""
 
     first: str
     second: str
     shared_first: tuple[str, ...]
     shared_second: tuple[str, ...]
+    stored_first: StoredExperiment | None = None
+    stored_second: StoredExperiment | None = None
 
 
 class CorePlugin(Protocol):
@@ -61,15 +65,17 @@ class CorePlugin(Protocol):
     and its report parts besides)."""
 
     name: str
-    recorded_event: str  # what one event it records is called (the report's probe line)
     record_kinds: tuple[str, ...]
     analyzed_records: tuple[str, ...]
+    recorded_event: str
 
-    def selected(self, spec: ProbeSpec) -> bool: ...
+    def selected(self, spec: Spec) -> bool: ...
 
-    def capture(self, spec: ProbeSpec) -> Probe: ...
+    def capture(self, spec: ProbeSpec) -> Probe | None: ...
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]: ...
+
+    def run_metrics(self, store: Store, experiment_id: int) -> list[Metric]: ...
 
     def combined(
         self, first: ProbeResult | None, second: ProbeResult | None, tags: Tags
@@ -103,21 +109,22 @@ def plugins() -> Sequence[CorePlugin]:
     return _source()
 
 
-def records_kept(spec: ProbeSpec, kind: str) -> bool:
+def records_kept(spec: Spec, kind: str) -> bool:
     """Whether a probe the spec selects stores records of ``kind``."""
     return any(kind in plugin.record_kinds and plugin.selected(spec) for plugin in plugins())
 
 
-def build_probes(spec: ProbeSpec) -> list[Probe]:
-    """Every probe the spec selects, not yet checked. If one cannot be built, those built
-    before it are closed (their temporary directories removed) and the error propagates.
+def build_probes(spec: Spec) -> list[Probe]:
+    """Every probe the spec selects that attaches to measured runs, not yet checked. If one
+    cannot be built, those built before it are closed (their temporary directories removed)
+    and the error propagates.
     Each probe's capture module is imported only when it is selected: the calls probe's loads
     numpy, which an experiment without it does not need before its analysis."""
     probes: list[Probe] = []
     try:
         for plugin in plugins():
-            if plugin.selected(spec):
-                probes.append(plugin.capture(spec))
+            probe = plugin.capture(spec.probes) if plugin.selected(spec) else None
+            probes += [] if probe is None else [probe]
     except BaseException:
         for probe in probes:
             probe.close()

@@ -1,20 +1,25 @@
 """What a probe adds to cutaway, in one place: the interface the core iterates over.
 
-A probe is a package under ``cutaway.probes`` and one line in ``cutaway.probes.registry``.
+A probe is a package under ``cutaway.probes`` and one line in ``cutaway.probes.registry`` (so
+is the load phase of an experiment's [load] table, which attaches nothing to measured runs).
 Its :class:`ProbePlugin` says, for every stage of the pipeline, what the probe adds, and the
 core (runner, compare, report in every format) asks every registered plugin in the registry's
 order, knowing none by name (the runner and the analysis through cutaway.probes.core, which the
 layers above hand the registry's plugins):
 
-- ``selected(spec)``: whether the experiment file asks for the probe;
+- ``selected(spec)``: whether the experiment file (the whole :class:`~cutaway.model.Spec`)
+  asks for the probe;
 - ``record_kinds``: the kinds of records it stores that another probe's analysis reads
   (cutaway.probes.core: ``CALL_RECORDS``, ``PROFILE_RECORDS``, ``PHASE_RECORDS``);
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
-  to measured runs (its lifecycle is described in probes/base.py);
+  to measured runs (its lifecycle is described in probes/base.py), None for none;
+- ``recorded_event``: what its measured overhead is a cost per, in the report's header;
 - ``analyze(stored)``: run when the probe is selected or a selected probe stored records of
   a kind in ``analyzed_records``: what the stored records say, as its own
   :class:`~cutaway.model.ProbeResult` (carried in ``Analysis.probe_results``), and the
   cautions it raises;
+- ``run_metrics(store, experiment_id)``: the per-run metrics its runs carry under names known
+  only after the runs (the phases' ``phase:<key>``), for the history of an experiment;
 - ``combined(first, second, tags)``: its result for ``cutaway compare`` (two experiments),
   each variant tagged with its experiment, or None when the result has no meaning across two;
 - ``views``: its report sections (:class:`ProbeViews`), which every human format renders;
@@ -22,8 +27,9 @@ layers above hand the registry's plugins):
   ``closing_figures(analysis)``: those drawn after every probe's own (the profile probe's
   attribution, which sums a difference up);
 - ``json_part(analysis)``: its keys in the JSON report, always present (empty lists when it
-  measured nothing), placed after the key ``json_after`` (None: before ``results``), which may
-  be another probe's; ``json_parts`` when its keys sit in more than one place;
+  measured nothing), placed after the key ``json_after`` (of the document or of another
+  probe's part; None: before ``results``); ``json_parts`` when its keys sit in more than one
+  place;
 - ``csv_formats``: its CSV exports, each one more ``--format``.
 
 Every method has a default that adds nothing, so a plugin overrides only what its probe adds.
@@ -31,9 +37,8 @@ A plugin module imports nothing heavy at module level (the registry imports ever
 start-up): the work is imported inside the methods.
 
 Not yet here: a probe's keys in the experiment file and on the command line are still parsed by
-cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec`; the spans probe's analysis and
-exports (and the load phase, which has no plugin) are still called by name from compare.py and
-cutaway.report.
+cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec` (and [load] into
+:class:`~cutaway.model.LoadSpec`); the load phase is still run by name by the runner.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec
+from cutaway.model import Analysis, Caution, Metric, ProbeResult, ProbeSpec, Spec
 
 # The data types and kinds of records the core makes and reads, named here for plugins.
 from cutaway.probes.core import CALL_RECORDS as CALL_RECORDS
@@ -153,8 +158,6 @@ class ProbePlugin:
     """Everything one probe adds; subclass it and override what the probe adds."""
 
     name: str = ""  # the probe's name: its key under [probes], its Run.purpose, its docs page
-    # What one event it records is called: the report's probe line gives its cost per one.
-    recorded_event: str = "call"
     record_kinds: tuple[str, ...] = ()  # the shared kinds of records it stores (above)
     # The shared kinds its analysis reads: it runs when any selected probe stored them.
     analyzed_records: tuple[str, ...] = ()
@@ -162,18 +165,25 @@ class ProbePlugin:
     json_after: str | None = None
     csv_formats: tuple[CsvFormat, ...] = ()
     store_formats: tuple[StoreFormat, ...] = ()
+    # What one unit of its measured overhead is (the report's header: "69 ns per recorded call").
+    recorded_event: str = "call"
 
-    def selected(self, spec: ProbeSpec) -> bool:
+    def selected(self, spec: Spec) -> bool:
         """Whether the experiment asks for this probe."""
         return False
 
-    def capture(self, spec: ProbeSpec) -> Probe:
-        """The capture side for an experiment that selects the probe."""
-        raise NotImplementedError(f"the {self.name} probe captures nothing")
+    def capture(self, spec: ProbeSpec) -> Probe | None:
+        """The capture side for an experiment that selects the probe, None when it attaches
+        nothing to measured runs."""
+        return None
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         """The probe's result from what it stored, and its cautions."""
         return None, []
+
+    def run_metrics(self, store: Store, experiment_id: int) -> list[Metric]:
+        """The per-run metrics its analysis reads whose names the runs made, as stored."""
+        return []
 
     def combined(
         self, first: ProbeResult | None, second: ProbeResult | None, tags: Tags

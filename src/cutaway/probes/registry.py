@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from cutaway.probes.calls.plugin import CallsPlugin
 from cutaway.probes.instructions.plugin import InstructionsPlugin
+from cutaway.probes.load.plugin import LoadPlugin
 from cutaway.probes.plugin import ProbePlugin, StoreFormat
 from cutaway.probes.profile.plugin import ProfilePlugin
 from cutaway.probes.spans.plugin import SpansPlugin
@@ -17,6 +18,9 @@ from cutaway.probes.syscalls.plugin import SyscallsPlugin
 from cutaway.probes.uprobes.plugin import UprobesPlugin
 
 PLUGINS: tuple[ProbePlugin, ...] = (
+    # The load phase first: its part of every report comes before the probes' (its tables
+    # and figures are the answer of a load experiment).
+    LoadPlugin(),
     CallsPlugin(),
     SyscallsPlugin(),
     ProfilePlugin(),

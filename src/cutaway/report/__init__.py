@@ -64,20 +64,6 @@ def render_csv(analysis: Analysis) -> str:
     return render(analysis)
 
 
-def render_load_csv(analysis: Analysis) -> str:
-    """The load experiments' CSV (cutaway.report.csv_format.render_load_csv)."""
-    from cutaway.report.csv_format import render_load_csv as render
-
-    return render(analysis)
-
-
-def render_phases_csv(analysis: Analysis) -> str:
-    """The spans probe's phases as CSV (cutaway.report.csv_format.render_phases_csv)."""
-    from cutaway.report.csv_format import render_phases_csv as render
-
-    return render(analysis)
-
-
 def render_runs_csv(runs: Sequence[Run]) -> str:
     """One CSV row per stored run (cutaway.report.csv_format.render_runs_csv)."""
     from cutaway.report.csv_format import render_runs_csv as render
@@ -142,18 +128,6 @@ def build_formats() -> dict[str, Format]:
                 render_json,
             ),
             Format("csv", "csv", "one row per variant and metric, full precision", render_csv),
-            Format(
-                "load-csv",
-                "csv",
-                "load experiments: one row per variant, latency kind and phase, full precision",
-                render_load_csv,
-            ),
-            Format(
-                "phases-csv",
-                "csv",
-                "spans probe: one row per variant, condition, source and phase, full precision",
-                render_phases_csv,
-            ),
             *_probe_csv_formats(),
             Format(
                 "markdown",
@@ -207,9 +181,7 @@ __all__ = [
     "render_csv",
     "render_html",
     "render_json",
-    "render_load_csv",
     "render_markdown",
-    "render_phases_csv",
     "render_runs_csv",
     "render_terminal",
 ]

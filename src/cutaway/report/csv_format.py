@@ -1,8 +1,7 @@
-"""CSV: the summary report (one row per variant and metric), the calls probe's report (one row
-per variant, function and call position), a load experiment's latencies (one row per variant,
-kind and phase), the spans probe's phases (one row per variant, condition, source and phase)
-and the raw runs of `cutaway export`. A registered probe's own CSV exports
-(cutaway.probes.plugin ``csv_formats``) write their rows with report/export_values.py.
+"""CSV: the summary report (one row per variant and metric) and the raw runs of `cutaway
+export`. A registered probe's own CSV exports (cutaway.probes.plugin ``csv_formats``: the calls
+probe's calls, a load experiment's latencies, the spans probe's phases...) write their rows
+with report/export_values.py, by the same rules.
 
 Values are in base units (seconds, bytes, counts) at full precision: every float is written as
 its repr(), which reads back to the very same float. A value that is missing or not a number
@@ -14,18 +13,15 @@ often than by anything that insists on CRLF."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from cutaway.model import (
-    LOAD_PERCENTILES,
     PROCESS_METRICS,
     Analysis,
     Comparison,
     Run,
     Summary,
 )
-from cutaway.probes.spans.sections import phase_metric_name
 from cutaway.report.export_values import Cell, compared_cells, experiment_id_of, write_csv
 from cutaway.report.units import metric_sort_key, metric_unit
 
@@ -90,130 +86,6 @@ def render_csv(analysis: Analysis) -> str:
         for summary in analysis.summaries
     ]
     return write_csv(SUMMARY_COLUMNS, rows)
-
-
-LOAD_COLUMNS: tuple[str, ...] = (
-    "variant",
-    "kind",
-    "phase",
-    "unit",
-    "count",
-    "min",
-    "mean",
-    "sd",
-    "median",
-    *(f"p{p:g}" for p in LOAD_PERCENTILES[:-1]),
-    "max",
-    "requests",
-    "errors",
-    "throughput",
-)
-
-
-def render_load_csv(analysis: Analysis) -> str:
-    """A load experiment's latencies: one row per variant, kind (corrected, uncorrected) and
-    phase (connect, first_byte, total), in seconds, with the variant's requests, errors and
-    throughput (requests/s). Just the header for another experiment."""
-    rows: list[list[Cell]] = []
-    for summary in analysis.load:
-        for latency in summary.latencies:
-            if latency.count == 0:
-                continue
-            rows.append(
-                [
-                    summary.variant,
-                    latency.kind,
-                    latency.phase,
-                    "seconds",
-                    latency.count,
-                    latency.min,
-                    latency.mean,
-                    latency.sd,
-                    latency.median,
-                    *(latency.at(p) for p in LOAD_PERCENTILES),
-                    summary.requests,
-                    summary.error_count,
-                    summary.throughput,
-                ]
-            )
-    return write_csv(LOAD_COLUMNS, rows)
-
-
-PHASE_COLUMNS: tuple[str, ...] = (
-    "variant",
-    "condition",
-    "source",
-    "phase",
-    "parent",
-    "path",
-    "key",
-    "parent_key",
-    "unaccounted",
-    "unit",
-    "n",
-    "runs",
-    "mean",
-    "median",
-    "ci_low",
-    "ci_high",
-    "share",
-    "calls_per_operation",
-    "calls_per_run",
-    "metric",
-    "baseline",
-    "ratio",
-    "ratio_ci_low",
-    "ratio_ci_high",
-    "verdict",
-)
-
-
-def render_phases_csv(analysis: Analysis) -> str:
-    """The spans probe's phases, the JSON report's ``phases``: one row per variant, condition,
-    source and phase in the Analysis order, times per operation in seconds. ``path`` is the
-    phase's names from the outermost span down, as a JSON array (names are any text), ``key``
-    the same joined by ``/`` (cutaway.model.phase_key) and ``parent_key`` its parent's;
-    ``unaccounted`` is true or false; ``calls_per_operation`` and ``calls_per_run`` count the
-    phase's spans (empty for an unaccounted rest). The comparison columns come from
-    ``phase_comparisons``: the metric comparing the row (``phase:<key>``, every row of a
-    source whose phases are metrics), and, on each compared variant's row, its change against
-    ``baseline`` with the verdict (under conditions, the comparison with the baseline of its
-    condition; the JSON report has the others); empty elsewhere. Just the header without
-    phases."""
-    comparisons: dict[tuple[str, str], Comparison] = {}
-    for found in analysis.phase_comparisons:  # the first: against the baseline
-        comparisons.setdefault((found.variant, found.metric), found)
-    rows: list[list[Cell]] = []
-    for stat in analysis.phases:
-        metric = phase_metric_name(stat)
-        comparison = comparisons.get((stat.variant, metric)) if metric else None
-        rows.append(
-            [
-                stat.variant,
-                stat.condition,
-                stat.source,
-                stat.phase,
-                stat.parent,
-                json.dumps(list(stat.path), ensure_ascii=False),
-                stat.key,
-                stat.parent_key,
-                "true" if stat.unaccounted else "false",
-                "seconds",
-                stat.n,
-                stat.runs,
-                stat.mean,
-                stat.median,
-                stat.ci_low,
-                stat.ci_high,
-                stat.share,
-                stat.calls_per_operation,
-                stat.calls_per_run,
-                metric,
-                comparison.baseline if comparison else None,
-                *compared_cells(comparison),
-            ]
-        )
-    return write_csv(PHASE_COLUMNS, rows)
 
 
 def _metric_columns(runs: Sequence[Run]) -> list[str]:

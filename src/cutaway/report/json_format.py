@@ -51,23 +51,13 @@ import json
 from collections.abc import Mapping
 
 from cutaway.model import (
-    LATENCY_KINDS,
-    LOAD_PERCENTILES,
-    LOAD_PHASES,
-    PHASE_METRIC_PREFIX,
     Analysis,
     Calibration,
     Caution,
-    Comparison,
     ExperimentInfo,
-    LatencySummary,
-    LoadSummary,
-    PhaseStat,
     Run,
     Summary,
     TimeSeries,
-    parse_phase_key,
-    phase_key,
 )
 from cutaway.report.export_values import comparison_json, json_number
 from cutaway.report.hyperfine import hyperfine_results
@@ -191,9 +181,6 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "probes": list(analysis.probes),
         "runs": _runs(analysis.runs),
         "series": [_series(series) for series in analysis.series],
-        "phases": [_phase_stat(stat) for stat in analysis.phases],
-        "phase_comparisons": [_phase_comparison(c) for c in analysis.phase_comparisons],
-        "load": [_load(summary) for summary in analysis.load],
         "results": _hyperfine_results(analysis),
     }
     return _with_probe_parts(document, analysis)
@@ -201,9 +188,9 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
 
 def _with_probe_parts(document: dict[str, JsonValue], analysis: Analysis) -> dict[str, JsonValue]:
     """``document`` with every registered probe's parts (cutaway.probes.plugin
-    ``json_parts``), each right after the key it names (the document's or another part's),
-    parts after one key in the registry's order; a part after no known key goes before
-    ``results`` (the last key)."""
+    ``json_parts``), each right after the key it names, in the document or in another probe's
+    part (the uprobes probe's follows the spans probe's), parts after one key in the registry's
+    order; a part after no known key goes before ``results`` (the last key)."""
     from cutaway.probes.registry import plugins
 
     parts = [part for plugin in plugins() for part in plugin.json_parts(analysis)]
@@ -255,86 +242,8 @@ def _hyperfine_results(analysis: Analysis) -> list[JsonValue]:
     return results
 
 
-def _latency(latency: LatencySummary | None) -> JsonValue:
-    if latency is None or latency.count == 0:
-        return None
-    percentiles: dict[str, JsonValue] = {
-        ("max" if p == 100 else f"p{p:g}"): json_number(latency.at(p)) for p in LOAD_PERCENTILES
-    }
-    return {
-        "count": latency.count,
-        "min": json_number(latency.min),
-        "mean": json_number(latency.mean),
-        "sd": json_number(latency.sd),
-        **percentiles,
-    }
-
-
-def _load(summary: LoadSummary) -> dict[str, JsonValue]:
-    return {
-        "variant": summary.variant,
-        "phases": summary.phases,
-        "mode": summary.mode,
-        "protocol": summary.protocol,
-        "connections": summary.connections,
-        "rate": _optional_number(summary.rate),
-        "seconds": json_number(summary.seconds),
-        "requests": summary.requests,
-        "errors": summary.error_count,
-        "errors_by_kind": {kind: int(n) for kind, n in summary.errors.items()},
-        "throughput": json_number(summary.throughput),
-        "generator_saturated_phases": summary.saturated_phases,
-        "generator_missed_sends": summary.missed_sends,
-        "generator_cpu_share": _optional_number(summary.generator_cpu_share),
-        "latency": {
-            kind: {phase: _latency(summary.latency(kind, phase)) for phase in LOAD_PHASES}
-            for kind in LATENCY_KINDS
-        },
-    }
-
-
 def _optional_number(value: float | None) -> float | None:
     return None if value is None else json_number(value)
-
-
-def _phase_comparison(comparison: Comparison) -> dict[str, JsonValue]:
-    """A phase's comparison with the place its metric names (``phase:<key>``), so that
-    readers need not parse it."""
-    key = comparison.metric.removeprefix(PHASE_METRIC_PREFIX)
-    path, unaccounted = parse_phase_key(key)
-    return {
-        **comparison_json(comparison),
-        "unit": "seconds",
-        "key": key,
-        "path": list(path),
-        "parent": path[-2] if len(path) > 1 else None,
-        "parent_key": phase_key(path[:-1]) if len(path) > 1 else None,
-        "unaccounted": unaccounted,
-    }
-
-
-def _phase_stat(stat: PhaseStat) -> dict[str, JsonValue]:
-    return {
-        "variant": stat.variant,
-        "condition": stat.condition,
-        "source": stat.source,
-        "phase": stat.phase,
-        "parent": stat.parent,
-        "path": list(stat.path),
-        "key": stat.key,
-        "parent_key": stat.parent_key,
-        "metric": stat.metric,
-        "unaccounted": stat.unaccounted,
-        "n": stat.n,
-        "runs": stat.runs,
-        "mean": json_number(stat.mean),
-        "median": json_number(stat.median),
-        "ci_low": json_number(stat.ci_low),
-        "ci_high": json_number(stat.ci_high),
-        "share": json_number(stat.share),
-        "calls_per_operation": json_number(stat.calls_per_operation),
-        "calls_per_run": json_number(stat.calls_per_run),
-    }
 
 
 def _series(series: TimeSeries) -> dict[str, JsonValue]:

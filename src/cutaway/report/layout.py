@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cutaway.model import Analysis, Calibration, Comparison, ExperimentInfo
-from cutaway.probes.load.sections import LoadViews
 from cutaway.probes.plugin import ProbeViews
 from cutaway.probes.registry import plugins
 from cutaway.report.sections import (
@@ -59,15 +58,11 @@ from cutaway.report.views import (
     verdict_title,
 )
 
-# A load experiment's part (the load generator has no plugin yet), before the registered
-# probes' own.
-PROBE_VIEWS: tuple[ProbeViews, ...] = (LoadViews(),)
-
 
 def probe_views() -> tuple[ProbeViews, ...]:
-    """Every probe's part of the report, in the report's order."""
+    """Every probe's part of the report, in the report's order (the registry's)."""
     registered = (plugin.views for plugin in plugins())
-    return (*PROBE_VIEWS, *(views for views in registered if views is not None))
+    return tuple(views for views in registered if views is not None)
 
 
 def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:

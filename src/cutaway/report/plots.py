@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from cutaway.model import PERCENTILE_GRID, PRIMARY_METRIC, Analysis, Comparison, Metric
+from cutaway.model import PERCENTILE_GRID, Analysis, Comparison, Metric
 from cutaway.report.sections import (
     Align,
     Change,
@@ -49,7 +49,7 @@ Values = npt.NDArray[np.float64]
 
 
 def primary_figures(analysis: Analysis) -> list[Figure]:
-    primary = "throughput" if analysis.load else PRIMARY_METRIC
+    primary = analysis.primary_metric()
     return metric_figures(analysis, primary, run_table(analysis), percentiles=True)
 
 

@@ -346,7 +346,7 @@ def _no_difference_shown(comparison: Comparison) -> bool:
 
 def primary_metric(analysis: Analysis) -> str:
     """The metric a conclusion speaks of: wall time, or a load experiment's throughput."""
-    return "throughput" if analysis.load else PRIMARY_METRIC
+    return analysis.primary_metric()
 
 
 def _amount(analysis: Analysis, comparison: Comparison) -> str:

@@ -608,7 +608,7 @@ def _checked_probes(spec: Spec) -> tuple[list[Probe], list[str]]:
 
 def _built_probes(spec: Spec) -> list[Probe]:
     try:
-        return build_probes(spec.probes)
+        return build_probes(spec)
     except OSError as error:
         raise ProbeUnavailable(f"probe cannot run here: {error}") from None
 

@@ -16,6 +16,7 @@ from cutaway.model import (
     Caution,
     ProbeResult,
     ProbeSpec,
+    Spec,
 )
 from cutaway.probes.calls.result import CallsResult, calls_result
 from cutaway.probes.plugin import (
@@ -51,8 +52,8 @@ class CallsPlugin(ProbePlugin):
         ),
     )
 
-    def selected(self, spec: ProbeSpec) -> bool:
-        return bool(spec.calls)
+    def selected(self, spec: Spec) -> bool:
+        return bool(spec.probes.calls)
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.calls.capture import CallsProbe
@@ -75,11 +76,7 @@ class CallsPlugin(ProbePlugin):
             call_comparisons=tuple(call_comparisons(calls, spec, stored.resamples)),
             call_percentiles=tuple(call_percentile_curves(calls, spec)),
         )
-        lost = (
-            losses_cautions(stored.store, stored.experiment_id)
-            if self.selected(spec.probes)
-            else []
-        )
+        lost = losses_cautions(stored.store, stored.experiment_id) if self.selected(spec) else []
         return result, lost
 
     def combined(

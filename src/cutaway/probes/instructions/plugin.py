@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cutaway.model import ProbeSpec
+from cutaway.model import ProbeSpec, Spec
 from cutaway.probes.plugin import PROFILE_RECORDS, ProbePlugin
 
 if TYPE_CHECKING:
@@ -19,8 +19,8 @@ class InstructionsPlugin(ProbePlugin):
     recorded_event = "instruction"
     record_kinds = (PROFILE_RECORDS,)
 
-    def selected(self, spec: ProbeSpec) -> bool:
-        return spec.instructions
+    def selected(self, spec: Spec) -> bool:
+        return spec.probes.instructions
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.instructions.capture import InstructionsProbe

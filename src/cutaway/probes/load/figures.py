@@ -1,10 +1,12 @@
-"""A load experiment's figures (listed in cutaway.report.figures): the latency percentile curve of
-every variant's requests, corrected (solid: from each request's intended send time) and uncorrected
-(dashed: from its actual send time), so that what coordinated omission hides is in view."""
+"""A load experiment's figures (its plugin's, cutaway.probes.load.plugin): the latency
+percentile curve of every variant's requests, corrected (solid: from each request's intended
+send time) and uncorrected (dashed: from its actual send time), so that what coordinated
+omission hides is in view."""
 
 from __future__ import annotations
 
 from cutaway.model import PERCENTILE_GRID, Analysis, LatencySummary
+from cutaway.probes.load.result import load_summaries_of
 from cutaway.probes.load.sections import side_by_side_block
 from cutaway.report.sections import Figure, Heading, JsonValue, Line, Table, Tone
 from cutaway.report.units import axis_scale
@@ -14,10 +16,11 @@ KIND_POSITION = {"corrected": "1", "uncorrected": "2"}  # the chart's solid and 
 
 
 def load_figures(analysis: Analysis) -> list[Figure]:
-    if not analysis.load:
+    summaries = load_summaries_of(analysis)
+    if not summaries:
         return []
     curves: list[tuple[int, LatencySummary]] = []
-    for index, summary in enumerate(analysis.load):
+    for index, summary in enumerate(summaries):
         for kind in ("corrected", "uncorrected"):
             latency = summary.latency(kind, "total")
             if latency is not None and latency.count:
@@ -39,7 +42,7 @@ def load_figures(analysis: Analysis) -> list[Figure]:
     ]
     low = min((v for curve in points for _, v in curve if v > 0), default=0.0)
     high = max((v for curve in points for _, v in curve), default=0.0)
-    tables = [t for t in side_by_side_block(analysis.load, "corrected") if isinstance(t, Table)]
+    tables = [t for t in side_by_side_block(summaries, "corrected") if isinstance(t, Table)]
     title = Heading(("Latency percentiles",), (": every request of every counted load phase",))
     return [
         Figure(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from cutaway.model import AB_PERCENTILES, LOAD_PERCENTILES, Analysis, LatencySummary, LoadSummary
+from cutaway.probes.load.result import load_summaries_of
 from cutaway.report.sections import (
     Align,
     Block,
@@ -58,20 +59,22 @@ class LoadViews(TablesOnly):
     """The load phases' part of a report (cutaway.probes.plugin.ProbeViews)."""
 
     def compact_blocks(self, analysis: Analysis) -> list[Block]:
-        if not analysis.load:
+        summaries = load_summaries_of(analysis)
+        if not summaries:
             return []
-        return [overview_block(analysis.load), side_by_side_block(analysis.load, "corrected")]
+        return [overview_block(summaries), side_by_side_block(summaries, "corrected")]
 
     def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
-        if not analysis.load:
+        summaries = load_summaries_of(analysis)
+        if not summaries:
             return []
-        blocks = [overview_block(analysis.load)]
-        for summary in analysis.load:
+        blocks = [overview_block(summaries)]
+        for summary in summaries:
             blocks.append(connection_times_block(summary))
             blocks.append(served_within_block(summary))
-        blocks.append(side_by_side_block(analysis.load, "corrected"))
-        if any(s.mode == "open" for s in analysis.load):
-            blocks.append(side_by_side_block(analysis.load, "uncorrected"))
+        blocks.append(side_by_side_block(summaries, "corrected"))
+        if any(s.mode == "open" for s in summaries):
+            blocks.append(side_by_side_block(summaries, "uncorrected"))
         return [block for block in blocks if block]
 
 

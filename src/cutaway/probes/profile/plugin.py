@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cutaway.model import Analysis, Caution, FlameProfile, ProbeResult, ProbeSpec
+from cutaway.model import Analysis, Caution, FlameProfile, ProbeResult, ProbeSpec, Spec
 from cutaway.probes.plugin import (
     PROFILE_RECORDS,
     JoinedViews,
@@ -67,8 +67,8 @@ class ProfilePlugin(ProbePlugin):
         StoreFormat("flamegraph-diff", _flamegraph_diff, takes_variant=True),
     )
 
-    def selected(self, spec: ProbeSpec) -> bool:
-        return spec.profile is not None
+    def selected(self, spec: Spec) -> bool:
+        return spec.probes.profile is not None
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.profile.capture import ProfileProbe

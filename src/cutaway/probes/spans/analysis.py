@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cutaway.model import Caution, PhaseStat
+from cutaway.families import compared_pairs, paired_family, unpaired_family
+from cutaway.model import PHASE_METRIC_PREFIX, Caution, Comparison, Metric, PhaseStat, Spec
 from cutaway.probes.spans import phases as phase_tables
 from cutaway.probes.spans.capture import KIND, PROBLEMS_KIND
 from cutaway.stats import describe
@@ -183,3 +184,59 @@ def problem_cautions(store: Store, experiment_id: int) -> list[Caution]:
             Caution("spans", f"and {total - MAX_PROBLEM_CAUTIONS} more problems with spans")
         )
     return cautions
+
+
+def phase_metrics(store: Store, experiment_id: int) -> list[Metric]:
+    """The per-run metrics ``phase:<key>`` (a phase's place in the tree,
+    cutaway.model.phase_key), as stored (names are the program's span names: known only after
+    the runs)."""
+    return [
+        Metric(
+            name,
+            "seconds",
+            f"mean time per operation in the phase {name[len(PHASE_METRIC_PREFIX) :]!r}",
+        )
+        for name in store.metric_names(experiment_id)
+        if name.startswith(PHASE_METRIC_PREFIX)
+    ]
+
+
+def phase_comparisons(
+    store: Store, experiment_id: int, spec: Spec, resamples: int
+) -> list[Comparison]:
+    """Each phase's metric against the baseline, round by round, with the verdicts of the
+    whole-process metrics: one Holm family per variant, apart from theirs (a program with
+    forty phases must not dilute wall time's test)."""
+    metrics = phase_metrics(store, experiment_id)
+    tables = {m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics}
+    comparisons: list[Comparison] = []
+    for reference, variant in compared_pairs(spec):
+        comparisons += paired_family(tables, metrics, reference, variant, spec, resamples)
+    return comparisons
+
+
+def unpaired_phase_comparisons(
+    store: Store,
+    first: tuple[int, str],
+    second: tuple[int, str],
+    pairs: Sequence[tuple[str, str]],
+    *,
+    margin: float,
+    confidence: float,
+    resamples: int,
+) -> list[Comparison]:
+    """Two experiments' phases (``cutaway compare``), as their process metrics are compared:
+    each phase metric ``phase:<key>`` both measured, unpaired, one Holm family per pair of
+    variants apart from the process metrics (as within one experiment). ``first`` and
+    ``second`` are each (experiment id, tag); ``pairs`` (variant of the first, of the
+    second)."""
+    (first_id, first_tag), (second_id, second_tag) = first, second
+    second_names = {m.name for m in phase_metrics(store, second_id)}
+    metrics = [m for m in phase_metrics(store, first_id) if m.name in second_names]
+    comparisons: list[Comparison] = []
+    for name, name_second in pairs:
+        comparisons += unpaired_family(
+            store, (first_id, name, first_tag), (second_id, name_second, second_tag), metrics,
+            margin=margin, confidence=confidence, resamples=resamples, primary=None,
+        )  # fmt: skip
+    return comparisons

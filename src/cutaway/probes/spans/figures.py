@@ -7,6 +7,7 @@ own per phase. Its numbers are the dissection table's (mean per operation)."""
 from __future__ import annotations
 
 from cutaway.model import Analysis, PhaseStat
+from cutaway.probes.spans.result import phases_result
 from cutaway.probes.spans.sections import INDENT, SOURCE_TITLES, column_label, dissection_block
 from cutaway.report.sections import Figure, Heading, JsonValue, Line, Table, Tone
 from cutaway.report.units import axis_scale
@@ -14,7 +15,7 @@ from cutaway.visible import visible
 
 
 def spans_figures(analysis: Analysis) -> list[Figure]:
-    sources = list(dict.fromkeys(stat.source for stat in analysis.phases))
+    sources = list(dict.fromkeys(stat.source for stat in phases_result(analysis).phases))
     return [waterfall_figure(analysis, source) for source in sources]
 
 
@@ -25,7 +26,7 @@ def _round(value: float) -> float:
 def waterfall_figure(analysis: Analysis, source: str) -> Figure:
     """Data: unit; phases (indented labels, tree order); columns (variant x condition);
     offsets and values, per phase and column (null: the phase is not in that column)."""
-    stats = [stat for stat in analysis.phases if stat.source == source]
+    stats = [stat for stat in phases_result(analysis).phases if stat.source == source]
     labels = list(dict.fromkeys(column_label(stat) for stat in stats))
     keys = list(dict.fromkeys((stat.path, stat.unaccounted) for stat in stats))
     cells: dict[tuple[tuple[str, ...], bool, str], PhaseStat] = {

@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 
 from cutaway.model import Analysis, Comparison, PhaseStat
+from cutaway.probes.spans.result import phases_result
 from cutaway.report.sections import (
     Align,
     Block,
@@ -73,7 +74,7 @@ def phase_metric_name(stat: PhaseStat) -> str | None:
 
 def dissection_blocks(analysis: Analysis, *, compact: bool = False) -> list[Block]:
     """One table per source of spans (SDK, OpenTelemetry, uprobes), then the note."""
-    sources = list(dict.fromkeys(stat.source for stat in analysis.phases))
+    sources = list(dict.fromkeys(stat.source for stat in phases_result(analysis).phases))
     blocks: list[Block] = [
         dissection_block(analysis, source, compact=compact) for source in sources
     ]
@@ -83,13 +84,13 @@ def dissection_blocks(analysis: Analysis, *, compact: bool = False) -> list[Bloc
 
 
 def dissection_block(analysis: Analysis, source: str, *, compact: bool = False) -> Block:
-    stats = [stat for stat in analysis.phases if stat.source == source]
+    stats = [stat for stat in phases_result(analysis).phases if stat.source == source]
     labels = list(dict.fromkeys(column_label(stat) for stat in stats))
     # Every pair the phases were compared in, as the verdict table has them: one experiment,
     # each variant against the baseline and, under [[conditions]], each variant's copy in a
     # later condition against its first (cold against warm); two (cutaway compare), each
     # variant of the second against itself in the first.
-    others = list(analysis.phase_comparisons)
+    others = list(phases_result(analysis).phase_comparisons)
     pairs = list(dict.fromkeys((c.baseline, c.variant) for c in others))
     if source not in COMPARED_SOURCES:
         pairs = []  # its phases are no metrics of their own: times only

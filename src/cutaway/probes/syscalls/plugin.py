@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cutaway.model import ProbeSpec
+from cutaway.model import ProbeSpec, Spec
 from cutaway.probes.plugin import CALL_RECORDS, ProbePlugin
 
 if TYPE_CHECKING:
@@ -18,8 +18,8 @@ class SyscallsPlugin(ProbePlugin):
     name = "syscalls"
     record_kinds = (CALL_RECORDS,)
 
-    def selected(self, spec: ProbeSpec) -> bool:
-        return bool(spec.syscalls)
+    def selected(self, spec: Spec) -> bool:
+        return bool(spec.probes.syscalls)
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.syscalls.capture import SyscallsProbe

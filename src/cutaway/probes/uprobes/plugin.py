@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
-from cutaway.model import Analysis, Caution, FunctionCalls, ProbeResult, ProbeSpec
+from cutaway.model import Analysis, Caution, FunctionCalls, ProbeResult, ProbeSpec, Spec
 from cutaway.probes.plugin import (
     PHASE_RECORDS,
     CsvFormat,
@@ -73,8 +73,8 @@ class UprobesPlugin(ProbePlugin):
         ),
     )
 
-    def selected(self, spec: ProbeSpec) -> bool:
-        return bool(spec.uprobes)
+    def selected(self, spec: Spec) -> bool:
+        return bool(spec.probes.uprobes)
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.uprobes.capture import UprobesProbe

@@ -1,7 +1,8 @@
 """cutaway as a library: run experiments and load stored ones as arrays, without the CLI.
 
 >>> from cutaway import api
->>> data = api.load()                     # the newest experiment in .cutaway/cutaway.db
+>>> data = api.load()                     # the newest experiment in $CUTAWAY_DB
+...                                       # (else .cutaway/cutaway.db), as the CLI
 >>> data.values("wall")["fast"]           # that variant's counted wall times, in seconds
 >>> rounds, names, table = data.paired("wall")   # one row per round, NaN where a run failed
 >>> api.analyze().comparisons             # the same Analysis every report renders
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from cutaway.store import Store, StoredExperiment
 
 DEFAULT_DB = Path(".cutaway") / "cutaway.db"
+DB_VARIABLE = "CUTAWAY_DB"  # as for every command of the CLI (cutaway.cli.listing)
 
 
 def use_registered_probes() -> None:
@@ -51,10 +53,11 @@ use_registered_probes()
 
 
 def open_store(db: str | os.PathLike[str] | None = None) -> Store:
-    """The store at ``db``, or ``.cutaway/cutaway.db`` under the current directory."""
+    """The store at ``db``; by default the one every command of the CLI uses: $CUTAWAY_DB,
+    else ``.cutaway/cutaway.db`` under the current directory."""
     from cutaway.store import Store
 
-    return Store(db if db is not None else DEFAULT_DB)
+    return Store(db if db is not None else os.environ.get(DB_VARIABLE) or DEFAULT_DB)
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class ExperimentData:
 
     def values(self, metric: str) -> dict[str, NDArray[np.float64]]:
         """Each variant's successful counted values of ``metric``, in round order."""
-        import numpy as np
+        from cutaway.numeric import np
 
         _, names, table = self.paired(metric)
         return {name: table[:, i][np.isfinite(table[:, i])] for i, name in enumerate(names)}

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from cutaway.model import Caution, Comparison, ExperimentInfo, Run, RunStatus, Spec, Verdict
+from cutaway.numeric import np
 from cutaway.stats import outlier_mask, trend
 from cutaway.store import MetricTable
 

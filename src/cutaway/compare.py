@@ -16,15 +16,10 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, TypeVar
 
 from cutaway.cautions import experiment_cautions
-from cutaway.environment import differences
 from cutaway.families import compared_pairs, paired_family, unpaired_family
-from cutaway.metrics.series import load_series
 from cutaway.model import (
     Analysis,
     CallPercentiles,
@@ -37,11 +32,16 @@ from cutaway.model import (
     Run,
     Spec,
     Summary,
+    TimeSeries,
 )
+from cutaway.numeric import np
 from cutaway.probes.core import CorePlugin, Tags, plugins, records_kept
 from cutaway.probes.core import StoredExperiment as StoredForProbes
 from cutaway.stats import describe
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 RESAMPLES = 10_000
 
@@ -133,10 +133,16 @@ def analyze(
         if all_pairs
         else (),
         runs=tuple(runs),
-        series=tuple(load_series(store, experiment_id))
-        if any(m.series for m in spec.metrics)
-        else (),
+        series=_series(store, experiment_id) if any(m.series for m in spec.metrics) else (),
     )
+
+
+def _series(store: Store, experiment_id: int) -> tuple[TimeSeries, ...]:
+    """The sampled series of an experiment that declared some (their reader is imported only
+    then: a report without series does not pay for it)."""
+    from cutaway.metrics.series import load_series
+
+    return tuple(load_series(store, experiment_id))
 
 
 def _analyzed(spec: Spec) -> list[CorePlugin]:
@@ -276,6 +282,8 @@ def compare_experiments(
     the same name, or as ``variant_map`` pairs them (a variant of the first -> one of the
     second); VariantMismatch when none pair. ``all_pairs`` adds each experiment's own pairwise
     comparisons, its tag in the names."""
+    from cutaway.environment import differences as environment_differences
+
     pairs = paired_variants(store, first_id, second_id, variant_map or {})
     first, second = (
         analyze(store, first_id, resamples=resamples, all_pairs=all_pairs),
@@ -286,7 +294,7 @@ def compare_experiments(
     shared_a, shared_b = [old for old, _ in pairs], [new for _, new in pairs]
     cautions = [
         Caution("environment", f"environments differ: {d}")
-        for d in differences(dict(a.environment), dict(b.environment))
+        for d in environment_differences(dict(a.environment), dict(b.environment))
     ]
     cautions.append(
         Caution(

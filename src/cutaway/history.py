@@ -320,8 +320,7 @@ def _estimate(
     make an experiment look uncertain (the order-statistic interval at ten runs reaches the
     slowest run, and as a weight it hid a 10 % step). For a ratio: the geometric mean's, from
     the spread of the per-round log ratios (ratio * log_sd / sqrt(n))."""
-    import numpy as np
-
+    from cutaway.numeric import np
     from cutaway.stats.descriptive import median
     from cutaway.stats.paired import paired_ratio
 
@@ -345,8 +344,7 @@ def median_standard_error(values: npt.ArrayLike) -> float:
     """The median's large-sample standard error, sqrt(pi / 2) * sigma / sqrt(n), with sigma
     read from the median absolute deviation (1.4826 MAD: sigma for normal noise, and blind to
     a few slowed runs); NaN for fewer than 2 values."""
-    import numpy as np
-
+    from cutaway.numeric import np
     from cutaway.stats.descriptive import median
 
     data = np.asarray(values, dtype=np.float64)

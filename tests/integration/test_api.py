@@ -46,3 +46,17 @@ def test_an_int_id_and_an_unknown_metric(tmp_path: Path) -> None:
         data.values("nosuchmetric")
     with pytest.raises(TypeError):
         api.load(True, db)  # type: ignore[arg-type]
+
+
+def test_the_default_store_is_the_clis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without db=, the library reads the store `cutaway run` wrote: $CUTAWAY_DB, else
+    .cutaway/cutaway.db under the current directory."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CUTAWAY_DB", str(tmp_path / "elsewhere.db"))
+    outcome = api.run(quick_spec(["true"], ["t"], rounds=2, warmup_rounds=0))
+    assert (tmp_path / "elsewhere.db").exists()
+    assert not (tmp_path / ".cutaway").exists()
+    assert api.load(outcome.experiment_id).experiment.id == outcome.experiment_id
+    monkeypatch.delenv("CUTAWAY_DB")
+    api.run(quick_spec(["true"], ["t"], rounds=2, warmup_rounds=0))
+    assert api.load(1, tmp_path / ".cutaway" / "cutaway.db").experiment.id == 1

@@ -46,6 +46,30 @@ def test_a_typo_gets_a_suggestion(
 
 
 @pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (["reprot"], "report"),
+        (["report", "--format", "jsno"], "json"),
+        (["export", "--format", "flamegrph"], "flamegraph"),
+    ],
+)
+def test_a_mistyped_choice_gets_a_suggestion_before_the_short_usage(
+    capsys: pytest.CaptureFixture[str], argv: list[str], suggestion: str
+) -> None:
+    err = usage_error(capsys, *argv)
+    error, usage = err.splitlines()
+    assert "invalid choice" in error
+    assert error.endswith(f"(did you mean {suggestion}?)")
+    assert usage.startswith("usage: cutaway")
+
+
+def test_a_choice_far_from_every_one_gets_no_suggestion(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert "did you mean" not in usage_error(capsys, "zzzzzz")
+
+
+@pytest.mark.parametrize(
     "argv",
     [
         ["run", "-c", "true", "--rou", "5"],
@@ -399,3 +423,30 @@ def test_keep_leftovers_in_quick_mode_and_over_a_file(
     path.write_text('name = "x"\ncommand = "true"\n')
     assert spec_of(str(path)).keep_leftovers is False
     assert spec_of(str(path), "--keep-leftovers").keep_leftovers is True
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "-c", "true", "--rounds", "3", "--export-json", "x.json"],
+        ["report", "2", "--format", "json", "--all-metrics"],
+        ["compare", "1", "2", "--map", "a=b"],
+        ["list", "--db", "x.db"],
+        ["export", "--format", "runs-csv", "-o", "x.csv"],
+        ["check", "-c", "true", "--fail-on", "wall=5%", "--max-rounds", "9"],
+        ["bisect", "v1", "v2", "--db", "x.db"],
+        ["history", "name"],
+        ["publish", "site", "--db", "x.db"],
+    ],
+)
+def test_a_parser_built_for_one_command_parses_it_as_the_whole_parser(argv: list[str]) -> None:
+    """The parser is built with only the named command's options: that command's arguments,
+    and its --help, are the same as the whole parser's."""
+    whole, alone = cli.build_parser(), cli.build_parser(argv[0])
+    assert alone.parse_known_args(argv) == whole.parse_known_args(argv)
+    command = argv[0]
+    assert (
+        parser_module._subparsers(alone)[command].format_help()
+        == parser_module._subparsers(whole)[command].format_help()
+    )
+    assert alone.format_help() == whole.format_help()

@@ -77,6 +77,7 @@ def test_version_is_the_parsers(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_the_default_store_is_the_librarys() -> None:
     assert str(api.DEFAULT_DB) == listing.DEFAULT_DB
+    assert api.DB_VARIABLE == listing.DB_VARIABLE
     assert commands.DEFAULT_DB == listing.DEFAULT_DB
 
 

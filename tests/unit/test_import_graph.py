@@ -149,6 +149,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cutaway.attribution.result",
             "cutaway.events",
             "cutaway.visible",
+            "cutaway.numeric",
             "cutaway.stats*",
             "cutaway.syscall_names",
             "cutaway.output_files",

@@ -194,3 +194,47 @@ def test_report_imports_no_scipy(db: Path) -> None:
     status, heavy = imported_by(["report", "1", "--db", str(db), "--color", "never"])
     assert status == 0
     assert "scipy" not in heavy
+
+
+def threads_and_blas_variable(code: str, environment: dict[str, str]) -> tuple[int, str | None]:
+    """The number of threads of a fresh interpreter after ``code``, and its
+    OPENBLAS_NUM_THREADS then (None: unset)."""
+    probe = (
+        f"{code}\nimport json, os\n"
+        "print(json.dumps([len(os.listdir('/proc/self/task')),"
+        " os.environ.get('OPENBLAS_NUM_THREADS')]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=environment, check=True
+    )
+    threads, variable = json.loads(result.stdout)
+    return threads, variable
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="OpenBLAS starts no thread on one core")
+def test_the_analysis_loads_numpy_without_blas_threads(db: Path) -> None:
+    """numpy's OpenBLAS starts a spinning thread per core as it loads: a report loads it with
+    one, and takes the variable back, so that the commands measured later do not inherit it."""
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    code = (
+        "import contextlib, io\nfrom cutaway.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['report', '1', '--db', {str(db)!r}, '--color', 'never'])\n"
+        "import numpy"
+    )
+    assert threads_and_blas_variable(code, environment) == (1, None)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="OpenBLAS starts no thread on one core")
+def test_a_blas_thread_count_the_user_set_is_kept() -> None:
+    environment = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
+    assert threads_and_blas_variable("import cutaway.compare", environment) == (2, "2")
+
+
+def test_report_imports_no_other_commands_module(db: Path) -> None:
+    """A command line names one command: the parser takes only its options, and the other
+    commands' modules (run's options, check, bisect, history) are not imported."""
+    modules = modules_after(["report", "1", "--db", str(db), "--color", "never"])
+    others = {"cutaway.cli.run", "cutaway.cli.run_options", "cutaway.cli.check"}
+    others |= {"cutaway.cli.bisect", "cutaway.cli.history"}
+    assert not others & modules

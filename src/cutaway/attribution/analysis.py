@@ -33,10 +33,9 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
-
+from cutaway.attribution import JSON_LISTED, LISTED
 from cutaway.model import (
     ATTRIBUTION_KINDS,
     INSTRUCTIONS_METRIC,
@@ -45,13 +44,12 @@ from cutaway.model import (
     AttributionTotal,
     Spec,
 )
+from cutaway.numeric import np
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import KIND_ORDER, function_weights, report_unit
 from cutaway.stats import describe
 from cutaway.store import Store
 
-LISTED = 15  # functions listed per variant, kind and profile (seed 002's top 15)
-JSON_LISTED = 40  # in the JSON export
 # Points of the curve (and always the last function).
 CURVE_RANKS = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 # The whole-process metric each kind of profile is reconciled with, and the runs it is read in.
@@ -62,6 +60,9 @@ MEASURED: Mapping[str, tuple[str, str]] = {
 # A load phase's CPU time of the server (cutaway.probes.load), for a system-wide profile
 # narrowed to the server's processes.
 SERVER_CPU_METRIC = "server_cpu"
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)

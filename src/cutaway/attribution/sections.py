@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from cutaway.attribution.analysis import LISTED
+from cutaway.attribution import LISTED
 from cutaway.attribution.result import attribution_of
 from cutaway.model import Analysis, AttributionEntry, AttributionPoint, AttributionTotal
 from cutaway.report.sections import (

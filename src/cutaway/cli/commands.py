@@ -19,14 +19,13 @@ sent to the terminal."""
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib import import_module
 
 from cutaway import interrupts
 from cutaway.api import use_registered_probes
-from cutaway.cli.bisect import cmd_bisect
-from cutaway.cli.check import cmd_check
-from cutaway.cli.history import cmd_history, cmd_publish
 from cutaway.cli.listing import DEFAULT_DB
 
 # The parser and the shared names, importable from here as before the commands were split by
@@ -38,7 +37,6 @@ from cutaway.cli.parser import (
     parse_arguments,
     split_workload,
 )
-from cutaway.cli.run import cmd_run
 from cutaway.cli.run_spec import spec_from_args
 from cutaway.cli.shared import (
     EXIT_ERROR,
@@ -49,7 +47,6 @@ from cutaway.cli.shared import (
     color_wanted,
     stored_line,
 )
-from cutaway.cli.stored import cmd_compare, cmd_export, cmd_list, cmd_report
 from cutaway.cli.streams import pipe_safe_streams
 from cutaway.visible import visible
 
@@ -72,16 +69,27 @@ __all__ = [
 ]
 
 
+def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """The command ``name`` of ``module``, imported when it is run: a command line runs one
+    command, and importing every command's module cost each one the others' imports."""
+
+    def command(args: argparse.Namespace) -> int:
+        found: Callable[[argparse.Namespace], int] = getattr(import_module(module), name)
+        return found(args)
+
+    return command
+
+
 COMMANDS = {
-    "run": cmd_run,
-    "report": cmd_report,
-    "compare": cmd_compare,
-    "list": cmd_list,
-    "export": cmd_export,
-    "check": cmd_check,
-    "bisect": cmd_bisect,
-    "history": cmd_history,
-    "publish": cmd_publish,
+    "run": _command("cutaway.cli.run", "cmd_run"),
+    "report": _command("cutaway.cli.stored", "cmd_report"),
+    "compare": _command("cutaway.cli.stored", "cmd_compare"),
+    "list": _command("cutaway.cli.stored", "cmd_list"),
+    "export": _command("cutaway.cli.stored", "cmd_export"),
+    "check": _command("cutaway.cli.check", "cmd_check"),
+    "bisect": _command("cutaway.cli.bisect", "cmd_bisect"),
+    "history": _command("cutaway.cli.history", "cmd_history"),
+    "publish": _command("cutaway.cli.history", "cmd_publish"),
 }
 
 

@@ -7,14 +7,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from cutaway import __version__
-from cutaway.cli.bisect import add_bisect_arguments
-from cutaway.cli.check import add_check_arguments
-from cutaway.cli.history import add_history_arguments, add_publish_arguments
 from cutaway.cli.hyperfine_options import (
     CLEANUP_NOTE,
     different_option,
@@ -23,7 +21,6 @@ from cutaway.cli.hyperfine_options import (
 )
 from cutaway.cli.listing import DB_VARIABLE, DEFAULT_DB
 from cutaway.cli.options import FLAME_GRAPHS, REPORT_FORMATS, add_db_option, add_output_options
-from cutaway.cli.run_options import add_run_arguments
 from cutaway.cli.run_spec import command_hint
 from cutaway.cli.shared import EXIT_USAGE
 from cutaway.visible import display, visible
@@ -42,9 +39,25 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(
             EXIT_USAGE,
-            f"{self.prog}: error: {message}\n"
+            f"{self.prog}: error: {_with_choice_hint(message)}\n"
             f"usage: {self.prog} ... (`{self.prog} --help` lists every option)\n",
         )
+
+
+# argparse's words for a value outside an argument's choices (Python 3.11 to 3.13), which it
+# gives without the closest one that a mistyped option gets (see parse_arguments).
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+def _with_choice_hint(message: str) -> str:
+    """argparse's message, with the closest choice to a mistyped one: `cutaway reprot` (did
+    you mean report?)."""
+    found = _INVALID_CHOICE.search(message)
+    if found is None:
+        return message
+    choices = re.findall(r"'([^']*)'", found.group(2))
+    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+    return f"{message} (did you mean {close[0]}?)" if close else message
 
 
 def _subparser(
@@ -53,9 +66,27 @@ def _subparser(
     return commands.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Every command with its one-line help, in `cutaway --help`'s order.
+COMMAND_HELP = {
+    "run": "run an experiment file, or quick mode with -c",
+    "report": "report a stored experiment",
+    "compare": "compare two stored experiments",
+    "list": "list stored experiments",
+    "export": "write a stored experiment in another format",
+    "check": "the CI gate: fail when a candidate is slower",
+    "bisect": "find the commit that made a workload slower",
+    "history": "results by version, with the steps between them",
+    "publish": "every history as offline HTML pages",
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """Abbreviations are off everywhere (``--rou`` is not ``--rounds``): an unknown option gets
-    a suggestion instead (see :func:`main`)."""
+    a suggestion instead (see :func:`main`).
+
+    With ``command``, only that command takes its options; the others are listed (for
+    `cutaway --help` and a mistyped name) without them. A command line names one command, and
+    the others' options are most of the parser's cost (their modules, some hundred actions)."""
     parser = _Parser(
         prog="cutaway",
         description=("Measure variants of a command in interleaved rounds and say what changed."),
@@ -64,16 +95,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"cutaway {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    subparsers = {
+        name: _subparser(commands, name, help_text) for name, help_text in COMMAND_HELP.items()
+    }
+    for name, add_arguments in _ARGUMENTS.items():
+        if command is None or command == name or (command == "check" and name == "run"):
+            add_arguments(subparsers)  # check takes run's options: run's are added first
+    return parser
 
-    run = _subparser(commands, "run", "run an experiment file, or quick mode with -c")
-    add_run_arguments(run)
 
-    report = _subparser(commands, "report", "report a stored experiment")
+Subparsers = dict[str, argparse.ArgumentParser]
+
+
+def _run_arguments(subparsers: Subparsers) -> None:
+    from cutaway.cli.run_options import add_run_arguments
+
+    add_run_arguments(subparsers["run"])
+
+
+def _report_arguments(subparsers: Subparsers) -> None:
+    report = subparsers["report"]
     report.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
     report.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
     add_output_options(report)
 
-    compare = _subparser(commands, "compare", "compare two stored experiments")
+
+def _compare_arguments(subparsers: Subparsers) -> None:
+    compare = subparsers["compare"]
     compare.add_argument("first", help="the reference experiment (id or name)")
     compare.add_argument("second", help="the experiment compared with it")
     compare.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
@@ -87,10 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_output_options(compare)
 
-    listing = _subparser(commands, "list", "list stored experiments")
-    add_db_option(listing)
 
-    export = _subparser(commands, "export", "write a stored experiment in another format")
+def _list_arguments(subparsers: Subparsers) -> None:
+    add_db_option(subparsers["list"])
+
+
+def _export_arguments(subparsers: Subparsers) -> None:
+    export = subparsers["export"]
     export.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
     export.add_argument(
         "--format",
@@ -107,21 +158,45 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     add_db_option(export)
 
-    check = _subparser(commands, "check", "the CI gate: fail when a candidate is slower")
-    add_check_arguments(check, run)
 
-    bisect = _subparser(commands, "bisect", "find the commit that made a workload slower")
-    add_bisect_arguments(bisect)
-    add_db_option(bisect)
+def _check_arguments(subparsers: Subparsers) -> None:
+    from cutaway.cli.check import add_check_arguments
 
-    history = _subparser(commands, "history", "results by version, with the steps between them")
-    add_history_arguments(history)
-    add_db_option(history)
+    add_check_arguments(subparsers["check"], subparsers["run"])
 
-    publish = _subparser(commands, "publish", "every history as offline HTML pages")
-    add_publish_arguments(publish)
-    add_db_option(publish)
-    return parser
+
+def _bisect_arguments(subparsers: Subparsers) -> None:
+    from cutaway.cli.bisect import add_bisect_arguments
+
+    add_bisect_arguments(subparsers["bisect"])
+    add_db_option(subparsers["bisect"])
+
+
+def _history_arguments(subparsers: Subparsers) -> None:
+    from cutaway.cli.history import add_history_arguments
+
+    add_history_arguments(subparsers["history"])
+    add_db_option(subparsers["history"])
+
+
+def _publish_arguments(subparsers: Subparsers) -> None:
+    from cutaway.cli.history import add_publish_arguments
+
+    add_publish_arguments(subparsers["publish"])
+    add_db_option(subparsers["publish"])
+
+
+_ARGUMENTS = {
+    "run": _run_arguments,
+    "report": _report_arguments,
+    "compare": _compare_arguments,
+    "list": _list_arguments,
+    "export": _export_arguments,
+    "check": _check_arguments,
+    "bisect": _bisect_arguments,
+    "history": _history_arguments,
+    "publish": _publish_arguments,
+}
 
 
 def normalize_shell(argv: Sequence[str]) -> list[str]:
@@ -174,8 +249,8 @@ def _not_utf8(arguments: Sequence[str]) -> str | None:
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse, and answer an unknown option with the closest known one (``--rnuds``: did you
     mean --rounds?). Exits 2 on bad usage, as argparse does."""
-    parser = build_parser()
     every_argument = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_named(every_argument))
     problem = _not_utf8(every_argument)
     if problem is not None:
         parser.error(problem)
@@ -209,6 +284,13 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
                 message += f" (did you mean {close[0]}?)"
         problems.append(message)
     subparser.error(visible("; ".join(problems)))
+
+
+def _command_named(arguments: Sequence[str]) -> str | None:
+    """The command an argument list names (the first word that is not an option: the parser
+    itself takes only --help and --version before it), None for none known."""
+    first = next((argument for argument in arguments if not argument.startswith("-")), None)
+    return first if first in COMMAND_HELP else None
 
 
 def _positional_commands(

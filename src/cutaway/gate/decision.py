@@ -32,10 +32,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-import numpy as np
-
 from cutaway.gate.rules import GateRule
 from cutaway.model import HIGHER_IS_BETTER, PRIMARY_METRIC, Spec
+from cutaway.numeric import np
 from cutaway.stats import paired_ratio
 from cutaway.stats.paired import minimum_pairs
 from cutaway.store import Store

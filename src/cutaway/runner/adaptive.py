@@ -26,8 +26,7 @@ def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | Non
     while there are too few complete rounds to say."""
     # Imported here: the runner imports this module, and numpy must not load before the runs
     # (cutaway.cli.commands imports the analysis while discarded runs go, see there).
-    import numpy as np
-
+    from cutaway.numeric import np
     from cutaway.stats import describe, paired_ratio
 
     table = store.metric_table(experiment_id, PRIMARY_METRIC)

@@ -10,6 +10,7 @@ Nothing here imports scipy: its import took most of the time of ``cutaway report
 - ``diagnostics``: outlying runs and drift.
 """
 
+from cutaway import numeric  # noqa: F401  (numpy loads through it: see there)
 from cutaway.stats.descriptive import Description, describe, median_and_percentiles
 from cutaway.stats.diagnostics import Trend, outlier_mask, trend
 from cutaway.stats.paired import (

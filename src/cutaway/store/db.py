@@ -539,7 +539,7 @@ class Store:
                 " WHERE r.experiment_id = ? AND r.round_index >= 0 AND r.purpose = ?",
                 (metric, experiment_id, purpose),
             ).fetchall()
-        import numpy as np  # here only: listing experiments must not import numpy
+        from cutaway.numeric import np  # here only: listing experiments must not import numpy
 
         columns = self._columns(experiment_id)
         variants = variant_names(variant_rows, columns)
@@ -630,7 +630,7 @@ def _usable_cells(matrix: npt.NDArray[np.float64], minimum: float | None) -> boo
     writes it: whole rounds and positions, and each value finite (or NaN: no usable run) and
     not below ``minimum``, in the range of measurements (store/checks.py). Compared without
     arithmetic, so NaN raises no numpy warning."""
-    import numpy as np
+    from cutaway.numeric import np
 
     places = matrix[:, :2]
     if not (np.isfinite(places).all() and np.array_equal(places, np.trunc(places))):

@@ -234,6 +234,7 @@ class Store:
             raise unknown from error
         if heartbeat:
             self._heartbeats[experiment_id] = now
+        self._engine.run_stored()
 
     def _unknown_variant(self, experiment_id: int, variant: str) -> StoreError | None:
         """After a refused run: the clearer error when its experiment or variant is unknown

@@ -13,6 +13,7 @@ block to block while every block stays balanced, and a resumed experiment sees t
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 
 def williams_rows(k: int) -> list[list[int]]:
@@ -49,6 +50,14 @@ def round_order(k: int, round_index: int, seed: int) -> list[int]:
 
     Warmup rounds have negative indices and get orders of their own from the same scheme."""
     block, row = divmod(round_index, williams_row_count(k))
+    relabel = _relabelling(k, block, seed)
+    return [relabel[value] for value in williams_row(k, row)]
+
+
+@lru_cache(maxsize=4)
+def _relabelling(k: int, block: int, seed: int) -> tuple[int, ...]:
+    """The seeded permutation of one block, made once for its rounds (seeding a generator
+    cost more than the rest of a round's bookkeeping when k is small)."""
     relabel = list(range(k))
     random.Random(f"{seed}:{block}").shuffle(relabel)
-    return [relabel[value] for value in williams_row(k, row)]
+    return tuple(relabel)

@@ -56,8 +56,9 @@ def round_order(k: int, round_index: int, seed: int) -> list[int]:
 
 @lru_cache(maxsize=4)
 def _relabelling(k: int, block: int, seed: int) -> tuple[int, ...]:
-    """The seeded permutation of one block, made once for its rounds (seeding a generator
-    cost more than the rest of a round's bookkeeping when k is small)."""
+    """The seeded permutation of one block, made once for its rounds: seeding a generator
+    costs more than the rest of a round's bookkeeping."""
     relabel = list(range(k))
-    random.Random(f"{seed}:{block}").shuffle(relabel)
+    if k > 1:  # one variant: every block is its own round, and there is nothing to shuffle
+        random.Random(f"{seed}:{block}").shuffle(relabel)
     return tuple(relabel)

@@ -31,7 +31,6 @@ NOT_YET_MOVED: dict[str, set[str]] = {
     "profile": {
         "cutaway.attribution.analysis",
         "cutaway.probes.instructions.capture",
-        "cutaway.report.html.flamegraphs",
     },
     "spans": {
         "cutaway.probes.uprobes.capture",

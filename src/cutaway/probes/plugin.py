@@ -31,6 +31,8 @@ layers above hand the registry's plugins):
 - ``figures(analysis)``: its charts with their numbers (report/sections.py ``Figure``);
   ``closing_figures(analysis)``: those drawn after every probe's own (the profile probe's
   attribution, which sums a difference up);
+- ``flame_graphs(analysis)``: its interactive SVG documents in the HTML report's flame-graph
+  section (:class:`FlameGraphDocument`: the profile probe's, each folded away in a frame);
 - ``json_part(analysis)``: its keys in the JSON report, always present (empty lists when it
   measured nothing), placed after the key ``json_after`` (of the document or of another
   probe's part; None: before ``results``); ``json_parts`` when its keys sit in more than one
@@ -159,6 +161,16 @@ class StoreFormat:
     takes_variant: bool = False
 
 
+@dataclass(frozen=True)
+class FlameGraphDocument:
+    """A flame graph of the HTML report: its title and its SVG document, which holds one script
+    (cutaway.report.html.flamegraphs frames it and lists the script's hash in the page's
+    policy)."""
+
+    title: str
+    svg: str
+
+
 class RunModeError(Exception):
     """Input a probe's run mode cannot use, or a failure its user can mend (a server that does
     not answer): ``cutaway run`` exits 2 with this message."""
@@ -236,6 +248,10 @@ class ProbePlugin:
 
     def closing_figures(self, analysis: Analysis) -> list[Figure]:
         """Figures drawn after every probe's ``figures``: what sums a difference up."""
+        return []
+
+    def flame_graphs(self, analysis: Analysis) -> list[FlameGraphDocument]:
+        """Its flame graphs in the HTML report, in order."""
         return []
 
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:

@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 
 from cutaway.model import PRIMARY_METRIC, Analysis, FlameProfile
 from cutaway.probes.profile import records
-from cutaway.probes.profile.analysis import KIND_ORDER, merge_profiles, report_unit
+from cutaway.probes.profile.analysis import merge_profiles
 from cutaway.probes.profile.result import profile_of
+from cutaway.probes.stacks import KIND_ORDER, report_unit
 from cutaway.store import Store
 from cutaway.visible import visible
 

@@ -29,6 +29,7 @@ from cutaway.model import (
 from cutaway.probes import registry
 from cutaway.probes.plugin import (
     CsvFormat,
+    FlameGraphDocument,
     ProbePlugin,
     ProbeViews,
     StoredExperiment,
@@ -122,6 +123,12 @@ class ToyPlugin(ProbePlugin):
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
         return {"toy": [{"variant": variant, "runs": n} for variant, n in _toy_of(analysis)]}
 
+    def flame_graphs(self, analysis: Analysis) -> list[FlameGraphDocument]:
+        from cutaway.probes.profile.flamegraph import render_flamegraph
+
+        svg = render_flamegraph({"toy;main": 1.0}, title="toy", subtitle="", unit="seconds")
+        return [FlameGraphDocument(f"toy flame graph of {HOSTILE_VARIANT}", svg)]
+
 
 @pytest.fixture
 def toy_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -164,6 +171,9 @@ def test_a_registered_probe_reaches_the_analysis_and_every_format(
     assert "| `<b>a\\|b</b>` | 3 |" in markdown  # the variant's name is data: a code span
     html = FORMATS["html"].render(analysis)
     assert "toy probe" in html and "toy figure" in html
+    # Its flame graph, in the HTML report's section, its title escaped.
+    assert '<section class="flamegraphs" id="flamegraphs">' in html
+    assert "<summary>toy flame graph of &lt;b&gt;a|b&lt;/b&gt;</summary>" in html
     assert HOSTILE_VARIANT not in html and "&lt;b&gt;a|b&lt;/b&gt;" in html
 
     document = json.loads(FORMATS["json"].render(analysis))
@@ -187,9 +197,38 @@ def test_an_unregistered_probe_is_in_no_format(tmp_path: Path) -> None:
     assert analysis.result(ToyResult) is None
     assert "toy" not in json.loads(FORMATS["json"].render(analysis))
     assert "toy-csv" not in build_formats()
+    assert 'id="flamegraphs"' not in FORMATS["html"].render(analysis)
     assert all(
         "toy probe" not in FORMATS[name].render(analysis) for name in ("terminal", "markdown")
     )
+
+
+class TwoPartToyPlugin(ToyPlugin):
+    """A toy whose keys sit in two places: one among another probe's keys, one after a key of
+    the report that another probe's part follows too."""
+
+    def json_parts(self, analysis: Analysis) -> list[tuple[str | None, dict[str, JsonValue]]]:
+        return [("top_stacks", {"toy_after_stacks": 1}), ("series", {"toy_after_series": 2})]
+
+
+def test_a_probes_json_parts_follow_the_keys_they_name_even_another_probes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "PLUGINS", (*registry.PLUGINS, TwoPartToyPlugin()))
+    store, experiment_id = _stored(tmp_path)
+    keys = list(json.loads(FORMATS["json"].render(analyze(store, experiment_id, resamples=200))))
+    start = keys.index("series")
+    assert keys[start : start + 6] == [
+        "series",
+        "profile_totals",
+        "top_functions",
+        "top_stacks",
+        "toy_after_stacks",
+        "profile_phases",
+    ]
+    # The profile probe is registered before the toy: its part after "series", and every
+    # part that follows one of its keys, come before the toy's.
+    assert keys[-2:] == ["toy_after_series", "results"]
 
 
 class FollowingPlugin(ProbePlugin):

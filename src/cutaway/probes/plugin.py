@@ -13,6 +13,11 @@ layers above hand the registry's plugins):
   (cutaway.probes.core: ``CALL_RECORDS``, ``PROFILE_RECORDS``, ``PHASE_RECORDS``);
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
   to measured runs (its lifecycle is described in probes/base.py), None for none;
+- ``phase(spec)``: the :class:`~cutaway.probes.base.MeasuredPhase` of a probe that owns what
+  every measured run runs (the load phase: the generator against each variant's server, the
+  server sampled meanwhile), None for the variants' own commands;
+- ``run_modes``: its own modes of ``cutaway run`` (:class:`RunMode`: the load plugin's
+  ``--max-rate-under`` search), which measure nothing into the store;
 - ``recorded_event``: what its measured overhead is a cost per, in the report's header;
 - ``analyze(stored)``: run when the probe is selected or a selected probe stored records of
   a kind in ``analyzed_records``: what the stored records say, as its own
@@ -24,9 +29,14 @@ layers above hand the registry's plugins):
   each variant tagged with its experiment, or None when the result has no meaning across two;
 - ``views``: its report sections (:class:`ProbeViews`), which every human format renders;
 - ``figures(analysis)``: its charts with their numbers (report/sections.py ``Figure``);
+  ``closing_figures(analysis)``: those drawn after every probe's own (the profile probe's
+  attribution, which sums a difference up);
+- ``flame_graphs(analysis)``: its interactive SVG documents in the HTML report's flame-graph
+  section (:class:`FlameGraphDocument`: the profile probe's, each folded away in a frame);
 - ``json_part(analysis)``: its keys in the JSON report, always present (empty lists when it
   measured nothing), placed after the key ``json_after`` (of the document or of another
-  probe's part; None: before ``results``);
+  probe's part; None: before ``results``); ``json_parts`` when its keys sit in more than one
+  place;
 - ``csv_formats``: its CSV exports, each one more ``--format``.
 
 Every method has a default that adds nothing, so a plugin overrides only what its probe adds.
@@ -35,13 +45,12 @@ start-up): the work is imported inside the methods.
 
 Not yet here: a probe's keys in the experiment file and on the command line are still parsed by
 cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec` (and [load] into
-:class:`~cutaway.model.LoadSpec`); the profile probe's analysis and exports are still called by
-name from compare.py and cutaway.report; the load phase is still run by name by the runner.
+:class:`~cutaway.model.LoadSpec`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -55,7 +64,7 @@ from cutaway.probes.core import StoredExperiment as StoredExperiment
 from cutaway.probes.core import Tags as Tags
 
 if TYPE_CHECKING:
-    from cutaway.probes.base import Probe
+    from cutaway.probes.base import MeasuredPhase, Probe
     from cutaway.report.sections import Block, Figure, JsonValue, Line, Row
     from cutaway.store import Store
 
@@ -152,6 +161,40 @@ class StoreFormat:
     takes_variant: bool = False
 
 
+@dataclass(frozen=True)
+class FlameGraphDocument:
+    """A flame graph of the HTML report: its title and its SVG document, which holds one script
+    (cutaway.report.html.flamegraphs frames it and lists the script's hash in the page's
+    policy)."""
+
+    title: str
+    svg: str
+
+
+class RunModeError(Exception):
+    """Input a probe's run mode cannot use, or a failure its user can mend (a server that does
+    not answer): ``cutaway run`` exits 2 with this message."""
+
+
+@dataclass(frozen=True)
+class RunMode:
+    """``cutaway run`` doing a probe's own work in place of measuring an experiment, storing
+    nothing (the load plugin's ``--max-rate-under``: the highest rate each server keeps under
+    a latency target). ``option`` is the command-line option that asks for it (its value is
+    the argparse attribute of the same name, with underscores). ``run(value, quick_spec)`` is
+    given the option's value and what builds the experiment of quick mode the other options
+    describe (None without ``--url`` servers), and yields its answer line by line; it raises
+    RunModeError, or cutaway.spec.SpecError, for input it cannot use."""
+
+    option: str
+    run: Callable[[str, Callable[[], Spec | None]], Iterator[str]]
+
+    @property
+    def dest(self) -> str:
+        """The option's argparse attribute."""
+        return self.option.lstrip("-").replace("-", "_")
+
+
 class ProbePlugin:
     """Everything one probe adds; subclass it and override what the probe adds."""
 
@@ -163,6 +206,7 @@ class ProbePlugin:
     json_after: str | None = None
     csv_formats: tuple[CsvFormat, ...] = ()
     store_formats: tuple[StoreFormat, ...] = ()
+    run_modes: tuple[RunMode, ...] = ()
     # What one unit of its measured overhead is (the report's header: "69 ns per recorded call").
     recorded_event: str = "call"
 
@@ -173,6 +217,11 @@ class ProbePlugin:
     def capture(self, spec: ProbeSpec) -> Probe | None:
         """The capture side for an experiment that selects the probe, None when it attaches
         nothing to measured runs."""
+        return None
+
+    def phase(self, spec: Spec) -> MeasuredPhase | None:
+        """What every measured run runs, for a probe that owns it (the load phase runs the load
+        generator against each variant's server), None for the variants' own commands."""
         return None
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
@@ -197,5 +246,19 @@ class ProbePlugin:
     def figures(self, analysis: Analysis) -> list[Figure]:
         return []
 
+    def closing_figures(self, analysis: Analysis) -> list[Figure]:
+        """Figures drawn after every probe's ``figures``: what sums a difference up."""
+        return []
+
+    def flame_graphs(self, analysis: Analysis) -> list[FlameGraphDocument]:
+        """Its flame graphs in the HTML report, in order."""
+        return []
+
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
         return {}
+
+    def json_parts(self, analysis: Analysis) -> list[tuple[str | None, dict[str, JsonValue]]]:
+        """The probe's keys in the JSON report, in groups, each with the key it follows (the
+        report's or another probe's; None: before ``results``): by default one group,
+        ``json_part`` after ``json_after``. A probe whose keys sit in two places overrides it."""
+        return [(self.json_after, self.json_part(analysis))]

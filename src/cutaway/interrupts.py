@@ -111,12 +111,26 @@ def handling() -> Iterator[None]:
     _gate.received.clear()
     _gate.pending = None
     _gate.installed = 1
+    held = _held_stop_signals()
     try:
+        # Signals the `cutaway` command held until now (cli/main.py) are delivered here, to
+        # the handlers just installed: one that came while the commands were imported stops
+        # the command at once, with its own status.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
         yield
     finally:
+        # Held again before the handlers go: one that comes while the process exits waits,
+        # and is dropped at the exit, which keeps the status the command decided.
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
         _gate.installed = 0
         for stop_signal, handler in previous.items():
             signal.signal(stop_signal, handler)
+
+
+def _held_stop_signals() -> set[int]:
+    """The stop signals this thread blocks now (cli/main.py blocks them all until handling()
+    starts); none in a program that uses handling() as a library."""
+    return set(signal.pthread_sigmask(signal.SIG_BLOCK, ())) & set(STOP_SIGNALS)
 
 
 def check() -> None:

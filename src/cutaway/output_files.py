@@ -73,7 +73,7 @@ def output_plan(path: str) -> OutputPlan | str:
         return "an empty path"
     if "\0" in path:
         return "a path cannot contain a NUL byte (\\0)"
-    descriptor = _own_descriptor(path)
+    descriptor = own_descriptor(path)
     if descriptor is not None:
         return _descriptor_plan(descriptor)
     try:
@@ -180,7 +180,7 @@ def _kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "special file")
 
 
-def _own_descriptor(path: str) -> int | None:
+def own_descriptor(path: str) -> int | None:
     """The descriptor of this process that ``path`` names (``-``, ``/dev/stdout``,
     ``/dev/fd/N``, ``/proc/self/fd/N``, or a link to one), else None. Such a path is written
     to the descriptor itself: reopening it would truncate a file the shell opened for

@@ -109,6 +109,12 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) 
     keep = [] if is_postgresql_url(args.db) else [("the store (--db)", args.db)]
     if getattr(args, "file", None):
         keep.append(("the experiment file", args.file))
+    # The measured command's own files: an export written over them after the runs would
+    # destroy the user's input, or the output the command left.
+    if getattr(args, "input", None):
+        keep.append(("the --input file", args.input))
+    if getattr(args, "output", None) not in (None, "null", "pipe", "inherit"):
+        keep.append(("the --output file", args.output))
     check_output_paths(outputs, keep)
 
 

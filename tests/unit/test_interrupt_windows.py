@@ -132,5 +132,5 @@ def test_cleanup_hooks_that_run_after_an_interrupt_are_announced(tmp_path: Path)
     )
     assert outcome.reason == "interrupted"
     assert notices == [
-        "interrupted: running the cleanup hooks of 'a' first (a second interrupt stops them)"
+        "interrupted: running the cleanup hooks of 'a' first (another interrupt stops them)"
     ]

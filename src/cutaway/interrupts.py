@@ -119,12 +119,13 @@ def handling() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
         yield
     finally:
-        # Held again before the handlers go: one that comes while the process exits waits,
-        # and is dropped at the exit, which keeps the status the command decided.
+        # The command is over: a signal that comes while the process exits must not change
+        # the status it decided. Held again in this thread, and ignored, for a thread started
+        # meanwhile that does not hold it (the kernel may give it a signal sent to the process).
         signal.pthread_sigmask(signal.SIG_BLOCK, held)
         _gate.installed = 0
         for stop_signal, handler in previous.items():
-            signal.signal(stop_signal, handler)
+            signal.signal(stop_signal, signal.SIG_IGN if stop_signal in held else handler)
 
 
 def _held_stop_signals() -> set[int]:

@@ -66,7 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if status is not None:
         return status
-    _hold_stop_signals()
+    if argv is None:  # the process's own command (not main(argv) called by a program)
+        _hold_stop_signals()
     try:
         from cutaway.cli.commands import main as parse_and_run
 
@@ -90,8 +91,9 @@ def _hold_stop_signals() -> None:
     action, and is delivered once cutaway.interrupts.handling() has installed its handlers
     (which release the signals, and hold them again once the command is over, so that a signal
     that comes while the process exits cannot change the status it exits with). Nothing is
-    started before the release: a child would inherit the blocked signals. `_signal` is the C
-    module under `signal`, which imports enum (start-up time)."""
+    started before the release: a child would inherit the blocked signals. Only for the
+    process's own command: a program that calls main(argv) keeps its signals as they were.
+    `_signal` is the C module under `signal`, which imports enum (start-up time)."""
     import _signal  # type: ignore[import-not-found]
 
     _signal.pthread_sigmask(_signal.SIG_BLOCK, (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP))

@@ -238,3 +238,12 @@ def test_report_imports_no_other_commands_module(db: Path) -> None:
     others = {"cutaway.cli.run", "cutaway.cli.run_options", "cutaway.cli.check"}
     others |= {"cutaway.cli.bisect", "cutaway.cli.history"}
     assert not others & modules
+
+
+def test_a_plain_report_imports_no_rich_console(db: Path) -> None:
+    """A report without colour (a file, a pipe, NO_COLOR) is laid out by
+    report/styled_text.py: rich's console and its text, a tenth of the report's CPU, are
+    imported for a colour report only."""
+    modules = modules_after(["report", "1", "--db", str(db), "--color", "never"])
+    assert not {"rich.console", "rich.text", "rich.style", "rich.markup"} & modules
+    assert "cutaway.report.terminal" in modules  # the terminal report was drawn

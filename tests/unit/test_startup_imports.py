@@ -4,6 +4,7 @@ Each case runs in a fresh interpreter, since this test process has long imported
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -250,7 +251,7 @@ def test_a_plain_report_imports_no_rich_console(db: Path) -> None:
 
 
 @pytest.mark.skipif(
-    __import__("importlib.util").util.find_spec("_statistics") is None,
+    importlib.util.find_spec("_statistics") is None,
     reason="an interpreter without statistics' C accelerator imports statistics itself",
 )
 def test_report_imports_no_statistics_module(db: Path) -> None:

@@ -269,3 +269,25 @@ def test_a_command_line_experiment_imports_no_toml_parser_nor_secrets(tmp_path: 
     modules = modules_after(argv)
     assert "cutaway.runner.runner" in modules  # it ran
     assert not {"tomllib", "secrets", "hmac", "difflib"} & modules
+
+
+def test_importing_the_metric_parsers_compiles_no_expression() -> None:
+    """A load tool's output is read by few experiments: the parsers' expressions are compiled
+    when first used, not by every `cutaway run` that imports the parsers."""
+    code = (
+        "import re, sys\nfrom cutaway import model\ncompiled = []\nre_compile = re.compile\n"
+        "def counted(*arguments, **options):\n"
+        "    compiled.append(sys._getframe(1).f_code.co_filename)\n"
+        "    return re_compile(*arguments, **options)\n"
+        "re.compile = counted\n"
+        "from cutaway.metrics import parsers\n"
+        "print(sum(name == parsers.__file__ for name in compiled))\n"
+        "parsers.parse_wrk('Requests/sec: 12.5\\n')\n"
+        "print(sum(name == parsers.__file__ for name in compiled))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    at_import, after_a_parse = result.stdout.split()
+    assert at_import == "0"
+    assert int(after_a_parse) > 0  # the count sees the parsers' own compilations

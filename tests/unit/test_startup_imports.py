@@ -291,3 +291,13 @@ def test_importing_the_metric_parsers_compiles_no_expression() -> None:
     at_import, after_a_parse = result.stdout.split()
     assert at_import == "0"
     assert int(after_a_parse) > 0  # the count sees the parsers' own compilations
+
+
+def test_a_report_without_probes_imports_no_probes_report_modules(db: Path) -> None:
+    """No probe's part of a report shows anything without its result
+    (tests/unit/test_report_probe_views.py): a report of an experiment without probes
+    imports none of their report modules (their tables, a dozen dataclasses)."""
+    modules = modules_after(["report", "1", "--db", str(db), "--color", "never"])
+    assert "cutaway.report.layout" in modules  # the report was laid out
+    assert not {m for m in modules if m.endswith((".sections", ".tables")) and "probes" in m}
+    assert "cutaway.attribution.sections" not in modules

@@ -7,8 +7,6 @@ system call missing here is named in an issue and added."""
 
 from __future__ import annotations
 
-import difflib
-
 SYSCALL_NAMES = frozenset(
     (
     "_llseek", "_newselect", "_sysctl", "accept", "accept4", "access", "acct", "add_key",
@@ -85,4 +83,6 @@ SYSCALL_NAMES = frozenset(
 
 def nearest_syscall_names(name: str, count: int = 3) -> list[str]:
     """The known names closest to ``name``, for a "did you mean" (none when nothing is close)."""
+    import difflib  # for a mistyped name only
+
     return difflib.get_close_matches(name, sorted(SYSCALL_NAMES), n=count)

@@ -4,6 +4,7 @@ Each case runs in a fresh interpreter, since this test process has long imported
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -238,3 +239,65 @@ def test_report_imports_no_other_commands_module(db: Path) -> None:
     others = {"cutaway.cli.run", "cutaway.cli.run_options", "cutaway.cli.check"}
     others |= {"cutaway.cli.bisect", "cutaway.cli.history"}
     assert not others & modules
+
+
+def test_a_plain_report_imports_no_rich_console(db: Path) -> None:
+    """A report without colour (a file, a pipe, NO_COLOR) is laid out by
+    report/styled_text.py: rich's console and its text, a tenth of the report's CPU, are
+    imported for a colour report only."""
+    modules = modules_after(["report", "1", "--db", str(db), "--color", "never"])
+    assert not {"rich.console", "rich.text", "rich.style", "rich.markup"} & modules
+    assert "cutaway.report.terminal" in modules  # the terminal report was drawn
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("_statistics") is None,
+    reason="an interpreter without statistics' C accelerator imports statistics itself",
+)
+def test_report_imports_no_statistics_module(db: Path) -> None:
+    """The normal quantile is statistics' own C function: the statistics module, with
+    fractions and decimal, cost each report 3 to 5 ms of CPU for it."""
+    modules = modules_after(["report", "1", "--db", str(db), "--color", "never"])
+    assert not {"statistics", "fractions", "decimal"} & modules
+
+
+def test_a_command_line_experiment_imports_no_toml_parser_nor_secrets(tmp_path: Path) -> None:
+    """`cutaway run -c CMD` has no experiment file to read, and its seed is 31 bits of
+    os.urandom: tomllib (5 ms), secrets (with hmac and OpenSSL: 7 ms) and difflib (for a
+    mistyped option's hint) are not imported."""
+    argv = ["run", "-c", "true", "--rounds", "1", "--db", str(tmp_path / "run.db")]
+    modules = modules_after(argv)
+    assert "cutaway.runner.runner" in modules  # it ran
+    assert not {"tomllib", "secrets", "hmac", "difflib"} & modules
+
+
+def test_importing_the_metric_parsers_compiles_no_expression() -> None:
+    """A load tool's output is read by few experiments: the parsers' expressions are compiled
+    when first used, not by every `cutaway run` that imports the parsers."""
+    code = (
+        "import re, sys\nfrom cutaway import model\ncompiled = []\nre_compile = re.compile\n"
+        "def counted(*arguments, **options):\n"
+        "    compiled.append(sys._getframe(1).f_code.co_filename)\n"
+        "    return re_compile(*arguments, **options)\n"
+        "re.compile = counted\n"
+        "from cutaway.metrics import parsers\n"
+        "print(sum(name == parsers.__file__ for name in compiled))\n"
+        "parsers.parse_wrk('Requests/sec: 12.5\\n')\n"
+        "print(sum(name == parsers.__file__ for name in compiled))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    at_import, after_a_parse = result.stdout.split()
+    assert at_import == "0"
+    assert int(after_a_parse) > 0  # the count sees the parsers' own compilations
+
+
+def test_a_report_without_probes_imports_no_probes_report_modules(db: Path) -> None:
+    """No probe's part of a report shows anything without its result
+    (tests/unit/test_report_probe_views.py): a report of an experiment without probes
+    imports none of their report modules (their tables, a dozen dataclasses)."""
+    modules = modules_after(["report", "1", "--db", str(db), "--color", "never"])
+    assert "cutaway.report.layout" in modules  # the report was laid out
+    assert not {m for m in modules if m.endswith((".sections", ".tables")) and "probes" in m}
+    assert "cutaway.attribution.sections" not in modules

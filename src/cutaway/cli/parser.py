@@ -5,7 +5,6 @@ and, for a mistake, the closest known option and one short usage line."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 import sys
@@ -56,6 +55,8 @@ def _with_choice_hint(message: str) -> str:
     if found is None:
         return message
     choices = re.findall(r"'([^']*)'", found.group(2))
+    import difflib  # for a mistyped command only
+
     close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
     return f"{message} (did you mean {close[0]}?)" if close else message
 
@@ -279,6 +280,8 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         message = f"unrecognized argument {extra}"
         if extra.startswith("-") and len(extra) > 1:
             option = extra.split("=", 1)[0]
+            import difflib  # for a mistyped option only
+
             close = difflib.get_close_matches(option, known, n=1, cutoff=0.6)
             if close:
                 message += f" (did you mean {close[0]}?)"

@@ -11,6 +11,7 @@ redis-benchmark*)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -38,6 +39,14 @@ def _fields(*specs: tuple[str, str, str, str]) -> Mapping[str, Field]:
 
 
 _L, _H = LOWER_IS_BETTER, HIGHER_IS_BETTER
+
+
+def _pattern(text: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """``text`` compiled when first asked for: the parsers' twenty expressions cost every
+    `cutaway run` 2 to 4 ms at import, and most experiments never read a load tool's output."""
+    return functools.cache(lambda: re.compile(text, flags))
+
+
 _AB_PERCENTILES = ("50", "66", "75", "80", "90", "95", "98", "99")
 AB_FIELDS = _fields(
     ("requests_per_second", "requests/s", _H, "ab: Requests per second (mean)"),
@@ -144,18 +153,18 @@ _AB_LINES = {
     "non_2xx_responses": rf"^Non-2xx responses:\s+{_NUMBER}",
     "transfer_rate_kbytes_per_second": rf"^Transfer rate:\s+{_NUMBER} \[Kbytes/sec\]",
 }
-_AB_PATTERNS = {name: re.compile(text, re.MULTILINE) for name, text in _AB_LINES.items()}
-_AB_PERCENTILE = re.compile(rf"^\s+(\d+)%\s+{_NUMBER}(?: \(longest request\))?\s*$", re.MULTILINE)
+_AB_PATTERNS = {name: _pattern(text, re.MULTILINE) for name, text in _AB_LINES.items()}
+_AB_PERCENTILE = _pattern(rf"^\s+(\d+)%\s+{_NUMBER}(?: \(longest request\))?\s*$", re.MULTILINE)
 
 
 def parse_ab(output: str) -> dict[str, float]:
-    if _AB_PATTERNS["requests_per_second"].search(output) is None:
+    if _AB_PATTERNS["requests_per_second"]().search(output) is None:
         raise ParseError("no ApacheBench summary in the output (no 'Requests per second:' line)")
     values = {"non_2xx_responses": 0.0}
     for name, pattern in _AB_PATTERNS.items():
-        for match in pattern.finditer(output):
+        for match in pattern().finditer(output):
             values[name] = float(match.group(1))
-    for match in _AB_PERCENTILE.finditer(output):
+    for match in _AB_PERCENTILE().finditer(output):
         percent = match.group(1)
         name = "longest_ms" if percent == "100" else f"p{percent}_ms"
         if name in AB_FIELDS:
@@ -168,15 +177,15 @@ def parse_ab(output: str) -> dict[str, float]:
 _WRK_TIME_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
 _WRK_BYTES = {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50}
 _TIME = rf"{_NUMBER}(us|ms|s|m|h)"
-_WRK_RPS = re.compile(rf"^Requests/sec:\s+{_NUMBER}", re.MULTILINE)
-_WRK_TRANSFER = re.compile(rf"^Transfer/sec:\s+{_NUMBER}([KMGTP]?B)", re.MULTILINE)
-_WRK_LATENCY = re.compile(rf"^\s+Latency\s+{_TIME}\s+{_TIME}\s+{_TIME}", re.MULTILINE)
-_WRK_REQUESTS = re.compile(r"^\s+(\d+) requests in ", re.MULTILINE)
-_WRK_PERCENTILE = re.compile(rf"^\s+(\d+)%\s+{_TIME}\s*$", re.MULTILINE)
-_WRK_SOCKET = re.compile(
+_WRK_RPS = _pattern(rf"^Requests/sec:\s+{_NUMBER}", re.MULTILINE)
+_WRK_TRANSFER = _pattern(rf"^Transfer/sec:\s+{_NUMBER}([KMGTP]?B)", re.MULTILINE)
+_WRK_LATENCY = _pattern(rf"^\s+Latency\s+{_TIME}\s+{_TIME}\s+{_TIME}", re.MULTILINE)
+_WRK_REQUESTS = _pattern(r"^\s+(\d+) requests in ", re.MULTILINE)
+_WRK_PERCENTILE = _pattern(rf"^\s+(\d+)%\s+{_TIME}\s*$", re.MULTILINE)
+_WRK_SOCKET = _pattern(
     r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", re.MULTILINE
 )
-_WRK_NON_2XX = re.compile(r"^\s+Non-2xx or 3xx responses: (\d+)", re.MULTILINE)
+_WRK_NON_2XX = _pattern(r"^\s+Non-2xx or 3xx responses: (\d+)", re.MULTILINE)
 
 
 def _ms(number: str, unit: str) -> float:
@@ -184,38 +193,38 @@ def _ms(number: str, unit: str) -> float:
 
 
 def parse_wrk(output: str) -> dict[str, float]:
-    rps = _WRK_RPS.search(output)
+    rps = _WRK_RPS().search(output)
     if rps is None:
         raise ParseError("no wrk summary in the output (no 'Requests/sec:' line)")
     values = {"requests_per_second": float(rps.group(1))}
-    if (transfer := _WRK_TRANSFER.search(output)) is not None:
+    if (transfer := _WRK_TRANSFER().search(output)) is not None:
         values["transfer_bytes_per_second"] = float(transfer.group(1)) * _WRK_BYTES[transfer[2]]
-    if (latency := _WRK_LATENCY.search(output)) is not None:
+    if (latency := _WRK_LATENCY().search(output)) is not None:
         values["latency_avg_ms"] = _ms(latency[1], latency[2])
         values["latency_stdev_ms"] = _ms(latency[3], latency[4])
         values["latency_max_ms"] = _ms(latency[5], latency[6])
-    if (requests := _WRK_REQUESTS.search(output)) is not None:
+    if (requests := _WRK_REQUESTS().search(output)) is not None:
         values["requests"] = float(requests.group(1))
     distribution = output.find("Latency Distribution")
     if distribution >= 0:
-        for match in _WRK_PERCENTILE.finditer(output, distribution):
+        for match in _WRK_PERCENTILE().finditer(output, distribution):
             values[f"p{match.group(1)}_ms"] = _ms(match.group(2), match.group(3))
-    socket = _WRK_SOCKET.search(output)
+    socket = _WRK_SOCKET().search(output)
     counts = [int(n) for n in socket.groups()] if socket is not None else [0, 0, 0, 0]
     values["socket_errors"] = float(sum(counts))
     values["timeouts"] = float(counts[3])
-    non_2xx = _WRK_NON_2XX.search(output)
+    non_2xx = _WRK_NON_2XX().search(output)
     values["non_2xx_3xx_responses"] = float(non_2xx.group(1)) if non_2xx is not None else 0.0
     return values
 
 
 # -- redis-benchmark -----------------------------------------------------------------------------
 
-_REDIS_SECTION = re.compile(r"^\s*====== (.+?) ======\s*$")
+_REDIS_SECTION = _pattern(r"^\s*====== (.+?) ======\s*$")
 # "throughput summary: N requests per second" (6.2+), or "N requests per second" alone (older).
-_REDIS_RPS = re.compile(rf"^\s*(?:throughput summary:\s+)?{_NUMBER} requests per second\s*$")
-_REDIS_QUIET = re.compile(rf"^\s*(.+?): {_NUMBER} requests per second(?:, p50={_NUMBER} msec)?")
-_REDIS_SUMMARY_HEADER = re.compile(r"^\s*avg\s+min\s+p50\s+p95\s+p99\s+max\s*$")
+_REDIS_RPS = _pattern(rf"^\s*(?:throughput summary:\s+)?{_NUMBER} requests per second\s*$")
+_REDIS_QUIET = _pattern(rf"^\s*(.+?): {_NUMBER} requests per second(?:, p50={_NUMBER} msec)?")
+_REDIS_SUMMARY_HEADER = _pattern(r"^\s*avg\s+min\s+p50\s+p95\s+p99\s+max\s*$")
 _REDIS_CSV_COLUMNS = {"rps": "requests_per_second"}
 
 
@@ -232,17 +241,17 @@ def parse_redis_benchmark(output: str) -> dict[str, float]:
         return _redis_csv(lines)
     test = ""
     for index, line in enumerate(lines):
-        if (section := _REDIS_SECTION.match(line)) is not None:
+        if (section := _REDIS_SECTION().match(line)) is not None:
             test = _test_key(section.group(1))
-        elif (match := _REDIS_RPS.match(line)) is not None and test:
+        elif (match := _REDIS_RPS().match(line)) is not None and test:
             values[f"{test}.requests_per_second"] = float(match.group(1))
-        elif _REDIS_SUMMARY_HEADER.match(line) and test and index + 1 < len(lines):
+        elif _REDIS_SUMMARY_HEADER().match(line) and test and index + 1 < len(lines):
             numbers = _numbers(lines[index + 1].split())
             stats = ("avg", "min", "p50", "p95", "p99", "max")
             if numbers is not None and len(numbers) == len(stats):
                 for stat, number in zip(stats, numbers, strict=True):
                     values[f"{test}.{stat}_latency_ms"] = number
-        elif (match := _REDIS_QUIET.match(line)) is not None and ": rps=" not in line:
+        elif (match := _REDIS_QUIET().match(line)) is not None and ": rps=" not in line:
             key = _test_key(match.group(1))
             values[f"{key}.requests_per_second"] = float(match.group(2))
             if match.group(3) is not None:

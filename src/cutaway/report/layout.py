@@ -59,8 +59,13 @@ from cutaway.report.views import (
 )
 
 
-def probe_views() -> tuple[ProbeViews, ...]:
-    """Every probe's part of the report, in the report's order (the registry's)."""
+def probe_views(analysis: Analysis) -> tuple[ProbeViews, ...]:
+    """Every probe's part of the report, in the report's order (the registry's); none for an
+    analysis without a probe's result, of which no probe's part shows anything (each reads
+    its own result, and an absent one is empty: tests/unit/test_report_probe_views.py), so
+    that such a report imports none of the probes' report modules."""
+    if not analysis.probe_results:
+        return ()
     registered = (plugin.views for plugin in plugins())
     return tuple(views for views in registered if views is not None)
 
@@ -76,7 +81,11 @@ def build_report(analysis: Analysis, *, all_metrics: bool = False) -> Report:
         pairwise_block(analysis),
         no_summaries_block(analysis),
         *(metric_block(analysis, m) for m in metrics if m == primary_metric(analysis)),
-        *(b for probe in probe_views() for b in probe.blocks(analysis, all_metrics=all_metrics)),
+        *(
+            b
+            for probe in probe_views(analysis)
+            for b in probe.blocks(analysis, all_metrics=all_metrics)
+        ),
         *(metric_block(analysis, m) for m in metrics if m != primary_metric(analysis)),
         run_counts_block(analysis.run_counts),
         cautions_block(analysis),
@@ -98,7 +107,7 @@ def _compact_report(analysis: Analysis) -> Report:
         pairwise_block(analysis),
         no_summaries_block(analysis),
         _medians(analysis),
-        *(b for probe in probe_views() for b in probe.compact_blocks(analysis)),
+        *(b for probe in probe_views(analysis) for b in probe.compact_blocks(analysis)),
         run_counts_block(analysis.run_counts),
     ]
     blocks = [compact_header_block(info, analysis) for info in analysis.experiments]
@@ -120,7 +129,7 @@ def _compact_verdicts(analysis: Analysis) -> Block:
     comparison; the ranking. The probes' rows leave the rounds to settle them to the full
     report."""
     rows = compact_verdict_rows(analysis)
-    for probe in probe_views():
+    for probe in probe_views(analysis):
         rows += [
             (variant, _without_advice(row))
             for variant, row in probe.verdict_rows(analysis, all_metrics=False)
@@ -157,7 +166,7 @@ def _medians(analysis: Analysis) -> Block:
     probed = (variant for found in analysis.probe_results for variant in found.median_variants())
     variants = table_variants(analysis, probed)
     rows = [metric_median_row(analysis, primary_metric(analysis), variants)]
-    for probe in probe_views():
+    for probe in probe_views(analysis):
         rows += probe.median_rows(analysis, variants)
     rows += [metric_median_row(analysis, name, variants) for name in changed_metrics(analysis)]
     table = Table(None, medians_columns(variants), tuple(rows))
@@ -217,7 +226,7 @@ def _verdicts(analysis: Analysis, *, all_metrics: bool) -> Block:
     rows = process_verdict_rows(analysis, all_metrics=all_metrics)
     holm = HOLM_NOTE.format(primary=primary_metric(analysis))
     notes: list[Line] = [Line((holm,), Tone.DIM)] if rows else []
-    for probe in probe_views():
+    for probe in probe_views(analysis):
         probe_rows = probe.verdict_rows(analysis, all_metrics=all_metrics)
         rows += probe_rows
         notes += probe.verdict_notes(analysis) if probe_rows else []

@@ -1,4 +1,4 @@
-"""A report Table (report/sections.py) drawn as lines of rich Text, cells never wrapped.
+"""A report Table (report/sections.py) drawn as lines of styled text, cells never wrapped.
 
 Every cell is one line, so the table is laid out here rather than by rich's Table (which wraps
 or cuts cells to fit): columns are as wide as their widest cell, two spaces apart, with the
@@ -14,11 +14,11 @@ import math
 from collections.abc import Mapping, Sequence
 
 from rich.cells import cell_len
-from rich.text import Text
 
 from cutaway.model import Verdict
 from cutaway.report.cell_text import table_texts
 from cutaway.report.sections import Align, Row, Table, VerdictCell
+from cutaway.report.styled_text import StyledText
 from cutaway.visible import display, visible
 
 GAP = "  "
@@ -32,7 +32,7 @@ VERDICT_STYLES: Mapping[Verdict, str] = {
 }
 
 
-def draw_table(table: Table, width: int) -> list[Text]:
+def draw_table(table: Table, width: int) -> list[StyledText]:
     """The table's lines: header, units (when a column has one), rule, rows. A table wider
     than ``width`` first moves its group names to rows of their own; if still too wide, its
     columns are split into several tables that each fit, every one led by the column(s) that
@@ -56,7 +56,7 @@ def _fitted(
     units: Sequence[str],
     shown: Sequence[int],
     width: int,
-) -> list[Text]:
+) -> list[StyledText]:
     """The columns ``shown`` as lines; with the group names on rows of their own when that
     is what makes them fit."""
     lines = _lines(table, texts, units, shown, grouped=False)
@@ -65,13 +65,13 @@ def _fitted(
     return lines
 
 
-def _width_of(lines: Sequence[Text]) -> int:
+def _width_of(lines: Sequence[StyledText]) -> int:
     return max(cell_len(line.plain) for line in lines)
 
 
 def _split(
     table: Table, texts: Sequence[Sequence[str]], units: Sequence[str], width: int
-) -> list[Text]:
+) -> list[StyledText]:
     """The table as the fewest tables that each fit in ``width``, one under the other and a
         blank line apart, each led by the first column (and the second, when the first names
         groups: "variant" and "metric") and as many of the next columns as the others (4 variants
@@ -79,7 +79,7 @@ def _split(
     column each when nothing narrower fits."""
     lead = [0, 1] if table.columns[0].group and len(table.columns) > 3 else [0]
     units_of_columns = _column_units(table, len(lead))
-    tables: list[list[Text]] = []
+    tables: list[list[StyledText]] = []
     for count in range(1, len(units_of_columns) + 1):
         size = math.ceil(len(units_of_columns) / count)
         parts = [
@@ -92,10 +92,10 @@ def _split(
             break
     if not tables:  # nothing fits, not even one each: each part as narrow as it gets
         tables = [_fitted(table, texts, units, [*lead, *unit], width) for unit in units_of_columns]
-    lines: list[Text] = []
+    lines: list[StyledText] = []
     for part_lines in tables:
         if lines:
-            lines.append(Text(""))
+            lines.append(StyledText(""))
         lines += part_lines
     return lines
 
@@ -118,7 +118,7 @@ def _parts_that_fit(
     units: Sequence[str],
     parts: Sequence[Sequence[int]],
     width: int,
-) -> list[list[Text]] | None:
+) -> list[list[StyledText]] | None:
     """Each part's lines, all in one layout (so that they read alike), when they all fit."""
     for grouped in (False, True) if table.columns[0].group else (False,):
         tables = [_lines(table, texts, units, part, grouped=grouped) for part in parts]
@@ -134,7 +134,7 @@ def _lines(
     shown: Sequence[int],
     *,
     grouped: bool,
-) -> list[Text]:
+) -> list[StyledText]:
     """The lines of the columns ``shown`` (indexes, the first column first); ``grouped``
     moves the first column's names to rows of their own."""
     columns = list(shown[1:]) if grouped else list(shown)
@@ -151,24 +151,26 @@ def _lines(
     ]
     aligns = [table.columns[i].align for i in columns]
     header_style = "bold" if table.primary else "dim"
-    lines = [_join([Text(h, style=header_style) for h in headers], widths, aligns)]
+    lines = [_join([StyledText(h, style=header_style) for h in headers], widths, aligns)]
     if any(units[i] for i in columns):
-        lines.append(_join([Text(units[i], style="dim") for i in columns], widths, aligns))
-    lines.append(Text("─" * (sum(widths) + len(GAP) * (len(widths) - 1)), style="dim"))
+        lines.append(_join([StyledText(units[i], style="dim") for i in columns], widths, aligns))
+    lines.append(StyledText("─" * (sum(widths) + len(GAP) * (len(widths) - 1)), style="dim"))
     for index, row in enumerate(table.rows):
         if grouped and _starts_group(table, index):
-            lines.append(Text(texts[0][index], style="bold" if row.strong else ""))
+            lines.append(StyledText(texts[0][index], style="bold" if row.strong else ""))
         cells = [_cell(table, row, index, i, texts[i][index]) for i in columns]
         if grouped:
-            cells[0] = Text(INDENT) + cells[0]
+            cells[0] = StyledText(INDENT) + cells[0]
         lines.append(_join(cells, widths, aligns))
         if row.end_group and index < len(table.rows) - 1:
-            lines.append(Text(""))
+            lines.append(StyledText(""))
     return lines
 
 
-def _join(cells: Sequence[Text], widths: Sequence[int], aligns: Sequence[Align]) -> Text:
-    line = Text()
+def _join(
+    cells: Sequence[StyledText], widths: Sequence[int], aligns: Sequence[Align]
+) -> StyledText:
+    line = StyledText()
     for n, (cell, width, align) in enumerate(zip(cells, widths, aligns, strict=True)):
         padding = " " * (width - cell_len(cell.plain))
         if n:
@@ -189,10 +191,10 @@ def _starts_group(table: Table, index: int) -> bool:
     return previous.end_group or previous.cells[0] != table.rows[index].cells[0]
 
 
-def _cell(table: Table, row: Row, index: int, column: int, text: str) -> Text:
+def _cell(table: Table, row: Row, index: int, column: int, text: str) -> StyledText:
     cell = row.cells[column]
     if table.columns[column].group and not _starts_group(table, index):
-        return Text("")
+        return StyledText("")
     if isinstance(cell, VerdictCell):
-        return Text(text, style=VERDICT_STYLES[cell.verdict])
-    return Text(text, style="bold" if row.strong and column < 2 else "")
+        return StyledText(text, style=VERDICT_STYLES[cell.verdict])
+    return StyledText(text, style="bold" if row.strong and column < 2 else "")

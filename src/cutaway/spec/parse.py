@@ -8,10 +8,8 @@ silently ignored, so unknown keys are errors everywhere.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -169,6 +167,9 @@ def parse_spec(text: str, path: str | None = None, *, max_variants: int | None =
 
 
 def _decode_toml(text: str) -> dict[str, object]:
+    # Imported here: an experiment given on the command line has no file (tomllib: 5 ms).
+    import tomllib
+
     try:
         # A byte-order mark is not TOML, but editors on some systems write one.
         return tomllib.loads(text.removeprefix("\ufeff"))
@@ -474,6 +475,8 @@ def _check_keys(
     for key in table:
         if key in allowed:
             continue
+        import difflib  # for a mistyped key only
+
         close = difflib.get_close_matches(key, allowed, n=1)
         if key in other_level_keys:
             message = f"unknown key here ({key} belongs {other_level})"

@@ -13,9 +13,18 @@ their relative precision.
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
-_STANDARD_NORMAL = NormalDist()
+try:
+    # The C function that statistics.NormalDist().inv_cdf calls, without importing statistics
+    # (with fractions, decimal and random: 3 to 5 ms of every report's start).
+    from _statistics import _normal_dist_inv_cdf  # type: ignore[import-not-found]
+except ImportError:  # an interpreter without the accelerator: statistics' own
+    from statistics import NormalDist
+
+    def _normal_dist_inv_cdf(p: float, mu: float, sigma: float) -> float:
+        return NormalDist(mu, sigma).inv_cdf(p)
+
+
 _SQRT_HALF = math.sqrt(0.5)
 _LOG_SQRT_PI = 0.5 * math.log(math.pi)
 
@@ -48,7 +57,7 @@ def norm_ppf(p: float) -> float:
     algorithm AS 241 (Wichura 1988, "The percentage points of the normal distribution", Applied
     Statistics 37(3)), accurate to about 1e-16 relative. -inf at 0 and inf at 1, NaN outside."""
     if 0.0 < p < 1.0:
-        return _STANDARD_NORMAL.inv_cdf(p)
+        return float(_normal_dist_inv_cdf(p, 0.0, 1.0))
     if p == 0.0:
         return -math.inf
     if p == 1.0:

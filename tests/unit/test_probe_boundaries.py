@@ -17,14 +17,8 @@ REGISTRY = "cutaway.probes.registry"
 # spans probe's phase tables, which the uprobes probe stores). The stacks the profile and
 # instructions probes store, which the attribution reads, are in cutaway.probes.stacks.
 NOT_YET_MOVED: dict[str, set[str]] = {
-    # The calls probe's analysis, report parts and exports are its plugin's; what others import
-    # is its interposer's shared code (spans, syscalls) and its option names (spec).
-    "calls": {
-        "cutaway.probes.spans.capture",
-        "cutaway.probes.spans.records",
-        "cutaway.probes.syscalls.capture",
-        "cutaway.spec.probes",
-    },
+    # The calls probe's option names (spec).
+    "calls": {"cutaway.spec.probes"},
     "spans": {
         "cutaway.probes.uprobes.capture",
         "cutaway.probes.uprobes.records",

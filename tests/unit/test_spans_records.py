@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hostile import HOSTILE
 
-from cutaway.probes.calls.records import CallFileError, read_call_file
+from cutaway.probes.interposer import CallFileError, read_call_file
 from cutaway.probes.spans.model import Edge, nest, span_name
 from cutaway.probes.spans.records import (
     DIRECTORY_VARIABLE,

@@ -26,8 +26,7 @@ from pathlib import Path
 
 from cutaway.model import RunData, SpansSpec
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
-from cutaway.probes.calls.capture import records_directory
-from cutaway.probes.calls.records import tsc_hz
+from cutaway.probes.interposer import records_directory, tsc_hz
 from cutaway.probes.spans import phases
 from cutaway.probes.spans.model import DEEPEST_LEVEL, Span
 from cutaway.probes.spans.otlp import stream_otlp

@@ -5,9 +5,9 @@ for its per-process record files, in memory (/dev/shm) where there is one: the r
 are read back whole when it ends, so the disk would only add its page-cache and journal work to
 every process and every record. After the run the files are decoded with numpy (no Python loop
 per record), and each selected function's calls become one blob (column by column, see
-blob.py) with, per call, the process it was made in (0, 1, ... in pid order), its position
-among that process's calls of the function (1 = the first call), its duration, its thread CPU
-time and errno."""
+cutaway.probes.timed_calls) with, per call, the process it was made in (0, 1, ... in pid
+order), its position among that process's calls of the function (1 = the first call), its
+duration, its thread CPU time and errno."""
 
 from __future__ import annotations
 

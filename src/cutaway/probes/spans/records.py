@@ -5,7 +5,7 @@ file per process, ``DIR/spans.<pid>.<n>.bin``, in the call file format (version 
 records; native/cw_calls_format.h, docs/spans.md). The C writer is the call interposer's own
 record writer built as ``libcwspans.so``, so this reader shares the call reader's header checks
 and clock conversion (:func:`cutaway.probes.interposer.read_raw_file`), and turns the span
-records into begin/end events for :func:`cutaway.probes.spans.model.nest`.
+records into begin/end events for :func:`cutaway.probes.span_model.nest`.
 
     env = environment_for("/tmp/spans")      # add to the run's environment
     ...run the program...
@@ -43,8 +43,8 @@ from cutaway.probes.interposer import (
     read_raw_header,
     writer_files,
 )
-from cutaway.probes.spans.model import DEEPEST_LEVEL, Edge, SpanEvent, nest, span_name
-from cutaway.probes.spans.phases import PhaseAccumulator
+from cutaway.probes.phase_tables import PhaseAccumulator
+from cutaway.probes.span_model import DEEPEST_LEVEL, Edge, SpanEvent, nest, span_name
 from cutaway.probes.spans.stream import ThreadNester, ThreadProblems
 
 LIBRARY_NAME = "libcwspans.so"  # must match SPANS_LIBRARY in setup.py

@@ -33,8 +33,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cutaway.probes.calls.capture import records_directory
-from cutaway.probes.calls.records import CALIBRATOR_NAME, environment_for, library_path, tsc_hz
+from cutaway.probes.interposer import (
+    CALIBRATOR_NAME,
+    environment_for,
+    library_path,
+    records_directory,
+    tsc_hz,
+)
 
 
 def nanoseconds(argv: list[str], env: dict[str, str]) -> float:

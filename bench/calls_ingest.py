@@ -23,7 +23,7 @@ from cutaway.api import use_registered_probes
 from cutaway.compare import analyze
 from cutaway.model import ProbeSpec, Run, RunStatus, Spec, Variant
 from cutaway.probes.calls.capture import CallsProbe
-from cutaway.probes.calls.records import CALIBRATOR_NAME, library_path
+from cutaway.probes.interposer import CALIBRATOR_NAME, library_path
 from cutaway.report import render_terminal
 from cutaway.store import Store
 

@@ -19,8 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cutaway.probes.calls.capture import records_directory
-from cutaway.probes.calls.records import environment_for, library_path, tsc_hz
+from cutaway.probes.interposer import environment_for, library_path, records_directory, tsc_hz
 
 HERE = Path(__file__).resolve().parent
 WORKLOAD = "getent passwd root nobody && getent services http ssh"

@@ -37,8 +37,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cutaway.probes.calls.capture import records_directory
-from cutaway.probes.calls.records import tsc_hz
+from cutaway.probes.interposer import records_directory, tsc_hz
 from cutaway.probes.spans.records import DIRECTORY_VARIABLE, environment_for
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -39,7 +39,8 @@ CHILD = r"""
 import json, resource, shutil, sys, time
 from pathlib import Path
 from cutaway.model import SpansSpec
-from cutaway.probes.spans import capture, phases
+from cutaway.probes import phase_tables as phases
+from cutaway.probes.spans import capture
 from cutaway.probes.spans.analysis import phase_stats
 
 case, directory = sys.argv[1], Path(sys.argv[2])
@@ -54,10 +55,10 @@ for _ in range(runs):
     problems = []
     if hasattr(probe, "_sdk_table"):  # nests as it reads
         table = probe._sdk_table(problems).table if case == "sdk" else probe._otlp_table(problems)
-        data, metrics = capture.table_data(source, table, problems)
+        data, metrics = phases.table_data(source, table, problems)
     else:  # reads a run's spans, then nests them
         spans = probe._sdk_spans(problems) if case == "sdk" else probe._otlp_spans(problems)
-        data, metrics = capture.phase_data(source, spans, problems)
+        data, metrics = phases.phase_data(source, spans, problems)
         del spans
     tables.append(phases.decode(data.data))
 captured = time.perf_counter()

@@ -22,9 +22,9 @@ from cutaway.metrics.parsers import PARSERS, ParseError, compile_pattern, read_p
 from cutaway.metrics.process import ProcessNotFound, pid_from_file
 from cutaway.metrics.sources import MetricFailure, read_output
 from cutaway.model import MetricSpec
-from cutaway.probes.calls import blob as calls_blob
+from cutaway.probes import timed_calls as calls_blob
 from cutaway.probes.calls.capture import _per_function
-from cutaway.probes.calls.records import (
+from cutaway.probes.interposer import (
     CATALOG,
     CallFileError,
     call_files,

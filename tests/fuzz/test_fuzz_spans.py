@@ -19,8 +19,9 @@ from fuzzing import no_hang
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from cutaway.probes.spans import otlp, phases
-from cutaway.probes.spans.model import MAX_NAME_CHARACTERS, Span, nest
+from cutaway.probes import phase_tables as phases
+from cutaway.probes.span_model import MAX_NAME_CHARACTERS, Span, nest
+from cutaway.probes.spans import otlp
 from cutaway.probes.spans.otlp import parse_otlp, stream_otlp
 from cutaway.probes.spans.records import (
     SpanFileError,

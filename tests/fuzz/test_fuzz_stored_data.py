@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from cutaway.compare import analyze
 from cutaway.metrics.series import decode_series
 from cutaway.model import Run, RunStatus, Spec, Variant
-from cutaway.probes.calls import blob as calls_blob
+from cutaway.probes import timed_calls as calls_blob
 from cutaway.probes.calls.analysis import _losses
 from cutaway.report import FORMATS, render_terminal
 from cutaway.spec import parse_spec

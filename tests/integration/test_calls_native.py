@@ -2,7 +2,7 @@
 getent, and native/tests/cw_calls_test_program.c in every shape a measured program takes
 (threads, fork, exec, _exit, a signal, aliases such as open64, calls before the library's
 constructor), once more with AddressSanitizer and UBSan; and the C side of the shared test
-vectors. Every file is read back with cutaway.probes.calls.records."""
+vectors. Every file is read back with cutaway.probes.interposer."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cutaway.probes.calls.records import (
+from cutaway.probes.interposer import (
     CATALOG,
     CLOCK_MONOTONIC,
     CLOCK_TSC,

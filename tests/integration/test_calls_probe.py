@@ -13,8 +13,9 @@ import pytest
 
 from cutaway import api
 from cutaway.model import ProbeSpec
-from cutaway.probes.calls.capture import CallsProbe, decode_calls, records_directory
+from cutaway.probes.calls.capture import CallsProbe, decode_calls
 from cutaway.probes.calls.result import calls_result
+from cutaway.probes.interposer import records_directory
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec import quick_spec
 from cutaway.store import Store
@@ -166,7 +167,7 @@ def test_record_directories_left_by_a_killed_cutaway_are_removed_by_the_next(
 ) -> None:
     # A cutaway killed with SIGKILL runs no cleanup: its record directory stays on tmpfs.
     child = subprocess.run(
-        [sys.executable, "-c", f"from cutaway.probes.calls.capture import records_directory;"
+        [sys.executable, "-c", f"from cutaway.probes.interposer import records_directory;"
          f" print(records_directory({str(tmp_path)!r}))"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from cutaway.probes.spans.model import nest, span_name
+from cutaway.probes.span_model import nest, span_name
 from cutaway.probes.spans.records import (
     LIBRARY_VARIABLE,
     environment_for,
@@ -166,7 +166,7 @@ def test_spans_kept_open_by_the_writer_are_reported_as_before(
 
 
 def test_a_span_open_from_the_start_loses_no_other_span(program: str, tmp_path: Path) -> None:
-    from cutaway.probes.spans.phases import operation_table
+    from cutaway.probes.phase_tables import operation_table
 
     _run(program, ["4", "open-at-start"], environment_for(tmp_path))
     (span_file,) = _events(tmp_path)

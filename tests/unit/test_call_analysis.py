@@ -10,9 +10,9 @@ import pytest
 
 from cutaway.compare import analyze
 from cutaway.model import ProbeSpec, Run, RunData, RunStatus, Spec, Variant
-from cutaway.probes.calls import blob as calls_blob
-from cutaway.probes.calls.blob import VERSION_1_DTYPE, ProcessCalls
+from cutaway.probes import timed_calls as calls_blob
 from cutaway.probes.calls.result import calls_result
+from cutaway.probes.timed_calls import VERSION_1_DTYPE, ProcessCalls
 from cutaway.store import Store, StoreError
 
 SPEC = Spec(

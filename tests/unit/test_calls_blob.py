@@ -1,4 +1,4 @@
-"""The calls blob (cutaway.probes.calls.blob): version 2 round trips and its committed vector,
+"""The calls blob (cutaway.probes.timed_calls): version 2 round trips and its committed vector,
 version 1 blobs still read, and blobs this cutaway cannot read refused in words."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cutaway.probes.calls import blob as calls_blob
-from cutaway.probes.calls.blob import (
+from cutaway.probes import timed_calls as calls_blob
+from cutaway.probes.timed_calls import (
     FIELDS,
     MAGIC,
     VERSION_1_DTYPE,
@@ -170,7 +170,7 @@ def test_a_damaged_column_description_is_refused_in_words(change: dict[str, obje
 
 def test_the_probe_makes_one_blob_per_function_from_interleaved_records() -> None:
     from cutaway.probes.calls.capture import _per_function
-    from cutaway.probes.calls.records import CallRecords, function_id
+    from cutaway.probes.interposer import CallRecords, function_id
 
     def records(functions: list[str], call_index: list[int]) -> CallRecords:
         size = len(functions)

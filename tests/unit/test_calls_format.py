@@ -1,4 +1,4 @@
-"""The call file reader (cutaway.probes.calls.records) on the committed test vectors and on
+"""The call file reader (cutaway.probes.interposer) on the committed test vectors and on
 damaged files, the catalog against the C header, and the environment that enables the
 interposer. No process is run here (tests/integration/test_calls_native.py runs them)."""
 
@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cutaway.probes.calls import records as calls_format
-from cutaway.probes.calls.records import (
+from cutaway.probes import interposer as calls_format
+from cutaway.probes.interposer import (
     CATALOG,
     CallFileError,
     call_files,

@@ -20,8 +20,8 @@ from cutaway.model import (
     Variant,
     Verdict,
 )
-from cutaway.probes.spans.capture import phase_data
-from cutaway.probes.spans.model import Edge, SpanEvent, nest
+from cutaway.probes.phase_tables import phase_data
+from cutaway.probes.span_model import Edge, SpanEvent, nest
 from cutaway.probes.spans.result import phases_result
 from cutaway.report import FORMATS
 from cutaway.store import Store

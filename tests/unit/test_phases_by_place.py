@@ -17,8 +17,8 @@ import pytest
 from cutaway.compare import analyze
 from cutaway.model import PROCESS_METRICS, Analysis, ProbeSpec, Run, RunStatus, SpansSpec, Spec
 from cutaway.model import Variant as SpecVariant
-from cutaway.probes.spans.capture import phase_data
-from cutaway.probes.spans.model import Edge, Span, SpanEvent, nest
+from cutaway.probes.phase_tables import phase_data
+from cutaway.probes.span_model import Edge, Span, SpanEvent, nest
 from cutaway.probes.spans.result import phases_result
 from cutaway.report import FORMATS
 from cutaway.store import Store

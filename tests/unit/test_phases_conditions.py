@@ -11,8 +11,8 @@ import numpy as np
 from cutaway.compare import analyze
 from cutaway.families import compared_pairs
 from cutaway.model import PROCESS_METRICS, Run, RunStatus, Verdict
-from cutaway.probes.spans.capture import phase_data
-from cutaway.probes.spans.model import Edge, Span, SpanEvent, nest
+from cutaway.probes.phase_tables import phase_data
+from cutaway.probes.span_model import Edge, Span, SpanEvent, nest
 from cutaway.probes.spans.result import phases_result
 from cutaway.report import FORMATS
 from cutaway.spec import parse_spec

@@ -28,8 +28,8 @@ from cutaway.model import (
     Summary,
     Verdict,
 )
+from cutaway.probes.phase_tables import OperationTable
 from cutaway.probes.spans.export import PHASE_COLUMNS
-from cutaway.probes.spans.phases import OperationTable
 from cutaway.probes.spans.result import PhasesResult, phases_result
 from cutaway.report import (
     FORMATS,
@@ -282,9 +282,9 @@ def phases() -> Analysis:
     """The spans probe's dissection (seed 001's table): an LDAP-like search dissected per phase,
     a cache-miss sub-phase only in the baseline, from phase tables built by the probe's own
     pure functions over three runs per variant."""
+    from cutaway.probes.phase_tables import operation_table
+    from cutaway.probes.span_model import Edge, SpanEvent, nest
     from cutaway.probes.spans.analysis import phase_stats
-    from cutaway.probes.spans.model import Edge, SpanEvent, nest
-    from cutaway.probes.spans.phases import operation_table
 
     def run(miss_ns: int, filter_ns: int, jitter: int) -> OperationTable:
         events: list[SpanEvent] = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cutaway.probes.spans.model import Edge, Span, SpanEvent, nest
+from cutaway.probes.span_model import Edge, Span, SpanEvent, nest
 from tests.hostile import HOSTILE
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cutaway.probes.spans.model import MAX_NAME_CHARACTERS
+from cutaway.probes.phase_tables import operation_table
+from cutaway.probes.span_model import MAX_NAME_CHARACTERS
 from cutaway.probes.spans.otlp import parse_otlp, read_otlp
-from cutaway.probes.spans.phases import operation_table
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "otlp" / "two-services.jsonl"
 

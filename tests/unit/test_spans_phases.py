@@ -1,4 +1,4 @@
-"""Spans -> a run's phases (cutaway.probes.spans.phases): phases add up, the unaccounted
+"""Spans -> a run's phases (cutaway.probes.phase_tables): phases add up, the unaccounted
 rest, recursion, repeated phases, medians from the histograms, the run metrics, the heaviest
 phases kept and the rest folded, and the stored table (and version 1's)."""
 
@@ -9,8 +9,7 @@ import struct
 import pytest
 
 from cutaway.model import parse_phase_key, phase_key
-from cutaway.probes.spans.model import Edge, SpanEvent, nest
-from cutaway.probes.spans.phases import (
+from cutaway.probes.phase_tables import (
     MAX_PHASES,
     OTHER,
     OperationTable,
@@ -23,6 +22,7 @@ from cutaway.probes.spans.phases import (
     operation_table,
     phase_metrics,
 )
+from cutaway.probes.span_model import Edge, SpanEvent, nest
 
 
 def _medians(table: OperationTable) -> list[float]:
@@ -227,7 +227,7 @@ def test_version_1_and_2_tables_of_one_row_per_operation_read_as_their_sums() ->
 
 
 def test_the_stored_run_says_how_many_phases_were_folded() -> None:
-    from cutaway.probes.spans.capture import phase_data
+    from cutaway.probes.phase_tables import phase_data
 
     events = []
     for number in range(MAX_PHASES + 50):

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from hostile import HOSTILE
 
-from cutaway.probes.calls.records import CallFileError, read_call_file
-from cutaway.probes.spans.model import Edge, nest, span_name
+from cutaway.probes.interposer import CallFileError, read_call_file
+from cutaway.probes.span_model import Edge, nest, span_name
 from cutaway.probes.spans.records import (
     DIRECTORY_VARIABLE,
     SpanFileError,
@@ -276,7 +276,7 @@ OPEN_AT_START = textwrap.dedent(
 
 @pytest.mark.parametrize("writer", WRITERS)
 def test_a_span_open_from_the_start_loses_no_other_span(tmp_path: Path, writer: str) -> None:
-    from cutaway.probes.spans.phases import operation_table
+    from cutaway.probes.phase_tables import operation_table
 
     _run(OPEN_AT_START, tmp_path, writer=writer)
     (span_file,) = (read_span_file(path) for path in span_files(tmp_path))
@@ -293,7 +293,7 @@ def test_a_span_open_from_the_start_loses_no_other_span(tmp_path: Path, writer: 
 
 @pytest.mark.parametrize("writer", WRITERS)
 def test_nesting_past_the_deepest_level_is_reported_as_such(tmp_path: Path, writer: str) -> None:
-    from cutaway.probes.spans.model import DEEPEST_LEVEL
+    from cutaway.probes.span_model import DEEPEST_LEVEL
 
     program = textwrap.dedent(
         """

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from cutaway.probes.spans import otlp, phases
-from cutaway.probes.spans.model import nest
+from cutaway.probes import phase_tables as phases
+from cutaway.probes.span_model import nest
+from cutaway.probes.spans import otlp
 from cutaway.probes.spans.records import (
     DIRECTORY_VARIABLE,
     Unbalanced,
@@ -314,7 +315,8 @@ def test_the_probe_counts_every_unbalanced_span_beyond_those_it_keeps(tmp_path: 
     """Each thread keeps KEPT_PROBLEMS unbalanced spans in words: the run's problems still
     count all of them, as when every one was kept."""
     from cutaway.model import SpansSpec
-    from cutaway.probes.spans.capture import MAX_PROBLEMS, PROBLEMS_KIND, SpansProbe
+    from cutaway.probes.phase_tables import MAX_PROBLEMS, PROBLEMS_KIND
+    from cutaway.probes.spans.capture import SpansProbe
 
     program = "from cutaway import spans\nfor _ in range(500):\n    spans.end('stray')\n"
     probe = SpansProbe(SpansSpec())

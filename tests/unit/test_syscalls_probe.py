@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from cutaway.model import RunStatus, Variant
-from cutaway.probes.calls.capture import CALL_DTYPE, decode_calls
+from cutaway.probes.calls.capture import decode_calls
 from cutaway.probes.syscalls.capture import SyscallsProbe, check_syscall_names, parse_trace
+from cutaway.probes.timed_calls import CALL_DTYPE
 from cutaway.runner.executor import ProcessExecutor
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from cutaway.probes.spans.model import Span
+from cutaway.probes.span_model import Span
 from cutaway.probes.uprobes import records
 from cutaway.probes.uprobes.operations import Operations
 from cutaway.probes.uprobes.tracer import Event

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from cutaway.store import Store
 
 # Kinds of records that more than one probe stores, in one format, for one analysis: the calls
-# and syscalls probes store timed calls (cutaway.probes.calls.records), the profile and
+# and syscalls probes store timed calls (cutaway.probes.interposer), the profile and
 # instructions probes stacks (cutaway.probes.stacks), the spans and uprobes probes the phase
 # tables (cutaway.probes.spans). The analysis of each kind runs when a probe that stores it ran.
 CALL_RECORDS = "calls"

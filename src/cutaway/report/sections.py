@@ -12,6 +12,7 @@ no format ever interprets it as markup."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -88,6 +89,13 @@ class VerdictCell:
 
 
 Cell = Inline | Quantity | Change | Interval | VerdictCell | None  # None: an empty cell
+
+
+def count_cell(value: float) -> Cell:
+    """A mean count: whole when it is one (10,011), else to three significant digits."""
+    if not math.isfinite(value):
+        return None
+    return Quantity(value, "count", fractional=not float(value).is_integer())
 
 
 @dataclass(frozen=True)

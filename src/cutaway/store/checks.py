@@ -18,7 +18,7 @@ from typing import Any
 from cutaway.store.schema import StoreError
 
 # Metrics that may be below zero: a phase's unaccounted time is negative where its sub-phases
-# overlap (probes/spans/phases.py). Every other metric is a cost (a time, a size, a count), and
+# overlap (probes/phase_tables.py). Every other metric is a cost (a time, a size, a count), and
 # a negative one is a damaged store: the statistics take logarithms of them.
 SIGNED_METRICS = frozenset({"phase:unaccounted"})
 

@@ -24,8 +24,8 @@ from cutaway.model import (
     Comparison,
     Spec,
 )
-from cutaway.probes.calls.blob import CallsBlobError, NewerCallsBlobError
-from cutaway.probes.calls.capture import KIND, LOSSES_KIND, SYSCALLS_KIND, decode_calls
+from cutaway.probes.calls.capture import KIND, LOSSES_KIND, decode_calls
+from cutaway.probes.timed_calls import SYSCALLS_KIND, CallsBlobError, NewerCallsBlobError
 from cutaway.stats import describe, paired_ratio
 from cutaway.stats.descriptive import percentile_curve
 from cutaway.store import DamagedStoreError, Store, StoreError

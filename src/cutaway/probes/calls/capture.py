@@ -5,9 +5,9 @@ for its per-process record files, in memory (/dev/shm) where there is one: the r
 are read back whole when it ends, so the disk would only add its page-cache and journal work to
 every process and every record. After the run the files are decoded with numpy (no Python loop
 per record), and each selected function's calls become one blob (column by column, see
-blob.py) with, per call, the process it was made in (0, 1, ... in pid order), its position
-among that process's calls of the function (1 = the first call), its duration, its thread CPU
-time and errno."""
+cutaway.probes.timed_calls) with, per call, the process it was made in (0, 1, ... in pid
+order), its position among that process's calls of the function (1 = the first call), its
+duration, its thread CPU time and errno."""
 
 from __future__ import annotations
 
@@ -20,10 +20,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cutaway.model import RunData
+from cutaway.probes import timed_calls as calls_blob
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
-from cutaway.probes.calls import blob as calls_blob
-from cutaway.probes.calls.blob import Calls, ProcessCalls
-from cutaway.probes.calls.records import (
+from cutaway.probes.interposer import (
     CATALOG,
     CallRecords,
     calibrator_path,
@@ -32,21 +31,14 @@ from cutaway.probes.calls.records import (
     function_id,
     library_path,
     read_call_file,
+    records_directory,
     tsc_hz,
 )
-from cutaway.processes import owned_directory
+from cutaway.probes.timed_calls import Calls, ProcessCalls
 
 KIND = "calls"
-# The run_data kind of the system calls the syscalls probe times and stores in this probe's
-# format (blob.py): kept here, with the format, so that the analysis reads both kinds.
-SYSCALLS_KIND = "syscalls"
-MEMORY_DIRECTORY = "/dev/shm"  # tmpfs on Linux; the system temporary directory otherwise
-DIRECTORY_PREFIX = "cutaway-calls-"
 CALIBRATION_CALLS = 200_000
 LOSSES_KIND = "calls-losses"
-# One call as a structured record (the syscalls probe parses strace output into these). It
-# was version 1 of the stored blob; blobs are columns since version 2 (blob.py).
-CALL_DTYPE = calls_blob.VERSION_1_DTYPE
 
 
 def decode_calls(data: bytes) -> Calls:
@@ -96,20 +88,6 @@ def _nanoseconds_per_call(calibrator: Path, environment: Mapping[str, str]) -> f
 
 def _without_preload() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-
-
-def records_directory(memory: str = MEMORY_DIRECTORY) -> Path:
-    """A new private directory for a probe's record files: in `memory` when it is a writable
-    directory, else in the system's temporary directory. Its name carries the owner's pid and
-    start time, so a later probe can tell that the owner is gone (killed with SIGKILL: no
-    cleanup ran) and remove what it left: on tmpfs, that is memory held until a reboot."""
-    parents = [memory] if os.path.isdir(memory) and os.access(memory, os.W_OK | os.X_OK) else []
-    for parent in [*parents, tempfile.gettempdir()]:
-        try:
-            return owned_directory(DIRECTORY_PREFIX, parent)
-        except OSError:
-            continue
-    return owned_directory(DIRECTORY_PREFIX)
 
 
 class CallsProbe:

@@ -2,7 +2,7 @@
 phase, the time per operation (mean with its confidence interval over runs, median over
 operations) and its share of the outermost span; and the problems the runs reported.
 
-Only phase tables (cutaway.probes.spans.phases) are read here, never a source's records: a new
+Only phase tables (cutaway.probes.phase_tables) are read here, never a source's records: a new
 source of spans (uprobes) stores the same tables and needs nothing in this module. Conditions
 (cold vs warm) are a seam: :func:`condition_of` names a run's condition, None until the
 runner records conditions."""
@@ -17,8 +17,8 @@ import numpy as np
 
 from cutaway.families import compared_pairs, paired_family, unpaired_family
 from cutaway.model import PHASE_METRIC_PREFIX, Caution, Comparison, Metric, PhaseStat, Spec
-from cutaway.probes.spans import phases as phase_tables
-from cutaway.probes.spans.capture import KIND, PROBLEMS_KIND
+from cutaway.probes import phase_tables
+from cutaway.probes.phase_tables import KIND, PROBLEMS_KIND
 from cutaway.stats import describe
 from cutaway.store import DamagedStoreError, Store, StoredRunData, StoreError
 

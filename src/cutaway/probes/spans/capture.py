@@ -20,16 +20,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from cutaway.model import RunData, SpansSpec
+from cutaway.probes import phase_tables as phases
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
-from cutaway.probes.calls.capture import records_directory
-from cutaway.probes.calls.records import tsc_hz
-from cutaway.probes.spans import phases
-from cutaway.probes.spans.model import DEEPEST_LEVEL, Span
+from cutaway.probes.interposer import records_directory, tsc_hz
+from cutaway.probes.phase_tables import MAX_PROBLEMS, PROBLEMS_KIND, table_data
+from cutaway.probes.span_model import DEEPEST_LEVEL
 from cutaway.probes.spans.otlp import stream_otlp
 from cutaway.probes.spans.records import (
     SpanFileError,
@@ -40,12 +40,8 @@ from cutaway.probes.spans.records import (
     stream_span_files,
 )
 
-KIND = "spans"
-PROBLEMS_KIND = "spans-problems"
 OTLP_VARIABLE = "CUTAWAY_OTLP_FILE"
 OTLP_NAME = "otlp.jsonl"
-SOURCE_NAMES = {"sdk": "span SDK", "otlp": "OpenTelemetry"}
-MAX_PROBLEMS = 50  # per run: the first ones in words, the rest counted
 CALIBRATION_SPANS = 20_000  # per batch, 5 batches: a second or two before the first round
 # Times spans through the Python SDK: the per-span cost of cutaway.spans, with and without a
 # directory (recording vs the untimed branch). Prints nanoseconds per span.
@@ -63,33 +59,6 @@ for _ in range(5):
     best = elapsed if best is None else min(best, elapsed)
 print(best / n)
 """
-
-
-def phase_data(
-    source: str, spans: Iterable[Span], problems: list[str] | None = None
-) -> tuple[RunData | None, dict[str, float]]:
-    """What any source of spans stores for a run: its phase table (kind ``spans``, key
-    `source`: "sdk", "otlp", "uprobes"), which the dissection reads, and the run's metrics
-    ``phase:<path>``. Spans of each thread in nest() order (a parent before its children),
-    summed as they come (phases.PhaseAccumulator); None and no metrics for a run without
-    spans. Phase paths beyond the heaviest phases.MAX_PHASES are folded into one
-    phases.OTHER phase per parent, and said so in `problems`."""
-    return table_data(source, phases.operation_table(spans), problems)
-
-
-def table_data(
-    source: str, table: phases.OperationTable, problems: list[str] | None = None
-) -> tuple[RunData | None, dict[str, float]]:
-    """phase_data for a run's table already summed (a reader that nests as it reads)."""
-    if not table.phases:
-        return None, {}
-    if table.folded and problems is not None:
-        problems.append(
-            f"{SOURCE_NAMES.get(source, source)}: {table.folded} distinct phases beyond the "
-            f"{phases.MAX_PHASES} heaviest are counted together as {phases.OTHER!r}"
-        )
-    data = RunData(KIND, source, len(table), phases.encode(table))
-    return data, phases.phase_metrics(table)
 
 
 @dataclass(frozen=True)

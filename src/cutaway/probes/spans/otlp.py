@@ -38,8 +38,8 @@ from typing import Annotated, BinaryIO, Protocol
 
 import msgspec
 
-from cutaway.probes.spans.model import MAX_NAME_CHARACTERS, Span, span_name
-from cutaway.probes.spans.phases import NO_PHASE, PhaseAccumulator
+from cutaway.probes.phase_tables import NO_PHASE, PhaseAccumulator
+from cutaway.probes.span_model import MAX_NAME_CHARACTERS, Span, span_name
 
 MAX_PROBLEMS = 20  # reported one by one; the rest are counted
 HELD_SPANS = 100_000  # spans held for nesting while a file streams; past it, oldest traces go

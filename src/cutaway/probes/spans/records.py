@@ -4,8 +4,8 @@ Programs using ``native/include/cutaway/span.h`` (C) or :mod:`cutaway.spans` (Py
 file per process, ``DIR/spans.<pid>.<n>.bin``, in the call file format (version 4: span
 records; native/cw_calls_format.h, docs/spans.md). The C writer is the call interposer's own
 record writer built as ``libcwspans.so``, so this reader shares the call reader's header checks
-and clock conversion (:func:`cutaway.probes.calls.records.read_raw_file`), and turns the span
-records into begin/end events for :func:`cutaway.probes.spans.model.nest`.
+and clock conversion (:func:`cutaway.probes.interposer.read_raw_file`), and turns the span
+records into begin/end events for :func:`cutaway.probes.span_model.nest`.
 
     env = environment_for("/tmp/spans")      # add to the run's environment
     ...run the program...
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cutaway.probes.calls.records import (
+from cutaway.probes.interposer import (
     SPAN,
     SPAN_BEGIN,
     SPAN_END,
@@ -43,8 +43,8 @@ from cutaway.probes.calls.records import (
     read_raw_header,
     writer_files,
 )
-from cutaway.probes.spans.model import DEEPEST_LEVEL, Edge, SpanEvent, nest, span_name
-from cutaway.probes.spans.phases import PhaseAccumulator
+from cutaway.probes.phase_tables import PhaseAccumulator
+from cutaway.probes.span_model import DEEPEST_LEVEL, Edge, SpanEvent, nest, span_name
 from cutaway.probes.spans.stream import ThreadNester, ThreadProblems
 
 LIBRARY_NAME = "libcwspans.so"  # must match SPANS_LIBRARY in setup.py
@@ -100,7 +100,7 @@ def environment_for(
 ) -> dict[str, str]:
     """The variables that turn spans on in a run: the C writer for span.h, the directory
     (made absolute: the program may change its cwd) for both writers, and the C writer's
-    clock (the TSC at `tsc_hz`, from cutaway.probes.calls.records.tsc_hz, or CLOCK_MONOTONIC)."""
+    clock (the TSC at `tsc_hz`, from cutaway.probes.interposer.tsc_hz, or CLOCK_MONOTONIC)."""
     return {
         LIBRARY_VARIABLE: library_path(),
         DIRECTORY_VARIABLE: os.path.abspath(directory),

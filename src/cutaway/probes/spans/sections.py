@@ -34,6 +34,7 @@ from cutaway.report.sections import (
     TablesOnly,
     Tone,
     VerdictCell,
+    count_cell,
 )
 from cutaway.report.units import format_confidence, format_percent, format_seconds
 
@@ -178,13 +179,6 @@ def _statistics(stat: PhaseStat, *, compact: bool, counted: bool = True) -> list
         per_operation,
         count_cell(stat.calls_per_run),
     ]
-
-
-def count_cell(value: float) -> Cell:
-    """A mean count: whole when it is one (10,011), else to three significant digits."""
-    if not math.isfinite(value):
-        return None
-    return Quantity(value, "count", fractional=not float(value).is_integer())
 
 
 def _verdict(

@@ -10,7 +10,7 @@ below them: time and spans), never the spans: memory grows with the nesting dept
 distinct names, not with the spans. A subtree whose outermost span is at level 0 is a whole
 operation, counted at once (:meth:`PhaseAccumulator.add_tree`).
 
-It gives what :func:`cutaway.probes.spans.model.nest` gives for the same records (the tests
+It gives what :func:`cutaway.probes.span_model.nest` gives for the same records (the tests
 compare them): a begin without its end encloses nothing (the spans that ended inside it take
 its place, and outermost ones are operations, also inside a begin never ended from the start);
 each begin without an end, and each end without a begin, is a problem in nest()'s words, per
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from cutaway.probes.spans.phases import MAX_DEPTH, PhaseAccumulator
+from cutaway.probes.phase_tables import MAX_DEPTH, PhaseAccumulator
 
 Tree = dict[tuple[str, ...], list[int]]  # path from a span down -> [total ns, spans]
 FOLD_AFTER = 32  # subtrees waiting at one level kept apart; older ones are summed (_Group)

@@ -21,10 +21,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from cutaway.model import RunData
+from cutaway.probes import timed_calls as calls_blob
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
-from cutaway.probes.calls import blob as calls_blob
-from cutaway.probes.calls.blob import ProcessCalls
-from cutaway.probes.calls.capture import CALL_DTYPE, SYSCALLS_KIND
+from cutaway.probes.timed_calls import CALL_DTYPE, SYSCALLS_KIND, ProcessCalls
 from cutaway.processes import owned_directory
 
 KIND = SYSCALLS_KIND  # its calls are stored in the calls probe's format

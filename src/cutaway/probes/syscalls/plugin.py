@@ -1,6 +1,6 @@
 """The syscalls probe's plugin (cutaway.probes.plugin):
 its capture. It adds nothing else of its own: it stores its calls as the calls probe
-stores them (cutaway.probes.calls.records), and the calls probe's analysis and report show
+stores them (cutaway.probes.interposer), and the calls probe's analysis and report show
 them."""
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ Around each measured run the probe notes the run's start and end on CLOCK_MONOTO
 it, it waits until the tracer has printed everything up to the end (a marker), and, since a
 server may still be finishing the operation a client already has its answer from, until every
 operation that started during the run has returned (at most :data:`FINISH_SECONDS`). The
-operations that started during the run are its spans (cutaway.probes.spans.model), stored as
+operations that started during the run are its spans (cutaway.probes.span_model), stored as
 one blob (cutaway.probes.uprobes.records), with its calls per probed function
 (cutaway.probes.uprobes.counts) and as the phase table every span source stores
-(cutaway.probes.spans.phases: the dissection view and the ``phase:<path>`` metrics read
+(cutaway.probes.phase_tables: the dissection view and the ``phase:<path>`` metrics read
 it). What cannot be nested (a return without its entry, an operation that never returned,
 events bpftrace lost) is stored as the run's span problems, in words."""
 
@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 
 from cutaway.model import RunData, UprobeTarget
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
-from cutaway.probes.spans.capture import MAX_PROBLEMS, PROBLEMS_KIND, phase_data
-from cutaway.probes.spans.model import NO_OPERATION, Edge, Span, SpanEvent, nest
+from cutaway.probes.phase_tables import MAX_PROBLEMS, PROBLEMS_KIND, phase_data
+from cutaway.probes.span_model import NO_OPERATION, Edge, Span, SpanEvent, nest
 from cutaway.probes.uprobes import counts, records
 from cutaway.probes.uprobes.operations import Operation, Operations
 from cutaway.probes.uprobes.targets import (
@@ -193,7 +193,7 @@ class UprobesProbe:
         return spans, [item.message for item in nesting.unbalanced]
 
     def run_metrics(self) -> Mapping[str, float]:
-        """``phase:<path>`` of the run that just ended (cutaway.probes.spans.phases)."""
+        """``phase:<path>`` of the run that just ended (cutaway.probes.phase_tables)."""
         return self.measured
 
     def close(self) -> None:

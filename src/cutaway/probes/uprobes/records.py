@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cutaway.probes.spans.model import Span
+from cutaway.probes.span_model import Span
 
 KIND = "uprobes"
 SPANS_KEY = "spans"

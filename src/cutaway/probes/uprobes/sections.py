@@ -7,8 +7,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cutaway.model import FunctionCalls
-from cutaway.probes.spans.sections import count_cell
-from cutaway.report.sections import Align, Block, Cell, Column, Heading, Name, Quantity, Row, Table
+from cutaway.report.sections import (
+    Align,
+    Block,
+    Cell,
+    Column,
+    Heading,
+    Name,
+    Quantity,
+    Row,
+    Table,
+    count_cell,
+)
 
 
 def function_calls_block(counted: Sequence[FunctionCalls], *, compact: bool = False) -> Block:

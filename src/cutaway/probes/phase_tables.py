@@ -19,8 +19,10 @@ spans (``calls``: a filter test per candidate, 10,011 in one search).
 A span nested in a span of the same name (recursion) is not a phase of its own: its time is
 already in the outer one. Past the MAX_PHASES heaviest distinct paths of a run (a server
 that names spans after URLs), the rest are summed into one OTHER phase per parent, so that a
-report stays readable. This module is pure: the spans probe calls it after each run and
-stores the table; the analysis reads the tables back (cutaway.probes.spans.analysis)."""
+report stays readable. This module is pure: the spans and uprobes probes call it after each run
+and store the table (:func:`phase_data`); the spans probe's analysis reads the tables back
+(cutaway.probes.spans.analysis). Here, outside both probes, so that each imports it and neither
+the other."""
 
 from __future__ import annotations
 
@@ -32,9 +34,16 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cutaway.model import PHASE_METRIC_PREFIX as METRIC_PREFIX
-from cutaway.model import UNACCOUNTED, phase_key
-from cutaway.probes.spans.model import NO_OPERATION, Span
+from cutaway.model import UNACCOUNTED, RunData, phase_key
+from cutaway.probes.span_model import NO_OPERATION, Span
 
+# The run_data kinds every source of spans stores (the spans probe's SDK and OpenTelemetry
+# sources, the uprobes probe): a phase table per run and source, keyed by the source, and the
+# run's problems; the spans probe's analysis reads them, whatever their source.
+KIND = "spans"
+PROBLEMS_KIND = "spans-problems"
+MAX_PROBLEMS = 50  # per run: the first ones in words, the rest counted
+SOURCE_NAMES = {"sdk": "span SDK", "otlp": "OpenTelemetry"}
 # 3: sums per phase (JSON); 2: a row per operation, durations then spans per phase; 1: durations
 BLOB_VERSION = 3
 _INT64 = struct.Struct("<q")
@@ -646,3 +655,30 @@ def merged_phases(tables: Iterable[OperationTable]) -> list[Phase]:
 
 def column_of(table: OperationTable) -> Mapping[Phase, int]:
     return {phase: index for index, phase in enumerate(table.phases)}
+
+
+def phase_data(
+    source: str, spans: Iterable[Span], problems: list[str] | None = None
+) -> tuple[RunData | None, dict[str, float]]:
+    """What any source of spans stores for a run: its phase table (kind ``spans``, key
+    `source`: "sdk", "otlp", "uprobes"), which the dissection reads, and the run's metrics
+    ``phase:<path>``. Spans of each thread in nest() order (a parent before its children),
+    summed as they come (PhaseAccumulator); None and no metrics for a run without
+    spans. Phase paths beyond the heaviest MAX_PHASES are folded into one
+    OTHER phase per parent, and said so in `problems`."""
+    return table_data(source, operation_table(spans), problems)
+
+
+def table_data(
+    source: str, table: OperationTable, problems: list[str] | None = None
+) -> tuple[RunData | None, dict[str, float]]:
+    """phase_data for a run's table already summed (a reader that nests as it reads)."""
+    if not table.phases:
+        return None, {}
+    if table.folded and problems is not None:
+        problems.append(
+            f"{SOURCE_NAMES.get(source, source)}: {table.folded} distinct phases beyond the "
+            f"{MAX_PHASES} heaviest are counted together as {OTHER!r}"
+        )
+    data = RunData(KIND, source, len(table), encode(table))
+    return data, phase_metrics(table)

@@ -1,5 +1,6 @@
 """The blob that the calls and syscalls probes store per run and function: that function's
-calls in the run, and how to read it back.
+calls in the run, and how to read it back. Here, outside both probes, so that each imports it
+and neither the other; the calls probe's analysis reads both kinds.
 
 The calls are grouped by process, in process order (0, 1, ... as the probe numbered them), and
 each group keeps the order the calls started in. Version 2 stores them column by column, so
@@ -40,6 +41,9 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+# The run_data kind of the system calls the syscalls probe times and stores in this format
+# (the calls probe's kind is its name, "calls").
+SYSCALLS_KIND = "syscalls"
 VERSION = 2
 MAGIC = b"CWCALLS\0"
 VERSION_1_DTYPE = np.dtype(
@@ -51,6 +55,9 @@ VERSION_1_DTYPE = np.dtype(
         ("error", "<i4"),
     ]
 )
+# One call as a structured record (the syscalls probe parses strace output into these). It
+# was version 1 of the stored blob; blobs are columns since version 2.
+CALL_DTYPE = VERSION_1_DTYPE
 # What a decoded blob has per call, as a version-1 record had.
 FIELDS = ("process", "call_index", "duration_ns", "thread_cpu_ns", "error")
 # What a version-2 blob stores: the groups, then the per-call columns.

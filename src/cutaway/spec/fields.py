@@ -14,6 +14,8 @@ from typing import TypeVar
 
 from cutaway.model import OUTPUT_MODES
 from cutaway.output_files import output_path_problem
+from cutaway.settings_reading import read_bool as read_bool
+from cutaway.settings_reading import read_integer as read_integer
 from cutaway.spec import limits
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 from cutaway.spec.units import parse_duration, parse_fraction
@@ -28,23 +30,6 @@ def read_string(value: object, key_path: KeyPath) -> str:
     return value
 
 
-def read_bool(value: object, key_path: KeyPath) -> bool:
-    if not isinstance(value, bool):
-        raise expected("true or false", value, key_path)
-    return value
-
-
-def read_integer(
-    value: object, key_path: KeyPath, minimum: int, maximum: int = limits.MAX_STORED_INTEGER
-) -> int:
-    """An integer from ``minimum`` to ``maximum`` (by default the largest a store holds):
-    every integer key and option is read here, so that none can reach a store's 64-bit columns
-    or a tool's argument out of range."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise expected(f"an integer >= {minimum}", value, key_path)
-    if value > maximum:
-        raise expected(f"an integer <= {maximum}", value, key_path)
-    return value
 
 
 def read_rounds(value: object, key_path: KeyPath) -> int:

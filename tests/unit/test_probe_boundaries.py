@@ -18,13 +18,12 @@ REGISTRY = "cutaway.probes.registry"
 # --find-max-rate` searches with its generator); the uprobes probe stores the spans probe's
 # phase tables.
 NOT_YET_MOVED: dict[str, set[str]] = {
-    # The calls probe's analysis, report parts and exports are its plugin's; what others import
-    # is its interposer's shared code (spans, syscalls) and its option names (spec).
+    # The calls probe's analysis, report parts and exports are its plugin's, and so is the
+    # reading of its keys; what others import is its interposer's shared code (spans, syscalls).
     "calls": {
         "cutaway.probes.spans.capture",
         "cutaway.probes.spans.records",
         "cutaway.probes.syscalls.capture",
-        "cutaway.spec.probes",
     },
     "load": {
         "cutaway.cli.run",

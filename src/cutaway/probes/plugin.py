@@ -7,6 +7,12 @@ core (runner, compare, report in every format) asks every registered plugin in t
 order, knowing none by name (the runner and the analysis through cutaway.probes.core, which the
 layers above hand the registry's plugins):
 
+- ``settings_keys`` and ``read_settings(table, key_path, probes)``: its keys of the experiment
+  file's [probes] table, and their reader, which fills its settings into the
+  :class:`~cutaway.model.ProbeSpec` (cutaway.spec knows the table's keys from these alone);
+  a bad value raises :class:`~cutaway.settings_reading.SpecError` naming its key;
+- ``options`` and ``read_option(option, value, probes)``: the ``cutaway run`` options that
+  add to its settings, read the same way (cutaway.spec.apply_overrides hands each over);
 - ``selected(spec)``: whether the experiment file (the whole :class:`~cutaway.model.Spec`)
   asks for the probe;
 - ``record_kinds``: the kinds of records it stores that another probe's analysis reads
@@ -33,15 +39,17 @@ Every method has a default that adds nothing, so a plugin overrides only what it
 A plugin module imports nothing heavy at module level (the registry imports every plugin on
 start-up): the work is imported inside the methods.
 
-Not yet here: a probe's keys in the experiment file and on the command line are still parsed by
-cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec` (and [load] into
+Not yet here: a probe's settings are still fields of :class:`~cutaway.model.ProbeSpec`, and
+their types (ProfileSpec, SpansSpec, UprobeTarget) and stored form (cutaway.store.stored_spec)
+live in the model and the store; the ``cutaway run`` flags that hand ``options`` their values
+are still declared by cutaway.cli ([load] is still read by cutaway.spec into
 :class:`~cutaway.model.LoadSpec`); the profile probe's analysis and exports are still called by
 name from compare.py and cutaway.report; the load phase is still run by name by the runner.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -57,6 +65,7 @@ from cutaway.probes.core import Tags as Tags
 if TYPE_CHECKING:
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Block, Figure, JsonValue, Line, Row
+    from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
 
 
@@ -165,6 +174,23 @@ class ProbePlugin:
     store_formats: tuple[StoreFormat, ...] = ()
     # What one unit of its measured overhead is (the report's header: "69 ns per recorded call").
     recorded_event: str = "call"
+    # Its keys of the experiment file's [probes] table, in the order they are read.
+    settings_keys: tuple[str, ...] = ()
+    # The `cutaway run` options that add to its settings (read_option), as apply_overrides
+    # names them.
+    options: tuple[str, ...] = ()
+
+    def read_settings(
+        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
+    ) -> ProbeSpec:
+        """``probes`` with this probe's keys of the [probes] table (those ``table`` has, at
+        ``key_path``) read into its settings; a bad value raises SpecError naming its key."""
+        return probes
+
+    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
+        """``probes`` with the command-line ``option`` (one of ``options``, given) added to
+        the file's settings; a bad value raises SpecError naming the option."""
+        return probes
 
     def selected(self, spec: Spec) -> bool:
         """Whether the experiment asks for this probe."""

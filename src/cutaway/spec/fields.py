@@ -30,8 +30,6 @@ def read_string(value: object, key_path: KeyPath) -> str:
     return value
 
 
-
-
 def read_rounds(value: object, key_path: KeyPath) -> int:
     return read_integer(value, key_path, 1, limits.MAX_ROUNDS)
 

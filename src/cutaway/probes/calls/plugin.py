@@ -5,7 +5,7 @@ part and ``calls-csv`` export. Its keys in the experiment file are still read by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
@@ -31,6 +31,7 @@ from cutaway.probes.plugin import (
 if TYPE_CHECKING:
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
+    from cutaway.settings_reading import KeyPath
 
 
 def _render_csv(analysis: Analysis) -> str:
@@ -51,6 +52,21 @@ class CallsPlugin(ProbePlugin):
             _render_csv,
         ),
     )
+
+    settings_keys = ("calls", "calls_thread_cpu")
+    options = ("--calls",)
+
+    def read_settings(
+        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
+    ) -> ProbeSpec:
+        from cutaway.probes.calls.settings import read_settings
+
+        return read_settings(table, key_path, probes)
+
+    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
+        from cutaway.probes.calls.settings import read_option
+
+        return read_option(option, value, probes)
 
     def selected(self, spec: Spec) -> bool:
         return bool(spec.probes.calls)

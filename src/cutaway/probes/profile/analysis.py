@@ -164,7 +164,7 @@ def only_under(stored: Sequence[RoundProfile], functions: Sequence[str]) -> list
     ]
 
 
-OTHER_PHASE = "other"  # the phase of a sample no rule matches (spec.probes.OTHER_PHASE)
+OTHER_PHASE = "other"  # the phase of a sample no rule matches (profile.settings.OTHER_PHASE)
 
 
 def phase_weights(stacks: Mapping[str, int], rules: Sequence[PhaseRule]) -> dict[str, int]:

@@ -6,6 +6,7 @@ and cutaway.report (not yet moved here)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cutaway.model import ProbeSpec, Spec
@@ -19,6 +20,7 @@ from cutaway.probes.plugin import (
 
 if TYPE_CHECKING:
     from cutaway.probes.base import Probe
+    from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
 
 
@@ -57,6 +59,21 @@ class ProfilePlugin(ProbePlugin):
         StoreFormat("flamegraph", _flamegraph, takes_variant=True),
         StoreFormat("flamegraph-diff", _flamegraph_diff, takes_variant=True),
     )
+
+    settings_keys = ("profile",)
+    options = ("--profile",)
+
+    def read_settings(
+        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
+    ) -> ProbeSpec:
+        from cutaway.probes.profile.settings import read_settings
+
+        return read_settings(table, key_path, probes)
+
+    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
+        from cutaway.probes.profile.settings import read_option
+
+        return read_option(option, value, probes)
 
     def selected(self, spec: Spec) -> bool:
         return spec.probes.profile is not None

@@ -6,7 +6,7 @@ stored phase table (its own and the uprobes probe's, stored in the same records)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from cutaway.model import Analysis
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
+    from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
 
 
@@ -47,6 +48,21 @@ class SpansPlugin(ProbePlugin):
             _render_csv,
         ),
     )
+
+    settings_keys = ("spans",)
+    options = ("--spans",)
+
+    def read_settings(
+        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
+    ) -> ProbeSpec:
+        from cutaway.probes.spans.settings import read_settings
+
+        return read_settings(table, key_path, probes)
+
+    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
+        from cutaway.probes.spans.settings import read_option
+
+        return read_option(option, value, probes)
 
     def selected(self, spec: Spec) -> bool:
         return spec.probes.spans is not None

@@ -5,6 +5,7 @@ them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cutaway.model import ProbeSpec, Spec
@@ -12,11 +13,27 @@ from cutaway.probes.plugin import CALL_RECORDS, ProbePlugin
 
 if TYPE_CHECKING:
     from cutaway.probes.base import Probe
+    from cutaway.settings_reading import KeyPath
 
 
 class SyscallsPlugin(ProbePlugin):
     name = "syscalls"
     record_kinds = (CALL_RECORDS,)
+
+    settings_keys = ("syscalls",)
+    options = ("--syscalls",)
+
+    def read_settings(
+        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
+    ) -> ProbeSpec:
+        from cutaway.probes.syscalls.settings import read_settings
+
+        return read_settings(table, key_path, probes)
+
+    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
+        from cutaway.probes.syscalls.settings import read_option
+
+        return read_option(option, value, probes)
 
     def selected(self, spec: Spec) -> bool:
         return bool(spec.probes.syscalls)

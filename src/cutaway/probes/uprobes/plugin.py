@@ -5,7 +5,7 @@ dissection (the spans tables it stores), which the spans probe reports."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
@@ -23,6 +23,7 @@ from cutaway.probes.plugin import (
 if TYPE_CHECKING:
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Block, JsonValue
+    from cutaway.settings_reading import KeyPath
 
 NAME = "uprobes"
 
@@ -72,6 +73,21 @@ class UprobesPlugin(ProbePlugin):
             _render_csv,
         ),
     )
+
+    settings_keys = ("uprobes",)
+    options = ("--uprobes",)
+
+    def read_settings(
+        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
+    ) -> ProbeSpec:
+        from cutaway.probes.uprobes.settings import read_settings
+
+        return read_settings(table, key_path, probes)
+
+    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
+        from cutaway.probes.uprobes.settings import read_option
+
+        return read_option(option, value, probes)
 
     def selected(self, spec: Spec) -> bool:
         return bool(spec.probes.uprobes)

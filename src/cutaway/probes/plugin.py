@@ -11,8 +11,10 @@ layers above hand the registry's plugins):
   file's [probes] table, and their reader, which fills its settings into the
   :class:`~cutaway.model.ProbeSpec` (cutaway.spec knows the table's keys from these alone);
   a bad value raises :class:`~cutaway.settings_reading.SpecError` naming its key;
-- ``options`` and ``read_option(option, value, probes)``: the ``cutaway run`` options that
-  add to its settings, read the same way (cutaway.spec.apply_overrides hands each over);
+- ``add_arguments(run)``, ``option_values(args)``, ``options`` and ``read_option(option,
+  value, probes)``: its flags of ``cutaway run`` (cutaway.cli adds every plugin's), their
+  values as named options, and their reader, which adds them to the file's settings
+  (cutaway.spec.apply_overrides hands each over);
 - ``selected(spec)``: whether the experiment file (the whole :class:`~cutaway.model.Spec`)
   asks for the probe;
 - ``record_kinds``: the kinds of records it stores that another probe's analysis reads
@@ -41,8 +43,7 @@ start-up): the work is imported inside the methods.
 
 Not yet here: a probe's settings are still fields of :class:`~cutaway.model.ProbeSpec`, and
 their types (ProfileSpec, SpansSpec, UprobeTarget) and stored form (cutaway.store.stored_spec)
-live in the model and the store; the ``cutaway run`` flags that hand ``options`` their values
-are still declared by cutaway.cli ([load] is still read by cutaway.spec into
+live in the model and the store ([load] is still read by cutaway.spec into
 :class:`~cutaway.model.LoadSpec`); the profile probe's analysis and exports are still called by
 name from compare.py and cutaway.report; the load phase is still run by name by the runner.
 """
@@ -63,6 +64,8 @@ from cutaway.probes.core import StoredExperiment as StoredExperiment
 from cutaway.probes.core import Tags as Tags
 
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
+
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Block, Figure, JsonValue, Line, Row
     from cutaway.settings_reading import KeyPath
@@ -191,6 +194,15 @@ class ProbePlugin:
         """``probes`` with the command-line ``option`` (one of ``options``, given) added to
         the file's settings; a bad value raises SpecError naming the option."""
         return probes
+
+    def add_arguments(self, run: ArgumentParser) -> None:
+        """Add its flags to ``cutaway run``'s parser (the parser is built for each command as
+        it is asked for: import nothing heavy here)."""
+
+    def option_values(self, args: Namespace) -> dict[str, object]:
+        """Its ``options`` with their values from ``cutaway run``'s parsed flags, None for one
+        not given (cutaway.spec.apply_overrides hands the others to ``read_option``)."""
+        return {}
 
     def selected(self, spec: Spec) -> bool:
         """Whether the experiment asks for this probe."""

@@ -29,6 +29,8 @@ from cutaway.probes.plugin import (
 )
 
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
+
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
     from cutaway.settings_reading import KeyPath
@@ -67,6 +69,16 @@ class CallsPlugin(ProbePlugin):
         from cutaway.probes.calls.settings import read_option
 
         return read_option(option, value, probes)
+
+    def add_arguments(self, run: ArgumentParser) -> None:
+        from cutaway.probes.calls.settings import add_arguments
+
+        add_arguments(run)
+
+    def option_values(self, args: Namespace) -> dict[str, object]:
+        from cutaway.probes.calls.settings import option_values
+
+        return option_values(args)
 
     def selected(self, spec: Spec) -> bool:
         return bool(spec.probes.calls)

@@ -3,6 +3,7 @@ command-line option ``--calls``, read into the :class:`~cutaway.model.ProbeSpec`
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from collections.abc import Mapping
 
@@ -47,3 +48,17 @@ def read_option(option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
     """``--calls A,B``: added to the file's functions."""
     added = read_call_names(value, (option,))
     return dataclasses.replace(probes, calls=tuple(dict.fromkeys((*probes.calls, *added))))
+
+
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    """``cutaway run --calls``."""
+    run.add_argument(
+        "--calls",
+        metavar="F,G",
+        help="time every call of these libc functions, "
+        "e.g. getpwnam,getservbyname (the calls probe; adds to an experiment file's)",
+    )
+
+
+def option_values(args: argparse.Namespace) -> dict[str, object]:
+    return {"--calls": args.calls}

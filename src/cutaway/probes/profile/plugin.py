@@ -19,6 +19,8 @@ from cutaway.probes.plugin import (
 )
 
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
+
     from cutaway.probes.base import Probe
     from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
@@ -74,6 +76,16 @@ class ProfilePlugin(ProbePlugin):
         from cutaway.probes.profile.settings import read_option
 
         return read_option(option, value, probes)
+
+    def add_arguments(self, run: ArgumentParser) -> None:
+        from cutaway.probes.profile.settings import add_arguments
+
+        add_arguments(run)
+
+    def option_values(self, args: Namespace) -> dict[str, object]:
+        from cutaway.probes.profile.settings import option_values
+
+        return option_values(args)
 
     def selected(self, spec: Spec) -> bool:
         return spec.probes.profile is not None

@@ -4,6 +4,7 @@ read into the :class:`~cutaway.model.ProbeSpec`."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import re
 from collections.abc import Mapping
@@ -179,3 +180,51 @@ def read_call_graph(value: object, key_path: KeyPath) -> str:
     if value not in CALL_GRAPHS:
         raise expected(f"one of {', '.join(CALL_GRAPHS)}", value, key_path)
     return str(value)
+
+
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    """``cutaway run --profile`` and the ``--profile-*`` options, each of which turns it on."""
+    run.add_argument(
+        "--profile",
+        action="store_true",
+        help="also sample stacks with perf (on- and off-CPU), in profiled runs of each variant "
+        "separate from the timed runs (the profile probe)",
+    )
+    run.add_argument(
+        "--profile-frequency",
+        metavar="HZ",
+        help="samples per second of --profile (default 999)",
+    )
+    run.add_argument(
+        "--profile-call-graph",
+        choices=CALL_GRAPHS,
+        help="how --profile unwinds stacks: frame pointers (default) or DWARF; DWARF falls back "
+        "to frame pointers when it costs more than 10 %% of a CPU-bound program's CPU time, "
+        "dwarf! keeps it whatever it costs",
+    )
+    run.add_argument(
+        "--system-wide",
+        "-a",
+        action="store_true",
+        default=None,
+        help="--profile samples the whole system, not only the workload's processes",
+    )
+    run.add_argument(
+        "--no-off-cpu",
+        action="store_true",
+        default=None,
+        help="--profile samples on-CPU stacks only (no scheduler tracepoint)",
+    )
+
+
+def option_values(args: argparse.Namespace) -> dict[str, object]:
+    """``--profile``: the --profile-* options given ({} for --profile alone); None when none
+    was: any of them turns the profile probe on."""
+    options: dict[str, object] = {
+        "--profile-frequency": args.profile_frequency,
+        "--profile-call-graph": args.profile_call_graph,
+        "--system-wide": args.system_wide,
+        "--no-off-cpu": args.no_off_cpu,
+    }
+    given = {option: value for option, value in options.items() if value is not None}
+    return {"--profile": given if args.profile or given else None}

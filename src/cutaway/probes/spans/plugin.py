@@ -22,6 +22,8 @@ from cutaway.probes.plugin import (
 from cutaway.probes.spans.result import PhasesResult, phases_result
 
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
+
     from cutaway.model import Analysis
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
@@ -63,6 +65,16 @@ class SpansPlugin(ProbePlugin):
         from cutaway.probes.spans.settings import read_option
 
         return read_option(option, value, probes)
+
+    def add_arguments(self, run: ArgumentParser) -> None:
+        from cutaway.probes.spans.settings import add_arguments
+
+        add_arguments(run)
+
+    def option_values(self, args: Namespace) -> dict[str, object]:
+        from cutaway.probes.spans.settings import option_values
+
+        return option_values(args)
 
     def selected(self, spec: Spec) -> bool:
         return spec.probes.spans is not None

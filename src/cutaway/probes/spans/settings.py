@@ -3,6 +3,7 @@ its command-line option ``--spans``, read into the :class:`~cutaway.model.ProbeS
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from collections.abc import Mapping
 
@@ -44,3 +45,19 @@ def read_spans(value: object, key_path: KeyPath) -> SpansSpec | None:
             raise expected("a file path", value["otlp_file"], (*key_path, "otlp_file"))
         otlp_file = value["otlp_file"]
     return SpansSpec(otlp_file=otlp_file)
+
+
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    """``cutaway run --spans``."""
+    run.add_argument(
+        "--spans",
+        action="store_true",
+        default=None,
+        help="also record named phases: spans from cutaway's span SDK (C span.h, Python "
+        "cutaway.spans) and OpenTelemetry JSON written to $CUTAWAY_OTLP_FILE, shown as a "
+        "dissection per phase (the spans probe)",
+    )
+
+
+def option_values(args: argparse.Namespace) -> dict[str, object]:
+    return {"--spans": args.spans}

@@ -12,6 +12,8 @@ from cutaway.model import ProbeSpec, Spec
 from cutaway.probes.plugin import CALL_RECORDS, ProbePlugin
 
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
+
     from cutaway.probes.base import Probe
     from cutaway.settings_reading import KeyPath
 
@@ -34,6 +36,16 @@ class SyscallsPlugin(ProbePlugin):
         from cutaway.probes.syscalls.settings import read_option
 
         return read_option(option, value, probes)
+
+    def add_arguments(self, run: ArgumentParser) -> None:
+        from cutaway.probes.syscalls.settings import add_arguments
+
+        add_arguments(run)
+
+    def option_values(self, args: Namespace) -> dict[str, object]:
+        from cutaway.probes.syscalls.settings import option_values
+
+        return option_values(args)
 
     def selected(self, spec: Spec) -> bool:
         return bool(spec.probes.syscalls)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import re
 from collections.abc import Mapping
@@ -48,3 +49,17 @@ def read_option(option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
     """``--syscalls A,B``: added to the file's system calls."""
     added = read_syscall_names(value, (option,))
     return dataclasses.replace(probes, syscalls=tuple(dict.fromkeys((*probes.syscalls, *added))))
+
+
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    """``cutaway run --syscalls``."""
+    run.add_argument(
+        "--syscalls",
+        metavar="S,T",
+        help="time every call of these system calls "
+        "with strace, e.g. fsync,openat (the syscalls probe; adds to an experiment file's)",
+    )
+
+
+def option_values(args: argparse.Namespace) -> dict[str, object]:
+    return {"--syscalls": args.syscalls}

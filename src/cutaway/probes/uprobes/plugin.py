@@ -21,6 +21,8 @@ from cutaway.probes.plugin import (
 )
 
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
+
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Block, JsonValue
     from cutaway.settings_reading import KeyPath
@@ -88,6 +90,16 @@ class UprobesPlugin(ProbePlugin):
         from cutaway.probes.uprobes.settings import read_option
 
         return read_option(option, value, probes)
+
+    def add_arguments(self, run: ArgumentParser) -> None:
+        from cutaway.probes.uprobes.settings import add_arguments
+
+        add_arguments(run)
+
+    def option_values(self, args: Namespace) -> dict[str, object]:
+        from cutaway.probes.uprobes.settings import option_values
+
+        return option_values(args)
 
     def selected(self, spec: Spec) -> bool:
         return bool(spec.probes.uprobes)

@@ -4,6 +4,7 @@ command-line option ``--uprobes BINARY:FUNC,FUNC``, read into the
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
@@ -90,3 +91,21 @@ def merged_targets(
             dict.fromkeys((*functions.get(target.binary, ()), *target.functions))
         )
     return tuple(UprobeTarget(binary, names) for binary, names in functions.items())
+
+
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    """``cutaway run --uprobes``."""
+    run.add_argument(
+        "--uprobes",
+        action="append",
+        metavar="BINARY:F,G",
+        help="time every call of these functions of an unmodified binary with uprobes (root, "
+        "bpftrace), as nested phases, and count them, e.g. "
+        "/usr/sbin/slapd:do_search,test_filter; repeat for more binaries (a function in two "
+        "binaries is one phase: two builds compare); adds to an experiment file's (the uprobes "
+        "probe)",
+    )
+
+
+def option_values(args: argparse.Namespace) -> dict[str, object]:
+    return {"--uprobes": args.uprobes}

@@ -75,6 +75,7 @@ from cutaway.model.phases import (
 from cutaway.model.probe_spec import (
     CALL_GRAPHS,
     DEFAULT_PROFILE_FREQUENCY,
+    PROBE_FIELD_KEYS,
     PhaseRule,
     ProbeSpec,
     ProfileSpec,
@@ -140,6 +141,7 @@ __all__ = [
     "PHASE_METRIC_PREFIX",
     "PHASE_SEPARATOR",
     "PRIMARY_METRIC",
+    "PROBE_FIELD_KEYS",
     "PROCESS_METRICS",
     "PROCESS_STATS",
     "SERVER_METRICS",

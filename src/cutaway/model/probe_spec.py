@@ -7,7 +7,7 @@ Immutable, no I/O, imports nothing of cutaway outside ``cutaway.model``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # Frame pointers, or DWARF unwinding of a copied user stack; "dwarf!" insists on DWARF: no
 # frame pointers instead when it costs more than the probe's limit (it still must work).
@@ -17,6 +17,11 @@ CALL_GRAPHS = ("fp", "dwarf", "dwarf!")
 # (DTrace's profile-997 and perf's -F 99 follow the same rule). ~1 ms of CPU per sample keeps
 # the cost per profiled run small (docs/performance.md); more samples come from more rounds.
 DEFAULT_PROFILE_FREQUENCY = 999
+# The keys of the stored [probes] that are fields of ProbeSpec: any other is a probe's own
+# settings (ProbeSpec.settings).
+PROBE_FIELD_KEYS = (
+    "calls", "calls_thread_cpu", "syscalls", "profile", "instructions", "spans", "uprobes",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -138,11 +143,26 @@ class ProbeSpec:
     spans: SpansSpec | None = None  # named phases: span SDK records, OpenTelemetry files
     # Functions of unmodified binaries timed by uprobes, entry to return (the uprobes probe)
     uprobes: tuple[UprobeTarget, ...] = ()
+    # The settings of every other probe, whose type lives in its own package: (its key of the
+    # [probes] table, its settings in their stored form, a JSON value), in the probes' order.
+    # Its package writes them (its plugin's read_settings) and reads them back; the store keeps
+    # them as they are.
+    settings: tuple[tuple[str, object], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "calls", tuple(self.calls))
         object.__setattr__(self, "syscalls", tuple(self.syscalls))
         object.__setattr__(self, "uprobes", tuple(self.uprobes))
+        object.__setattr__(self, "settings", tuple(self.settings))
+
+    def setting(self, key: str) -> object | None:
+        """The stored form of the settings under ``key`` of [probes], None when not set."""
+        return next((value for name, value in self.settings if name == key), None)
+
+    def with_setting(self, key: str, value: object) -> ProbeSpec:
+        """The same probes with the settings under ``key`` set to ``value`` (a JSON value)."""
+        others = tuple((name, old) for name, old in self.settings if name != key)
+        return replace(self, settings=(*others, (key, value)))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -157,6 +177,7 @@ class ProbeSpec:
                 if self.uprobes
                 else {}
             ),
+            **dict(self.settings),
         }
 
     @classmethod
@@ -174,6 +195,7 @@ class ProbeSpec:
             bool(data.get("instructions", False)),
             SpansSpec.from_dict(spans) if isinstance(spans, Mapping) else None,
             _uprobe_targets(data.get("uprobes")),
+            tuple((key, value) for key, value in data.items() if key not in PROBE_FIELD_KEYS),
         )
 
 

@@ -24,6 +24,7 @@ from cutaway.model import (
     LOWER_IS_BETTER,
     METRIC_SOURCES,
     OUTPUT_STREAMS,
+    PROBE_FIELD_KEYS,
     PROCESS_STATS,
     VERSION_KEYS,
     Condition,
@@ -287,6 +288,12 @@ def _probes(value: object, key: str) -> ProbeSpec:
         instructions=probes.optional("instructions", _flag, False),
         spans=probes.optional("spans", _spans, None),
         uprobes=probes.optional("uprobes", _uprobes, ()),
+        # A probe's own settings (ProbeSpec.settings), as stored: its package reads them.
+        settings=tuple(
+            (name, setting)
+            for name, setting in probes.values.items()
+            if name not in PROBE_FIELD_KEYS
+        ),
     )
 
 

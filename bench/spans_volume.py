@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, resource, shutil, sys, time
 from pathlib import Path
-from cutaway.model import SpansSpec
+from cutaway.probes.spans.settings import SpansSpec
 from cutaway.probes.spans import capture, phases
 from cutaway.probes.spans.analysis import phase_stats
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from cutaway.model import LoadSpec, PhaseRule, ProbeSpec, ProfileSpec, SpansSpec, Spec, Variant
+from cutaway.model import LoadSpec, PhaseRule, ProbeSpec, ProfileSpec, Spec, Variant
+from cutaway.probes.spans.settings import SpansSpec, with_spans
 from cutaway.store import Store
 
 
@@ -16,18 +17,20 @@ def test_a_spec_with_every_setting_comes_back_whole(tmp_path: Path) -> None:
         name="all",
         variants=(Variant("a", ("true",)), Variant("b", ("true",))),
         baseline="a",
-        probes=ProbeSpec(
-            calls=("getpwnam",),
-            calls_thread_cpu=True,
-            syscalls=("openat",),
-            profile=ProfileSpec(
-                frequency_hz=99,
-                system_wide=True,
-                call_graph="dwarf",
-                phases=(PhaseRule("parse", "^parse"), PhaseRule("regex", "re_search|regexec")),
+        probes=with_spans(
+            ProbeSpec(
+                calls=("getpwnam",),
+                calls_thread_cpu=True,
+                syscalls=("openat",),
+                profile=ProfileSpec(
+                    frequency_hz=99,
+                    system_wide=True,
+                    call_graph="dwarf",
+                    phases=(PhaseRule("parse", "^parse"), PhaseRule("regex", "re_search|regexec")),
+                ),
+                instructions=True,
             ),
-            instructions=True,
-            spans=SpansSpec(otlp_file="/var/log/otel/traces.jsonl"),
+            SpansSpec(otlp_file="/var/log/otel/traces.jsonl"),
         ),
         ignore_failure=True,
         keep_leftovers=True,

@@ -79,8 +79,6 @@ from cutaway.model.probe_spec import (
     PhaseRule,
     ProbeSpec,
     ProfileSpec,
-    SpansSpec,
-    UprobeTarget,
 )
 from cutaway.model.profile import (
     ATTRIBUTION_KINDS,
@@ -180,12 +178,10 @@ __all__ = [
     "Run",
     "RunData",
     "RunStatus",
-    "SpansSpec",
     "Spec",
     "StackWeight",
     "Summary",
     "TimeSeries",
-    "UprobeTarget",
     "Variant",
     "Verdict",
     "VersionSource",

@@ -1,5 +1,5 @@
-"""What the experiment file asks of the probes: :class:`ProbeSpec` and the probes' own
-settings (spans, profile, uprobes).
+"""What the experiment file asks of the probes: :class:`ProbeSpec` and the settings of the
+probes whose settings type is not yet in their own package (profile).
 
 Immutable, no I/O, imports nothing of cutaway outside ``cutaway.model``.
 """
@@ -20,7 +20,7 @@ DEFAULT_PROFILE_FREQUENCY = 999
 # The keys of the stored [probes] that are fields of ProbeSpec: any other is a probe's own
 # settings (ProbeSpec.settings).
 PROBE_FIELD_KEYS = (
-    "calls", "calls_thread_cpu", "syscalls", "profile", "instructions", "spans", "uprobes",
+    "calls", "calls_thread_cpu", "syscalls", "profile", "instructions",
 )  # fmt: skip
 
 
@@ -35,25 +35,6 @@ class PhaseRule:
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "frames": self.frames}
-
-
-@dataclass(frozen=True)
-class SpansSpec:
-    """The spans probe (cutaway.probes.spans): named phases from the span SDK's records (C
-    ``span.h``, Python ``cutaway.spans``) and from OpenTelemetry. Every run also gets a fresh
-    path in ``CUTAWAY_OTLP_FILE`` where the workload may write OTLP JSON; ``otlp_file`` names
-    a file that a collector's file exporter appends to, whose lines written during a run are
-    that run's spans."""
-
-    otlp_file: str | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        return {"otlp_file": self.otlp_file}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> SpansSpec:
-        otlp_file = data.get("otlp_file")
-        return cls(str(otlp_file) if otlp_file is not None else None)
 
 
 @dataclass(frozen=True)
@@ -118,18 +99,6 @@ class ProfileSpec:
 
 
 @dataclass(frozen=True)
-class UprobeTarget:
-    """Functions of one binary (an executable or a shared library, as given: resolved when the
-    probe is checked) whose every entry and return the uprobes probe records as a span."""
-
-    binary: str
-    functions: tuple[str, ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "functions", tuple(self.functions))
-
-
-@dataclass(frozen=True)
 class ProbeSpec:
     """Which probes watch the measured runs. ``calls`` names catalog functions whose every call
     is timed (the ``calls`` probe); ``calls_thread_cpu`` also measures each call's thread CPU
@@ -140,29 +109,29 @@ class ProbeSpec:
     syscalls: tuple[str, ...] = ()  # system calls timed by strace (the syscalls probe)
     profile: ProfileSpec | None = None  # stack samples by perf, in runs of their own
     instructions: bool = False  # instructions counted by valgrind, in runs of their own
-    spans: SpansSpec | None = None  # named phases: span SDK records, OpenTelemetry files
-    # Functions of unmodified binaries timed by uprobes, entry to return (the uprobes probe)
-    uprobes: tuple[UprobeTarget, ...] = ()
-    # The settings of every other probe, whose type lives in its own package: (its key of the
-    # [probes] table, its settings in their stored form, a JSON value), in the probes' order.
-    # Its package writes them (its plugin's read_settings) and reads them back; the store keeps
-    # them as they are.
+    # The settings of every other probe (spans, uprobes ...), whose type lives in its own
+    # package: (its key of the [probes] table, its settings in their stored form, a JSON
+    # value), in the keys' order. Its package writes them (its plugin's read_settings) and reads
+    # them back (e.g. cutaway.probes.spans.settings.spans_settings); the store keeps them as
+    # they are.
     settings: tuple[tuple[str, object], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "calls", tuple(self.calls))
         object.__setattr__(self, "syscalls", tuple(self.syscalls))
-        object.__setattr__(self, "uprobes", tuple(self.uprobes))
-        object.__setattr__(self, "settings", tuple(self.settings))
+        # Sorted, and None (unset) left out: equal settings are equal however they were made.
+        settings = sorted((kv for kv in self.settings if kv[1] is not None), key=lambda kv: kv[0])
+        object.__setattr__(self, "settings", tuple(settings))
 
     def setting(self, key: str) -> object | None:
         """The stored form of the settings under ``key`` of [probes], None when not set."""
         return next((value for name, value in self.settings if name == key), None)
 
     def with_setting(self, key: str, value: object) -> ProbeSpec:
-        """The same probes with the settings under ``key`` set to ``value`` (a JSON value)."""
+        """The same probes with the settings under ``key`` set to ``value`` (a JSON value;
+        None: unset, the probe off)."""
         others = tuple((name, old) for name, old in self.settings if name != key)
-        return replace(self, settings=(*others, (key, value)))
+        return replace(self, settings=others if value is None else (*others, (key, value)))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -171,12 +140,6 @@ class ProbeSpec:
             "syscalls": list(self.syscalls),
             **({} if self.profile is None else {"profile": self.profile.to_dict()}),
             **({"instructions": True} if self.instructions else {}),
-            **({} if self.spans is None else {"spans": self.spans.to_dict()}),
-            **(
-                {"uprobes": {t.binary: list(t.functions) for t in self.uprobes}}
-                if self.uprobes
-                else {}
-            ),
             **dict(self.settings),
         }
 
@@ -186,24 +149,11 @@ class ProbeSpec:
         syscalls = data.get("syscalls") or ()
         assert isinstance(calls, list | tuple) and isinstance(syscalls, list | tuple)
         profile = data.get("profile")
-        spans = data.get("spans")
         return cls(
             tuple(str(c) for c in calls),
             bool(data.get("calls_thread_cpu", False)),
             tuple(str(s) for s in syscalls),
             ProfileSpec.from_dict(profile) if isinstance(profile, Mapping) else None,
             bool(data.get("instructions", False)),
-            SpansSpec.from_dict(spans) if isinstance(spans, Mapping) else None,
-            _uprobe_targets(data.get("uprobes")),
             tuple((key, value) for key, value in data.items() if key not in PROBE_FIELD_KEYS),
         )
-
-
-def _uprobe_targets(data: object) -> tuple[UprobeTarget, ...]:
-    if not isinstance(data, Mapping):
-        return ()
-    return tuple(
-        UprobeTarget(str(binary), tuple(str(f) for f in functions))
-        for binary, functions in data.items()
-        if isinstance(functions, list | tuple)
-    )

@@ -35,9 +35,7 @@ from cutaway.model import (
     PhaseRule,
     ProbeSpec,
     ProfileSpec,
-    SpansSpec,
     Spec,
-    UprobeTarget,
     Variant,
     VersionSource,
 )
@@ -224,15 +222,6 @@ def _conditions(value: object, key: str) -> tuple[Condition, ...]:
     return tuple(conditions)
 
 
-def _uprobes(value: object, key: str) -> tuple[UprobeTarget, ...]:
-    if not isinstance(value, dict):
-        raise SpecJsonError(key, f"{describe(value)} is not an object")
-    return tuple(
-        UprobeTarget(binary, _strings(functions, f"{key}.{binary}"))
-        for binary, functions in value.items()
-    )
-
-
 def _variants(value: object, key: str) -> tuple[Variant, ...]:
     if not isinstance(value, list) or not value:
         raise SpecJsonError(key, f"{describe(value)} is not a non-empty array")
@@ -286,8 +275,6 @@ def _probes(value: object, key: str) -> ProbeSpec:
         syscalls=probes.optional("syscalls", _strings, ()),
         profile=probes.optional("profile", _profile, None),
         instructions=probes.optional("instructions", _flag, False),
-        spans=probes.optional("spans", _spans, None),
-        uprobes=probes.optional("uprobes", _uprobes, ()),
         # A probe's own settings (ProbeSpec.settings), as stored: its package reads them.
         settings=tuple(
             (name, setting)
@@ -295,13 +282,6 @@ def _probes(value: object, key: str) -> ProbeSpec:
             if name not in PROBE_FIELD_KEYS
         ),
     )
-
-
-def _spans(value: object, key: str) -> SpansSpec | None:
-    if value is None:
-        return None
-    spans = _Object(value, key)
-    return SpansSpec(otlp_file=spans.optional("otlp_file", _optional_text, None))
 
 
 def _optional_port(value: object, key: str) -> int | None:

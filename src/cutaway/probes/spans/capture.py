@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cutaway.model import RunData, SpansSpec
+from cutaway.model import RunData
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
 from cutaway.probes.calls.capture import records_directory
 from cutaway.probes.calls.records import tsc_hz
@@ -39,6 +39,7 @@ from cutaway.probes.spans.records import (
     span_files,
     stream_span_files,
 )
+from cutaway.probes.spans.settings import SpansSpec
 
 KIND = "spans"
 PROBLEMS_KIND = "spans-problems"

@@ -77,13 +77,17 @@ class SpansPlugin(ProbePlugin):
         return option_values(args)
 
     def selected(self, spec: Spec) -> bool:
-        return spec.probes.spans is not None
+        from cutaway.probes.spans.settings import spans_settings
+
+        return spans_settings(spec.probes) is not None
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.spans.capture import SpansProbe
+        from cutaway.probes.spans.settings import spans_settings
 
-        assert spec.spans is not None  # selected
-        return SpansProbe(spec.spans)
+        settings = spans_settings(spec)
+        assert settings is not None  # selected
+        return SpansProbe(settings)
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         from cutaway.probes.spans.analysis import (

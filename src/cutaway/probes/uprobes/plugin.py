@@ -102,12 +102,15 @@ class UprobesPlugin(ProbePlugin):
         return option_values(args)
 
     def selected(self, spec: Spec) -> bool:
-        return bool(spec.probes.uprobes)
+        from cutaway.probes.uprobes.settings import uprobe_targets
+
+        return bool(uprobe_targets(spec.probes))
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.uprobes.capture import UprobesProbe
+        from cutaway.probes.uprobes.settings import uprobe_targets
 
-        return UprobesProbe(spec.uprobes)
+        return UprobesProbe(uprobe_targets(spec))
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         from cutaway.probes.uprobes.analysis import function_calls

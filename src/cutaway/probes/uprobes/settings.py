@@ -1,34 +1,71 @@
-"""The uprobes probe's key of the [probes] table (``uprobes``: binary -> functions) and its
-command-line option ``--uprobes BINARY:FUNC,FUNC``, read into the
-:class:`~cutaway.model.ProbeSpec`."""
+"""The uprobes probe's settings (:class:`UprobeTarget` per binary): its key of the [probes]
+table (``uprobes``: binary -> functions) and its command-line option
+``--uprobes BINARY:FUNC,FUNC``, kept in the :class:`~cutaway.model.ProbeSpec` under ``uprobes``
+in their stored form and read back by :func:`uprobe_targets`."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from cutaway.model import ProbeSpec, UprobeTarget
+from cutaway.model import ProbeSpec
 from cutaway.settings_reading import KeyPath, SpecError, expected
 
 SETTINGS_KEYS = ("uprobes",)
 OPTIONS = ("--uprobes",)
 _FUNCTION = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")  # a C or mangled C++ symbol
+KEY = "uprobes"  # its key of [probes], in the experiment file and in the stored spec
+
+
+@dataclass(frozen=True)
+class UprobeTarget:
+    """Functions of one binary (an executable or a shared library, as given: resolved when the
+    probe is checked) whose every entry and return the uprobes probe records as a span."""
+
+    binary: str
+    functions: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "functions", tuple(self.functions))
+
+
+def uprobe_targets(probes: ProbeSpec) -> tuple[UprobeTarget, ...]:
+    """The uprobes probe's targets in ``probes``, in order; none when it is off. Stored as an
+    object of binary -> list of functions."""
+    stored = probes.setting(KEY)
+    if stored is None:
+        return ()
+    if not isinstance(stored, Mapping):
+        raise ValueError(f"probes.uprobes: {stored!r} is not an object")
+    targets = []
+    for binary, functions in stored.items():
+        if not isinstance(functions, list | tuple) or not all(
+            isinstance(f, str) for f in functions
+        ):
+            raise ValueError(f"probes.uprobes.{binary}: {functions!r} is not a list of names")
+        targets.append(UprobeTarget(str(binary), tuple(functions)))
+    return tuple(targets)
+
+
+def with_uprobes(probes: ProbeSpec, targets: Sequence[UprobeTarget]) -> ProbeSpec:
+    """``probes`` with the uprobes probe's ``targets`` (none: the probe off)."""
+    stored = {target.binary: list(target.functions) for target in targets}
+    return probes.with_setting(KEY, stored) if stored else probes.with_setting(KEY, None)
 
 
 def read_settings(table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec) -> ProbeSpec:
-    if "uprobes" not in table:
+    if KEY not in table:
         return probes
-    targets = read_uprobes(table["uprobes"], (*key_path, "uprobes"))
-    return dataclasses.replace(probes, uprobes=targets)
+    return with_uprobes(probes, read_uprobes(table[KEY], (*key_path, KEY)))
 
 
 def read_option(option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
     """``--uprobes`` (repeated): added to the file's targets."""
     assert isinstance(value, list | tuple)
-    targets = merged_targets(probes.uprobes, read_uprobe_options(value, (option,)))
-    return dataclasses.replace(probes, uprobes=targets)
+    targets = merged_targets(uprobe_targets(probes), read_uprobe_options(value, (option,)))
+    return with_uprobes(probes, targets)
 
 
 def read_uprobes(value: object, key_path: KeyPath) -> tuple[UprobeTarget, ...]:

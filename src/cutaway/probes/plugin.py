@@ -41,9 +41,13 @@ Every method has a default that adds nothing, so a plugin overrides only what it
 A plugin module imports nothing heavy at module level (the registry imports every plugin on
 start-up): the work is imported inside the methods.
 
-Not yet here: a probe's settings are still fields of :class:`~cutaway.model.ProbeSpec`, and
-their types (ProfileSpec, SpansSpec, UprobeTarget) and stored form (cutaway.store.stored_spec)
-live in the model and the store ([load] is still read by cutaway.spec into
+A probe whose settings type lives in its package (spans, uprobes) keeps its settings in
+``ProbeSpec.settings`` under its key, in their stored form, and reads them back with an accessor
+of its own (``cutaway.probes.spans.settings.spans_settings``).
+
+Not yet here: the calls, syscalls, profile and instructions probes' settings are still fields of
+:class:`~cutaway.model.ProbeSpec`, their types (ProfileSpec, PhaseRule) in the model and their
+stored form checked by cutaway.store.stored_spec ([load] is still read by cutaway.spec into
 :class:`~cutaway.model.LoadSpec`); the profile probe's analysis and exports are still called by
 name from compare.py and cutaway.report; the load phase is still run by name by the runner.
 """

@@ -21,8 +21,12 @@ PYTHONDONTWRITEBYTECODE), as on a user's machine, and with cutaway's calibration
 directory of the benchmark's own, filled by one uncounted pass (a user's first session on a
 machine measures it; every later one reuses it). Prints a Markdown table and the load average;
 raw times go to bench/results/session-<date>.json. Usage:
-``python bench/session.py [--repetitions 15]``; ``PYTHONPATH=/other/src python bench/session.py``
-times another version's code (``python -m cutaway`` is then used, so that it is that code).
+``python bench/session.py [--repetitions 15] [--before GIT_REF]``;
+``PYTHONPATH=/other/src python bench/session.py`` times another version's code (``python -m
+cutaway`` is then used, so that it is that code). ``--before GIT_REF`` also times that commit's
+2-run and 202-run sessions in the same repetitions (built with its native parts by ``pip install
+--target`` from a worktree of it, its calibration cache apart), and prints the per-run figures
+of both, wall and CPU.
 """
 
 from __future__ import annotations
@@ -57,6 +61,40 @@ def cutaway_command() -> list[str]:
         return [str(beside)]
     found = shutil.which("cutaway")
     return [found] if found else [sys.executable, "-m", "cutaway"]
+
+
+def before_commands(scratch: Path) -> dict[str, list[str]]:
+    """The per-run sessions of --before's code (its library on PYTHONPATH: built_before)."""
+    cutaway = [sys.executable, "-m", "cutaway"]
+
+    def run(db: str, rounds: int) -> list[str]:
+        return [*cutaway, "run", "-c", "true", "--rounds", str(rounds), "--db", str(scratch / db)]
+
+    return {
+        "before, 2 runs": run("before-few.db", FEW_RUNS),
+        "before, 202 runs": run("before-many.db", MANY_RUNS),
+    }
+
+
+def built_before(ref: str, scratch: Path) -> Path:
+    """``ref`` checked out in a worktree and installed, native parts built, into a directory
+    of its own (for PYTHONPATH); that directory."""
+    tree, library = scratch / "before-tree", scratch / "before-lib"
+    subprocess.run(
+        ["git", "-C", str(BENCH_DIR.parent), "worktree", "add", "--detach", str(tree), ref],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+             str(library), str(tree)], check=True,
+        )  # fmt: skip
+    finally:
+        subprocess.run(
+            ["git", "-C", str(BENCH_DIR.parent), "worktree", "remove", "--force", str(tree)],
+            check=False, capture_output=True,
+        )  # fmt: skip
+    return library
 
 
 def commands(scratch: Path) -> dict[str, list[str]]:
@@ -131,7 +169,8 @@ def hyperfine_median_seconds(path: Path) -> float:
 
 
 def cutaway_median_seconds(db: Path, environment: dict[str, str]) -> float:
-    """cutaway's median wall time of `true` in the newest experiment of ``db``."""
+    """cutaway's median wall time of `true` in the newest experiment of ``db`` (read by this
+    tree's cutaway, whichever wrote it)."""
     exported = subprocess.run(
         [*cutaway_command(), "export", "--format", "json", "--db", str(db)],
         capture_output=True,
@@ -151,12 +190,13 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=15)
+    parser.add_argument("--before", help="a git ref whose per-run figures are timed as well")
     args = parser.parse_args()
     if shutil.which("hyperfine") is None:
         sys.exit("needs hyperfine (apt-get install hyperfine)")
     walls: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
-    medians: dict[str, list[float]] = {"hyperfine": [], "cutaway": []}
+    medians: dict[str, list[float]] = {"hyperfine": [], "cutaway": [], "before": []}
     calibrations: list[float] = []
     load_before = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
@@ -164,15 +204,23 @@ def main() -> None:
         scratch = Path(directory)
         environment = timed_environment(scratch / "cache")
         argvs = commands(scratch)
+        environments = dict.fromkeys(argvs, environment)
+        if args.before:
+            library = built_before(args.before, scratch)
+            before = before_commands(scratch)
+            argvs.update(before)
+            before_environment = timed_environment(scratch / "before-cache")
+            before_environment["PYTHONPATH"] = str(library)
+            environments.update(dict.fromkeys(before, before_environment))  # never changed
         names = list(argvs)
         # One uncounted pass: creates the stores, the bytecode cache and the calibration cache,
         # as a user's first session on this machine would.
         for name in names:
-            wall_and_cpu_seconds(argvs[name], environment)
+            wall_and_cpu_seconds(argvs[name], environments[name])
         for repetition in range(args.repetitions):
             shift = repetition % len(names)
             for name in names[shift:] + names[:shift]:
-                wall, cpu = wall_and_cpu_seconds(argvs[name], environment)
+                wall, cpu = wall_and_cpu_seconds(argvs[name], environments[name])
                 walls.setdefault(name, []).append(wall)
                 cpus.setdefault(name, []).append(cpu)
                 if name == "hyperfine, 202 runs":
@@ -183,6 +231,10 @@ def main() -> None:
                     medians["cutaway"].append(
                         cutaway_median_seconds(scratch / "many.db", environment)
                     )
+                elif name == "before, 202 runs":
+                    medians["before"].append(
+                        cutaway_median_seconds(scratch / "before-many.db", environment)
+                    )
             calibrations.append(fresh_calibration_seconds(scratch, environment, repetition))
             print(f"repetition {repetition + 1}/{args.repetitions}", file=sys.stderr)
     load_after = os.getloadavg()
@@ -190,6 +242,7 @@ def main() -> None:
     raw = RESULTS_DIR / f"session-{time.strftime('%Y%m%d-%H%M%S')}.json"
     record = {
         "started": started,
+        "before": args.before,
         "commands": argvs,
         "walls": walls,
         "cpu_times": cpus,
@@ -200,6 +253,8 @@ def main() -> None:
     }
     raw.write_text(json.dumps(record, indent=1))
     print_table(walls, cpus, medians, args.repetitions)
+    if args.before:
+        print_before_table(walls, cpus, medians, args.before)
     print(
         f"\nharness figure measured afresh {len(calibrations)} times: median "
         f"{statistics.median(calibrations) * 1e3:.3f} ms, range {min(calibrations) * 1e3:.3f}-"
@@ -226,14 +281,8 @@ def print_table(
     def cpu(name: str) -> float:
         return statistics.median(cpus[name])
 
-    extra = MANY_RUNS - FEW_RUNS
-    per_run = {
-        tool: [
-            (many - few) / extra
-            for few, many in zip(walls[f"{tool}, 2 runs"], walls[f"{tool}, 202 runs"], strict=True)
-        ]
-        for tool in ("hyperfine", "cutaway")
-    }
+    per_run = {tool: one_more_run(walls, tool) for tool in ("hyperfine", "cutaway")}
+    cpu_per_run = {tool: one_more_run(cpus, tool) for tool in per_run}
     beyond = {
         tool: [cost - true for cost, true in zip(per_run[tool], medians[tool], strict=True)]
         for tool in per_run
@@ -243,15 +292,11 @@ def print_table(
     print("|---|---:|---:|---:|")
 
     def row(label: str, first: list[float], second: list[float] | None, unit: float) -> None:
-        def cell(values: list[float]) -> str:
-            low, middle, high = quartiles(values)
-            return f"{middle * unit:.3g} ({low * unit:.3g}-{high * unit:.3g})"
-
         if second is None:
-            print(f"| {label} | | {cell(first)} | |")
+            print(f"| {label} | | {cell(first, unit)} | |")
             return
         ratio = statistics.median(second) / statistics.median(first)
-        print(f"| {label} | {cell(first)} | {cell(second)} | {ratio:.1f} |")
+        print(f"| {label} | {cell(first, unit)} | {cell(second, unit)} | {ratio:.1f} |")
 
     row(
         "session with 2 runs of `true`, wall (s)",
@@ -263,6 +308,7 @@ def print_table(
     row("one more run, spawn to spawn (ms)", per_run["hyperfine"], per_run["cutaway"], 1e3)
     row("the tool's median of `true` (ms)", medians["hyperfine"], medians["cutaway"], 1e3)
     row("bookkeeping per run beyond it (ms)", beyond["hyperfine"], beyond["cutaway"], 1e3)
+    row("CPU of one more run (ms)", cpu_per_run["hyperfine"], cpu_per_run["cutaway"], 1e3)
     row("`cutaway report` of the 2-run experiment (s)", walls["cutaway report"], None, 1)
     row(
         f"quick session, 2 x {SLEEP_RUNS} sleeps, wall (s)",
@@ -282,6 +328,45 @@ def print_table(
         f"walls: hyperfine 202 runs {median('hyperfine, 202 runs'):.3f} s, cutaway "
         f"{median('cutaway, 202 runs'):.3f} s"
     )
+
+
+def one_more_run(values: dict[str, list[float]], tool: str) -> list[float]:
+    """(202-run session - 2-run session) / 200, per repetition: one more run's cost."""
+    few, many = values[f"{tool}, 2 runs"], values[f"{tool}, {MANY_RUNS} runs"]
+    return [(b - a) / (MANY_RUNS - FEW_RUNS) for a, b in zip(few, many, strict=True)]
+
+
+def cell(values: list[float], unit: float) -> str:
+    low, middle, high = quartiles(values)
+    return f"{middle * unit:.3g} ({low * unit:.3g}-{high * unit:.3g})"
+
+
+def print_before_table(
+    walls: dict[str, list[float]],
+    cpus: dict[str, list[float]],
+    medians: dict[str, list[float]],
+    ref: str,
+) -> None:
+    """The per-run figures of --before's commit beside this tree's, from the same
+    repetitions."""
+    print(f"\nper run, {ref} against this tree (same repetitions), medians (quartiles):\n")
+    print(f"| figure | {ref} | this tree | change |")
+    print("|---|---:|---:|---:|")
+    figures = {}
+    for tool in ("before", "cutaway"):
+        spawn_to_spawn = one_more_run(walls, tool)
+        figures[tool] = {
+            "one more run, spawn to spawn (ms)": spawn_to_spawn,
+            "the tool's median of `true` (ms)": medians[tool],
+            "bookkeeping per run beyond it (ms)": [
+                cost - true for cost, true in zip(spawn_to_spawn, medians[tool], strict=True)
+            ],
+            "CPU of one more run (ms)": one_more_run(cpus, tool),
+        }
+    for label, before in figures["before"].items():
+        after = figures["cutaway"][label]
+        change = statistics.median(after) / statistics.median(before) - 1
+        print(f"| {label} | {cell(before, 1e3)} | {cell(after, 1e3)} | {change:+.0%} |")
 
 
 if __name__ == "__main__":

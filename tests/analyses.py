@@ -7,6 +7,8 @@ seeded: the same arguments give the same Analysis."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +32,7 @@ from cutaway.model import (
 )
 from cutaway.probes.calls.result import CallsResult
 from cutaway.probes.profile import records
+from cutaway.probes.profile.result import ProfileResult, profile_of
 from cutaway.probes.spans.result import PhasesResult
 from cutaway.stats import describe, paired_ratio
 from cutaway.stats.descriptive import percentile_curve
@@ -117,11 +120,13 @@ def generated_analysis(
         runs=tuple(runs),
         probe_results=(
             CallsResult(tuple(calls), tuple(call_comparisons), tuple(curves)),
+            ProfileResult(
+                attribution=attribution.entries,
+                attribution_totals=attribution.totals,
+                attribution_curve=attribution.curve,
+            ),
             PhasesResult(tuple(_phases(variants, functions))),
         ),
-        attribution=attribution.entries,
-        attribution_totals=attribution.totals,
-        attribution_curve=attribution.curve,
     )
 
 
@@ -193,3 +198,10 @@ def _calls(
                                    2.0, 1.5, 2.5, 0.001, Verdict.REGRESSED, "geometric-mean")
                     )  # fmt: skip
     return calls, curves, comparisons
+
+
+def with_profile(analysis: Analysis, **fields: Any) -> Analysis:
+    """``analysis`` with these fields of its profile result replaced (one added when it has
+    none), as the profile probe's plugin would have made it."""
+    others = tuple(r for r in analysis.probe_results if not isinstance(r, ProfileResult))
+    return replace(analysis, probe_results=(*others, replace(profile_of(analysis), **fields)))

@@ -7,9 +7,9 @@ at full alpha: reading ten more metrics does not manufacture a verdict. Two
 stored experiments (``cutaway compare``) have no pairs; they are compared as independent
 samples, and the report lists how their environments differ.
 
-The registered probes' analyses (the load phase's among them) are their plugins'
-(cutaway.probes.plugin); the profile probe's is still called here by name. The families of
-comparisons, paired and unpaired, are cutaway.families'."""
+The registered probes' analyses (the load phase's and the profile probe's among them) are
+their plugins' (cutaway.probes.plugin). The families of comparisons, paired and unpaired, are
+cutaway.families'."""
 
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from cutaway.model import (
     Caution,
     Comparison,
     ExperimentInfo,
-    FlameProfile,
     Metric,
     ProbeResult,
     Run,
@@ -36,15 +35,13 @@ from cutaway.model import (
     TimeSeries,
 )
 from cutaway.numeric import np
-from cutaway.probes.core import PROFILE_RECORDS, CorePlugin, Tags, plugins, records_kept
+from cutaway.probes.core import CorePlugin, Tags, plugins, records_kept
 from cutaway.probes.core import StoredExperiment as StoredForProbes
 from cutaway.stats import describe
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
-
-    from cutaway.probes.profile.analysis import RoundProfile
 
 RESAMPLES = 10_000
 
@@ -72,28 +69,6 @@ def experiment_info(stored: StoredExperiment, rounds_completed: int) -> Experime
         commands={v.name: v.command_text for v in spec.variants},
         parameters={v.name: dict(v.params) for v in spec.variants if v.params},
     )
-
-
-def only_processes(stored: Sequence[RoundProfile], names: Sequence[str]) -> list[RoundProfile]:
-    """The profiles with only the stacks of these processes (the name at a folded stack's
-    root): a system-wide profile of a shared machine narrowed to the server, so that its
-    tables, flame graphs and attribution are the server's, not every process's noise."""
-    wanted = frozenset(names)
-    return [
-        (
-            variant,
-            round_index,
-            dataclasses.replace(
-                profile,
-                stacks={
-                    stack: weight
-                    for stack, weight in profile.stacks.items()
-                    if stack.split(";", 1)[0] in wanted
-                },
-            ),
-        )
-        for variant, round_index, profile in stored
-    ]
 
 
 def summarize(variant: str, metric: str, values: NDArray[np.float64], confidence: float) -> Summary:
@@ -143,37 +118,6 @@ def analyze(
         result, raised = plugin.analyze(stored_experiment)
         probe_results += [] if result is None else [result]
         cautions += raised
-    # The profile's analysis is imported when the experiment has its data:
-    # a plain experiment's report (`cutaway run -c true`) must not pay for importing it.
-    stored_profiles: list[RoundProfile] = []
-    profile = None
-    if records_kept(spec, PROFILE_RECORDS):
-        from cutaway.probes.profile.analysis import (
-            load_round_profiles,
-            only_under,
-            profile_analysis,
-        )
-
-        stored_profiles = load_round_profiles(store, experiment_id)
-        if spec.probes.profile is not None and spec.probes.profile.processes:
-            stored_profiles = only_processes(stored_profiles, spec.probes.profile.processes)
-        if spec.probes.profile is not None and spec.probes.profile.under:
-            stored_profiles = only_under(stored_profiles, spec.probes.profile.under)
-        profile = profile_analysis(
-            store,
-            experiment_id,
-            names,
-            stored_profiles,
-            spec.probes.profile.phases if spec.probes.profile is not None else (),
-        )
-    attribution = None
-    flames: tuple[FlameProfile, ...] = ()
-    if profile:
-        from cutaway.attribution.analysis import attribution_analysis
-        from cutaway.probes.profile.flamegraph import flame_profiles
-
-        attribution = attribution_analysis(store, experiment_id, spec, stored_profiles)
-        flames = tuple(flame_profiles(stored_profiles, names))
     return Analysis(
         experiments=(info,),
         summaries=tuple(summaries),
@@ -182,14 +126,6 @@ def analyze(
         calibration=stored.calibration,
         run_counts={name: dict(counter) for name, counter in counts.items()},
         probes=tuple(_probe_line(p) for p in store.probes(experiment_id)),
-        profile_totals=profile.totals if profile else (),
-        profile_functions=profile.functions if profile else (),
-        profile_stacks=profile.stacks if profile else (),
-        flame_profiles=flames,
-        profile_phases=profile.phases if profile else (),
-        attribution=attribution.entries if attribution else (),
-        attribution_totals=attribution.totals if attribution else (),
-        attribution_curve=attribution.curve if attribution else (),
         probe_results=tuple(probe_results),
         metrics=metrics,
         ranking=wall_ranking(wall),
@@ -394,14 +330,9 @@ def compare_experiments(
         },
         metrics=a_metrics,
         pairwise=_tagged_pairs(first.pairwise, tag_a) + _tagged_pairs(second.pairwise, tag_b),
-        # What the figures draw: each shared variant's runs, calls and profiles, its tag in
-        # its name, as in the summaries. The attribution pairs runs by round: it has no
-        # meaning across two sessions, and is left out.
+        # What the figures draw: each shared variant's runs, its tag in its name, as in the
+        # summaries (the probes' results are their plugins' to combine).
         runs=_tagged(first.runs, tag_a, shared_a) + _tagged(second.runs, tag_b, shared_b),
-        flame_profiles=(
-            _tagged(first.flame_profiles, tag_a, shared_a)
-            + _tagged(second.flame_profiles, tag_b, shared_b)
-        ),
         probe_results=_combined_results(
             first,
             second,
@@ -435,7 +366,6 @@ _Item = TypeVar(
     Run,
     CallSummary,
     CallPercentiles,
-    FlameProfile,
 )
 
 

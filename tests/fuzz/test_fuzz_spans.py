@@ -3,7 +3,8 @@ with any values), span files (any bytes, and the committed version 5 vector with
 changed) and stored phase tables. Whatever comes in, each gives spans and problems, or its
 documented error (SpanFileError for a file that is not a span file, PhaseBlobError for a
 damaged table), never another exception or a hang; and every name it keeps encodes as UTF-8,
-within the display cap, through nesting, the phase table and the store's encoding."""
+within the display cap, through nesting, the phase table and the store's encoding. OTLP lines
+read by the typed decoder give what json.loads and the field checks give."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ import contextlib
 import json
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from fuzzing import no_hang
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from cutaway.probes.spans import phases
+from cutaway.probes.spans import otlp, phases
 from cutaway.probes.spans.model import MAX_NAME_CHARACTERS, Span, nest
 from cutaway.probes.spans.otlp import parse_otlp, stream_otlp
 from cutaway.probes.spans.records import (
@@ -85,10 +87,15 @@ def test_otlp_lines_give_spans_and_problems_never_an_error(lines: list[str]) -> 
         accumulator = phases.PhaseAccumulator()
         with no_hang():
             streamed = stream_otlp(path, accumulator)
+        # every line read by json.loads and the field checks gives the same
+        as_json = phases.PhaseAccumulator()
+        with mock.patch.object(otlp, "_typed_spans", lambda raw: None):
+            assert stream_otlp(path, as_json) == streamed
     for problem in streamed.problems:
         problem.encode("utf-8")
     table = accumulator.table()
     assert phases.decode(phases.encode(table)) == table
+    assert phases.encode(as_json.table()) == phases.encode(table)
 
 
 def _span_file(data: bytes) -> None:

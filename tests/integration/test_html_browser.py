@@ -12,12 +12,11 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from analyses import generated_analysis
+from analyses import generated_analysis, with_profile
 from chromium import Chromium, Page, chromium_path
 from hostile import HOSTILE
 from test_profile_probe import compile_program
@@ -269,7 +268,7 @@ FLAME_FRAME = """
 
 
 def test_flame_graphs_with_hostile_frame_names_are_drawn_as_text(browser: Chromium) -> None:
-    analysis = replace(
+    analysis = with_profile(
         generated_analysis(("base", "fast"), 4),
         flame_profiles=(
             _flame_profile("base", HOSTILE, 1.0),

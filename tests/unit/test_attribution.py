@@ -15,6 +15,7 @@ from cutaway.attribution.analysis import (
     attribution_analysis,
     per_round_profiles,
 )
+from cutaway.attribution.result import AttributionResult
 from cutaway.model import Analysis, Spec
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import load_round_profiles
@@ -198,9 +199,8 @@ def test_the_answer_says_what_the_largest_1_5_20_and_all_explain_and_of_what() -
         per_round_profiles(items), ["old", "new"], "old", measured={records.ON_CPU: measured}
     )
     (total,) = result.totals
-    analysis = Analysis(
-        (), (), (), (), None, {}, attribution=result.entries, attribution_curve=result.curve
-    )
+    found = AttributionResult(attribution=result.entries, attribution_curve=result.curve)
+    analysis = Analysis((), (), (), (), None, {}, probe_results=(found,))
     text = "".join(p if isinstance(p, str) else p.text for p in answer_sentence(analysis, total))
     # 30/465, (30+29+28+27+26)/465, (30+...+11)/465, 465/465
     assert (
@@ -248,6 +248,7 @@ def test_functions_in_one_version_only_are_counted_and_said() -> None:
     import cutaway.report  # noqa: F401  (first: the report package imports the attribution's views)
     from cutaway.attribution.sections import answer_sentence
 
-    analysis = Analysis((), (), (), (), None, {}, attribution=result.entries)
+    found = AttributionResult(attribution=result.entries)
+    analysis = Analysis((), (), (), (), None, {}, probe_results=(found,))
     text = "".join(p if isinstance(p, str) else p.text for p in answer_sentence(analysis, total))
     assert "1 function ran in old's profiles only, 2 in new's only" in text

@@ -88,6 +88,9 @@ def test_a_probe_line_gives_each_cost_in_a_readable_unit() -> None:
     strace = ProbeInfo("syscalls", "strace", 3.6069e-5, 4.24e-3)
     assert _probe_line(strace).endswith("36.1 µs per recorded call and 4.24 ms per process")
     assert _probe_line(ProbeInfo("x", "y", None)).endswith("; overhead not measured")
+    # Each probe's plugin names what it records.
+    counted = ProbeInfo("instructions", "valgrind", 2e-9)
+    assert _probe_line(counted).endswith("overhead 2 ns per recorded instruction")
 
 
 def test_a_probe_cost_measured_as_zero_is_not_called_free() -> None:

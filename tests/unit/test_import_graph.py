@@ -143,6 +143,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "cutaway",
             "cutaway.model*",
+            # what a probe's result carries for readers that know no probe (the attribution),
+            # and its package, which imports nothing
+            "cutaway.attribution",
+            "cutaway.attribution.result",
             "cutaway.events",
             "cutaway.visible",
             "cutaway.numeric",
@@ -179,7 +183,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cutaway.attribution*",
             "cutaway.probes.*.analysis",
             "cutaway.probes.profile.flamegraph",
-            "cutaway.probes.profile.export",
         ),
     ),
     (

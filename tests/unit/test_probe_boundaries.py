@@ -13,10 +13,10 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "cutaway"
 REGISTRY = "cutaway.probes.registry"
 
 # Probes still imported outside their package, with the modules that import them (besides the
-# registry): the profile probe's analysis and some of its report parts and exports are still
-# called by name from the core; the load phase is run by name by the runner (and `cutaway run
-# --find-max-rate` searches with its generator); the uprobes probe stores the spans probe's
-# phase tables.
+# registry): the load phase is run by name by the runner (and `cutaway run --find-max-rate`
+# searches with its generator); the uprobes probe stores the spans probe's phase tables; the
+# profile probe's records and flame graphs are read by the attribution, the instructions probe
+# and the HTML report.
 NOT_YET_MOVED: dict[str, set[str]] = {
     # The calls probe's analysis, report parts and exports are its plugin's, and so is the
     # reading of its keys; what others import is its interposer's shared code (spans, syscalls).
@@ -29,9 +29,11 @@ NOT_YET_MOVED: dict[str, set[str]] = {
         "cutaway.cli.run",
         "cutaway.runner.runner",
     },
+    # The profile probe's analysis, attribution and report parts are its plugin's; what others
+    # import is its records and weights (the attribution's analysis, the instructions probe,
+    # which stores the same records) and its flame graphs' drawing (the HTML report's frames).
     "profile": {
         "cutaway.attribution.analysis",
-        "cutaway.compare",
         "cutaway.probes.instructions.capture",
         "cutaway.report.html.flamegraphs",
     },

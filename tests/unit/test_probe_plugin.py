@@ -201,6 +201,34 @@ def test_an_unregistered_probe_is_in_no_format(tmp_path: Path) -> None:
     )
 
 
+class TwoPartToyPlugin(ToyPlugin):
+    """A toy whose keys sit in two places: one among another probe's keys, one after a key of
+    the report that another probe's part follows too."""
+
+    def json_parts(self, analysis: Analysis) -> list[tuple[str | None, dict[str, JsonValue]]]:
+        return [("top_stacks", {"toy_after_stacks": 1}), ("series", {"toy_after_series": 2})]
+
+
+def test_a_probes_json_parts_follow_the_keys_they_name_even_another_probes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "PLUGINS", (*registry.PLUGINS, TwoPartToyPlugin()))
+    store, experiment_id = _stored(tmp_path)
+    keys = list(json.loads(FORMATS["json"].render(analyze(store, experiment_id, resamples=200))))
+    start = keys.index("series")
+    assert keys[start : start + 6] == [
+        "series",
+        "profile_totals",
+        "top_functions",
+        "top_stacks",
+        "toy_after_stacks",
+        "profile_phases",
+    ]
+    # The profile probe is registered before the toy: its part after "series", and every
+    # part that follows one of its keys, come before the toy's.
+    assert keys[-2:] == ["toy_after_series", "results"]
+
+
 class FollowingPlugin(ProbePlugin):
     """A plugin whose JSON part follows another probe's part (the uprobes probe's), not a key
     of the core's document."""

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from cutaway.compare import only_processes
 from cutaway.model import ProfileSpec
 from cutaway.probes.profile import records
+from cutaway.probes.profile.analysis import only_processes
 from cutaway.spec import SpecError, parse_spec
 from cutaway.store.stored_spec import spec_from_json
 

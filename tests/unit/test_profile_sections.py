@@ -3,9 +3,7 @@ the top functions by self and by inclusive time and each variant's top stacks.""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from analyses import generated_analysis
+from analyses import generated_analysis, with_profile
 
 import cutaway.report  # noqa: F401  (before a probe's sections: they import each other)
 from cutaway.model import Analysis, FunctionWeight, ProfileTotal, StackWeight
@@ -26,7 +24,7 @@ def _analysis() -> Analysis:
     stacks = tuple(
         StackWeight(v, "on-cpu", "prog;main;parse", "seconds", 0.008, 0.8) for v in variants
     )
-    return replace(
+    return with_profile(
         generated_analysis(variants, 3),
         profile_totals=totals,
         profile_functions=functions,
@@ -54,7 +52,7 @@ def test_a_stack_too_long_for_the_terminal_stays_on_its_rows_line() -> None:
     # An off-CPU stack of eight kernel frames is wider than 80 columns: the table must not be
     # split into one of times without stacks and one of stacks.
     long_stack = "varnishd;" + ";".join(f"kernel_function_number_{i}_[k]" for i in range(10))
-    analysis = replace(
+    analysis = with_profile(
         _analysis(),
         profile_stacks=tuple(
             StackWeight(v, "on-cpu", long_stack, "seconds", 1.143, 0.03) for v in ("few", "many")

@@ -13,6 +13,7 @@ from cutaway.compare import analyze
 from cutaway.model import ProbeSpec, ProfileSpec, Run, RunData, RunStatus, Spec, Variant
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import only_under
+from cutaway.probes.profile.result import profile_of
 from cutaway.spec import SpecError, parse_spec
 from cutaway.store import Store
 from cutaway.store.stored_spec import spec_from_json
@@ -106,23 +107,25 @@ def test_the_attribution_under_a_function_is_its_stacks_and_reconciled_with_them
     store, experiment = _store(tmp_path / "s.db", ("do_fsync",))
     with store:
         analysis = analyze(store, experiment, resamples=200)
-    functions = {entry.function for entry in analysis.attribution}
+    found = profile_of(analysis)
+    functions = {entry.function for entry in found.attribution}
     assert "parse" not in functions and "main" not in functions
-    [own] = [e for e in analysis.attribution if e.kind == "self"]
+    [own] = [e for e in found.attribution if e.kind == "self"]
     assert own.function == "jbd2_log_wait_commit_[k]"
     assert own.delta == pytest.approx(0.002) and own.beyond_noise
-    [total] = analysis.attribution_totals
+    [total] = found.attribution_totals
     # `cpu` (11 ms more) counts the parse outside fsync too: the narrowed profile is
     # reconciled with its own total, of which the journal wait is all.
     assert total.measured_metric is None and own.share == pytest.approx(1.0)
-    assert {t.function for t in analysis.profile_functions} >= {"do_fsync_[k]"}
-    assert "parse" not in {t.function for t in analysis.profile_functions}
+    assert {t.function for t in found.profile_functions} >= {"do_fsync_[k]"}
+    assert "parse" not in {t.function for t in found.profile_functions}
 
 
 def test_without_under_every_stack_is_analysed(tmp_path: Path) -> None:
     store, experiment = _store(tmp_path / "s.db", ())
     with store:
         analysis = analyze(store, experiment, resamples=200)
-    assert "parse" in {entry.function for entry in analysis.attribution}
-    [total] = analysis.attribution_totals
+    found = profile_of(analysis)
+    assert "parse" in {entry.function for entry in found.attribution}
+    [total] = found.attribution_totals
     assert total.measured_metric == "cpu"

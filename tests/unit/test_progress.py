@@ -8,7 +8,7 @@ import threading
 import time
 
 from cutaway import events
-from cutaway.cli.progress import TerminalProgress
+from cutaway.cli.progress import REDRAW_SECONDS, TerminalProgress
 from cutaway.model import Calibration, Run, RunStatus
 
 CLEAR = "\r\x1b[2K"
@@ -23,9 +23,20 @@ def _finished(done: int, planned: int = 8, status: RunStatus = RunStatus.OK) -> 
     return events.RunFinished(run, done, planned, 2.0 * done)
 
 
+class Clock:
+    """A clock the test moves: the bar is redrawn at most every REDRAW_SECONDS."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        self.now += 10 * REDRAW_SECONDS  # each look at the clock, well after the last one
+        return self.now
+
+
 def test_the_bar_counts_runs_and_estimates_the_time_left() -> None:
     stream = io.StringIO()
-    with TerminalProgress(stream, bar=True, color=False) as progress:
+    with TerminalProgress(stream, bar=True, color=False, clock=Clock()) as progress:
         progress(_started())
         assert stream.getvalue().endswith("0/8 runs -:--:--")
         progress(_finished(2))
@@ -44,7 +55,7 @@ def test_a_resumed_experiment_counts_only_the_runs_left() -> None:
 
 def test_lines_print_above_the_bar_which_is_drawn_again() -> None:
     stream = io.StringIO()
-    with TerminalProgress(stream, bar=True, color=False) as progress:
+    with TerminalProgress(stream, bar=True, color=False, clock=Clock()) as progress:
         progress(_started())
         progress(_finished(1, status=RunStatus.FAILED))
         text = stream.getvalue()
@@ -81,6 +92,21 @@ def test_nothing_draws_between_events() -> None:
         drawn = stream.getvalue()
         threading.Event().wait(0.25)  # a refreshing display would redraw meanwhile
         assert stream.getvalue() == drawn
+
+
+def test_runs_that_finish_within_a_tenth_of_a_second_redraw_the_bar_once() -> None:
+    """Thousands of short runs: the terminal is written to ten times a second, not after
+    each run; the last run of the experiment is drawn all the same."""
+    stream = io.StringIO()
+    moments = iter([0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.5])
+
+    with TerminalProgress(stream, bar=True, color=False, clock=lambda: next(moments)) as progress:
+        progress(_started())  # drawn at 0.0
+        for done in range(1, 7):
+            progress(_finished(done))  # at 0.01 .. 0.06: not drawn
+        assert stream.getvalue().endswith("0/8 runs -:--:--")
+        progress(_finished(8))  # the last run: drawn
+        assert stream.getvalue().endswith("8/8 runs 0:00:00")
 
 
 def test_a_failed_warmup_run_is_said_as_the_warmup_not_round_minus_one() -> None:

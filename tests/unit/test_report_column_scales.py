@@ -4,9 +4,7 @@ human format."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from analyses import generated_analysis
+from analyses import generated_analysis, with_profile
 
 import cutaway.report  # noqa: F401  (before a probe's sections: they import each other)
 from cutaway.model import Analysis, FunctionWeight
@@ -27,7 +25,7 @@ def _analysis() -> Analysis:
         for variant, values in WEIGHTS.items()
         for function, value in zip(("busy", "idle"), values, strict=True)
     ]
-    return replace(generated_analysis(tuple(WEIGHTS), 3), profile_functions=tuple(weights))
+    return with_profile(generated_analysis(tuple(WEIGHTS), 3), profile_functions=tuple(weights))
 
 
 def _table() -> Table:

@@ -12,8 +12,10 @@ import pytest
 from analyses import generated_analysis
 from hostile import HOSTILE
 
+from cutaway.attribution.result import attribution_of
 from cutaway.model import Analysis
 from cutaway.report import FORMATS, format_for_filename, render_html
+from cutaway.report.figures import build_figures
 from cutaway.report.html import CHART_KINDS, asset, script_json
 from cutaway.visible import visible
 
@@ -112,7 +114,8 @@ def test_the_attribution_curve_is_a_figure_with_its_points_as_a_table() -> None:
     assert [s["name"] for s in data["series"]] == ["nscd vs files", "nscd-invalidated vs files"]
     for series in data["series"]:
         name = series["name"]
-        points = [p for p in analysis.attribution_curve if f"{p.variant} vs files" == name]
+        curve_points = attribution_of(analysis).attribution_curve
+        points = [p for p in curve_points if f"{p.variant} vs files" == name]
         assert series["functions"] == [p.functions for p in points]
         assert series["functions"][-1] == 63  # every function changed; the last point is all
         # Every self change summed is the whole difference (the profile's own total here).
@@ -149,7 +152,6 @@ def test_an_analysis_without_runs_has_no_figures_but_every_table() -> None:
         generated_analysis(),
         runs=(),
         probe_results=(),
-        attribution_curve=(),
     )
     page = render_html(analysis)
     assert _data(page) == {"figures": []}
@@ -179,3 +181,10 @@ def test_the_totals_figure_says_system_calls_when_only_strace_timed() -> None:
     for analysis, words in ((only_syscalls, "in system calls"), (mixed, "in functions and")):
         figure = totals_figure(analysis)
         assert figure is not None and words in "".join(map(str, figure.title.detail))
+
+
+def test_the_attribution_curves_close_the_probes_figures() -> None:
+    """They sum the difference up: after every probe's own figures (the spans probe's
+    waterfall among them), before the other metrics'."""
+    kinds = [figure.kind for figure in build_figures(generated_analysis())]
+    assert kinds.index("waterfall") < kinds.index("attribution") < kinds.index("distribution", 1)

@@ -29,6 +29,7 @@ from cutaway.probes.calls.export import calls_csv
 from cutaway.probes.calls.result import CallsResult
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import ProfileAnalysis, analyse_profiles
+from cutaway.probes.profile.result import ProfileResult
 from cutaway.probes.spans.result import PhasesResult
 from cutaway.report import FORMATS, render_terminal
 from cutaway.report.csv_format import render_runs_csv
@@ -80,6 +81,14 @@ def _hostile_analysis() -> Analysis:
         run_counts={name: {"ok": 9, "failed": 1} for name in HOSTILE},
         probe_results=(
             CallsResult(calls, call_comparisons),
+            ProfileResult(
+                profile_totals=profile.totals,
+                profile_functions=profile.functions,
+                profile_stacks=profile.stacks,
+                attribution=attribution.entries,
+                attribution_totals=attribution.totals,
+                attribution_curve=attribution.curve,
+            ),
             PhasesResult(
                 _hostile_phases(),
                 tuple(
@@ -94,12 +103,6 @@ def _hostile_analysis() -> Analysis:
         ranking=tuple((name, 1.0 + i) for i, name in enumerate(HOSTILE)),
         pairwise=tuple(comparisons[:3]),
         runs=runs,
-        profile_totals=profile.totals,
-        profile_functions=profile.functions,
-        profile_stacks=profile.stacks,
-        attribution=attribution.entries,
-        attribution_totals=attribution.totals,
-        attribution_curve=attribution.curve,
     )
 
 

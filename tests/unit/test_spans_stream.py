@@ -330,3 +330,131 @@ def test_the_probe_counts_every_unbalanced_span_beyond_those_it_keeps(tmp_path: 
     assert len(shown) == MAX_PROBLEMS + 1
     assert all("end of 'stray' without a begin" in problem for problem in shown[:-1])
     assert shown[-1] == f"and {total - MAX_PROBLEMS} more problems in this run"
+
+
+def _lines_as_json_reads_them(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[bytes, tuple[str, ...], int]:
+    """stream_otlp with every line read by json.loads and the field checks (the typed
+    decoder taking none)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(otlp, "_typed_spans", lambda raw: None)
+        return _otlp_streamed(path)
+
+
+HOSTILE_SPANS = [
+    {"name": "caf\u00e9 \U0001f600"},  # not ASCII, raw and escaped
+    {"name": "lone \ud800"},  # JSON's lone surrogate: cleaned
+    {"name": "x" * 201},  # cut
+    {"name": "y" * 200},  # not cut
+    {"name": "line\u2028separator"},  # str.splitlines ends a line there
+    {"name": "next\x85line"},
+    {"name": "return\rinside"},  # written as "\r" by json.dumps: one line
+    {"name": ""},
+    {"name": 7},
+    {"traceId": "", "name": "no trace"},
+    {"spanId": None, "name": "no id"},
+    {"parentSpanId": None, "name": "parent null"},
+    {"parentSpanId": 0, "name": "parent 0"},
+    {"parentSpanId": 5, "name": "parent 5"},
+    {"parentSpanId": "p" * 300, "name": "long parent"},
+    {"startTimeUnixNano": 5, "name": "number"},
+    {"startTimeUnixNano": -5, "name": "negative"},
+    {"startTimeUnixNano": 5.0, "name": "float"},
+    {"startTimeUnixNano": True, "name": "bool"},
+    {"startTimeUnixNano": "", "name": "empty time"},
+    {"startTimeUnixNano": " 5", "name": "space"},
+    {"startTimeUnixNano": "+5", "name": "plus"},
+    {"startTimeUnixNano": "1_0", "name": "underscore"},
+    {"startTimeUnixNano": "\u0665", "name": "arabic digit"},
+    {"startTimeUnixNano": "007", "name": "zeros"},
+    {"startTimeUnixNano": str(2**70), "endTimeUnixNano": str(2**71), "name": "big"},
+    {"startTimeUnixNano": "900", "name": "backwards"},
+    {"attributes": [[[[[]]]]] * 3, "name": "nested attribute"},
+]
+
+
+def test_the_typed_decoder_reads_what_json_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Most lines are read by the typed decoder; a line it does not take as it is goes to
+    json.loads and the field checks: the sums, problems and traces are those of json alone,
+    for names, ids and times of every kind and lines cut anywhere."""
+    lines = []
+    for number, fields in enumerate(HOSTILE_SPANS):
+        span = {"traceId": "t", "spanId": "r", "name": "root"}
+        span |= {"startTimeUnixNano": str(100 + number), "endTimeUnixNano": str(800 + number)}
+        lines.append(_line(span, {**span, "spanId": f"c{number}", "parentSpanId": "r", **fields}))
+        lines.append(json.dumps(json.loads(lines[-1]), ensure_ascii=False))
+    lines += [
+        _line(
+            {
+                "traceId": "t",
+                "spanId": "e",
+                "name": "empty",
+                "startTimeUnixNano": "",
+                "endTimeUnixNano": "5",
+            },
+            {
+                "traceId": "t",
+                "spanId": "f",
+                "name": "late",
+                "startTimeUnixNano": "9",
+                "endTimeUnixNano": "7",
+            },
+            _span("t", "number", "n", "r", 900),
+        ),
+        _line(_span("t1", "a", "x"), _span("t2", "b", "y"), _span("t1", "c", "z", "x")),
+        json.dumps(
+            {"resourceSpans": [{"scopeSpans": [{"spans": [_span("t", "d", "d")]}]}]}
+        ).replace('"name"', '"\\u006eame"'),  # an escaped key
+        _line(_span("t", "e", "e")).replace('"name": "e"', '"name": "e", "name": "f"'),
+        _line(_span("t", "g", "g")).replace(", ", ",\r "),  # "\r": a line end to splitlines
+        _line(_span("t", "h", "h")) + "\r",  # CRLF
+        _line(_span("t", "i", "i")) + "\r\r",
+        "\f" + _line(_span("t", "j", "j")),
+        _line(_span("t", "k", "k"))[:-2],
+        '{"resourceSpans": [{"scopeSpans": [{"spans": [' + "[" * 5000 + "]" * 5000 + "]}]}]}",
+        '{"resourceSpans": [{"scopeSpans": [{"spans": [], "x": '
+        + "[" * 5000
+        + "]" * 5000
+        + "}]}]}",
+        '{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": NaN}]}]}]}',
+        '{"resourceSpans": [{"scopeSpans": null}]}',
+        '{"resourceSpans": [7]}',
+        "[]",
+        "",
+        "   ",
+    ]
+    path = tmp_path / "traces.jsonl"
+    data = "\n".join(lines).encode("utf-8", "surrogatepass") + b"\n\xff\xfe{}\n"
+    path.write_bytes(data.replace(b"next\\u0085line", b"next\xc2\x85line"))
+    monkeypatch.setattr(otlp, "MAX_PROBLEMS", 1000)
+    streamed = _otlp_streamed(path)
+    assert streamed == _lines_as_json_reads_them(path, monkeypatch)
+    assert len(streamed[1]) > 40  # the bad fields are each a problem
+    for held in (3, 40):  # traces let go while lines still come
+        monkeypatch.setattr(otlp, "HELD_SPANS", held)
+        assert _otlp_streamed(path) == _lines_as_json_reads_them(path, monkeypatch)
+
+
+def test_streamed_otlp_nests_repeated_ids_cycles_and_mixed_lines_as_the_whole_file(
+    tmp_path: Path,
+) -> None:
+    """A span id repeated in a trace is reached once per outermost span, as _nest reaches it;
+    spans in a cycle of parent ids are not reached and are counted in one problem; a line of
+    several traces holds each span in its own."""
+    lines = [
+        _line(_span("t1", "root", "a"), _span("t1", "child", "b", "a", 110)),
+        _line(_span("t1", "again", "a", "b", 120), _span("t1", "root 2", "a", start=130)),
+        _line(_span("t2", "x", "x", "y"), _span("t2", "y", "y", "x"), _span("t2", "me", "m", "m")),
+        _line(_span("t3", "a", "p"), _span("t4", "b", "q"), _span("t3", "c", "s", "p", 101)),
+        _line(_span("t4", "d", "r", "q", 102)),
+    ]
+    path = tmp_path / "traces.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    streamed = _otlp_streamed(path)
+    assert streamed == _otlp_whole(path)
+    assert streamed[1][-1].endswith(
+        ": 2 spans are in a cycle of parent ids or repeat a span id; skipped"
+    )

@@ -665,3 +665,69 @@ def test_a_signal_right_after_begin_leaves_no_transaction_open(
     assert not interrupted.in_transaction
     experiment_id = new_experiment(store)  # the same connection, a new transaction
     assert [row.id for row in store.list_experiments()] == [experiment_id]
+
+
+# -- the write between two runs -----------------------------------------------------------------
+
+
+def _runs_in_the_database_file(path: Path) -> int:
+    """The runs the database file itself holds, its WAL left out (what a checkpoint copied)."""
+    with sqlite3.connect(f"{path.as_uri()}?immutable=1", uri=True) as raw:
+        tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
+        if "runs" not in tables:  # not even the schema is there yet
+            return 0
+        return int(raw.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+
+def test_a_running_experiment_is_checkpointed_by_time_not_every_thousand_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cutaway.store import sqlite as sqlite_engine
+    from cutaway.store.lease import Owner
+
+    path = tmp_path / "cutaway.db"
+    monkeypatch.setattr(sqlite_engine, "CHECKPOINT_SECONDS", 3600.0)
+    with Store(path) as store:
+        experiment_id = store.create_experiment(make_spec(), {}, None, "0.1.0", Owner.current())
+        for round_index in range(400):  # well over SQLite's own 1,000 pages of WAL
+            store.add_run(experiment_id, make_run("base", round_index), replace=False)
+        assert path.with_name(path.name + "-wal").stat().st_size > 1000 * 4096
+        assert _runs_in_the_database_file(path) == 0  # all of them in the WAL alone
+        with sqlite3.connect(path) as raw:  # committed: another process reads every one
+            assert raw.execute("SELECT count(*) FROM runs").fetchone()[0] == 400
+        monkeypatch.setattr(sqlite_engine, "CHECKPOINT_SECONDS", 0.0)
+        store.add_run(experiment_id, make_run("base", 400), replace=False)
+        # The checkpoint after that run synced the WAL and copied it into the database file.
+        assert _runs_in_the_database_file(path) == 401
+
+
+def test_a_run_in_a_slot_said_to_be_new_is_refused_when_one_is_stored(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    store.add_run(experiment_id, make_run("base", 0), replace=False)
+    with pytest.raises(StoreError, match="store run 'base' round 0"):
+        store.add_run(experiment_id, make_run("base", 0, metrics={"wall": 2.0}), replace=False)
+    store.add_run(experiment_id, make_run("base", 0, metrics={"wall": 3.0}))  # replaces it
+    (run,) = store.runs(experiment_id)
+    assert run.metrics == {"wall": 3.0}
+
+
+def test_the_lease_heartbeat_is_renewed_every_few_seconds_not_with_every_run(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cutaway.store import db as store_db
+
+    experiment_id = new_experiment(store)
+
+    def heartbeat() -> float:
+        with store._read("test") as connection:
+            return float(connection.execute(
+                "SELECT heartbeat_at FROM experiments WHERE id = ?", (experiment_id,)
+            ).fetchone()[0])  # fmt: skip
+
+    store.add_run(experiment_id, make_run("base", 0))
+    first = heartbeat()
+    store.add_run(experiment_id, make_run("base", 1))
+    assert heartbeat() == first
+    monkeypatch.setattr(store_db, "HEARTBEAT_SECONDS", 0.0)
+    store.add_run(experiment_id, make_run("base", 2))
+    assert heartbeat() > first

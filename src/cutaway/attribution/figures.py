@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from cutaway.attribution.result import attribution_of
 from cutaway.attribution.sections import (
     WHAT_TITLES,
     denominator_phrase,
@@ -41,7 +42,7 @@ from cutaway.visible import visible
 
 def attribution_figures(analysis: Analysis) -> list[Figure]:
     """One curve figure per kind of profile that has a curve, in the totals' order."""
-    kinds = list(dict.fromkeys(total.what for total in analysis.attribution_totals))
+    kinds = list(dict.fromkeys(total.what for total in attribution_of(analysis).attribution_totals))
     figures = [curve_figure(analysis, what) for what in kinds]
     return [figure for figure in figures if figure is not None]
 
@@ -54,11 +55,13 @@ def curve_figure(analysis: Analysis, what: str) -> Figure | None:
     """Data: what (the kind's title), unit (of the changes, scaled), series: name, functions
     (counts, ascending), shares (% of the difference, null where it is zero), changes
     (cumulative change per run, in ``unit``)."""
-    totals = [t for t in analysis.attribution_totals if t.what == what]
+    totals = [t for t in attribution_of(analysis).attribution_totals if t.what == what]
     curves: list[tuple[str, list[AttributionPoint]]] = []
     for total in totals:
         points = [
-            p for p in analysis.attribution_curve if p.variant == total.variant and p.what == what
+            p
+            for p in attribution_of(analysis).attribution_curve
+            if p.variant == total.variant and p.what == what
         ]
         if points:
             curves.append((f"{total.variant} vs {total.baseline}", points))

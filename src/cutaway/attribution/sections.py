@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from cutaway.attribution import LISTED
+from cutaway.attribution.result import attribution_of
 from cutaway.model import Analysis, AttributionEntry, AttributionPoint, AttributionTotal
 from cutaway.report.sections import (
     Align,
@@ -86,13 +87,13 @@ class AttributionViews(TablesOnly):
 
     def compact_blocks(self, analysis: Analysis) -> list[Block]:
         blocks = [answer_block(analysis)]
-        for total in analysis.attribution_totals:
+        for total in attribution_of(analysis).attribution_totals:
             blocks.append(functions_block(analysis, total, "self", limit=COMPACT_FUNCTIONS))
         return [block for block in blocks if block]
 
     def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
         blocks = [answer_block(analysis)]
-        for total in analysis.attribution_totals:
+        for total in attribution_of(analysis).attribution_totals:
             blocks.append(functions_block(analysis, total, "self"))
             blocks.append(functions_block(analysis, total, "inclusive"))
             blocks.append(curve_block(analysis, total))
@@ -102,7 +103,7 @@ class AttributionViews(TablesOnly):
 def _entries(analysis: Analysis, total: AttributionTotal, kind: str) -> list[AttributionEntry]:
     return [
         e
-        for e in analysis.attribution
+        for e in attribution_of(analysis).attribution
         if e.variant == total.variant and e.what == total.what and e.kind == kind
     ]
 
@@ -164,7 +165,9 @@ def explained_points(analysis: Analysis, total: AttributionTotal) -> list[Attrib
     """The curve's points at the largest 1, 5 and 20 changes and at all of them (those the
     variant has): seed 003's "how much do the largest few explain"."""
     points = [
-        p for p in analysis.attribution_curve if p.variant == total.variant and p.what == total.what
+        p
+        for p in attribution_of(analysis).attribution_curve
+        if p.variant == total.variant and p.what == total.what
     ]
     if not points:
         return []
@@ -206,7 +209,7 @@ def _listing(words: list[str]) -> str:
 
 def answer_block(analysis: Analysis) -> Block:
     """The answer, one sentence per variant and kind of profile."""
-    if not analysis.attribution_totals:
+    if not attribution_of(analysis).attribution_totals:
         return ()
     title = Heading(
         ("attribution",),
@@ -216,9 +219,10 @@ def answer_block(analysis: Analysis) -> Block:
         ),
     )
     lines: list[Line] = [
-        Line(answer_sentence(analysis, total)) for total in analysis.attribution_totals
+        Line(answer_sentence(analysis, total))
+        for total in attribution_of(analysis).attribution_totals
     ]
-    if any(total.unit == "instructions" for total in analysis.attribution_totals):
+    if any(total.unit == "instructions" for total in attribution_of(analysis).attribution_totals):
         lines.append(Line((NOT_TIME,), Tone.DIM))
     return (title, *lines)
 
@@ -280,7 +284,9 @@ def functions_block(
 def curve_block(analysis: Analysis, total: AttributionTotal) -> Block:
     """The "thousand cuts" curve: cumulative self change after the N largest changes."""
     points = [
-        p for p in analysis.attribution_curve if p.variant == total.variant and p.what == total.what
+        p
+        for p in attribution_of(analysis).attribution_curve
+        if p.variant == total.variant and p.what == total.what
     ]
     if len(points) < 2:
         return ()

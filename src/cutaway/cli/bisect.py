@@ -196,7 +196,7 @@ def _where(store: Store, result: BisectResult, args: argparse.Namespace) -> list
     """Where the first bad commit's difference went, from its profiled experiment: terminal
     lines, and with --summary the Markdown (with the flame graph written beside it)."""
     from cutaway.compare import analyze
-    from cutaway.gate.where import where_lines, where_markdown
+    from cutaway.gate.where import where_lines, where_markdown, write_flame_graphs
     from cutaway.output_files import write_output_file
 
     lines: list[str] = []
@@ -211,9 +211,10 @@ def _where(store: Store, result: BisectResult, args: argparse.Namespace) -> list
             f"  flame graph: cutaway export {result.where_experiment} --format flamegraph-diff "
             f"--variant {result.first_bad[:12]}"
         )
-        files = {}
-        if args.summary is not None and args.summary != "-":
-            files = _flame_graph(store, result, args.summary)
+        # The commit's 12 hex digits name the file as they name the variant.
+        files = write_flame_graphs(
+            store, result.where_experiment, {failed[0][0]: failed[0][0]}, args.summary
+        )
         markdown += "\n".join(
             where_markdown(analysis, failed, files, experiment_id=result.where_experiment)
         )
@@ -230,29 +231,6 @@ def _summary_head(result: BisectResult) -> str:
     if result.first_bad is not None:
         body[1:1] = ["", f"First bad commit: {code(result.first_bad)}", ""]
     return "\n".join(body) + "\n"
-
-
-def _flame_graph(store: Store, result: BisectResult, summary: str) -> dict[str, str]:
-    import os
-
-    from cutaway.output_files import write_output_file
-    from cutaway.probes.registry import store_format
-
-    flame_graph = store_format("flamegraph-diff")
-    assert result.where_experiment is not None and result.first_bad is not None
-    variant = result.first_bad[:12]
-    stem = os.path.splitext(os.path.basename(summary))[0]
-    name = f"{stem}.{variant}.flamegraph-diff.svg"
-    try:
-        if flame_graph is None:
-            raise ValueError("no probe draws differential flame graphs")
-        svg = flame_graph.render(store, result.where_experiment, variant)
-    except ValueError as error:
-        print(visible(f"cutaway: warning: no flame graph: {error}"), file=sys.stderr)
-        return {}
-    directory = os.path.dirname(os.path.abspath(summary))
-    write_output_file(os.path.join(directory, name), svg, "--summary")
-    return {variant: name}
 
 
 def _result_lines(result: BisectResult) -> list[str]:

@@ -173,7 +173,8 @@ def _explained(
     """The summary's "where it went" section, and its lines on the terminal: from the
     experiment's own profile, else from a profiled experiment run now (--explain auto)."""
     from cutaway.compare import analyze
-    from cutaway.gate.where import profile_kind, where_lines, where_markdown
+    from cutaway.gate.where import profile_kind, where_lines, where_markdown, write_flame_graphs
+    from cutaway.site import page_file
 
     note = ""
     where_id = experiment_id
@@ -188,7 +189,13 @@ def _explained(
                 f"From a profiled experiment run after the gate (#{where_id}, "
                 f"{analysis.experiments[0].rounds_completed} rounds, perf on-CPU and off-CPU)."
             )
-    files = _flame_graphs(store, args, where_id, [v for v, _ in failed], analysis)
+    # A variant without an attribution is said to have no profile: it has no graph either.
+    named = {
+        variant: page_file(variant).removesuffix(".html")
+        for variant, metric in failed
+        if profile_kind(analysis, variant, metric) is not None
+    }
+    files = write_flame_graphs(store, where_id, named, args.summary)
     for line in where_lines(analysis, failed):
         print(line)
     lines = where_markdown(analysis, failed, files, experiment_id=where_id, note=note)
@@ -230,41 +237,6 @@ def _profiled_experiment(
     if outcome.reason == "interrupted":
         return "The profiled experiment was interrupted."
     return outcome.experiment_id
-
-
-def _flame_graphs(
-    store: Store,
-    args: argparse.Namespace,
-    experiment_id: int,
-    variants: list[str],
-    analysis: Analysis,
-) -> dict[str, str]:
-    """Each failed variant's differential flame graph, written beside --summary (none
-    without it); by variant, the file's name."""
-    from cutaway.output_files import OutputPathError, OutputWriteError, write_output_file
-    from cutaway.probes.registry import store_format
-    from cutaway.site import page_file
-
-    flame_graph = store_format("flamegraph-diff")
-    if args.summary is None or args.summary == "-" or flame_graph is None:
-        return {}
-    if not analysis.flame_profiles:  # no stacks stored: nothing to draw
-        return {}
-    directory = os.path.dirname(os.path.abspath(args.summary))
-    stem = os.path.splitext(os.path.basename(args.summary))[0]
-    files = {}
-    for variant in variants:
-        name = f"{stem}.{page_file(variant).removesuffix('.html')}.flamegraph-diff.svg"
-        try:
-            svg = flame_graph.render(store, experiment_id, variant)
-            write_output_file(os.path.join(directory, name), svg, "--summary")
-        except (ValueError, OutputPathError, OutputWriteError) as error:
-            print(
-                visible(f"cutaway: warning: no flame graph of {variant}: {error}"), file=sys.stderr
-            )
-            continue
-        files[variant] = name
-    return files
 
 
 def _run(spec: Spec, store: Store, args: argparse.Namespace, settled: Settled) -> Outcome:

@@ -2,17 +2,21 @@
 terminal only) and notices on stderr. It only listens to runner events.
 
 The bar is drawn by hand, not by rich.progress: it is redrawn only when a run finishes, between
-two runs, never during one. A refreshing display (rich's redraws ten times a second from a
-thread of its own) would wake cutaway, take the GIL and make the terminal draw while the
-measured command runs; and rich.console alone costs tens of milliseconds of start-up before the
-first run (docs/performance.md)."""
+two runs, never during one, and at most every REDRAW_SECONDS: a session of thousands of short
+runs would otherwise write to the terminal (and make it draw) after every one of them. A
+refreshing display (rich's redraws ten times a second from a thread of its own) would wake
+cutaway, take the GIL and make the terminal draw while the measured command runs; and
+rich.console alone costs tens of milliseconds of start-up before the first run
+(docs/performance.md)."""
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from cutaway import events
@@ -23,6 +27,7 @@ WIDTH_FALLBACK = 80  # a terminal that reports 0 columns (CI pseudo-terminals) g
 _CLEAR_LINE = "\r\x1b[2K"
 _BOLD, _DONE, _TODO, _RESET = "\x1b[1m", "\x1b[38;5;197m", "\x1b[38;5;237m", "\x1b[0m"
 _BAR_MIN, _BAR_MAX = 10, 40
+REDRAW_SECONDS = 0.1  # the bar changes at most ten times a second
 
 HOOK_ENDINGS = {TIMED_OUT: "timed out", STOPPED: "was stopped by an interrupt"}
 
@@ -38,6 +43,7 @@ class TerminalProgress:
         lines: bool = True,
         color: bool | None = None,
         db_option: str = "",
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``bar``: draw the progress bar (None: on a terminal only; True: even elsewhere, as
         hyperfine's --style full). ``lines``: print notices (False: --quiet, --style none); what
@@ -55,6 +61,8 @@ class TerminalProgress:
         self.done = 0
         self.elapsed = 0.0
         self.drawn = False
+        self.clock = clock
+        self.drawn_at = -math.inf  # clock() when the bar was last drawn
 
     def __enter__(self) -> TerminalProgress:
         return self
@@ -101,6 +109,7 @@ class TerminalProgress:
             text = f"measuring {'━' * filled}{' ' * (width - filled)} {counts} {left}"
         self._write(_CLEAR_LINE + text)
         self.drawn = True
+        self.drawn_at = self.clock()
 
     def _time_left(self, total: int) -> str:
         if self.done == 0:
@@ -132,7 +141,8 @@ class TerminalProgress:
                     f"cutaway: run of {display(event.run.variant)!r} in {where}: "
                     f"{event.run.status.value}: {event.run.message}"
                 )
-            self._draw()
+            if self.clock() - self.drawn_at >= REDRAW_SECONDS or self.done >= self.total:
+                self._draw()
         elif isinstance(event, events.CalibrationDone):
             self.say(calibration_notice(event))
         elif isinstance(event, events.Notice):

@@ -11,12 +11,20 @@ else whichever the experiment has."""
 from __future__ import annotations
 
 import math
+import os
+import sys
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from cutaway.attribution.result import attribution_of
 from cutaway.attribution.sections import share_percent, signed_amount
 from cutaway.model import Analysis, AttributionEntry, AttributionPoint, AttributionTotal
+from cutaway.output_files import OutputPathError, OutputWriteError, write_output_file
 from cutaway.report.markdown_text import code, escape, table
 from cutaway.visible import visible
+
+if TYPE_CHECKING:
+    from cutaway.store import Store
 
 WHERE_FUNCTIONS = 10  # the functions listed per failed variant
 CURVE_POINTS = (1, 5, 20)  # "the largest N explain X %", then all of them
@@ -27,7 +35,9 @@ DEFAULT_ORDER = ("on-cpu", "instructions", "off-cpu")
 def profile_kind(analysis: Analysis, variant: str, metric: str) -> str | None:
     """The kind of profile (``what``) that explains ``metric`` for ``variant``, None when the
     experiment has no attribution for it."""
-    kinds: set[str] = {t.what for t in analysis.attribution_totals if t.variant == variant}
+    kinds: set[str] = {
+        t.what for t in attribution_of(analysis).attribution_totals if t.variant == variant
+    }
     order: list[str] = [*PREFERRED.get(metric, ()), *DEFAULT_ORDER, *sorted(kinds)]
     return next((what for what in order if what in kinds), None)
 
@@ -36,7 +46,7 @@ def top_entries(analysis: Analysis, variant: str, what: str) -> list[Attribution
     """The variant's largest self changes in that profile, largest first by size."""
     entries = [
         e
-        for e in analysis.attribution
+        for e in attribution_of(analysis).attribution
         if e.variant == variant and e.what == what and e.kind == "self"
     ]
     entries.sort(key=lambda e: (-abs(e.delta), e.function))
@@ -47,7 +57,11 @@ def explained(analysis: Analysis, variant: str, what: str) -> list[tuple[str, st
     """("largest 1", "62 %"), ..., ("all 140", "98 %"): the thousand-cuts curve at a few
     points, as shares of the measured whole-process difference."""
     curve = sorted(
-        (p for p in analysis.attribution_curve if p.variant == variant and p.what == what),
+        (
+            p
+            for p in attribution_of(analysis).attribution_curve
+            if p.variant == variant and p.what == what
+        ),
         key=lambda p: p.functions,
     )
     if not curve:
@@ -63,7 +77,12 @@ def explained(analysis: Analysis, variant: str, what: str) -> list[tuple[str, st
 
 def _total(analysis: Analysis, variant: str, what: str) -> AttributionTotal | None:
     return next(
-        (t for t in analysis.attribution_totals if t.variant == variant and t.what == what), None
+        (
+            t
+            for t in attribution_of(analysis).attribution_totals
+            if t.variant == variant and t.what == what
+        ),
+        None,
     )
 
 
@@ -151,3 +170,35 @@ def _interval(entry: AttributionEntry) -> str:
     return (
         f"[{signed_amount(entry.ci_low, entry.unit)}, {signed_amount(entry.ci_high, entry.unit)}]"
     )
+
+
+def write_flame_graphs(
+    store: Store, experiment_id: int, named: Mapping[str, str], summary: str | None
+) -> dict[str, str]:
+    """Each variant of ``named`` (variant -> the part of the file's name that names it)
+    against the baseline as a differential flame graph, written beside the summary file
+    (none when the summary is not a file) as ``SUMMARY-STEM.PART.flamegraph-diff.svg``; by
+    variant, the file's name. A graph that cannot be drawn or written is a warning on
+    stderr, and is left out."""
+    from cutaway.probes.registry import store_format
+
+    if summary is None or summary == "-":
+        return {}
+    flame_graph = store_format("flamegraph-diff")
+    directory = os.path.dirname(os.path.abspath(summary))
+    stem = os.path.splitext(os.path.basename(summary))[0]
+    files = {}
+    for variant, part in named.items():
+        name = f"{stem}.{part}.flamegraph-diff.svg"
+        try:
+            if flame_graph is None:
+                raise ValueError("no probe draws differential flame graphs")
+            svg = flame_graph.render(store, experiment_id, variant)
+            write_output_file(os.path.join(directory, name), svg, "--summary")
+        except (ValueError, OutputPathError, OutputWriteError) as error:
+            print(
+                visible(f"cutaway: warning: no flame graph of {variant}: {error}"), file=sys.stderr
+            )
+            continue
+        files[variant] = name
+    return files

@@ -13,16 +13,6 @@ from typing import ClassVar, TypeVar
 
 from cutaway.model.experiment import Condition
 from cutaway.model.metrics import KNOWN_METRICS, PRIMARY_METRIC, PROCESS_METRICS, Metric
-from cutaway.model.profile import (
-    AttributionEntry,
-    AttributionPoint,
-    AttributionTotal,
-    FlameProfile,
-    FunctionWeight,
-    PhaseWeight,
-    ProfileTotal,
-    StackWeight,
-)
 from cutaway.model.runs import Run
 
 # ---------------------------------------------------------------------------------------------
@@ -185,20 +175,6 @@ class Analysis:
     # Every counted run (warmup rounds left out), in round order: the raw values the summaries
     # come from, for the JSON export. Empty for `cutaway compare`.
     runs: tuple[Run, ...] = ()
-    # The profile probe (probes/profile/analysis.py): totals, the top functions (the union of
-    # every variant's top, so that they read side by side) and the top stacks per variant.
-    profile_totals: tuple[ProfileTotal, ...] = ()
-    profile_functions: tuple[FunctionWeight, ...] = ()
-    profile_stacks: tuple[StackWeight, ...] = ()
-    # Every stack of each profiled variant, for the HTML report's flame graphs.
-    flame_profiles: tuple[FlameProfile, ...] = ()
-    # The profile probe's phases (``phases`` rules): each phase's weight per run by variant.
-    profile_phases: tuple[PhaseWeight, ...] = ()
-    # Differential attribution (cutaway.attribution): each variant's change against the
-    # baseline by function, how it adds up, and the cumulative curve.
-    attribution: tuple[AttributionEntry, ...] = ()
-    attribution_totals: tuple[AttributionTotal, ...] = ()
-    attribution_curve: tuple[AttributionPoint, ...] = ()
     # The registered probes' results (cutaway.probes.registry), each probe's own type, in the
     # registry's order; absent for a probe that measured nothing.
     probe_results: tuple[ProbeResult, ...] = ()

@@ -32,9 +32,12 @@ layers above hand the registry's plugins):
   each variant tagged with its experiment, or None when the result has no meaning across two;
 - ``views``: its report sections (:class:`ProbeViews`), which every human format renders;
 - ``figures(analysis)``: its charts with their numbers (report/sections.py ``Figure``);
+  ``closing_figures(analysis)``: those drawn after every probe's own (the profile probe's
+  attribution, which sums a difference up);
 - ``json_part(analysis)``: its keys in the JSON report, always present (empty lists when it
   measured nothing), placed after the key ``json_after`` (of the document or of another
-  probe's part; None: before ``results``);
+  probe's part; None: before ``results``); ``json_parts`` when its keys sit in more than one
+  place;
 - ``csv_formats``: its CSV exports, each one more ``--format``.
 
 Every method has a default that adds nothing, so a plugin overrides only what its probe adds.
@@ -48,8 +51,7 @@ of its own (``cutaway.probes.spans.settings.spans_settings``).
 Not yet here: the calls, syscalls, profile and instructions probes' settings are still fields of
 :class:`~cutaway.model.ProbeSpec`, their types (ProfileSpec, PhaseRule) in the model and their
 stored form checked by cutaway.store.stored_spec ([load] is still read by cutaway.spec into
-:class:`~cutaway.model.LoadSpec`); the profile probe's analysis and exports are still called by
-name from compare.py and cutaway.report; the load phase is still run by name by the runner.
+:class:`~cutaway.model.LoadSpec`); the load phase is still run by name by the runner.
 """
 
 from __future__ import annotations
@@ -239,5 +241,15 @@ class ProbePlugin:
     def figures(self, analysis: Analysis) -> list[Figure]:
         return []
 
+    def closing_figures(self, analysis: Analysis) -> list[Figure]:
+        """Figures drawn after every probe's ``figures``: what sums a difference up."""
+        return []
+
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
         return {}
+
+    def json_parts(self, analysis: Analysis) -> list[tuple[str | None, dict[str, JsonValue]]]:
+        """The probe's keys in the JSON report, in groups, each with the key it follows (the
+        report's or another probe's; None: before ``results``): by default one group,
+        ``json_part`` after ``json_after``. A probe whose keys sit in two places overrides it."""
+        return [(self.json_after, self.json_part(analysis))]

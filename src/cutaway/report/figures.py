@@ -23,15 +23,15 @@ __all__ = ["Figure", "FigureView", "JsonValue", "build_figures", "figure_views"]
 
 def figure_views() -> tuple[FigureView, ...]:
     """Every view that adds figures, in the order of the report: the primary metric's
-    distribution, rounds and percentiles, the probes' figures, then the other metrics'."""
-    from cutaway.attribution.figures import attribution_figures
+    distribution, rounds and percentiles, the probes' figures, the probes' closing figures
+    (what sums a difference up: the attribution), then the other metrics'."""
     from cutaway.probes.registry import plugins
     from cutaway.report.plots import other_metric_figures, primary_figures
 
     return (
         primary_figures,
         *(plugin.figures for plugin in plugins()),
-        attribution_figures,
+        *(plugin.closing_figures for plugin in plugins()),
         other_metric_figures,
     )
 

@@ -48,22 +48,14 @@ Version history:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from cutaway.model import (
     Analysis,
-    AttributionEntry,
-    AttributionPoint,
-    AttributionTotal,
     Calibration,
     Caution,
     ExperimentInfo,
-    FunctionWeight,
-    PhaseWeight,
-    ProfileTotal,
     Run,
-    StackWeight,
     Summary,
     TimeSeries,
 )
@@ -189,42 +181,40 @@ def report_document(analysis: Analysis) -> dict[str, JsonValue]:
         "probes": list(analysis.probes),
         "runs": _runs(analysis.runs),
         "series": [_series(series) for series in analysis.series],
-        "profile_totals": [_profile_total(total) for total in analysis.profile_totals],
-        "top_functions": _per_variant(analysis.profile_functions, _function_weight),
-        "top_stacks": _per_variant(analysis.profile_stacks, _stack_weight),
-        "profile_phases": [_phase_weight(phase) for phase in analysis.profile_phases],
-        "attribution": [_attribution(entry) for entry in analysis.attribution],
-        "attribution_totals": [_attribution_total(t) for t in analysis.attribution_totals],
-        "attribution_curve": [_attribution_point(p) for p in analysis.attribution_curve],
         "results": _hyperfine_results(analysis),
     }
     return _with_probe_parts(document, analysis)
 
 
 def _with_probe_parts(document: dict[str, JsonValue], analysis: Analysis) -> dict[str, JsonValue]:
-    """``document`` with every registered probe's part (cutaway.probes.plugin ``json_part``),
-    each after the key its plugin names, in the document or in another probe's part (the
-    uprobes probe's follows the spans probe's), else before ``results`` (the last key)."""
+    """``document`` with every registered probe's parts (cutaway.probes.plugin
+    ``json_parts``), each right after the key it names, in the document or in another probe's
+    part (the uprobes probe's follows the spans probe's), parts after one key in the registry's
+    order; a part after no known key goes before ``results`` (the last key)."""
     from cutaway.probes.registry import plugins
 
-    parts = [(plugin.json_after, plugin.json_part(analysis)) for plugin in plugins()]
+    parts = [part for plugin in plugins() for part in plugin.json_parts(analysis)]
     known = set(document).union(*(part for _, part in parts))
-    following: dict[str | None, list[dict[str, JsonValue]]] = {}
-    for after, part in parts:
-        following.setdefault(after if after in known else None, []).append(part)
     placed: dict[str, JsonValue] = {}
+    done: set[int] = set()
+
+    def place_part(index: int) -> None:
+        if index not in done:
+            done.add(index)
+            for key, value in parts[index][1].items():
+                place(key, value)
 
     def place(key: str, value: JsonValue) -> None:
         placed[key] = value
-        for part in following.pop(key, []):
-            for part_key, part_value in part.items():
-                place(part_key, part_value)
+        for index, (after, _) in enumerate(parts):
+            if after == key:
+                place_part(index)
 
     for key, value in document.items():
         if key == "results":
-            for part in following.pop(None, []):
-                for part_key, part_value in part.items():
-                    place(part_key, part_value)
+            for index, (after, _) in enumerate(parts):
+                if after not in known:
+                    place_part(index)
         place(key, value)
     return placed
 
@@ -254,120 +244,6 @@ def _hyperfine_results(analysis: Analysis) -> list[JsonValue]:
 
 def _optional_number(value: float | None) -> float | None:
     return None if value is None else json_number(value)
-
-
-def _attribution(entry: AttributionEntry) -> dict[str, JsonValue]:
-    return {
-        "variant": entry.variant,
-        "baseline": entry.baseline,
-        "profile": entry.what,
-        "function": entry.function,
-        "kind": entry.kind,
-        "unit": entry.unit,
-        "baseline_value": json_number(entry.baseline_value),
-        "variant_value": json_number(entry.variant_value),
-        "delta": json_number(entry.delta),
-        "ci_low": json_number(entry.ci_low),
-        "ci_high": json_number(entry.ci_high),
-        "rounds": int(entry.rounds),
-        "share": _optional_number(entry.share),
-        "beyond_noise": entry.beyond_noise,
-    }
-
-
-def _attribution_total(total: AttributionTotal) -> dict[str, JsonValue]:
-    return {
-        "variant": total.variant,
-        "baseline": total.baseline,
-        "profile": total.what,
-        "unit": total.unit,
-        "rounds": int(total.rounds),
-        "profile_delta": json_number(total.profile_delta),
-        "profile_ci_low": json_number(total.profile_ci_low),
-        "profile_ci_high": json_number(total.profile_ci_high),
-        "baseline_total": json_number(total.baseline_total),
-        "measured_metric": total.measured_metric,
-        "measured_delta": _optional_number(total.measured_delta),
-        "measured_ci_low": _optional_number(total.measured_ci_low),
-        "measured_ci_high": _optional_number(total.measured_ci_high),
-        "functions": int(total.functions),
-        "listed": int(total.listed),
-        "listed_delta": json_number(total.listed_delta),
-        "beyond_noise": int(total.beyond_noise),
-        "within_noise": int(total.within_noise),
-        "baseline_only": int(total.baseline_only),
-        "variant_only": int(total.variant_only),
-    }
-
-
-def _attribution_point(point: AttributionPoint) -> dict[str, JsonValue]:
-    return {
-        "variant": point.variant,
-        "profile": point.what,
-        "unit": point.unit,
-        "functions": int(point.functions),
-        "cumulative_delta": json_number(point.cumulative_delta),
-        "share": _optional_number(point.share),
-    }
-
-
-def _profile_total(total: ProfileTotal) -> dict[str, JsonValue]:
-    return {
-        "variant": total.variant,
-        "kind": total.what,
-        "unit": total.unit,
-        "runs": int(total.runs),
-        "per_run": json_number(total.per_run),
-        "events_per_run": json_number(total.events_per_run),
-        "profiled_wall_median": None
-        if total.profiled_wall is None
-        else json_number(total.profiled_wall),
-        "timed_wall_median": None if total.timed_wall is None else json_number(total.timed_wall),
-    }
-
-
-def _function_weight(weight: FunctionWeight) -> dict[str, JsonValue]:
-    return {
-        "kind": weight.what,
-        "function": weight.function,
-        "unit": weight.unit,
-        "self": json_number(weight.self_value),
-        "inclusive": json_number(weight.inclusive_value),
-        "self_share": json_number(weight.self_share),
-        "inclusive_share": json_number(weight.inclusive_share),
-    }
-
-
-def _phase_weight(weight: PhaseWeight) -> dict[str, JsonValue]:
-    return {
-        "variant": weight.variant,
-        "kind": weight.what,
-        "phase": weight.phase,
-        "unit": weight.unit,
-        "per_run": json_number(weight.per_run),
-        "share": json_number(weight.share),
-    }
-
-
-def _stack_weight(weight: StackWeight) -> dict[str, JsonValue]:
-    return {
-        "kind": weight.what,
-        "frames": list[JsonValue](weight.stack.split(";")),
-        "unit": weight.unit,
-        "value": json_number(weight.value),
-        "share": json_number(weight.share),
-    }
-
-
-def _per_variant(
-    items: Sequence[FunctionWeight] | Sequence[StackWeight],
-    convert: Callable[[Any], dict[str, JsonValue]],
-) -> list[JsonValue]:
-    """[{"variant": name, "entries": [...]}, ...] in the variants' order of appearance."""
-    grouped: dict[str, list[JsonValue]] = {}
-    for item in items:
-        grouped.setdefault(item.variant, []).append(convert(item))
-    return [{"variant": variant, "entries": entries} for variant, entries in grouped.items()]
 
 
 def _series(series: TimeSeries) -> dict[str, JsonValue]:

@@ -11,7 +11,6 @@ The ``Executor`` protocol is the seam that lets unit tests drive the runner with
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import os
 import shlex
@@ -252,30 +251,28 @@ class ProcessExecutor:
         attachment: Attachment,
     ) -> Measurement:
         output, problem = self._output(variant, attachment)
-        measured = self._judged(raw, timeout_seconds, output)
-        if problem is not None and measured.status == RunStatus.OK:
+        status, exit_code, signal, message = self._judged(raw, timeout_seconds)
+        if problem is not None and status == RunStatus.OK:
             # As the command itself fails when it cannot write its output (echo > /dev/full).
-            measured = dataclasses.replace(measured, status=RunStatus.ERROR, message=problem)
-        return dataclasses.replace(
-            measured,
-            leftover_processes=raw.leftover_processes,
-            leftover_names=raw.leftover_names,
-        )
+            status, message = RunStatus.ERROR, problem
+        return Measurement(
+            status, exit_code, signal, metrics_from(raw), message, output,
+            leftover_processes=raw.leftover_processes, leftover_names=raw.leftover_names,
+        )  # fmt: skip
 
     def _judged(
-        self, raw: RawResult, timeout_seconds: float | None, output: dict[str, str]
-    ) -> Measurement:
-        """What the wait4 record says of the run: its status, metrics and message."""
-        metrics = metrics_from(raw)
+        self, raw: RawResult, timeout_seconds: float | None
+    ) -> tuple[RunStatus, int | None, int | None, str]:
+        """What the wait4 record says of the run: its status, exit code, signal, message."""
         if raw.timed_out:
             message = f"killed after the {timeout_seconds:g} s timeout"
-            return Measurement(RunStatus.TIMEOUT, None, raw.signal, metrics, message, output)
+            return RunStatus.TIMEOUT, None, raw.signal, message
         if raw.exit_code == 0:
-            return Measurement(RunStatus.OK, 0, None, metrics, "", output)
+            return RunStatus.OK, 0, None, ""
         how = f"exit status {raw.exit_code}" if raw.signal is None else f"signal {raw.signal}"
         tail = self._stderr_tail()
         message = f"{how}: {tail}" if tail else how
-        return Measurement(RunStatus.FAILED, raw.exit_code, raw.signal, metrics, message, output)
+        return RunStatus.FAILED, raw.exit_code, raw.signal, message
 
     def _interrupted(self, raw: RawResult, output: dict[str, str]) -> Measurement:
         """A run stopped because cutaway was interrupted: how it ended, what it measured."""

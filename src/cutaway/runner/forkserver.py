@@ -58,6 +58,8 @@ _RUN_KEEP_LEFTOVERS = 4
 _STAGE_CWD = 2
 _RESULT_TIMED_OUT = 1
 _MAX_TIMEOUT_NS = 2**62  # the server accepts up to 2**62 - 1 ns: 146 years
+# One recv's buffer: a RESULT with its leftovers' names (the largest reply) fits in it whole.
+_RECEIVE_BYTES = 4096
 # How long to wait for the server to greet us, or to finish a run after we killed it.
 _SERVER_REPLY_SECONDS = 10.0
 
@@ -142,6 +144,9 @@ class ForkServer:
         # The last environment sent, and its encoding: most runs send the same one again.
         self._environment: dict[str, str] | None = None
         self._encoded_environment = b""
+        # What recv got beyond the message read (the start of the next one), and its buffer.
+        self._received = bytearray()
+        self._receive_view = memoryview(bytearray(_RECEIVE_BYTES))
         self._start()
 
     @property
@@ -252,6 +257,7 @@ class ForkServer:
         """Close the socket and wait for the server, which first kills and reaps any child."""
         connection, process = self._socket, self._process
         self._socket = self._process = None
+        self._received.clear()  # the next server's stream starts afresh
         if connection is not None:
             connection.close()
         if process is not None:
@@ -332,19 +338,23 @@ class ForkServer:
         """Whether the server has a reply ready within ``seconds`` (waited for before reading,
         so that a timeout never cuts a message in half)."""
         assert self._socket is not None
+        if self._received:  # a reply that came with an earlier one, read already
+            return True
         readable, _, _ = select.select([self._socket], [], [], seconds)
         return bool(readable)
 
     def _read_exactly(self, size: int) -> bytes:
+        """The next ``size`` bytes of the stream. Each recv takes all the server has sent, up
+        to _RECEIVE_BYTES: a reply in one recv, not a header and then its payload."""
         assert self._socket is not None
-        data = bytearray(size)
-        view, done = memoryview(data), 0
-        while done < size:
-            got = self._socket.recv_into(view[done:])
+        while len(self._received) < size:
+            got = self._socket.recv_into(self._receive_view)
             if got == 0:
                 raise ForkServerError(f"the fork server exited unexpectedly ({self._exit_text()})")
-            done += got
-        return bytes(data)
+            self._received += self._receive_view[:got]
+        data = bytes(self._received[:size])
+        del self._received[:size]
+        return data
 
     def _read_message(self) -> tuple[int, int, bytes]:
         magic, version, kind, length, sequence = _HEADER.unpack(self._read_exactly(_HEADER.size))

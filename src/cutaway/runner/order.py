@@ -20,6 +20,7 @@ still changes from cycle to cycle, and a resumed experiment sees the same orders
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 
 def williams_rows(k: int) -> list[list[int]]:
@@ -57,6 +58,15 @@ def round_order(k: int, round_index: int, seed: int) -> list[int]:
     Warmup rounds have negative indices and get orders of their own from the same scheme."""
     block, row = divmod(round_index, williams_row_count(k))
     cycle, turn = divmod(block, k)
-    relabel = list(range(k))
-    random.Random(f"{seed}:{cycle}").shuffle(relabel)
+    relabel = _relabelling(k, cycle, seed)
     return [relabel[(value + turn) % k] for value in williams_row(k, row)]
+
+
+@lru_cache(maxsize=4)
+def _relabelling(k: int, cycle: int, seed: int) -> tuple[int, ...]:
+    """The seeded permutation of one cycle of blocks, made once for its rounds: seeding a
+    generator costs more than the rest of a round's bookkeeping."""
+    relabel = list(range(k))
+    if k > 1:  # one variant: there is nothing to shuffle
+        random.Random(f"{seed}:{cycle}").shuffle(relabel)
+    return tuple(relabel)

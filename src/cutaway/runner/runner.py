@@ -98,9 +98,11 @@ class ExperimentRunner:
         self.done = store.completed_slots(experiment_id)
         # (variant, purpose) that have run successfully at least once: a failure of any other
         # is its first run failing, which stops the experiment (a command that cannot work).
-        self.proven = {
-            (run.variant, run.purpose) for run in store.runs(experiment_id, purpose=None) if run.ok
-        }
+        stored = store.runs(experiment_id, purpose=None)
+        self.proven = {(run.variant, run.purpose) for run in stored if run.ok}
+        # Whether a slot may hold a stored run (an interrupted one, when resuming), which the
+        # run stored there replaces: in a new experiment none can, and none is looked for.
+        self.replacing = bool(stored)
         self.failed_runs = 0  # counted runs that did not succeed, in this invocation
         self.metrics = MetricCollector(spec.metrics)  # declared metrics ([[metrics]])
         self.set_up: list[Variant] = []  # variants whose setup ran, in order: their cleanup runs
@@ -317,7 +319,7 @@ class ExperimentRunner:
             leftover_names=measured.leftover_names,
             purpose=purpose,
         )
-        self.store.add_run(self.experiment_id, run, data)
+        self.store.add_run(self.experiment_id, run, data, replace=self.replacing)
         if interruption is not None and not ended_on_its_own:
             # Kept for what it measured, never counted: a resumed experiment runs it again.
             self.emit(events.Notice(_interrupted_notice(run)))

@@ -61,7 +61,15 @@ from cutaway.store.schema import EXPERIMENT_STATUSES, StoreError, StoreFull
 from cutaway.store.sqlite import SqliteEngine
 
 FINISHED_STATUSES = ("complete", "incomplete")
+# How often stored runs renew an experiment's lease (store/lease.py): far within the lease's
+# FOREIGN_LEASE_SECONDS, and not one more write per run.
+HEARTBEAT_SECONDS = 10.0
 
+_INSERT_RUN = (
+    "INSERT INTO runs (experiment_id, variant, round_index, order_in_round, status, exit_code,"
+    " signal, started_at, message, leftover_processes, leftover_names, purpose)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+)
 _RUN_COLUMNS = (
     "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message,"
     " leftover_processes, leftover_names, purpose"
@@ -83,6 +91,8 @@ class Store:
             self._engine = PostgresEngine(location, create=create)
         else:
             self._engine = SqliteEngine(Path(location), create=create)
+        # When add_run last renewed each experiment's lease (time.monotonic()).
+        self._heartbeats: dict[int, float] = {}
 
     @property
     def location(self) -> str:
@@ -169,54 +179,71 @@ class Store:
             self._engine.hold_reserve()
         return experiment_id
 
-    def add_run(self, experiment_id: int, run: Run, data: Sequence[RunData] = ()) -> None:
+    def add_run(
+        self,
+        experiment_id: int,
+        run: Run,
+        data: Sequence[RunData] = (),
+        *,
+        replace: bool = True,
+    ) -> None:
         """Store one run, all its measurements and what probes recorded during it, together. A
-        run already stored for the same variant, round and purpose is replaced: resuming may
-        redo an interrupted slot."""
+        run already stored for the same variant, round and purpose is replaced (resuming may
+        redo an interrupted slot); ``replace`` false says that none can be (a slot of an
+        experiment this process created and has not filled yet), and a run there is refused.
+
+        This is the one write between two measured runs: one transaction of as few statements
+        as it can be. The variant's existence is left to the foreign key (a refused run is
+        explained afterwards), and the lease's heartbeat is renewed at most every
+        HEARTBEAT_SECONDS."""
         measurements = [(metric, float(value)) for metric, value in run.metrics.items()]
         what = f"store run {run.variant!r} round {run.round_index} of experiment {experiment_id}"
         for metric, value in measurements:
             if math.isnan(value):  # SQLite would store NULL, PostgreSQL a NaN: neither is data
                 raise StoreError(f"cannot {what}: its metric {metric!r} is NaN")
-        with self._write(what) as connection:
-            self._require_variant(connection, experiment_id, run.variant)
-            # Deleting cascades to the replaced run's measurements.
-            connection.execute(
-                "DELETE FROM runs WHERE experiment_id = ? AND variant = ? AND round_index = ?"
-                " AND purpose = ?",
-                (experiment_id, run.variant, run.round_index, run.purpose),
-            )
-            cursor = connection.execute(
-                "INSERT INTO runs (experiment_id, variant, round_index, order_in_round, status,"
-                " exit_code, signal, started_at, message, leftover_processes, leftover_names,"
-                " purpose) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (
-                    experiment_id,
-                    run.variant,
-                    run.round_index,
-                    run.order_in_round,
-                    run.status.value,
-                    run.exit_code,
-                    run.signal,
-                    run.started_at,
-                    run.message,
-                    run.leftover_processes,
-                    json.dumps(list(run.leftover_names), ensure_ascii=False),
-                    run.purpose,
-                ),
-            )
-            run_id = _returned_id(cursor)
-            connection.execute(  # the lease's heartbeat: the owner is still at work
-                "UPDATE experiments SET heartbeat_at = ? WHERE id = ?", (time.time(), experiment_id)
-            )
-            connection.executemany(
-                "INSERT INTO measurements (run_id, metric, value) VALUES (?, ?, ?)",
-                [(run_id, metric, value) for metric, value in measurements],
-            )
-            connection.executemany(
-                "INSERT INTO run_data (run_id, kind, key, count, data) VALUES (?, ?, ?, ?, ?)",
-                [(run_id, d.kind, d.key, d.count, d.data) for d in data],
-            )
+        now = time.monotonic()
+        heartbeat = now - self._heartbeats.get(experiment_id, -math.inf) >= HEARTBEAT_SECONDS
+        try:
+            with self._write(what) as connection:
+                if replace:  # deleting cascades to the replaced run's measurements
+                    connection.execute(
+                        "DELETE FROM runs WHERE experiment_id = ? AND variant = ?"
+                        " AND round_index = ? AND purpose = ?",
+                        (experiment_id, run.variant, run.round_index, run.purpose),
+                    )
+                run_id = _returned_id(connection.execute(_INSERT_RUN, _run_row(experiment_id, run)))
+                if heartbeat:  # the lease's heartbeat: the owner is still at work
+                    connection.execute(
+                        "UPDATE experiments SET heartbeat_at = ? WHERE id = ?",
+                        (time.time(), experiment_id),
+                    )
+                connection.executemany(
+                    "INSERT INTO measurements (run_id, metric, value) VALUES (?, ?, ?)",
+                    [(run_id, metric, value) for metric, value in measurements],
+                )
+                if data:
+                    connection.executemany(
+                        "INSERT INTO run_data (run_id, kind, key, count, data)"
+                        " VALUES (?, ?, ?, ?, ?)",
+                        [(run_id, d.kind, d.key, d.count, d.data) for d in data],
+                    )
+        except StoreError as error:
+            unknown = self._unknown_variant(experiment_id, run.variant)
+            if unknown is None:
+                raise
+            raise unknown from error
+        if heartbeat:
+            self._heartbeats[experiment_id] = now
+        self._engine.run_stored()
+
+    def _unknown_variant(self, experiment_id: int, variant: str) -> StoreError | None:
+        """After a refused run: the clearer error when its experiment or variant is unknown
+        (the foreign key's own message names neither), else None."""
+        try:
+            with self._read(f"read the variants of experiment {experiment_id}") as connection:
+                return self._missing_variant(connection, experiment_id, variant)
+        except StoreError:
+            return None  # the store cannot say more than the error it gave
 
     def set_calibration(self, experiment_id: int, calibration: Calibration) -> None:
         """Store (or replace) the harness-overhead calibration of an experiment."""
@@ -609,14 +636,33 @@ class Store:
         if found is None:
             raise self._unknown(experiment_id)
 
-    def _require_variant(self, connection: Connection, experiment_id: int, variant: str) -> None:
+    def _missing_variant(
+        self, connection: Connection, experiment_id: int, variant: str
+    ) -> StoreError | None:
+        """Why ``experiment_id`` cannot hold a run of ``variant`` (no such experiment, no such
+        variant in it), or None when it can."""
         found = connection.execute(
             "SELECT 1 FROM variants WHERE experiment_id = ? AND name = ?",
             (experiment_id, variant),
         ).fetchone()
+        if found is not None:
+            return None
+        found = connection.execute(
+            "SELECT 1 FROM experiments WHERE id = ?", (experiment_id,)
+        ).fetchone()
         if found is None:
-            self._require_experiment(connection, experiment_id)
-            raise StoreError(f"experiment {experiment_id} has no variant {variant!r}")
+            return self._unknown(experiment_id)
+        return StoreError(f"experiment {experiment_id} has no variant {variant!r}")
+
+
+def _run_row(experiment_id: int, run: Run) -> tuple[object, ...]:
+    """The runs table's row of ``run`` (_INSERT_RUN's parameters)."""
+    names = json.dumps(list(run.leftover_names), ensure_ascii=False) if run.leftover_names else "[]"
+    return (
+        experiment_id, run.variant, run.round_index, run.order_in_round, run.status.value,
+        run.exit_code, run.signal, run.started_at, run.message, run.leftover_processes, names,
+        run.purpose,
+    )  # fmt: skip
 
 
 def _quoted(ref: str) -> str:

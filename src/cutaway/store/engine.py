@@ -62,7 +62,13 @@ class Engine(Protocol):
         ...
 
     def hold_reserve(self) -> None:
-        """Keep room on the store's disk for recording how a running experiment ends."""
+        """Keep room on the store's disk for recording how a running experiment ends (an
+        experiment runs from now on)."""
+        ...
+
+    def run_stored(self) -> None:
+        """Called after each run's transaction committed: whatever the engine does between
+        runs to bound what a power cut may lose (SQLite: a checkpoint every few seconds)."""
         ...
 
     def release_reserve(self) -> bool:

@@ -5,7 +5,8 @@ The lease lives in the store's schema (``experiments.owner_*`` and ``heartbeat_a
 lock file, so it holds for any store several machines share. On the owner's own host a lease is
 live while its process runs: a pid and that process's start time name one process (a reused pid
 has another start time). From another host the process cannot be seen, so the lease is live
-while its heartbeat, renewed with every stored run, is younger than FOREIGN_LEASE_SECONDS."""
+while its heartbeat, renewed by the stored runs (at most every store.db.HEARTBEAT_SECONDS), is
+younger than FOREIGN_LEASE_SECONDS."""
 
 from __future__ import annotations
 

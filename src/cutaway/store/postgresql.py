@@ -244,6 +244,9 @@ class PostgresEngine:
         text = " ".join(str(error).split()) or type(error).__name__
         return without_passwords(text, self.url)
 
+    def run_stored(self) -> None:
+        """Nothing: the server makes each COMMIT durable (its synchronous_commit)."""
+
     def hold_reserve(self) -> None:
         """Nothing to hold: the server's disk is the server's."""
 

@@ -501,9 +501,16 @@ def _configured(connection: sqlite3.Connection, path: Path) -> sqlite3.Connectio
         connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000):d}")
         connection.execute("PRAGMA foreign_keys = ON")
         # Before anything writes: a newer cutaway's database must be left exactly as it is.
-        version = read_schema_version(connection)
-        refuse_newer_schema(version, path)
-        _refuse_unversioned_tables(connection, version, path)
+        # The version and the tables read in one transaction, so from one snapshot: read
+        # apart, another process creating the store could commit its tables and version
+        # between the two reads, and its new store would look like one whose version was reset.
+        connection.execute("BEGIN")
+        try:
+            version = read_schema_version(connection)
+            refuse_newer_schema(version, path)
+            _refuse_unversioned_tables(connection, version, path)
+        finally:
+            connection.execute("COMMIT")
         _enable_wal(connection)
         # In WAL mode NORMAL still never corrupts nor splits a transaction; it only skips the
         # fsync per commit, which would otherwise happen between measured runs.

@@ -164,6 +164,28 @@ def only_under(stored: Sequence[RoundProfile], functions: Sequence[str]) -> list
     ]
 
 
+def only_processes(stored: Sequence[RoundProfile], names: Sequence[str]) -> list[RoundProfile]:
+    """The profiles with only the stacks of these processes (the name at a folded stack's
+    root): a system-wide profile of a shared machine narrowed to the server, so that its
+    tables, flame graphs and attribution are the server's, not every process's noise."""
+    wanted = frozenset(names)
+    return [
+        (
+            variant,
+            round_index,
+            dataclasses.replace(
+                profile,
+                stacks={
+                    stack: weight
+                    for stack, weight in profile.stacks.items()
+                    if stack.split(";", 1)[0] in wanted
+                },
+            ),
+        )
+        for variant, round_index, profile in stored
+    ]
+
+
 OTHER_PHASE = "other"  # the phase of a sample no rule matches (profile.settings.OTHER_PHASE)
 
 

@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 
 from cutaway.model import Analysis, FunctionWeight, PhaseWeight, ProfileTotal, StackWeight
+from cutaway.probes.profile.result import profile_of
 from cutaway.report.sections import (
     Align,
     Block,
@@ -48,9 +49,9 @@ class ProfileViews(TablesOnly):
         """The top functions by self and by inclusive time, on and off the CPU, side by
         side, and each variant's top stacks: what the profile is read for (the full report
         lists every function the analysis kept)."""
-        if not analysis.profile_totals:
+        if not profile_of(analysis).profile_totals:
             return []
-        blocks = [totals_block(analysis.profile_totals)]
+        blocks = [totals_block(profile_of(analysis).profile_totals)]
         blocks += [phases_block(analysis, what) for what in _kinds(analysis)]
         for what in _kinds(analysis):
             blocks.append(functions_block(analysis, what, inclusive=False, limit=COMPACT_FUNCTIONS))
@@ -59,9 +60,9 @@ class ProfileViews(TablesOnly):
         return [block for block in blocks if block]
 
     def blocks(self, analysis: Analysis, *, all_metrics: bool) -> list[Block]:
-        if not analysis.profile_totals:
+        if not profile_of(analysis).profile_totals:
             return []
-        blocks = [totals_block(analysis.profile_totals)]
+        blocks = [totals_block(profile_of(analysis).profile_totals)]
         blocks += [phases_block(analysis, what) for what in _kinds(analysis)]
         for what in _kinds(analysis):
             blocks.append(functions_block(analysis, what, inclusive=False))
@@ -71,7 +72,7 @@ class ProfileViews(TablesOnly):
 
 
 def _kinds(analysis: Analysis) -> list[str]:
-    return list(dict.fromkeys(total.what for total in analysis.profile_totals))
+    return list(dict.fromkeys(total.what for total in profile_of(analysis).profile_totals))
 
 
 def _title(what: str) -> str:
@@ -129,7 +130,7 @@ def functions_block(
 ) -> Block:
     """Seed 002's chart: the union of every variant's top functions, each variant's time per
     profiled run and share side by side, ordered by the largest value of any variant."""
-    weights = [w for w in analysis.profile_functions if w.what == what]
+    weights = [w for w in profile_of(analysis).profile_functions if w.what == what]
     if not weights:
         return ()
     variants = list(dict.fromkeys(w.variant for w in weights))
@@ -202,7 +203,7 @@ def stack_text(stack: str, frames: int = STACK_FRAMES_SHOWN) -> str:
 
 def stacks_block(analysis: Analysis, what: str) -> Block:
     """Seed 004's top five stacks of each variant, leaf first, with time per run and share."""
-    stacks: list[StackWeight] = [s for s in analysis.profile_stacks if s.what == what]
+    stacks: list[StackWeight] = [s for s in profile_of(analysis).profile_stacks if s.what == what]
     if not stacks:
         return ()
     # A row's time, share and stack are one thing: a table too wide for the terminal is not
@@ -251,7 +252,7 @@ def phases_block(analysis: Analysis, what: str) -> Block:
     """The ``phases`` rules' dissection table: one row per phase (file order, then "other"),
     each variant's time per profiled run and share side by side, then each other variant's
     change against the baseline."""
-    weights: list[PhaseWeight] = [p for p in analysis.profile_phases if p.what == what]
+    weights: list[PhaseWeight] = [p for p in profile_of(analysis).profile_phases if p.what == what]
     if not weights:
         return ()
     variants = list(dict.fromkeys(w.variant for w in weights))

@@ -233,22 +233,25 @@ class PhaseAccumulator:
         """Count one finished operation: its time in each path, and each path's rest beyond
         its sub-phases (bucket_of and _count inlined: this runs per span)."""
         children_ns: dict[tuple[str, ...], int] = {}
-        paths, log, log_base = self.paths, math.log, _LOG_BASE
+        paths, roots, log, log_base = self.paths, self.root_operations, math.log, _LOG_BASE
         for path, value in per_path.items():
             totals = paths.get(path)
             if totals is None:
                 totals = paths[path] = _PathTotals()
             totals.total_ns += value
             if value > 0:
-                entry = totals.histogram.get(1 + int(log(value) / log_base))
+                histogram = totals.histogram
+                bucket = 1 + int(log(value) / log_base)
+                entry = histogram.get(bucket)
                 if entry is None:
-                    entry = totals.histogram[1 + int(log(value) / log_base)] = [0, 0]
-                entry[0] += 1
-                entry[1] += value
+                    histogram[bucket] = [1, value]
+                else:
+                    entry[0] += 1
+                    entry[1] += value
             elif value:
                 _count(totals.histogram, value)
             if len(path) == 1:
-                self.root_operations[path[0]] = self.root_operations.get(path[0], 0) + 1
+                roots[path[0]] = roots.get(path[0], 0) + 1
             else:
                 parent = path[:-1]
                 children_ns[parent] = children_ns.get(parent, 0) + value
@@ -257,11 +260,19 @@ class PhaseAccumulator:
             if totals is None:
                 continue  # a path under an ancestor that left no span: not in the tree
             totals.children_ns += value
-            if totals.rest_change is None:
-                totals.rest_change = {}
+            rest_change = totals.rest_change
+            if rest_change is None:
+                rest_change = totals.rest_change = {}
             whole = per_path.get(parent, 0)
-            _count(totals.rest_change, whole, -1)
-            _count(totals.rest_change, whole - value)
+            # the rest (whole - value) in place of the whole: _count's two calls, inlined
+            for change, times in ((whole, -1), (whole - value, 1)):
+                if change:
+                    bucket = 1 + int(log(abs(change)) / log_base)
+                    entry = rest_change.get(bucket if change > 0 else -bucket)
+                    if entry is None:
+                        entry = rest_change[bucket if change > 0 else -bucket] = [0, 0]
+                    entry[0] += times
+                    entry[1] += times * change
 
     def add_tree(self, tree: Mapping[tuple[str, ...], Sequence[int]]) -> None:
         """Count one whole operation, given as its phase paths (from its outermost span down,
@@ -271,7 +282,7 @@ class PhaseAccumulator:
         calls = self.calls
         for path, (_, spans) in tree.items():
             calls[path] = calls.get(path, 0) + spans
-        self._close({path: total_ns for path, (total_ns, _) in tree.items()})
+        self._close({path: sums[0] for path, sums in tree.items()})
 
     def absorb(self, other: PhaseAccumulator) -> None:
         """Count every operation `other` counted (its open ones must be closed), after the

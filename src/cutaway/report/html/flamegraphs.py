@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from cutaway.model import PRIMARY_METRIC, Analysis, FlameProfile
 from cutaway.probes.profile.flamegraph import render_flamegraph, render_flamegraph_diff
+from cutaway.probes.profile.result import profile_of
 from cutaway.report.html import elements
 
 _SCRIPT = re.compile(r"<script type=\"text/ecmascript\"><!\[CDATA\[(.*?)\]\]></script>", re.S)
@@ -39,10 +40,11 @@ class FlameGraph:
 
 def flame_graphs(analysis: Analysis) -> list[FlameGraph]:
     """Each profiled variant's graph, then each other variant's against the baseline."""
-    if not analysis.flame_profiles or not analysis.experiments:
+    profiles = profile_of(analysis).flame_profiles
+    if not profiles or not analysis.experiments:
         return []
     experiment = analysis.experiments[0]
-    by_name = {p.variant: p for p in analysis.flame_profiles}
+    by_name = {p.variant: p for p in profiles}
     graphs = [
         _graph(
             f"{p.variant}",
@@ -53,7 +55,7 @@ def flame_graphs(analysis: Analysis) -> list[FlameGraph]:
                 unit=p.unit,
             ),
         )
-        for p in analysis.flame_profiles
+        for p in profiles
     ]
     for baseline, p in _pairs(analysis, by_name):
         if p.unit != baseline.unit:
@@ -85,7 +87,7 @@ def _pairs(
         ]
     else:
         baseline = analysis.experiments[0].baseline
-        names = [(baseline, p.variant) for p in analysis.flame_profiles if p.variant != baseline]
+        names = [(baseline, p.variant) for p in by_name.values() if p.variant != baseline]
     return [(by_name[a], by_name[b]) for a, b in names if a in by_name and b in by_name]
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from cutaway.model import LoadSpec, PhaseRule, ProbeSpec, ProfileSpec, Spec, Variant
+from cutaway.model import LoadSpec, ProbeSpec, Spec, Variant
+from cutaway.probes.profile.settings import PhaseRule, ProfileSpec, with_profile
 from cutaway.probes.spans.settings import SpansSpec, with_spans
 from cutaway.store import Store
 
@@ -18,17 +19,19 @@ def test_a_spec_with_every_setting_comes_back_whole(tmp_path: Path) -> None:
         variants=(Variant("a", ("true",)), Variant("b", ("true",))),
         baseline="a",
         probes=with_spans(
-            ProbeSpec(
-                calls=("getpwnam",),
-                calls_thread_cpu=True,
-                syscalls=("openat",),
-                profile=ProfileSpec(
+            with_profile(
+                ProbeSpec(
+                    calls=("getpwnam",),
+                    calls_thread_cpu=True,
+                    syscalls=("openat",),
+                    instructions=True,
+                ),
+                ProfileSpec(
                     frequency_hz=99,
                     system_wide=True,
                     call_graph="dwarf",
                     phases=(PhaseRule("parse", "^parse"), PhaseRule("regex", "re_search|regexec")),
                 ),
-                instructions=True,
             ),
             SpansSpec(otlp_file="/var/log/otel/traces.jsonl"),
         ),

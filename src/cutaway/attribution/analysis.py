@@ -47,6 +47,7 @@ from cutaway.model import (
 from cutaway.numeric import np
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import KIND_ORDER, function_weights, report_unit
+from cutaway.probes.profile.settings import profile_settings
 from cutaway.stats import describe
 from cutaway.store import Store
 
@@ -294,7 +295,7 @@ def measured_metrics(spec: Spec) -> dict[str, tuple[str, str]]:
     neither, such a profile is reconciled with its own total (as off-CPU time always is). So is
     one narrowed to the stacks ``under`` some functions: ``cpu`` counts every stack of the
     command's."""
-    profile = spec.probes.profile
+    profile = profile_settings(spec.probes)
     if profile is not None and profile.under:
         return {what: found for what, found in MEASURED.items() if what != records.ON_CPU}
     if profile is None or not profile.system_wide:

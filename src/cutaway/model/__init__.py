@@ -73,12 +73,8 @@ from cutaway.model.phases import (
     phase_key,
 )
 from cutaway.model.probe_spec import (
-    CALL_GRAPHS,
-    DEFAULT_PROFILE_FREQUENCY,
     PROBE_FIELD_KEYS,
-    PhaseRule,
     ProbeSpec,
-    ProfileSpec,
 )
 from cutaway.model.profile import (
     ATTRIBUTION_KINDS,
@@ -107,7 +103,6 @@ from cutaway.model.runs import TIMED, Run, RunData, RunStatus
 __all__ = [
     "AB_PERCENTILES",
     "ATTRIBUTION_KINDS",
-    "CALL_GRAPHS",
     "CALL_POSITIONS",
     "CONNECT_METRICS",
     "DEFAULT_HOOK_TIMEOUT_SECONDS",
@@ -115,7 +110,6 @@ __all__ = [
     "DEFAULT_LOAD_DURATION_SECONDS",
     "DEFAULT_LOAD_WARMUP_SECONDS",
     "DEFAULT_MARGIN",
-    "DEFAULT_PROFILE_FREQUENCY",
     "DEFAULT_READY_TIMEOUT_SECONDS",
     "DEFAULT_REQUEST_TIMEOUT_SECONDS",
     "DEFAULT_SAMPLE_INTERVAL",
@@ -168,12 +162,10 @@ __all__ = [
     "LoadTarget",
     "Metric",
     "MetricSpec",
-    "PhaseRule",
     "PhaseStat",
     "PhaseWeight",
     "ProbeResult",
     "ProbeSpec",
-    "ProfileSpec",
     "ProfileTotal",
     "Run",
     "RunData",

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from cutaway.model import (
     TIMED,
     FunctionWeight,
-    PhaseRule,
     PhaseWeight,
     ProfileTotal,
     Run,
     StackWeight,
 )
 from cutaway.probes.profile import records
+from cutaway.probes.profile.settings import PhaseRule
 from cutaway.store import Store
 
 # (variant, round index, profile) of one profiled run.

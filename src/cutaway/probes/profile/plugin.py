@@ -96,13 +96,17 @@ class ProfilePlugin(ProbePlugin):
         return option_values(args)
 
     def selected(self, spec: Spec) -> bool:
-        return spec.probes.profile is not None
+        from cutaway.probes.profile.settings import profile_settings
+
+        return profile_settings(spec.probes) is not None
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.profile.capture import ProfileProbe
+        from cutaway.probes.profile.settings import profile_settings
 
-        assert spec.profile is not None  # selected
-        return ProfileProbe(spec.profile)
+        settings = profile_settings(spec)
+        assert settings is not None  # selected
+        return ProfileProbe(settings)
 
     @property
     def views(self) -> ProbeViews:
@@ -125,8 +129,9 @@ class ProfilePlugin(ProbePlugin):
             profile_analysis,
         )
         from cutaway.probes.profile.flamegraph import flame_profiles
+        from cutaway.probes.profile.settings import profile_settings
 
-        settings = stored.spec.probes.profile
+        settings = profile_settings(stored.spec.probes)
         profiles = load_round_profiles(stored.store, stored.experiment_id)
         if settings is not None and settings.processes:
             profiles = only_processes(profiles, settings.processes)

@@ -1,6 +1,7 @@
-"""The profile probe's key of the [probes] table (``profile = true`` or a table of
-PROFILE_KEYS) and its command-line options (``--profile`` and the ``--profile-*`` options),
-read into the :class:`~cutaway.model.ProbeSpec`."""
+"""The profile probe's settings (:class:`ProfileSpec`): its key of the [probes] table
+(``profile = true`` or a table of PROFILE_KEYS) and its command-line options (``--profile`` and
+the ``--profile-*`` options), kept in the :class:`~cutaway.model.ProbeSpec` under ``profile`` in
+their stored form and read back by :func:`profile_settings`."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import argparse
 import dataclasses
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from cutaway.model import CALL_GRAPHS, PhaseRule, ProbeSpec, ProfileSpec
+from cutaway.model import ProbeSpec
 from cutaway.settings_reading import (
     MAX_STORED_INTEGER,
     KeyPath,
@@ -20,7 +22,16 @@ from cutaway.settings_reading import (
     read_integer,
 )
 
-SETTINGS_KEYS = ("profile",)
+# Frame pointers, or DWARF unwinding of a copied user stack; "dwarf!" insists on DWARF: no
+# frame pointers instead when it costs more than the probe's limit (it still must work).
+CALL_GRAPHS = ("fp", "dwarf", "dwarf!")
+# 999 Hz, not 1000: an odd rate never runs in lockstep with the kernel's 1000/250/100 Hz tick
+# or with timer-driven work, which a round rate would sample at the same phase every time
+# (DTrace's profile-997 and perf's -F 99 follow the same rule). ~1 ms of CPU per sample keeps
+# the cost per profiled run small (docs/performance.md); more samples come from more rounds.
+DEFAULT_PROFILE_FREQUENCY = 999
+KEY = "profile"  # its key of [probes], in the experiment file and in the stored spec
+SETTINGS_KEYS = (KEY,)
 OPTIONS = ("--profile",)
 PROFILE_KEYS = (
     "frequency", "system_wide", "call_graph", "off_cpu", "kernel", "phases", "processes",
@@ -31,21 +42,142 @@ OTHER_PHASE = "other"  # the phase of a sample no rule matches
 MAX_PROFILE_FREQUENCY = 100_000  # perf refuses more than kernel.perf_event_max_sample_rate
 
 
+@dataclass(frozen=True)
+class PhaseRule:
+    """A named phase of the profiled program, found from samples alone: a sample belongs to
+    the phase when ``frames`` (a Python regular expression, searched) matches a frame of its
+    stack. The experiment file's order decides between rules matching the same frame."""
+
+    name: str
+    frames: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "frames": self.frames}
+
+
+@dataclass(frozen=True)
+class ProfileSpec:
+    """The ``profile`` probe: stack samples by perf at ``frequency_hz`` of the workload's
+    processes (or the whole system), user and kernel frames, unwound with frame pointers or
+    DWARF, and (``off_cpu``) the time each thread spent switched out, with the stack where it
+    blocked. Profiled runs are separate from the timed runs."""
+
+    frequency_hz: int = DEFAULT_PROFILE_FREQUENCY
+    system_wide: bool = False
+    call_graph: str = "fp"  # one of CALL_GRAPHS
+    off_cpu: bool = True
+    kernel: bool = True  # kernel frames too, where this machine allows it
+    phases: tuple[PhaseRule, ...] = ()  # frame patterns -> named phases, in file order
+    # Only these processes' stacks (by the process name at the stack's root) are analysed; the
+    # store keeps every stack. Empty: all of them.
+    processes: tuple[str, ...] = ()
+    # Only the stacks through one of these functions are analysed (profile.analysis.only_under).
+    under: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "phases", tuple(self.phases))
+        object.__setattr__(self, "processes", tuple(self.processes))
+        object.__setattr__(self, "under", tuple(self.under))
+
+    def to_dict(self) -> dict[str, object]:
+        processes = {"processes": list(self.processes)} if self.processes else {}
+        under = {"under": list(self.under)} if self.under else {}
+        return {
+            "frequency_hz": self.frequency_hz,
+            "system_wide": self.system_wide,
+            "call_graph": self.call_graph,
+            "off_cpu": self.off_cpu,
+            "kernel": self.kernel,
+            "phases": [rule.to_dict() for rule in self.phases],
+            **processes,
+            **under,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> ProfileSpec:
+        """The stored form read back; ValueError naming the key for a value cutaway never
+        stores (a damaged store)."""
+        frequency = data.get("frequency_hz", DEFAULT_PROFILE_FREQUENCY)
+        if isinstance(frequency, bool) or not isinstance(frequency, int) or frequency < 1:
+            raise ValueError(f"probes.profile.frequency_hz: {frequency!r} is not a frequency")
+        call_graph = data.get("call_graph", "fp")
+        if call_graph not in CALL_GRAPHS:
+            raise ValueError(
+                f"probes.profile.call_graph: {call_graph!r} is not one of {CALL_GRAPHS}"
+            )
+        return cls(
+            frequency_hz=frequency,
+            system_wide=_stored_flag(data, "system_wide", False),
+            call_graph=str(call_graph),
+            off_cpu=_stored_flag(data, "off_cpu", True),
+            kernel=_stored_flag(data, "kernel", True),
+            phases=_stored_phases(data.get("phases") or []),
+            processes=_stored_names(data, "processes"),
+            under=_stored_names(data, "under"),
+        )
+
+
+def _stored_flag(data: Mapping[str, object], key: str, default: bool) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"probes.profile.{key}: {value!r} is not true or false")
+    return value
+
+
+def _stored_names(data: Mapping[str, object], key: str) -> tuple[str, ...]:
+    value = data.get(key) or []
+    if not isinstance(value, list | tuple) or not all(isinstance(name, str) for name in value):
+        raise ValueError(f"probes.profile.{key}: {value!r} is not a list of names")
+    return tuple(value)
+
+
+def _stored_phases(value: object) -> tuple[PhaseRule, ...]:
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"probes.profile.phases: {value!r} is not a list")
+    rules: list[PhaseRule] = []
+    for index, rule in enumerate(value):
+        at = f"probes.profile.phases[{index}]"
+        if not isinstance(rule, Mapping):
+            raise ValueError(f"{at}: {rule!r} is not an object")
+        name, frames = rule.get("name"), rule.get("frames")
+        if not isinstance(name, str) or not isinstance(frames, str):
+            raise ValueError(f"{at}: a phase needs a name and frames, as text")
+        try:
+            re.compile(frames)
+        except re.error as error:
+            raise ValueError(f"{at}.frames: not a regular expression: {error}") from None
+        if any(earlier.name == name for earlier in rules):
+            raise ValueError(f"{at}.name: {name!r} names two phases")
+        rules.append(PhaseRule(name, frames))
+    return tuple(rules)
+
+
+def profile_settings(probes: ProbeSpec) -> ProfileSpec | None:
+    """The profile probe's settings in ``probes``, None when it is off."""
+    stored = probes.setting(KEY)
+    if stored is None:
+        return None
+    if not isinstance(stored, Mapping):
+        raise ValueError(f"probes.profile: {stored!r} is not an object")
+    return ProfileSpec.from_dict(stored)
+
+
+def with_profile(probes: ProbeSpec, settings: ProfileSpec | None) -> ProbeSpec:
+    """``probes`` with the profile probe's ``settings`` (None: the probe off)."""
+    return probes.with_setting(KEY, None if settings is None else settings.to_dict())
+
+
 def read_settings(table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec) -> ProbeSpec:
-    if "profile" not in table:
+    if KEY not in table:
         return probes
-    return dataclasses.replace(
-        probes, profile=read_profile(table["profile"], (*key_path, "profile"))
-    )
+    return with_profile(probes, read_profile(table[KEY], (*key_path, KEY)))
 
 
 def read_option(option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
     """``--profile`` with its ``--profile-*`` options (``value``: {option: value} of those
     given), applied to the file's profile settings or the defaults."""
     assert isinstance(value, Mapping)
-    return dataclasses.replace(
-        probes, profile=_profile_options(probes.profile or ProfileSpec(), value)
-    )
+    return with_profile(probes, _profile_options(profile_settings(probes) or ProfileSpec(), value))
 
 
 def _profile_options(profile: ProfileSpec, options: Mapping[str, object]) -> ProfileSpec:

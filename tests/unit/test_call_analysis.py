@@ -13,6 +13,7 @@ from cutaway.model import ProbeSpec, Run, RunData, RunStatus, Spec, Variant
 from cutaway.probes.calls import blob as calls_blob
 from cutaway.probes.calls.blob import VERSION_1_DTYPE, ProcessCalls
 from cutaway.probes.calls.result import calls_result
+from cutaway.probes.calls.settings import with_calls
 from cutaway.store import Store, StoreError
 
 SPEC = Spec(
@@ -21,7 +22,7 @@ SPEC = Spec(
     baseline="a",
     rounds=2,
     warmup_rounds=0,
-    probes=ProbeSpec(calls=("getpwnam",)),
+    probes=with_calls(ProbeSpec(), ("getpwnam",)),
 )
 
 

@@ -8,8 +8,10 @@ import dataclasses
 from pathlib import Path
 
 from cutaway.model import LoadSpec, ProbeSpec, Spec, Variant
+from cutaway.probes.calls.settings import with_calls
 from cutaway.probes.profile.settings import PhaseRule, ProfileSpec, with_profile
 from cutaway.probes.spans.settings import SpansSpec, with_spans
+from cutaway.probes.syscalls.settings import with_syscalls
 from cutaway.store import Store
 
 
@@ -20,11 +22,9 @@ def test_a_spec_with_every_setting_comes_back_whole(tmp_path: Path) -> None:
         baseline="a",
         probes=with_spans(
             with_profile(
-                ProbeSpec(
-                    calls=("getpwnam",),
-                    calls_thread_cpu=True,
-                    syscalls=("openat",),
-                    instructions=True,
+                with_syscalls(
+                    with_calls(ProbeSpec(instructions=True), ("getpwnam",), thread_cpu=True),
+                    ("openat",),
                 ),
                 ProfileSpec(
                     frequency_hz=99,

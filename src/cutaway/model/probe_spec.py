@@ -10,33 +10,32 @@ from dataclasses import dataclass, replace
 
 # The keys of the stored [probes] that are fields of ProbeSpec: any other is a probe's own
 # settings (ProbeSpec.settings).
-PROBE_FIELD_KEYS = (
-    "calls", "calls_thread_cpu", "syscalls", "instructions",
-)  # fmt: skip
+PROBE_FIELD_KEYS = ("instructions",)
+
+
+def _unset(value: object) -> bool:
+    """A stored value that leaves a probe off: none, false or empty (``"calls": []``, as
+    specs stored before a probe's settings moved to its package have for every probe off)."""
+    return value is None or value is False or (isinstance(value, list | tuple | dict) and not value)
 
 
 @dataclass(frozen=True)
 class ProbeSpec:
-    """Which probes watch the measured runs. ``calls`` names catalog functions whose every call
-    is timed (the ``calls`` probe); ``calls_thread_cpu`` also measures each call's thread CPU
-    time, as seed 000 did with getrusage (it costs a system call per clock read)."""
+    """Which probes watch the measured runs. ``instructions``: instructions counted by valgrind,
+    in runs of their own (the instructions probe; the model names its metric)."""
 
-    calls: tuple[str, ...] = ()
-    calls_thread_cpu: bool = False
-    syscalls: tuple[str, ...] = ()  # system calls timed by strace (the syscalls probe)
-    instructions: bool = False  # instructions counted by valgrind, in runs of their own
-    # The settings of every other probe (profile, spans, uprobes ...), whose type lives in its own
-    # package: (its key of the [probes] table, its settings in their stored form, a JSON
-    # value), in the keys' order. Its package writes them (its plugin's read_settings) and reads
-    # them back (e.g. cutaway.probes.spans.settings.spans_settings); the store keeps them as
-    # they are.
+    instructions: bool = False
+    # The settings of every other probe (calls, syscalls, profile, spans, uprobes ...), whose
+    # type lives in its own package: (a key of the [probes] table, its settings in their stored
+    # form, a JSON value), in the keys' order. Its package writes them (its plugin's
+    # read_settings) and reads them back (e.g. cutaway.probes.spans.settings.spans_settings);
+    # the store keeps them as they are.
     settings: tuple[tuple[str, object], ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "calls", tuple(self.calls))
-        object.__setattr__(self, "syscalls", tuple(self.syscalls))
-        # Sorted, and None (unset) left out: equal settings are equal however they were made.
-        settings = sorted((kv for kv in self.settings if kv[1] is not None), key=lambda kv: kv[0])
+        # Sorted, and unset values left out: equal settings are equal however they were made
+        # (read from a file, from an older store, or from this one).
+        settings = sorted((kv for kv in self.settings if not _unset(kv[1])), key=lambda kv: kv[0])
         object.__setattr__(self, "settings", tuple(settings))
 
     def setting(self, key: str) -> object | None:
@@ -45,28 +44,16 @@ class ProbeSpec:
 
     def with_setting(self, key: str, value: object) -> ProbeSpec:
         """The same probes with the settings under ``key`` set to ``value`` (a JSON value;
-        None: unset, the probe off)."""
+        None, false or empty: unset, the probe off)."""
         others = tuple((name, old) for name, old in self.settings if name != key)
-        return replace(self, settings=others if value is None else (*others, (key, value)))
+        return replace(self, settings=(*others, (key, value)))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "calls": list(self.calls),
-            "calls_thread_cpu": self.calls_thread_cpu,
-            "syscalls": list(self.syscalls),
-            **({"instructions": True} if self.instructions else {}),
-            **dict(self.settings),
-        }
+        return {**({"instructions": True} if self.instructions else {}), **dict(self.settings)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> ProbeSpec:
-        calls = data.get("calls") or ()
-        syscalls = data.get("syscalls") or ()
-        assert isinstance(calls, list | tuple) and isinstance(syscalls, list | tuple)
         return cls(
-            tuple(str(c) for c in calls),
-            bool(data.get("calls_thread_cpu", False)),
-            tuple(str(s) for s in syscalls),
             bool(data.get("instructions", False)),
             tuple((key, value) for key, value in data.items() if key not in PROBE_FIELD_KEYS),
         )

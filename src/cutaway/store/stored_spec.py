@@ -231,9 +231,6 @@ def _variants(value: object, key: str) -> tuple[Variant, ...]:
 def _probes(value: object, key: str) -> ProbeSpec:
     probes = _Object(value, key)
     return ProbeSpec(
-        calls=probes.optional("calls", _strings, ()),
-        calls_thread_cpu=probes.optional("calls_thread_cpu", _flag, False),
-        syscalls=probes.optional("syscalls", _strings, ()),
         instructions=probes.optional("instructions", _flag, False),
         # A probe's own settings (ProbeSpec.settings), as stored: its package reads them.
         settings=tuple(

@@ -81,12 +81,15 @@ class CallsPlugin(ProbePlugin):
         return option_values(args)
 
     def selected(self, spec: Spec) -> bool:
-        return bool(spec.probes.calls)
+        from cutaway.probes.calls.settings import call_functions
+
+        return bool(call_functions(spec.probes))
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.calls.capture import CallsProbe
+        from cutaway.probes.calls.settings import call_functions, calls_thread_cpu
 
-        return CallsProbe(spec.calls, thread_cpu=spec.calls_thread_cpu)
+        return CallsProbe(call_functions(spec), thread_cpu=calls_thread_cpu(spec))
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         from cutaway.probes.calls.analysis import (

@@ -1,16 +1,19 @@
-"""The calls probe's keys of the [probes] table (``calls``, ``calls_thread_cpu``) and its
-command-line option ``--calls``, read into the :class:`~cutaway.model.ProbeSpec`."""
+"""The calls probe's settings: its keys of the [probes] table (``calls``, ``calls_thread_cpu``)
+and its command-line option ``--calls``, kept in the :class:`~cutaway.model.ProbeSpec` under
+those keys in their stored form (a list of names, a flag) and read back by
+:func:`call_functions` and :func:`calls_thread_cpu`."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from cutaway.model import ProbeSpec
 from cutaway.settings_reading import KeyPath, SpecError, describe, expected, read_bool
 
-SETTINGS_KEYS = ("calls", "calls_thread_cpu")
+CALLS_KEY = "calls"  # its keys of [probes], in the experiment file and in the stored spec
+THREAD_CPU_KEY = "calls_thread_cpu"
+SETTINGS_KEYS = (CALLS_KEY, THREAD_CPU_KEY)
 OPTIONS = ("--calls",)
 
 
@@ -37,17 +40,43 @@ def read_call_names(value: object, key_path: KeyPath) -> tuple[str, ...]:
 
 
 def read_settings(table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec) -> ProbeSpec:
-    calls = read_call_names(table["calls"], (*key_path, "calls")) if "calls" in table else ()
-    thread_cpu = False
-    if "calls_thread_cpu" in table:
-        thread_cpu = read_bool(table["calls_thread_cpu"], (*key_path, "calls_thread_cpu"))
-    return dataclasses.replace(probes, calls=calls, calls_thread_cpu=thread_cpu)
+    if CALLS_KEY in table:
+        probes = with_calls(probes, read_call_names(table[CALLS_KEY], (*key_path, CALLS_KEY)))
+    if THREAD_CPU_KEY in table:
+        thread_cpu = read_bool(table[THREAD_CPU_KEY], (*key_path, THREAD_CPU_KEY))
+        probes = probes.with_setting(THREAD_CPU_KEY, thread_cpu or None)
+    return probes
 
 
 def read_option(option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
     """``--calls A,B``: added to the file's functions."""
     added = read_call_names(value, (option,))
-    return dataclasses.replace(probes, calls=tuple(dict.fromkeys((*probes.calls, *added))))
+    return with_calls(probes, tuple(dict.fromkeys((*call_functions(probes), *added))))
+
+
+def call_functions(probes: ProbeSpec) -> tuple[str, ...]:
+    """The catalog functions the calls probe times, in order; none when it is off."""
+    stored = probes.setting(CALLS_KEY) or []
+    if not isinstance(stored, list | tuple) or not all(isinstance(n, str) for n in stored):
+        raise ValueError(f"probes.calls: {stored!r} is not a list of names")
+    return tuple(stored)
+
+
+def calls_thread_cpu(probes: ProbeSpec) -> bool:
+    """Whether the calls probe also measures each call's thread CPU time."""
+    stored = probes.setting(THREAD_CPU_KEY) or False
+    if not isinstance(stored, bool):
+        raise ValueError(f"probes.calls_thread_cpu: {stored!r} is not true or false")
+    return stored
+
+
+def with_calls(
+    probes: ProbeSpec, functions: Sequence[str], *, thread_cpu: bool = False
+) -> ProbeSpec:
+    """``probes`` with the calls probe timing ``functions`` (none: off), and with each call's
+    thread CPU time when ``thread_cpu`` (else as ``probes`` says)."""
+    probes = probes.with_setting(CALLS_KEY, list(functions) or None)
+    return probes.with_setting(THREAD_CPU_KEY, True) if thread_cpu else probes
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:

@@ -48,9 +48,12 @@ class SyscallsPlugin(ProbePlugin):
         return option_values(args)
 
     def selected(self, spec: Spec) -> bool:
-        return bool(spec.probes.syscalls)
+        from cutaway.probes.syscalls.settings import syscall_names
+
+        return bool(syscall_names(spec.probes))
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.syscalls.capture import SyscallsProbe
+        from cutaway.probes.syscalls.settings import syscall_names
 
-        return SyscallsProbe(spec.syscalls)
+        return SyscallsProbe(syscall_names(spec))

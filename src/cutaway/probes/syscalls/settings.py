@@ -1,18 +1,19 @@
-"""The syscalls probe's key of the [probes] table (``syscalls``) and its command-line option
-``--syscalls``, read into the :class:`~cutaway.model.ProbeSpec`."""
+"""The syscalls probe's settings: its key of the [probes] table (``syscalls``) and its
+command-line option ``--syscalls``, kept in the :class:`~cutaway.model.ProbeSpec` under
+``syscalls`` in their stored form (a list of names) and read back by :func:`syscall_names`."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from cutaway.model import ProbeSpec
 from cutaway.settings_reading import KeyPath, SpecError, describe, expected
 from cutaway.syscall_names import SYSCALL_NAMES, nearest_syscall_names
 
-SETTINGS_KEYS = ("syscalls",)
+KEY = "syscalls"  # its key of [probes], in the experiment file and in the stored spec
+SETTINGS_KEYS = (KEY,)
 OPTIONS = ("--syscalls",)
 _SYSCALL = re.compile(r"[a-z_][a-z0-9_]*")
 
@@ -39,16 +40,28 @@ def _unknown_syscall(name: str) -> str:
 
 
 def read_settings(table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec) -> ProbeSpec:
-    if "syscalls" not in table:
+    if KEY not in table:
         return probes
-    names = read_syscall_names(table["syscalls"], (*key_path, "syscalls"))
-    return dataclasses.replace(probes, syscalls=names)
+    return with_syscalls(probes, read_syscall_names(table[KEY], (*key_path, KEY)))
 
 
 def read_option(option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
     """``--syscalls A,B``: added to the file's system calls."""
     added = read_syscall_names(value, (option,))
-    return dataclasses.replace(probes, syscalls=tuple(dict.fromkeys((*probes.syscalls, *added))))
+    return with_syscalls(probes, tuple(dict.fromkeys((*syscall_names(probes), *added))))
+
+
+def syscall_names(probes: ProbeSpec) -> tuple[str, ...]:
+    """The system calls the syscalls probe times, in order; none when it is off."""
+    stored = probes.setting(KEY) or []
+    if not isinstance(stored, list | tuple) or not all(isinstance(n, str) for n in stored):
+        raise ValueError(f"probes.syscalls: {stored!r} is not a list of names")
+    return tuple(stored)
+
+
+def with_syscalls(probes: ProbeSpec, names: Sequence[str]) -> ProbeSpec:
+    """``probes`` with the syscalls probe timing ``names`` (none: off)."""
+    return probes.with_setting(KEY, list(names) or None)
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:

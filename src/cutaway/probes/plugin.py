@@ -44,13 +44,13 @@ Every method has a default that adds nothing, so a plugin overrides only what it
 A plugin module imports nothing heavy at module level (the registry imports every plugin on
 start-up): the work is imported inside the methods.
 
-A probe whose settings type lives in its package (profile, spans, uprobes) keeps its settings in
-``ProbeSpec.settings`` under its key, in their stored form, and reads them back with an accessor
-of its own (``cutaway.probes.spans.settings.spans_settings``).
+A probe keeps its settings in ``ProbeSpec.settings`` under its keys, in their stored form (a
+JSON value; none, false or empty: the probe off), and reads them back with an accessor of its
+own (``cutaway.probes.spans.settings.spans_settings``), its settings type in its package.
 
-Not yet here: the calls, syscalls and instructions probes' settings are still fields of
-:class:`~cutaway.model.ProbeSpec` whose stored form cutaway.store.stored_spec checks, and the
-model still names the instructions probe's metric ([load] is still read by cutaway.spec into
+Not yet here: the instructions probe's setting is still a field of
+:class:`~cutaway.model.ProbeSpec`, whose ``Spec.all_metrics`` adds its metric ([load] is still
+read by cutaway.spec into
 :class:`~cutaway.model.LoadSpec`); the load phase is still run by name by the runner.
 """
 

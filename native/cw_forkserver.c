@@ -84,6 +84,11 @@ struct cw_server {
     int subreaper; /* PR_SET_CHILD_SUBREAPER worked: orphans of runs come to us */
     int devnull_fd;     /* opened once: the stdin of each child not given one */
     sigset_t wait_mask; /* signal mask while blocked in ppoll: lets the handled signals in */
+    /* The same, SIGCHLD left blocked: for waits that no SIGCHLD needs to end (the wait for a
+     * request; the wait for a child watched by its pidfd). Each run's SIGCHLD then stays
+     * pending instead of running a handler and restarting ppoll, between runs or, when it
+     * lands before the pidfd wakes the server, inside the measured interval. */
+    sigset_t quiet_mask;
     char *payload;      /* request payload, reused across requests */
     size_t payload_capacity;
     char **vector; /* argv then envp pointers into payload, reused across requests */
@@ -169,8 +174,9 @@ static int cw_send_message(int fd, uint16_t type, uint32_t sequence, const void 
 
 /* Send one framed message in one system call (header and payload gathered), so that the
  * client wakes once and reads it with one recv. Returns 0, or -1 when the client is gone. Used
- * for the replies sent after a run is measured; SPAWNED, sent inside the measured interval,
- * goes out as it always did (cw_send_message), so that the interval holds the same work. */
+ * for every reply to a RUN: SPAWNED is sent inside the measured interval, where a header and a
+ * payload sent apart cost a second system call and could wake the client twice while the
+ * measured command runs (the same work for every run, so the harness figure includes it). */
 static int cw_send_gathered(int fd, uint16_t type, uint32_t sequence, const void *payload,
                             uint32_t length) {
     struct cw_header header = {CW_MAGIC, CW_PROTOCOL_VERSION, type, length, sequence};
@@ -379,7 +385,8 @@ static enum cw_wait_outcome cw_wait_child(const struct cw_server *server, pid_t 
             timeout = &left;
         }
         struct pollfd fds[2] = {{server->socket_fd, POLLRDHUP, 0}, {pidfd, POLLIN, 0}};
-        int ready = ppoll(fds, pidfd >= 0 ? 2 : 1, timeout, &server->wait_mask);
+        const sigset_t *mask = pidfd >= 0 ? &server->quiet_mask : &server->wait_mask;
+        int ready = ppoll(fds, pidfd >= 0 ? 2 : 1, timeout, mask);
         if (ready < 0) {
             if (errno != EINTR && errno != EAGAIN && errno != ENOMEM) return CW_CLIENT_GONE;
             if (cw_parent_gone(server)) return CW_CLIENT_GONE;
@@ -598,7 +605,7 @@ static void cw_settle_leftovers(struct cw_server *server, pid_t pid, pid_t kille
         /* A leftover found between its fork and its exec still has its shell's name: give
          * what was just started a moment to become what it was started as. */
         struct timespec settle = {0, CW_LEFTOVER_SETTLE_NS};
-        ppoll(NULL, 0, &settle, &server->wait_mask);
+        ppoll(NULL, 0, &settle, &server->quiet_mask); /* the run's SIGCHLD may be pending */
         cw_scan(server, pid, 1);
     }
     cw_note_leftovers(server, killed_group, report);
@@ -659,16 +666,16 @@ static void cw_serve_run(struct cw_server *server, const struct cw_run *run) {
         cw_close_fds(run->fds, run->fd_count);
         struct cw_spawn_error failure = {rc, 0};
         failure.stage = cw_failed_stage(run, &failure.error_number);
-        if (cw_send_message(server->socket_fd, CW_MSG_SPAWN_ERROR, run->sequence, &failure,
-                            sizeof failure) != 0)
+        if (cw_send_gathered(server->socket_fd, CW_MSG_SPAWN_ERROR, run->sequence, &failure,
+                             sizeof failure) != 0)
             exit(0);
         return;
     }
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     struct cw_spawned spawned = {pid, 0};
     enum cw_wait_outcome outcome = CW_CLIENT_GONE;
-    if (cw_send_message(server->socket_fd, CW_MSG_SPAWNED, run->sequence, &spawned,
-                        sizeof spawned) == 0) {
+    if (cw_send_gathered(server->socket_fd, CW_MSG_SPAWNED, run->sequence, &spawned,
+                         sizeof spawned) == 0) {
         int64_t deadline_ns = run->timeout_ns > 0 ? start_ns + run->timeout_ns : 0;
         outcome = cw_wait_child(server, pid, pidfd, deadline_ns);
     }
@@ -707,7 +714,7 @@ static void cw_serve_run(struct cw_server *server, const struct cw_run *run) {
 static int cw_wait_request(const struct cw_server *server) {
     for (;;) {
         struct pollfd fd = {server->socket_fd, POLLIN, 0};
-        int ready = ppoll(&fd, 1, NULL, &server->wait_mask);
+        int ready = ppoll(&fd, 1, NULL, &server->quiet_mask);
         if (ready > 0) return 1;
         if (ready < 0 && errno != EINTR && errno != EAGAIN && errno != ENOMEM) return 1;
         if (cw_parent_gone(server)) return 0;
@@ -734,6 +741,8 @@ static void cw_setup_signals(struct cw_server *server) {
     sigprocmask(SIG_BLOCK, &handled, &server->wait_mask);
     sigdelset(&server->wait_mask, CW_PARENT_DEATH_SIGNAL);
     sigdelset(&server->wait_mask, SIGCHLD);
+    server->quiet_mask = server->wait_mask;
+    sigaddset(&server->quiet_mask, SIGCHLD);
 }
 
 /* Parse a decimal argument in [minimum, INT_MAX], or exit with a usage message. */

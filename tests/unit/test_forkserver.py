@@ -165,6 +165,26 @@ def test_cwd_and_env_are_applied_exactly(
     assert (tmp_path / "pwd.txt").read_text().split() == expected
 
 
+def test_each_run_gets_its_own_command_line_and_environment_when_requests_repeat(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    """The server keeps encoded requests for reuse: a repeated one, and one that differs in a
+    single argument, timeout or variable, still runs exactly what was asked."""
+    requests: list[tuple[list[str], dict[str, str], float | None]] = [
+        (["/bin/sh", "-c", "echo $A $0", "one"], {"A": "x"}, None),
+        (["/bin/sh", "-c", "echo $A $0", "two"], {"A": "x"}, None),
+        (["/bin/sh", "-c", "echo $A $0", "one"], {"A": "x"}, 30.0),
+        (["/bin/sh", "-c", "echo $A $0", "one"], {"A": "y"}, None),
+        (["/bin/sh", "-c", "echo $A $0", "one"], {"A": "x"}, None),
+    ]
+    with open(tmp_path / "out.txt", "wb") as out:
+        for argv, env, timeout in requests:
+            result = run(server, argv, env=env, timeout_seconds=timeout, stdout_fd=out.fileno())
+            assert result.exit_code == 0
+    lines = (tmp_path / "out.txt").read_text().splitlines()
+    assert lines == ["x one", "x two", "x one", "y one", "x one"]
+
+
 def test_stdin_is_dev_null(server: ForkServer, tmp_path: Path) -> None:
     with open(tmp_path / "out.txt", "wb") as out:
         run(server, ["/bin/sh", "-c", "cat; echo end"], stdout_fd=out.fileno())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from cutaway.cli import commands as cli
 from cutaway.model import LatencyTarget
 from cutaway.probes.load.generator import (
     GeneratorCheck,
@@ -81,3 +82,21 @@ def test_bad_latency_targets_name_the_option(text: str) -> None:
     with pytest.raises(SpecError) as error:
         read_latency_target(text)
     assert error.value.key == "--max-rate-under"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ([], "--max-rate-under needs --url servers (already running)"),
+        (["--url", "http://127.0.0.1:9/", "--rate", "100"], "give no --rate"),
+        (["--url", "http://127.0.0.1:9/", "--max-rate-under", "p99"], "expected pPERCENTILE"),
+    ],
+)
+def test_the_max_rate_search_refuses_what_it_cannot_use(
+    arguments: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cutaway run --max-rate-under` reaches the load plugin's run mode through the registry;
+    bad input exits 2 with the message, before any request is sent."""
+    exit_status = cli.main(["run", "--max-rate-under", "p99=10ms", *arguments])
+    assert exit_status == cli.EXIT_USAGE
+    assert said in capsys.readouterr().err

@@ -4,12 +4,13 @@ fresh interpreter, since this test process had them provided by conftest.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
 import pytest
 
-from cutaway.model import ProbeSpec, Spec, Variant
+from cutaway.model import LoadSpec, ProbeSpec, Spec, Variant
 from cutaway.probes import core, registry
 from cutaway.probes.calls.settings import with_calls
 from cutaway.probes.core import NoPluginsProvided
@@ -67,3 +68,16 @@ def test_the_runner_builds_the_selected_probes_from_what_was_provided(
     finally:
         for probe in probes:
             probe.close()
+
+
+def test_the_measured_phase_is_owned_by_a_selected_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner runs a load experiment's generator through the phase the load plugin owns,
+    and the variants' own commands when no selected plugin owns one."""
+    variant = Variant("v", ("true",))
+    plain = Spec(name="p", variants=(variant,), baseline="v")
+    loaded = dataclasses.replace(plain, load=LoadSpec(targets={"v": "http://127.0.0.1:9/"}))
+    assert core.measured_phase(plain) is None
+    phase = core.measured_phase(loaded)
+    assert type(phase).__module__ == "cutaway.probes.load.capture"
+    monkeypatch.setattr(core, "_source", lambda: [registry.PLUGINS[1]])  # the load plugin's gone
+    assert core.measured_phase(loaded) is None

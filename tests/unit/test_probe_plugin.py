@@ -36,6 +36,7 @@ from cutaway.probes import core, registry
 from cutaway.probes.base import Attachment, Overhead
 from cutaway.probes.plugin import (
     CsvFormat,
+    FlameGraphDocument,
     ProbePlugin,
     ProbeViews,
     StoredExperiment,
@@ -131,6 +132,12 @@ class ToyPlugin(ProbePlugin):
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
         return {"toy": [{"variant": variant, "runs": n} for variant, n in _toy_of(analysis)]}
 
+    def flame_graphs(self, analysis: Analysis) -> list[FlameGraphDocument]:
+        from cutaway.probes.profile.flamegraph import render_flamegraph
+
+        svg = render_flamegraph({"toy;main": 1.0}, title="toy", subtitle="", unit="seconds")
+        return [FlameGraphDocument(f"toy flame graph of {HOSTILE_VARIANT}", svg)]
+
 
 @pytest.fixture
 def toy_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -173,6 +180,9 @@ def test_a_registered_probe_reaches_the_analysis_and_every_format(
     assert "| `<b>a\\|b</b>` | 3 |" in markdown  # the variant's name is data: a code span
     html = FORMATS["html"].render(analysis)
     assert "toy probe" in html and "toy figure" in html
+    # Its flame graph, in the HTML report's section, its title escaped.
+    assert '<section class="flamegraphs" id="flamegraphs">' in html
+    assert "<summary>toy flame graph of &lt;b&gt;a|b&lt;/b&gt;</summary>" in html
     assert HOSTILE_VARIANT not in html and "&lt;b&gt;a|b&lt;/b&gt;" in html
 
     document = json.loads(FORMATS["json"].render(analysis))
@@ -196,6 +206,7 @@ def test_an_unregistered_probe_is_in_no_format(tmp_path: Path) -> None:
     assert analysis.result(ToyResult) is None
     assert "toy" not in json.loads(FORMATS["json"].render(analysis))
     assert "toy-csv" not in build_formats()
+    assert 'id="flamegraphs"' not in FORMATS["html"].render(analysis)
     assert all(
         "toy probe" not in FORMATS[name].render(analysis) for name in ("terminal", "markdown")
     )

@@ -45,9 +45,8 @@ from cutaway.model import (
     Spec,
 )
 from cutaway.numeric import np
-from cutaway.probes.profile import records
-from cutaway.probes.profile.analysis import KIND_ORDER, function_weights, report_unit
-from cutaway.probes.profile.settings import profile_settings
+from cutaway.probes import stacks
+from cutaway.probes.stacks import KIND_ORDER, function_weights, report_unit
 from cutaway.stats import describe
 from cutaway.store import Store
 
@@ -55,8 +54,8 @@ from cutaway.store import Store
 CURVE_RANKS = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 # The whole-process metric each kind of profile is reconciled with, and the runs it is read in.
 MEASURED: Mapping[str, tuple[str, str]] = {
-    records.INSTRUCTIONS: (INSTRUCTIONS_METRIC.name, INSTRUCTIONS_METRIC.purpose),
-    records.ON_CPU: ("cpu", "timed"),
+    stacks.INSTRUCTIONS: (INSTRUCTIONS_METRIC.name, INSTRUCTIONS_METRIC.purpose),
+    stacks.ON_CPU: ("cpu", "timed"),
 }
 # A load phase's CPU time of the server (cutaway.probes.load), for a system-wide profile
 # narrowed to the server's processes.
@@ -103,14 +102,14 @@ class Measured:
 
 
 def per_round_profiles(
-    items: Iterable[tuple[str, int, records.Profile]],
+    items: Iterable[tuple[str, int, stacks.Profile]],
 ) -> dict[tuple[str, str], _Rounds]:
     """(variant, round, profile) -> per (variant, what) each round's function weights."""
     found: dict[tuple[str, str], _Rounds] = {}
     for variant, round_index, profile in items:
         entry = found.setdefault((variant, profile.what), _Rounds(profile.unit, {}))
         own, inclusive = function_weights(
-            dict(profile.stacks), off_cpu=profile.what == records.OFF_CPU
+            dict(profile.stacks), off_cpu=profile.what == stacks.OFF_CPU
         )
         entry.by_round[round_index] = RoundWeights(dict(own), dict(inclusive), profile.total)
     return found
@@ -166,7 +165,7 @@ def attribute(
             rounds = sorted(set(base.by_round) & set(other.by_round))
             if not rounds:
                 continue
-            scale = 1e-9 if base.unit == records.NANOSECONDS else 1.0
+            scale = 1e-9 if base.unit == stacks.NANOSECONDS else 1.0
             unit = report_unit(base.unit)
             total_differences = scale * np.array(
                 [other.by_round[r].total - base.by_round[r].total for r in rounds], dtype=np.float64
@@ -295,14 +294,17 @@ def measured_metrics(spec: Spec) -> dict[str, tuple[str, str]]:
     neither, such a profile is reconciled with its own total (as off-CPU time always is). So is
     one narrowed to the stacks ``under`` some functions: ``cpu`` counts every stack of the
     command's."""
-    profile = profile_settings(spec.probes)
-    if profile is not None and profile.under:
-        return {what: found for what, found in MEASURED.items() if what != records.ON_CPU}
-    if profile is None or not profile.system_wide:
+    # The profile probe's settings as stored (cutaway.probes.profile.settings.ProfileSpec's
+    # to_dict): the attribution reads three keys and imports no probe.
+    stored = spec.probes.setting("profile")
+    profile: Mapping[str, object] = stored if isinstance(stored, Mapping) else {}
+    if profile.get("under"):
+        return {what: found for what, found in MEASURED.items() if what != stacks.ON_CPU}
+    if not profile.get("system_wide"):
         return dict(MEASURED)
-    chosen = {what: found for what, found in MEASURED.items() if what != records.ON_CPU}
-    if profile.processes and spec.load is not None and spec.load.server_metrics:
-        chosen[records.ON_CPU] = (SERVER_CPU_METRIC, "timed")
+    chosen = {what: found for what, found in MEASURED.items() if what != stacks.ON_CPU}
+    if profile.get("processes") and spec.load is not None and spec.load.server_metrics:
+        chosen[stacks.ON_CPU] = (SERVER_CPU_METRIC, "timed")
     return chosen
 
 
@@ -310,7 +312,7 @@ def attribution_analysis(
     store: Store,
     experiment_id: int,
     spec: Spec,
-    items: Sequence[tuple[str, int, records.Profile]],
+    items: Sequence[tuple[str, int, stacks.Profile]],
     *,
     listed: int = LISTED,
 ) -> Attribution | None:

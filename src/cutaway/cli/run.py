@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from cutaway import interrupts
 from cutaway.cli.run_spec import _quick_load_spec, spec_from_args
@@ -23,9 +23,10 @@ from cutaway.cli.shared import (
     stored_line,
 )
 from cutaway.cli.streams import stdout_closed
-from cutaway.visible import display, visible
+from cutaway.visible import visible
 
 if TYPE_CHECKING:
+    from cutaway.model import Spec
     from cutaway.runner.runner import Outcome
 
 
@@ -37,8 +38,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from cutaway.runner.runner import refuse_unrunnable, run_experiment
     from cutaway.store import Store
 
-    if args.max_rate_under is not None:
-        return _max_rate(args)
+    asked = _probe_run_mode(args)
+    if asked is not None:
+        return asked
     # Before anything else: a typo in an export's directory must cost no measurement.
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
     label = run_label(args)  # before measuring: a bad --version-from exits 2 at once
@@ -124,50 +126,25 @@ def _run_exit_status(outcome: Outcome) -> int:
     return EXIT_OK
 
 
-def _max_rate(args: argparse.Namespace) -> int:
-    """``--max-rate-under p99=10ms``: the highest rate each --url server keeps under the
-    target, searched with the generator (cutaway.probes.load.search). Nothing is stored."""
-    from cutaway.model import LoadTarget
-    from cutaway.probes.load.generator import (
-        GeneratorError,
-        LoadResult,
-        LoadSettings,
-        run_generator,
-    )
-    from cutaway.probes.load.search import describe, search_max_rate
-    from cutaway.spec.load import read_latency_target
+def _probe_run_mode(args: argparse.Namespace) -> int | None:
+    """A probe's own mode of ``cutaway run`` asked for by its option (``--max-rate-under``:
+    the load plugin's search), which prints its answer and stores nothing; None when none was
+    asked for."""
+    from cutaway.probes.plugin import RunModeError
+    from cutaway.probes.registry import run_modes
 
-    target = read_latency_target(args.max_rate_under)
-    if not args.url:
-        raise UsageError("--max-rate-under needs --url servers (already running)")
-    spec = _quick_load_spec(args)
-    load = spec.load
-    assert load is not None
-    if load.rate is not None:
-        raise UsageError("--max-rate-under searches the rate itself: give no --rate")
-    duration = load.duration_seconds if load.duration_seconds is not None else 2.0
-    protocol: Literal["http", "memcached"] = "memcached" if load.protocol == "memcached" else "http"
-    for variant in spec.variants:
-        where = load.target(variant.name)
+    def quick_spec() -> Spec | None:
+        """The experiment of quick mode against the --url servers, built when the mode asks."""
+        return _quick_load_spec(args) if args.url else None
 
-        def measure(rate: float | None, where: LoadTarget = where) -> LoadResult:
-            settings = LoadSettings(
-                target=where.address,
-                protocol=protocol,
-                path=where.path,
-                connections=load.connections,
-                rate=rate,
-                duration=duration,
-                warmup=load.warmup_seconds,
-                timeout=load.request_timeout_seconds,
-                new_connection=load.new_connection,
-            )
-            return run_generator(settings, timeout=duration + load.warmup_seconds + 60)
-
+    for mode in run_modes():
+        value = getattr(args, mode.dest, None)
+        if value is None:
+            continue
         try:
-            answer = search_max_rate(measure, target)
-        except GeneratorError as error:
-            raise UsageError(f"variant {display(variant.name)!r}: {error}") from None
-        for line in describe(variant.name, answer):
-            print(visible(line))
-    return 0
+            for line in mode.run(value, quick_spec):
+                print(visible(line))
+        except RunModeError as error:
+            raise UsageError(str(error)) from None
+        return EXIT_OK
+    return None

@@ -11,7 +11,14 @@ run ``before_run`` (what to add to the run's environment or put in front of its 
 A probe that perturbs timing too much to share a run (a sampling profiler, valgrind) declares
 ``own_runs = True``: the runner then never attaches it to a timed run, and gives it instead,
 in every counted round, one untimed run of each variant of its own, in the round's order, after
-the round's timed runs (stored with ``Run.purpose`` set to the probe's name)."""
+the round's timed runs (stored with ``Run.purpose`` set to the probe's name).
+
+A probe may instead own what a measured run runs (the load phase: the load generator against
+each variant's server): its :class:`MeasuredPhase` is asked, before the first round, to wait
+until each variant is ready, and names the program the executor runs for a variant; around
+every measured run its :class:`PhaseRun` (``start_run``) widens the run's attachment and time
+limit, completes the measurement (``finish``) and is stopped (``stop``), also after a
+failure."""
 
 from __future__ import annotations
 
@@ -21,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from cutaway.model import RunData, RunStatus
+from cutaway.model import RunData, RunStatus, Variant
 
 PROCESS_COST_PAIRS = 100
 
@@ -139,3 +146,43 @@ class Probe(Protocol):
         them from its runs, round by round, like the timed runs' metrics."""
 
     def close(self) -> None: ...
+
+
+class PhaseError(Exception):
+    """A measured phase cannot go on (a server that never accepts, one that cannot be found)."""
+
+
+class PhaseRun(Protocol):
+    """One measured run of a :class:`MeasuredPhase`."""
+
+    @property
+    def attachment(self) -> Attachment:
+        """The run's attachment, as the phase widened it (the streams it reads)."""
+
+    @property
+    def timeout_seconds(self) -> float | None:
+        """The run's time limit."""
+
+    def finish(self, measured: Measurement) -> tuple[Measurement, list[RunData]]:
+        """The run's measurement completed with the phase's metrics (a run without them
+        failed), and what to store with the run."""
+
+    def stop(self) -> None:
+        """Stop what the phase started for the run; called once the run is over, also after a
+        failure."""
+
+
+class MeasuredPhase(Protocol):
+    """A probe that owns what every measured run of an experiment runs (at most one does)."""
+
+    def wait_until_ready(self, variant: Variant) -> None:
+        """Return once the variant can be measured; PhaseError saying why it cannot."""
+
+    def measured_variant(self, variant: Variant) -> Variant:
+        """The variant as the executor runs it."""
+
+    def start_run(
+        self, variant: Variant, attachment: Attachment, timeout_seconds: float | None
+    ) -> PhaseRun:
+        """Start what the phase watches during the variant's next run (PhaseError when it
+        cannot), given the attachment and time limit the run would have without it."""

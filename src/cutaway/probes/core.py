@@ -1,7 +1,7 @@
 """The part of the probes' plugin interface the core reads: the experiment file's reader
 (cutaway.spec) asks each probe to read its keys of [probes] and its command-line options, the
-runner attaches the selected probes' capture sides, the analysis (compare, history) runs their
-analyses, knowing none by name.
+runner attaches the selected probes' capture sides (and lets the one that owns the measured
+phase run it), the analysis (compare, history) runs their analyses, knowing none by name.
 
 It sits low (it imports the model and the probe capture interface only) so that the runner and
 the analysis never import upward: a plugin joins its probe's report sections and figures too,
@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from cutaway.model import Caution, Metric, ProbeResult, ProbeSpec, Spec
-    from cutaway.probes.base import Probe
+    from cutaway.probes.base import MeasuredPhase, Probe
     from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
 
 # Kinds of records that more than one probe stores, in one format, for one analysis: the calls
 # and syscalls probes store timed calls (cutaway.probes.calls.records), the profile and
-# instructions probes stacks (cutaway.probes.profile), the spans and uprobes probes the phase
+# instructions probes stacks (cutaway.probes.stacks), the spans and uprobes probes the phase
 # tables (cutaway.probes.spans). The analysis of each kind runs when a probe that stores it ran.
 CALL_RECORDS = "calls"
 PROFILE_RECORDS = "profiles"
@@ -84,6 +84,8 @@ class CorePlugin(Protocol):
     def selected(self, spec: Spec) -> bool: ...
 
     def capture(self, spec: ProbeSpec) -> Probe | None: ...
+
+    def phase(self, spec: Spec) -> MeasuredPhase | None: ...
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]: ...
 
@@ -143,3 +145,13 @@ def build_probes(spec: Spec) -> list[Probe]:
             probe.close()
         raise
     return probes
+
+
+def measured_phase(spec: Spec) -> MeasuredPhase | None:
+    """The measured phase of the first selected probe that owns one (the load phase of an
+    experiment with a [load] table), None when the variants' own commands are measured."""
+    for plugin in plugins():
+        phase = plugin.phase(spec) if plugin.selected(spec) else None
+        if phase is not None:
+            return phase
+    return None

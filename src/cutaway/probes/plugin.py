@@ -21,6 +21,11 @@ layers above hand the registry's plugins):
   (cutaway.probes.core: ``CALL_RECORDS``, ``PROFILE_RECORDS``, ``PHASE_RECORDS``);
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
   to measured runs (its lifecycle is described in probes/base.py), None for none;
+- ``phase(spec)``: the :class:`~cutaway.probes.base.MeasuredPhase` of a probe that owns what
+  every measured run runs (the load phase: the generator against each variant's server, the
+  server sampled meanwhile), None for the variants' own commands;
+- ``run_modes``: its own modes of ``cutaway run`` (:class:`RunMode`: the load plugin's
+  ``--max-rate-under`` search), which measure nothing into the store;
 - ``recorded_event``: what its measured overhead is a cost per, in the report's header;
 - ``analyze(stored)``: run when the probe is selected or a selected probe stored records of
   a kind in ``analyzed_records``: what the stored records say, as its own
@@ -34,6 +39,8 @@ layers above hand the registry's plugins):
 - ``figures(analysis)``: its charts with their numbers (report/sections.py ``Figure``);
   ``closing_figures(analysis)``: those drawn after every probe's own (the profile probe's
   attribution, which sums a difference up);
+- ``flame_graphs(analysis)``: its interactive SVG documents in the HTML report's flame-graph
+  section (:class:`FlameGraphDocument`: the profile probe's, each folded away in a frame);
 - ``json_part(analysis)``: its keys in the JSON report, always present (empty lists when it
   measured nothing), placed after the key ``json_after`` (of the document or of another
   probe's part; None: before ``results``); ``json_parts`` when its keys sit in more than one
@@ -50,13 +57,12 @@ own (``cutaway.probes.spans.settings.spans_settings``), its settings type in its
 
 Not yet here: the instructions probe's setting is still a field of
 :class:`~cutaway.model.ProbeSpec`, whose ``Spec.all_metrics`` adds its metric ([load] is still
-read by cutaway.spec into
-:class:`~cutaway.model.LoadSpec`); the load phase is still run by name by the runner.
+read by cutaway.spec into :class:`~cutaway.model.LoadSpec`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -72,7 +78,7 @@ from cutaway.probes.core import Tags as Tags
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
 
-    from cutaway.probes.base import Probe
+    from cutaway.probes.base import MeasuredPhase, Probe
     from cutaway.report.sections import Block, Figure, JsonValue, Line, Row
     from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
@@ -170,6 +176,40 @@ class StoreFormat:
     takes_variant: bool = False
 
 
+@dataclass(frozen=True)
+class FlameGraphDocument:
+    """A flame graph of the HTML report: its title and its SVG document, which holds one script
+    (cutaway.report.html.flamegraphs frames it and lists the script's hash in the page's
+    policy)."""
+
+    title: str
+    svg: str
+
+
+class RunModeError(Exception):
+    """Input a probe's run mode cannot use, or a failure its user can mend (a server that does
+    not answer): ``cutaway run`` exits 2 with this message."""
+
+
+@dataclass(frozen=True)
+class RunMode:
+    """``cutaway run`` doing a probe's own work in place of measuring an experiment, storing
+    nothing (the load plugin's ``--max-rate-under``: the highest rate each server keeps under
+    a latency target). ``option`` is the command-line option that asks for it (its value is
+    the argparse attribute of the same name, with underscores). ``run(value, quick_spec)`` is
+    given the option's value and what builds the experiment of quick mode the other options
+    describe (None without ``--url`` servers), and yields its answer line by line; it raises
+    RunModeError, or cutaway.spec.SpecError, for input it cannot use."""
+
+    option: str
+    run: Callable[[str, Callable[[], Spec | None]], Iterator[str]]
+
+    @property
+    def dest(self) -> str:
+        """The option's argparse attribute."""
+        return self.option.lstrip("-").replace("-", "_")
+
+
 class ProbePlugin:
     """Everything one probe adds; subclass it and override what the probe adds."""
 
@@ -181,6 +221,7 @@ class ProbePlugin:
     json_after: str | None = None
     csv_formats: tuple[CsvFormat, ...] = ()
     store_formats: tuple[StoreFormat, ...] = ()
+    run_modes: tuple[RunMode, ...] = ()
     # What one unit of its measured overhead is (the report's header: "69 ns per recorded call").
     recorded_event: str = "call"
     # Its keys of the experiment file's [probes] table, in the order they are read.
@@ -219,6 +260,11 @@ class ProbePlugin:
         nothing to measured runs."""
         return None
 
+    def phase(self, spec: Spec) -> MeasuredPhase | None:
+        """What every measured run runs, for a probe that owns it (the load phase runs the load
+        generator against each variant's server), None for the variants' own commands."""
+        return None
+
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         """The probe's result from what it stored, and its cautions."""
         return None, []
@@ -243,6 +289,10 @@ class ProbePlugin:
 
     def closing_figures(self, analysis: Analysis) -> list[Figure]:
         """Figures drawn after every probe's ``figures``: what sums a difference up."""
+        return []
+
+    def flame_graphs(self, analysis: Analysis) -> list[FlameGraphDocument]:
+        """Its flame graphs in the HTML report, in order."""
         return []
 
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:

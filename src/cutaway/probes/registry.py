@@ -11,7 +11,7 @@ from __future__ import annotations
 from cutaway.probes.calls.plugin import CallsPlugin
 from cutaway.probes.instructions.plugin import InstructionsPlugin
 from cutaway.probes.load.plugin import LoadPlugin
-from cutaway.probes.plugin import ProbePlugin, StoreFormat
+from cutaway.probes.plugin import ProbePlugin, RunMode, StoreFormat
 from cutaway.probes.profile.plugin import ProfilePlugin
 from cutaway.probes.spans.plugin import SpansPlugin
 from cutaway.probes.syscalls.plugin import SyscallsPlugin
@@ -39,3 +39,8 @@ def store_format(name: str) -> StoreFormat | None:
     """The registered probe's export of that ``--format`` name read from the store (folded
     stacks, flame graphs), None when no probe has one."""
     return next((f for p in plugins() for f in p.store_formats if f.name == name), None)
+
+
+def run_modes() -> tuple[RunMode, ...]:
+    """Every registered probe's modes of ``cutaway run`` (``--max-rate-under``), in order."""
+    return tuple(mode for plugin in plugins() for mode in plugin.run_modes)

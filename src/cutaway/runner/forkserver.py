@@ -60,6 +60,8 @@ _RESULT_TIMED_OUT = 1
 _MAX_TIMEOUT_NS = 2**62  # the server accepts up to 2**62 - 1 ns: 146 years
 # One recv's buffer: a RESULT with its leftovers' names (the largest reply) fits in it whole.
 _RECEIVE_BYTES = 4096
+# How many distinct RUN payloads a ForkServer keeps encoded (an experiment has a few variants).
+_ENCODED_RUNS_KEPT = 64
 # How long to wait for the server to greet us, or to finish a run after we killed it.
 _SERVER_REPLY_SECONDS = 10.0
 
@@ -144,6 +146,8 @@ class ForkServer:
         # The last environment sent, and its encoding: most runs send the same one again.
         self._environment: dict[str, str] | None = None
         self._encoded_environment = b""
+        # RUN payloads (all but the header) by what they encode, for that environment.
+        self._encoded_runs: dict[tuple[object, ...], bytes] = {}
         # What recv got beyond the message read (the start of the next one), and its buffer.
         self._received = bytearray()
         self._receive_view = memoryview(bytearray(_RECEIVE_BYTES))
@@ -206,10 +210,19 @@ class ForkServer:
         if env != self._environment:
             self._encoded_environment = encode_environment(env, path)
             self._environment = dict(env)
-        request = _encode_run(
-            exchange.sequence, path, argv, env, cwd, timeout_seconds, has_stdin, keep_leftovers,
-            encoded_environment=self._encoded_environment,
-        )  # fmt: skip
+            self._encoded_runs.clear()
+        # Most runs repeat an earlier request but for its sequence number: its payload is kept.
+        key = (path, tuple(argv), cwd, timeout_seconds, has_stdin, keep_leftovers)
+        payload = self._encoded_runs.get(key)
+        if payload is None:
+            payload = _encode_run_payload(
+                path, argv, env, cwd, timeout_seconds, has_stdin, keep_leftovers,
+                encoded_environment=self._encoded_environment,
+            )  # fmt: skip
+            if len(self._encoded_runs) >= _ENCODED_RUNS_KEPT:
+                self._encoded_runs.clear()
+            self._encoded_runs[key] = payload
+        request = _header(_RUN_TYPE, len(payload), exchange.sequence) + payload
         if self._socket is None:
             self._start()
         if len(request) - _HEADER.size > self._max_payload_bytes:
@@ -343,27 +356,32 @@ class ForkServer:
         readable, _, _ = select.select([self._socket], [], [], seconds)
         return bool(readable)
 
-    def _read_exactly(self, size: int) -> bytes:
-        """The next ``size`` bytes of the stream. Each recv takes all the server has sent, up
-        to _RECEIVE_BYTES: a reply in one recv, not a header and then its payload."""
+    def _receive_more(self) -> None:
+        """Append what the server has sent, up to _RECEIVE_BYTES, to the bytes received: each
+        reply comes in one send, so one recv takes it whole (and whatever came after it)."""
         assert self._socket is not None
-        while len(self._received) < size:
-            got = self._socket.recv_into(self._receive_view)
-            if got == 0:
-                raise ForkServerError(f"the fork server exited unexpectedly ({self._exit_text()})")
-            self._received += self._receive_view[:got]
-        data = bytes(self._received[:size])
-        del self._received[:size]
-        return data
+        got = self._socket.recv_into(self._receive_view)
+        if got == 0:
+            raise ForkServerError(f"the fork server exited unexpectedly ({self._exit_text()})")
+        self._received += self._receive_view[:got]
 
     def _read_message(self) -> tuple[int, int, bytes]:
-        magic, version, kind, length, sequence = _HEADER.unpack(self._read_exactly(_HEADER.size))
+        """The next message: its type, sequence and payload, parsed where it was received (one
+        copy of the payload, none of the header)."""
+        received = self._received
+        while len(received) < _HEADER.size:
+            self._receive_more()
+        magic, version, kind, length, sequence = _HEADER.unpack_from(received)
         if magic != _MAGIC or version != PROTOCOL_VERSION:
             raise ForkServerError(
                 f"{self._executable} speaks protocol {version} (magic {magic:#x}), this client"
                 f" {PROTOCOL_VERSION}: reinstall cutaway so that both come from the same build"
             )
-        payload = self._read_exactly(length)
+        end = _HEADER.size + length
+        while len(received) < end:
+            self._receive_more()
+        payload = bytes(received[_HEADER.size : end])
+        del received[:end]
         if kind == _FATAL_TYPE:
             raise ForkServerError(f"the fork server gave up: {payload.decode(errors='replace')}")
         return kind, sequence, payload
@@ -391,6 +409,27 @@ def _encode_run(
 ) -> bytes:
     """The RUN message (cw_protocol.h): fixed part, then NUL-terminated strings.
     ``encoded_environment`` is encode_environment(env), when the caller has it already."""
+    payload = _encode_run_payload(
+        path, argv, env, cwd, timeout_seconds, has_stdin, keep_leftovers, encoded_environment
+    )
+    return _header(_RUN_TYPE, len(payload), sequence) + payload
+
+
+def _header(kind: int, length: int, sequence: int) -> bytes:
+    return _HEADER.pack(_MAGIC, PROTOCOL_VERSION, kind, length, sequence)
+
+
+def _encode_run_payload(
+    path: str,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str | None,
+    timeout_seconds: float | None,
+    has_stdin: bool = False,
+    keep_leftovers: bool = False,
+    encoded_environment: bytes | None = None,
+) -> bytes:
+    """The RUN message's payload, after its header."""
     if not argv:
         raise ValueError("argv must hold at least the program name")
     timeout_ns = 0
@@ -408,8 +447,7 @@ def _encode_run(
     flags = (_RUN_HAS_CWD if cwd is not None else 0) | (_RUN_HAS_STDIN if has_stdin else 0)
     flags |= _RUN_KEEP_LEFTOVERS if keep_leftovers else 0
     fixed = _RUN.pack(timeout_ns, flags, len(argv), len(env), 0)
-    payload = fixed + b"".join(text + b"\0" for text in strings) + encoded_environment
-    return _HEADER.pack(_MAGIC, PROTOCOL_VERSION, _RUN_TYPE, len(payload), sequence) + payload
+    return fixed + b"".join(text + b"\0" for text in strings) + encoded_environment
 
 
 def encode_environment(env: Mapping[str, str], path: str) -> bytes:

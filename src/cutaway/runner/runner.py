@@ -20,22 +20,21 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from cutaway import __version__, events, interrupts
 from cutaway.environment import capture_end
 from cutaway.metrics.collect import MetricCollector, MetricError
-from cutaway.model import (
-    TIMED,
-    LoadTarget,
-    Run,
-    RunData,
-    RunStatus,
-    Spec,
-    Variant,
+from cutaway.model import TIMED, Run, RunData, RunStatus, Spec, Variant
+from cutaway.probes.base import (
+    Attachment,
+    MeasuredPhase,
+    Measurement,
+    PhaseError,
+    PhaseRun,
+    Probe,
+    ProbeError,
 )
-from cutaway.probes.base import Attachment, Measurement, Probe, ProbeError
-from cutaway.probes.core import build_probes
+from cutaway.probes.core import build_probes, measured_phase
 from cutaway.runner import calibration
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, load_analysis, widest_interval
 from cutaway.runner.errors import ProbeUnavailable, UnrunnableCommand
@@ -49,9 +48,6 @@ from cutaway.store.lease import Owner
 from cutaway.variant_environment import run_environment
 from cutaway.versions import variant_versions
 from cutaway.visible import display
-
-if TYPE_CHECKING:
-    from cutaway.probes.load.capture import ServerSampling
 
 # Asked after the planned rounds and after every adaptive round: None to go on, else why the
 # experiment may stop (cutaway.gate stops as soon as its verdict is settled).
@@ -83,8 +79,10 @@ class ExperimentRunner:
         clock: Callable[[], float] = time.monotonic,
         settled: Settled | None = None,
         calibrations: calibration.CalibrationCache | None = None,
+        phase: MeasuredPhase | None = None,
     ) -> None:
         self.spec = spec
+        self.phase = phase  # what every measured run runs, when a probe owns it (the load phase)
         self.settled = settled
         self.calibrations = calibrations  # None: the harness's cost is measured every time
         self.store = store
@@ -137,28 +135,22 @@ class ExperimentRunner:
             if result is not None and not result.ok:
                 raise RunnerError(_hook_failure(variant, result))
 
-    def wait_for_servers(self) -> None:
-        """A load experiment's servers, started by setup hooks, accept connections before the
-        first round (each bounded by ``ready_timeout``)."""
-        load = self.spec.load
-        if load is None:
+    def wait_until_ready(self) -> None:
+        """Each variant is ready for the measured phase's runs before the first round: a load
+        experiment's servers, started by setup hooks, accept connections (each bounded by
+        ``ready_timeout``)."""
+        if self.phase is None:
             return
-        from cutaway.probes.load import capture as load_capture
-
         for variant in self.spec.variants:
-            target = load.target(variant.name)
             try:
-                _wait_until_accepting(variant.name, target, load.ready_timeout_seconds)
-            except load_capture.LoadError as error:
+                _wait_until_ready(self.phase, variant)
+            except PhaseError as error:
                 raise RunnerError(str(error)) from None
 
     def measured_variant(self, variant: Variant) -> Variant:
-        """What the executor runs for ``variant``: its command, or the load generator."""
-        if self.spec.load is None:
-            return variant
-        from cutaway.probes.load import capture as load_capture
-
-        return load_capture.generator_variant(variant)
+        """What the executor runs for ``variant``: its command, or the measured phase's (the
+        load generator)."""
+        return variant if self.phase is None else self.phase.measured_variant(variant)
 
     def preflight(self) -> None:
         """Every variant's program can start: checked once, after setup hooks (which may build
@@ -255,30 +247,19 @@ class ExperimentRunner:
         except MetricError as error:
             raise RunnerError(str(error)) from None
         attachment = collecting.attach(self.attach(variant, probes))
-        load = self.spec.load
         timeout = self.spec.timeout_seconds
-        server: ServerSampling | None = None
-        load_data: list[RunData] = []
+        phase_run: PhaseRun | None = None
+        phase_data: list[RunData] = []
         interruption: BaseException | None = None
         ended_on_its_own = False  # an interrupted run that had ended before the interrupt
 
-        if load is not None:
-            # Imported for load experiments only (its sampler and parsers cost every other run).
-            from cutaway.probes.load import capture as load_capture
-
-            # Interrupted, the generator writes what it measured: kept as an interrupted run.
-            attachment = dataclasses.replace(
-                attachment,
-                capture=attachment.capture | {"stdout"},
-                interrupt_grace_seconds=load_capture.INTERRUPT_GRACE_SECONDS,
-            )
-            timeout = load_capture.run_timeout(load, timeout)
-            if load.server_metrics:
-                try:
-                    server = load_capture.ServerSampling(load, variant)
-                except load_capture.LoadError as error:
-                    collecting.stop()
-                    raise RunnerError(str(error)) from None
+        if self.phase is not None:
+            try:
+                phase_run = self.phase.start_run(variant, attachment, timeout)
+            except PhaseError as error:
+                collecting.stop()
+                raise RunnerError(str(error)) from None
+            attachment, timeout = phase_run.attachment, phase_run.timeout_seconds
         try:
             try:
                 # The executor lets an interrupt stop the run itself, and holds it otherwise
@@ -291,15 +272,13 @@ class ExperimentRunner:
                 ended_on_its_own = stopped.ended_on_its_own
             if self.spec.ignore_failure:
                 measured = _failure_ignored(measured)
-            if load is not None:
-                from cutaway.probes.load import capture as load_capture
-
-                measured, load_data = load_capture.after_load(measured, server)
+            if phase_run is not None:
+                measured, phase_data = phase_run.finish(measured)
             measured = collecting.after_run(measured)
         finally:
-            if server is not None:
-                server.stop()
-            data = [item for probe in probes for item in probe.after_run()] + load_data
+            if phase_run is not None:
+                phase_run.stop()
+            data = [item for probe in probes for item in probe.after_run()] + phase_data
             measured_by_probes = {
                 name: value for probe in probes for name, value in probe.run_metrics().items()
             }
@@ -339,7 +318,7 @@ class ExperimentRunner:
             self.proven.add((variant.name, purpose))
             return
         if (variant.name, purpose) not in self.proven:
-            ignoring = self.spec.ignore_failure or self.spec.load is not None
+            ignoring = self.spec.ignore_failure or self.phase is not None
             raise RunnerError(_first_run_failure(variant, run, ignoring))
         if round_index >= 0:
             self.failed_runs += 1
@@ -512,6 +491,7 @@ def _run_experiment(
         probes,
         settled=settled,
         calibrations=cache,
+        phase=measured_phase(spec),
     )
     resumed = len(runner.done)
     names = tuple(v.name for v in spec.variants)
@@ -533,7 +513,7 @@ def _run_experiment(
         try:
             interrupts.check()
             runner.setup_all()
-            runner.wait_for_servers()
+            runner.wait_until_ready()
             runner.preflight()
             runner.probe_warnings()
             runner.calibrate(resumed=resume_id is not None)
@@ -571,8 +551,9 @@ def refuse_unrunnable(spec: Spec, check: Callable[[Variant], str | None]) -> Non
     """UnrunnableCommand for the first variant whose program cannot start (``check`` says
     why: Executor.check), among those no setup hook may install; a command run through a
     shell is the shell's to find."""
+    owned = measured_phase(spec) is not None  # it runs a program of its own (the load generator)
     for variant in spec.variants:
-        if variant.hooks.setup is not None or spec.load is not None:
+        if variant.hooks.setup is not None or owned:
             continue
         problem = check(variant)
         if problem is not None:
@@ -583,12 +564,10 @@ def refuse_unrunnable(spec: Spec, check: Callable[[Variant], str | None]) -> Non
 
 
 @interrupts.raising
-def _wait_until_accepting(name: str, target: LoadTarget, ready_timeout_seconds: float) -> None:
+def _wait_until_ready(phase: MeasuredPhase, variant: Variant) -> None:
     """A wait that stores nothing: an interrupt may land anywhere in it."""
     interrupts.check()
-    from cutaway.probes.load import capture as load_capture
-
-    load_capture.wait_until_accepting(name, target.host, target.port, ready_timeout_seconds)
+    phase.wait_until_ready(variant)
 
 
 def _finish(runner: ExperimentRunner, status: str, stopped_by: BaseException | None) -> bool:

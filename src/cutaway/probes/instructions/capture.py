@@ -28,8 +28,7 @@ from pathlib import Path
 from cutaway.model import RunData
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
 from cutaway.probes.instructions.callgrind import CallgrindFormatError, parse_callgrind
-from cutaway.probes.profile import records
-from cutaway.probes.profile.records import INSTRUCTIONS, Profile
+from cutaway.probes.stacks import INSTRUCTIONS, KIND, Profile, encode, has_symbol_table
 from cutaway.processes import owned_directory
 
 VALGRIND_PACKAGE = "valgrind"
@@ -144,8 +143,6 @@ class InstructionsProbe:
         return Overhead(self.seconds_per_instruction, per_process)
 
     def check_program(self, program: str) -> str | None:
-        from cutaway.probes.profile.capture import has_symbol_table
-
         if has_symbol_table(program) is False:
             return (
                 f"{program} has no symbol table (stripped): callgrind counts its instructions "
@@ -188,7 +185,7 @@ class InstructionsProbe:
             return []
         self.last_count = total
         profile = Profile(INSTRUCTIONS, INSTRUCTIONS, stacks, processes, backend=self.describe())
-        return [RunData(records.KIND, INSTRUCTIONS, processes, records.encode(profile))]
+        return [RunData(KIND, INSTRUCTIONS, processes, encode(profile))]
 
     def run_metrics(self) -> Mapping[str, float]:
         """The run's whole-process instruction count (every process it started), after

@@ -5,7 +5,8 @@ histograms merge exactly across rounds), and the server's process tree sampled f
 meanwhile by the same sampler as the ``process`` metrics.
 
 Before the first round the runner waits until each server accepts connections
-(:func:`wait_until_accepting`), bounded by ``ready_timeout``."""
+(:func:`wait_until_accepting`), bounded by ``ready_timeout``. The runner knows the load phase
+as the plugin's measured phase (:class:`LoadPhase`, cutaway.probes.base.MeasuredPhase)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from cutaway.model import (
     RunStatus,
     Variant,
 )
-from cutaway.probes.base import Measurement
+from cutaway.probes.base import Attachment, Measurement, PhaseError
 from cutaway.variant_environment import variant_path
 
 LOAD_KIND = "load"  # RunData.kind of a load phase's summary
@@ -50,7 +51,7 @@ CONNECT_PERCENTILES = {"connect_p50": "50", "connect_p90": "90", "connect_p99": 
 SERVER_STATS = ("cpu", "rss", "threads", "fds")
 
 
-class LoadError(Exception):
+class LoadError(PhaseError):
     """A load experiment cannot go on (a server that never accepts, one that cannot be found)."""
 
 
@@ -261,3 +262,48 @@ def after_load(
     metrics.update(server_metrics)
     done = dataclasses.replace(measured, status=status, message=message, metrics=metrics)
     return done, data
+
+
+class LoadPhase:
+    """The load phase as the runner runs it (cutaway.probes.base.MeasuredPhase): the generator
+    in place of each variant's command, against the variant's server."""
+
+    def __init__(self, load: LoadSpec) -> None:
+        self.load = load
+
+    def wait_until_ready(self, variant: Variant) -> None:
+        target = self.load.target(variant.name)
+        wait_until_accepting(
+            variant.name, target.host, target.port, self.load.ready_timeout_seconds
+        )
+
+    def measured_variant(self, variant: Variant) -> Variant:
+        return generator_variant(variant)
+
+    def start_run(
+        self, variant: Variant, attachment: Attachment, timeout_seconds: float | None
+    ) -> LoadPhaseRun:
+        server = ServerSampling(self.load, variant) if self.load.server_metrics else None
+        # Interrupted, the generator writes what it measured: kept as an interrupted run.
+        widened = dataclasses.replace(
+            attachment,
+            capture=attachment.capture | {"stdout"},
+            interrupt_grace_seconds=INTERRUPT_GRACE_SECONDS,
+        )
+        return LoadPhaseRun(widened, run_timeout(self.load, timeout_seconds), server)
+
+
+@dataclasses.dataclass
+class LoadPhaseRun:
+    """One load phase (cutaway.probes.base.PhaseRun): the server sampled while it runs."""
+
+    attachment: Attachment
+    timeout_seconds: float | None
+    server: ServerSampling | None
+
+    def finish(self, measured: Measurement) -> tuple[Measurement, list[RunData]]:
+        return after_load(measured, self.server)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()

@@ -1,23 +1,33 @@
-"""The load phase's plugin (cutaway.probes.plugin): an experiment's [load] table. The runner
-runs the load generator against each variant's server itself (cutaway.probes.load.capture), so
-nothing is attached to measured runs; the plugin gives the analysis of the stored load phases,
-each variant's merged into a :class:`~cutaway.probes.load.result.LoadPhasesResult` with the
-cautions they raise (a CPU-bound generator, failed requests), its report sections, figures,
-JSON part and ``load-csv`` export. Its keys in the experiment file are still read by
-cutaway.spec."""
+"""The load phase's plugin (cutaway.probes.plugin): an experiment's [load] table. Its measured
+phase (``phase``: cutaway.probes.load.capture.LoadPhase) runs the load generator against each
+variant's server in place of the variant's command, so nothing is attached to measured runs;
+its run mode is ``cutaway run --max-rate-under`` (the rate search, cutaway.probes.load.search).
+The plugin gives the analysis of the stored load phases, each variant's merged into a
+:class:`~cutaway.probes.load.result.LoadPhasesResult` with the cautions they raise (a CPU-bound
+generator, failed requests), its report sections, figures, JSON part and ``load-csv`` export.
+Its keys in the experiment file are still read by cutaway.spec."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cutaway.model import Caution, LoadSummary, ProbeResult, Spec
 from cutaway.probes.load.result import LoadPhasesResult, load_summaries_of
-from cutaway.probes.plugin import CsvFormat, ProbePlugin, ProbeViews, StoredExperiment, Tags
+from cutaway.probes.plugin import (
+    CsvFormat,
+    ProbePlugin,
+    ProbeViews,
+    RunMode,
+    RunModeError,
+    StoredExperiment,
+    Tags,
+)
 
 if TYPE_CHECKING:
     from cutaway.model import Analysis
+    from cutaway.probes.base import MeasuredPhase
     from cutaway.report.sections import Figure, JsonValue
 
 
@@ -25,6 +35,56 @@ def _render_csv(analysis: Analysis) -> str:
     from cutaway.probes.load.export import load_csv
 
     return load_csv(analysis)
+
+
+def _max_rates(target_text: str, quick_spec: Callable[[], Spec | None]) -> Iterator[str]:
+    """``--max-rate-under p99=10ms``: the highest rate each --url server keeps under the
+    target, searched with the generator (cutaway.probes.load.search). Nothing is stored."""
+    from typing import Literal
+
+    from cutaway.model import LoadTarget
+    from cutaway.probes.load.generator import (
+        GeneratorError,
+        LoadResult,
+        LoadSettings,
+        run_generator,
+    )
+    from cutaway.probes.load.search import describe, search_max_rate
+    from cutaway.spec.load import read_latency_target
+    from cutaway.visible import display
+
+    target = read_latency_target(target_text)
+    spec = quick_spec()
+    if spec is None:
+        raise RunModeError("--max-rate-under needs --url servers (already running)")
+    load = spec.load
+    assert load is not None
+    if load.rate is not None:
+        raise RunModeError("--max-rate-under searches the rate itself: give no --rate")
+    duration = load.duration_seconds if load.duration_seconds is not None else 2.0
+    protocol: Literal["http", "memcached"] = "memcached" if load.protocol == "memcached" else "http"
+    for variant in spec.variants:
+        where = load.target(variant.name)
+
+        def measure(rate: float | None, where: LoadTarget = where) -> LoadResult:
+            settings = LoadSettings(
+                target=where.address,
+                protocol=protocol,
+                path=where.path,
+                connections=load.connections,
+                rate=rate,
+                duration=duration,
+                warmup=load.warmup_seconds,
+                timeout=load.request_timeout_seconds,
+                new_connection=load.new_connection,
+            )
+            return run_generator(settings, timeout=duration + load.warmup_seconds + 60)
+
+        try:
+            answer = search_max_rate(measure, target)
+        except GeneratorError as error:
+            raise RunModeError(f"variant {display(variant.name)!r}: {error}") from None
+        yield from describe(variant.name, answer)
 
 
 class LoadPlugin(ProbePlugin):
@@ -37,9 +97,19 @@ class LoadPlugin(ProbePlugin):
             _render_csv,
         ),
     )
+    run_modes = (RunMode("--max-rate-under", _max_rates),)
 
     def selected(self, spec: Spec) -> bool:
         return spec.load is not None
+
+    def phase(self, spec: Spec) -> MeasuredPhase | None:
+        """The load generator run against each variant's server, in place of its command."""
+        if spec.load is None:
+            return None
+        # Imported for load experiments only (its sampler and parsers cost every other run).
+        from cutaway.probes.load.capture import LoadPhase
+
+        return LoadPhase(spec.load)
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         from cutaway.probes.load.analysis import load_cautions, load_summaries

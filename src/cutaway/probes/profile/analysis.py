@@ -26,6 +26,11 @@ from cutaway.model import (
 )
 from cutaway.probes.profile import records
 from cutaway.probes.profile.settings import PhaseRule
+from cutaway.probes.stacks import KIND_ORDER as KIND_ORDER
+from cutaway.probes.stacks import blocking_leaf as blocking_leaf
+from cutaway.probes.stacks import function_name as function_name
+from cutaway.probes.stacks import function_weights as function_weights
+from cutaway.probes.stacks import report_unit as report_unit
 from cutaway.store import Store
 
 # (variant, round index, profile) of one profiled run.
@@ -33,17 +38,6 @@ RoundProfile = tuple[str, int, records.Profile]
 
 TOP_FUNCTIONS = 15  # seed 002's charts: the top 15 functions of each run, side by side
 TOP_STACKS = 5  # seed 004: trunc(@s, 5), the top five stacks
-KIND_ORDER = (records.ON_CPU, records.OFF_CPU, records.INSTRUCTIONS)
-# The scheduler's own frames at the leaf of every off-CPU stack (with perf's kernel mark).
-_SCHEDULER_FRAME = re.compile(
-    r"(?:__)?(?:schedule|preempt_schedule|io_schedule|finish_task_switch)\w*(?:_\[k\])?"
-)
-
-
-# A frame that is an address, not a function: a bare one (callgrind's ``0x0000000000001130``
-# when it found no module) or one relative to its module (``prog+0x1a2b``).
-_BARE_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-_MODULE_ADDRESS = re.compile(r"(?P<module>[^;+]+)\+0x[0-9a-fA-F]+")
 
 
 @dataclass(frozen=True)
@@ -52,10 +46,6 @@ class ProfileAnalysis:
     functions: tuple[FunctionWeight, ...]
     stacks: tuple[StackWeight, ...]
     phases: tuple[PhaseWeight, ...] = ()
-
-
-def report_unit(unit: str) -> str:
-    return "seconds" if unit == records.NANOSECONDS else unit
 
 
 def _scale(unit: str) -> float:
@@ -85,48 +75,6 @@ def merge_profiles(
         for stack, weight in profile.stacks.items():
             entry.stacks[stack] = entry.stacks.get(stack, 0) + weight
     return merged
-
-
-def blocking_leaf(frames: Sequence[str]) -> str:
-    """The leaf of an off-CPU stack once the scheduler's own frames are taken off: where the
-    thread blocked (do_nanosleep, futex_wait_queue, a mutex), seed 002's cv_wait."""
-    index = len(frames) - 1
-    while index > 0 and _SCHEDULER_FRAME.match(frames[index]):
-        index -= 1
-    return frames[index]
-
-
-def function_name(frame: str) -> str:
-    """The function a frame counts for: an unsymbolized address is grouped by its module
-    (``prog+0x1a2b`` -> ``[prog]``, as perf's ``[unknown]`` in ``prog`` folds), a bare address
-    as ``[unknown]``. An address moves with every build and every change of the code before it,
-    so counted one by one, the same unnamed code would read as one function gone and another
-    come, two changes where there is none."""
-    if _BARE_ADDRESS.fullmatch(frame):
-        return "[unknown]"
-    found = _MODULE_ADDRESS.fullmatch(frame)
-    if found is not None:
-        module = found["module"]
-        return f"[{module[module.rfind('/') + 1 :]}]"
-    return frame
-
-
-def function_weights(
-    stacks: dict[str, int], *, off_cpu: bool = False
-) -> tuple[dict[str, int], dict[str, int]]:
-    """(self, inclusive) weight of every function: self is the leaf's (off the CPU: the
-    leaf below the scheduler's frames), inclusive counts a stack once for each distinct
-    function on it (recursion is not counted twice)."""
-    own: dict[str, int] = defaultdict(int)
-    inclusive: dict[str, int] = defaultdict(int)
-    for stack, weight in stacks.items():
-        frames = [function_name(frame) for frame in stack.split(";")[1:]]  # root: the process
-        if not frames:
-            continue
-        own[blocking_leaf(frames) if off_cpu else frames[-1]] += weight
-        for function in set(frames):
-            inclusive[function] += weight
-    return own, inclusive
 
 
 KERNEL_MARK = "_[k]"  # perf's mark on a kernel frame, as folded (profile.fold)

@@ -36,6 +36,7 @@ from cutaway.probes.profile import records
 from cutaway.probes.profile.fold import Folder, FoldOptions, parse_event_line
 from cutaway.probes.profile.records import NANOSECONDS, OFF_CPU, ON_CPU, Profile
 from cutaway.probes.profile.settings import ProfileSpec
+from cutaway.probes.stacks import has_symbol_table as has_symbol_table
 from cutaway.processes import owned_directory
 
 PERF_PACKAGE = "linux-perf"
@@ -174,28 +175,6 @@ def _try_record(perf: str, arguments: Sequence[str], directory: Path) -> str | N
         return None
     lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
     return " ".join(lines[:3]) or f"exit status {done.returncode}"
-
-
-def has_symbol_table(path: str) -> bool | None:
-    """Whether an ELF file has a .symtab section (None: not a 64-bit little-endian ELF file,
-    or unreadable). A stripped binary keeps only .dynsym, the symbols it exports: perf then
-    cannot name its internal functions."""
-    try:
-        with open(path, "rb") as file:
-            header = file.read(64)
-            if len(header) < 64 or header[:6] != b"\x7fELF\x02\x01":
-                return None
-            section_offset = int.from_bytes(header[0x28:0x30], "little")
-            entry_size = int.from_bytes(header[0x3A:0x3C], "little")
-            count = int.from_bytes(header[0x3C:0x3E], "little")
-            file.seek(section_offset)
-            table = file.read(entry_size * count)
-    except OSError:
-        return None
-    types = (
-        int.from_bytes(table[i + 4 : i + 8], "little") for i in range(0, len(table), entry_size)
-    )
-    return any(kind == 2 for kind in types)  # SHT_SYMTAB
 
 
 def spin_cpu_seconds(prefix: Sequence[str] = (), repeat: int = 3) -> float:

@@ -35,9 +35,11 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from cutaway.model import FlameProfile
+from cutaway.model import PRIMARY_METRIC, Analysis, FlameProfile
 from cutaway.probes.profile import records
-from cutaway.probes.profile.analysis import KIND_ORDER, merge_profiles, report_unit
+from cutaway.probes.profile.analysis import merge_profiles
+from cutaway.probes.profile.result import profile_of
+from cutaway.probes.stacks import KIND_ORDER, report_unit
 from cutaway.store import Store
 from cutaway.visible import visible
 
@@ -572,3 +574,61 @@ def _variant(profiles: Sequence[tuple[str, records.Profile]], name: str) -> str:
             f"(profiled variants: {', '.join(map(repr, names))})"
         )
     return name
+
+
+def report_flame_graphs(analysis: Analysis) -> list[tuple[str, str]]:
+    """The report's flame graphs, each (title, SVG document): each profiled variant's graph,
+    then each other variant's against the baseline."""
+    profiles = profile_of(analysis).flame_profiles
+    if not profiles or not analysis.experiments:
+        return []
+    experiment = analysis.experiments[0]
+    by_name = {p.variant: p for p in profiles}
+    graphs = [
+        (
+            f"{p.variant}",
+            render_flamegraph(
+                dict(p.stacks),
+                title=f"{experiment.name}: {p.variant}",
+                subtitle=f"widths per profiled run ({_profiled_runs(p)})",
+                unit=p.unit,
+            ),
+        )
+        for p in profiles
+    ]
+    for baseline, p in _report_pairs(analysis, by_name):
+        if p.unit != baseline.unit:
+            continue
+        document = render_flamegraph_diff(
+            dict(baseline.stacks),
+            dict(p.stacks),
+            title=f"{experiment.name}: {p.variant} against {baseline.variant}",
+            subtitle=(
+                f"per profiled run: {baseline.variant} ({_profiled_runs(baseline)}), "
+                f"{p.variant} ({_profiled_runs(p)})"
+            ),
+            unit=p.unit,
+            names=(baseline.variant, p.variant),
+        )
+        graphs.append((f"{p.variant} against {baseline.variant}", document))
+    return graphs
+
+
+def _report_pairs(
+    analysis: Analysis, by_name: dict[str, FlameProfile]
+) -> list[tuple[FlameProfile, FlameProfile]]:
+    """(reference, other) for each differential graph: each variant against the experiment's
+    baseline; for ``cutaway compare``, each variant of the second experiment against the same
+    variant of the first (the pairs its comparisons of wall time compare)."""
+    if len(analysis.experiments) > 1:
+        names = [
+            (c.baseline, c.variant) for c in analysis.comparisons if c.metric == PRIMARY_METRIC
+        ]
+    else:
+        baseline = analysis.experiments[0].baseline
+        names = [(baseline, p.variant) for p in by_name.values() if p.variant != baseline]
+    return [(by_name[a], by_name[b]) for a, b in names if a in by_name and b in by_name]
+
+
+def _profiled_runs(profile: FlameProfile) -> str:
+    return ", ".join(f"{what}: {count} profiled runs" for what, count in profile.runs)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from cutaway.model import Analysis, Caution, FlameProfile, ProbeResult, ProbeSpec, Spec
 from cutaway.probes.plugin import (
     PROFILE_RECORDS,
+    FlameGraphDocument,
     JoinedViews,
     ProbePlugin,
     ProbeViews,
@@ -170,6 +171,12 @@ class ProfilePlugin(ProbePlugin):
                 *_tagged(b.flame_profiles, tags.second, tags.shared_second),
             )
         )
+
+    def flame_graphs(self, analysis: Analysis) -> list[FlameGraphDocument]:
+        """Each profiled variant's graph, then each other variant's against the baseline."""
+        from cutaway.probes.profile.flamegraph import report_flame_graphs
+
+        return [FlameGraphDocument(title, svg) for title, svg in report_flame_graphs(analysis)]
 
     def closing_figures(self, analysis: Analysis) -> list[Figure]:
         """The attribution's curves, after the other probes' figures (the spans probe's

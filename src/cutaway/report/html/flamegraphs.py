@@ -1,9 +1,9 @@
-"""The HTML report's flame graphs: one per profiled variant, and a differential one of each
-other variant against the baseline (for ``cutaway compare``, of each variant of the second
-experiment against the same variant of the first), each folded away in a <details> so the
-page stays light.
+"""The HTML report's flame graphs, each folded away in a <details> so the page stays light: the
+probes' (ProbePlugin.flame_graphs): the profile probe's, one per profiled variant, and a
+differential one of each other variant against the baseline (for ``cutaway compare``, of each
+variant of the second experiment against the same variant of the first).
 
-Each graph is the interactive SVG document of probes/profile/flamegraph.py, shown in an
+Each graph is an interactive SVG document (probes/profile/flamegraph.py draws them), shown in an
 ``<iframe sandbox="allow-scripts allow-modals" srcdoc="...">``:
 
 - the document is an attribute's value with ``&``, ``<``, ``>`` and both quotes as character
@@ -21,9 +21,8 @@ import html
 import re
 from dataclasses import dataclass
 
-from cutaway.model import PRIMARY_METRIC, Analysis, FlameProfile
-from cutaway.probes.profile.flamegraph import render_flamegraph, render_flamegraph_diff
-from cutaway.probes.profile.result import profile_of
+from cutaway.model import Analysis
+from cutaway.probes.registry import plugins
 from cutaway.report.html import elements
 
 _SCRIPT = re.compile(r"<script type=\"text/ecmascript\"><!\[CDATA\[(.*?)\]\]></script>", re.S)
@@ -39,60 +38,12 @@ class FlameGraph:
 
 
 def flame_graphs(analysis: Analysis) -> list[FlameGraph]:
-    """Each profiled variant's graph, then each other variant's against the baseline."""
-    profiles = profile_of(analysis).flame_profiles
-    if not profiles or not analysis.experiments:
-        return []
-    experiment = analysis.experiments[0]
-    by_name = {p.variant: p for p in profiles}
-    graphs = [
-        _graph(
-            f"{p.variant}",
-            render_flamegraph(
-                dict(p.stacks),
-                title=f"{experiment.name}: {p.variant}",
-                subtitle=f"widths per profiled run ({_runs(p)})",
-                unit=p.unit,
-            ),
-        )
-        for p in profiles
+    """Every registered probe's flame graphs (the profile probe's), in the registry's order."""
+    return [
+        _graph(document.title, document.svg)
+        for plugin in plugins()
+        for document in plugin.flame_graphs(analysis)
     ]
-    for baseline, p in _pairs(analysis, by_name):
-        if p.unit != baseline.unit:
-            continue
-        document = render_flamegraph_diff(
-            dict(baseline.stacks),
-            dict(p.stacks),
-            title=f"{experiment.name}: {p.variant} against {baseline.variant}",
-            subtitle=(
-                f"per profiled run: {baseline.variant} ({_runs(baseline)}), "
-                f"{p.variant} ({_runs(p)})"
-            ),
-            unit=p.unit,
-            names=(baseline.variant, p.variant),
-        )
-        graphs.append(_graph(f"{p.variant} against {baseline.variant}", document))
-    return graphs
-
-
-def _pairs(
-    analysis: Analysis, by_name: dict[str, FlameProfile]
-) -> list[tuple[FlameProfile, FlameProfile]]:
-    """(reference, other) for each differential graph: each variant against the experiment's
-    baseline; for ``cutaway compare``, each variant of the second experiment against the same
-    variant of the first (the pairs its comparisons of wall time compare)."""
-    if len(analysis.experiments) > 1:
-        names = [
-            (c.baseline, c.variant) for c in analysis.comparisons if c.metric == PRIMARY_METRIC
-        ]
-    else:
-        baseline = analysis.experiments[0].baseline
-        names = [(baseline, p.variant) for p in by_name.values() if p.variant != baseline]
-    return [(by_name[a], by_name[b]) for a, b in names if a in by_name and b in by_name]
-
-
-def _runs(profile: FlameProfile) -> str:
-    return ", ".join(f"{what}: {count} profiled runs" for what, count in profile.runs)
 
 
 def _graph(title: str, svg: str) -> FlameGraph:

@@ -111,12 +111,27 @@ def handling() -> Iterator[None]:
     _gate.received.clear()
     _gate.pending = None
     _gate.installed = 1
+    held = _held_stop_signals()
     try:
+        # Signals the `cutaway` command held until now (cli/main.py) are delivered here, to
+        # the handlers just installed: one that came while the commands were imported stops
+        # the command at once, with its own status.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
         yield
     finally:
+        # The command is over: a signal that comes while the process exits must not change
+        # the status it decided. Held again in this thread, and ignored, for a thread started
+        # meanwhile that does not hold it (the kernel may give it a signal sent to the process).
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
         _gate.installed = 0
         for stop_signal, handler in previous.items():
-            signal.signal(stop_signal, handler)
+            signal.signal(stop_signal, signal.SIG_IGN if stop_signal in held else handler)
+
+
+def _held_stop_signals() -> set[int]:
+    """The stop signals this thread blocks now (cli/main.py blocks them all until handling()
+    starts); none in a program that uses handling() as a library."""
+    return set(signal.pthread_sigmask(signal.SIG_BLOCK, ())) & set(STOP_SIGNALS)
 
 
 def check() -> None:

@@ -13,7 +13,9 @@ One rule for every path, decided by what is there when the command starts (:func
 - a character device (``/dev/null``, a terminal), a FIFO, ``-`` or a descriptor of this process
   (``/dev/stdout``, ``/dev/fd/3``): written through, as ``>`` in a shell would. Renaming a
   file over ``/dev/null`` would replace the device for every program on the machine (cutaway
-  runs as root in CI); a reader that goes away (``| head``) ends the writing quietly.
+  runs as root in CI); a reader that goes away (``| head``) ends the writing quietly. A
+  character device is opened once when checked: ``/dev/tty`` in a process with no controlling
+  terminal (``setsid``, cron, a CI runner) is refused then, not after the work.
 - anything else (a directory, a block device, a socket, a missing directory): refused before
   any work, naming the option, the path and what is there.
 
@@ -25,6 +27,7 @@ cutaway.visible (a leaf): the CLI, the spec readers and the store all use it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
@@ -41,6 +44,8 @@ STANDARD_OUTPUT = "-"
 _MAX_LINKS = 40
 # Files SQLite keeps beside a database (rollback journal, write-ahead log, its shared memory).
 STORE_COMPANIONS = ("-journal", "-wal", "-shm")
+# The device numbers of /dev/tty, the controlling terminal of whichever process opens it.
+_CONTROLLING_TERMINAL = (5, 0)
 
 
 class OutputPathError(ValueError):
@@ -68,7 +73,7 @@ def output_plan(path: str) -> OutputPlan | str:
         return "an empty path"
     if "\0" in path:
         return "a path cannot contain a NUL byte (\\0)"
-    descriptor = _own_descriptor(path)
+    descriptor = own_descriptor(path)
     if descriptor is not None:
         return _descriptor_plan(descriptor)
     try:
@@ -97,10 +102,37 @@ def _existing_plan(path: str, mode: int) -> OutputPlan | str:
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         if not os.access(path, os.W_OK):
             return f"the {_kind(mode)} cannot be written (permission denied)"
+        if stat.S_ISCHR(mode):
+            return _device_problem(path) or OutputPlan(THROUGH)
         return OutputPlan(THROUGH)
     if stat.S_ISDIR(mode):
         return "is a directory, not a file"
     return f"is a {_kind(mode)}, not a file, a character device or a FIFO"
+
+
+def _device_problem(path: str) -> str | None:
+    """Why a character device cannot be opened for writing now, or None. It is opened and
+    closed at once, as the write at the end will open it: ``/dev/tty`` is a device node on
+    every machine, but opens only in a process with a controlling terminal (not under
+    ``setsid``, cron or most CI runners), and a terminal whose other side has gone refuses
+    too. Not done for a FIFO: opening one waits for its reader."""
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ENXIO and _is_controlling_terminal(path):
+            return "this process has no controlling terminal for /dev/tty to name"
+        return f"the character device cannot be opened: {error.strerror or error}"
+    os.close(handle)
+    return None
+
+
+def _is_controlling_terminal(path: str) -> bool:
+    """Whether ``path`` is the device /dev/tty is (major 5, minor 0: "this process's
+    terminal"), by whatever name."""
+    with contextlib.suppress(OSError):
+        device = os.stat(path).st_rdev
+        return (os.major(device), os.minor(device)) == _CONTROLLING_TERMINAL
+    return False
 
 
 def _new_file_plan(path: str) -> OutputPlan | str:
@@ -148,7 +180,7 @@ def _kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "special file")
 
 
-def _own_descriptor(path: str) -> int | None:
+def own_descriptor(path: str) -> int | None:
     """The descriptor of this process that ``path`` names (``-``, ``/dev/stdout``,
     ``/dev/fd/N``, ``/proc/self/fd/N``, or a link to one), else None. Such a path is written
     to the descriptor itself: reopening it would truncate a file the shell opened for

@@ -309,3 +309,104 @@ def test_an_interrupted_instructions_run_leaves_no_gdbserver_pipes(tmp_path: Pat
     assert process.returncode == 130, stderr
     pipes = list(Path(tempfile.gettempdir()).glob(f"vgdb-pipe-*-{valgrind_pid}-*"))
     assert pipes == [], pipes
+
+
+# -- the cleanup hooks: the first interrupt lets them end, another stops them -------------------
+
+
+def cleanup_experiment(tmp_path: Path, cleanup_a: str, cleanup_b: str, rounds: int = 200) -> Path:
+    """Two variants whose cleanups run in reverse order: b's, then a's."""
+    path = tmp_path / "experiment.toml"
+    path.write_text(
+        textwrap.dedent(f"""\
+        name = "cleanups"
+        rounds = {rounds}
+        warmup_rounds = 0
+        [[variants]]
+        name = "a"
+        command = "sleep 0.02"
+        setup = "touch measuring"
+        cleanup = "{cleanup_a}"
+        [[variants]]
+        name = "b"
+        command = "sleep 0.02"
+        cleanup = "{cleanup_b}"
+        """)
+    )
+    return path
+
+
+def test_the_first_interrupt_lets_every_cleanup_run_to_its_end_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C while measuring stops the measuring; the cleanups restore the system, so they
+    run to their end, announced with what another interrupt would do. SIGINT and SIGTERM sent
+    together count as one stop: neither was told what a second one does."""
+    path = cleanup_experiment(
+        tmp_path, "sleep 1; echo a >> cleaned", "touch b-started; sleep 1; echo b >> cleaned"
+    )
+    process = start(path, tmp_path)
+    wait_for(tmp_path / "measuring")
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert (tmp_path / "cleaned").read_text().split() == ["b", "a"], stderr
+    assert (
+        "interrupted: running the cleanup hooks of 'a', 'b' first (another interrupt stops them)"
+        in stderr
+    )
+    assert "not cleaned up" not in stderr
+    assert status_of_latest(tmp_path) == "incomplete"
+
+
+def test_an_interrupt_during_the_last_cleanup_lets_it_end_and_says_so(tmp_path: Path) -> None:
+    """The runs are over and the cleanups run when Ctrl-C comes: the cleanup is not abandoned
+    half way; it ends, and the command exits 130."""
+    path = cleanup_experiment(
+        tmp_path,
+        "echo a >> cleaned",
+        "touch b-started; sleep 2; echo b >> cleaned",
+        rounds=2,
+    )
+    process = start(path, tmp_path)
+    wait_for(tmp_path / "b-started")
+    time.sleep(0.7)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert (tmp_path / "cleaned").read_text().split() == ["b", "a"], stderr
+    assert (
+        "interrupted: the cleanup hook of 'b' runs to its end first, and every cleanup after it "
+        "(another interrupt stops them)" in stderr
+    )
+
+
+def test_another_interrupt_stops_the_cleanup_and_names_what_was_not_cleaned_up(
+    tmp_path: Path,
+) -> None:
+    """A cleanup that hangs must not hang cutaway: the interrupt after the announcement stops
+    the running cleanup's process group within a second, runs no cleanup after it, exits with
+    the first signal's status and names each cleanup stopped or not run."""
+    hung_a, hung_b = sleeper(tmp_path, 30), sleeper(tmp_path, 31)
+    path = cleanup_experiment(tmp_path, hung_a, f"touch b-started; {hung_b}")
+    process = start(path, tmp_path)
+    wait_for(tmp_path / "measuring")
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    wait_for(tmp_path / "b-started")
+    time.sleep(0.3)
+    process.send_signal(signal.SIGTERM)
+    stopped_at = time.monotonic()
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr  # the first signal's
+    assert time.monotonic() - stopped_at < 20, stderr  # not the hooks' 30 s (no speed asserted)
+    assert leftovers(hung_b) == ""
+    assert leftovers(hung_a) == ""  # never started
+    assert (
+        "not cleaned up (another interrupt stopped the cleanup): "
+        f"variant 'b': cleanup hook `touch b-started; {hung_b}` was stopped half way; "
+        f"variant 'a': cleanup hook `{hung_a}` did not run; what they restore is left as it is"
+    ) in stderr
+    assert status_of_latest(tmp_path) == "incomplete"

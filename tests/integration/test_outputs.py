@@ -6,6 +6,7 @@ mounts, the devices real nodes made with mknod."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -254,3 +255,66 @@ def test_standard_output_on_a_full_device_is_a_message_not_a_traceback(tmp_path:
     assert run.stderr.startswith("cutaway: cannot write standard output: No space left on device\n")
     assert "`cutaway export 2 --format FORMAT -o PATH` writes them" in run.stderr
     assert is_device(full, 1, 7)
+
+
+# -- /dev/tty: the terminal of whichever process opens it ----------------------
+
+
+def test_dev_tty_without_a_controlling_terminal_is_refused_before_any_run(tmp_path: Path) -> None:
+    """/dev/tty is a device node on every machine, but opens only in a process that has a
+    controlling terminal: in a new session (setsid, as under cron or a CI runner) it has none,
+    which is found before anything is measured, for every command that writes a file."""
+    assert cutaway(*quick_run(tmp_path, "--db", "kept.db"), cwd=tmp_path).returncode == 0
+    os.remove(tmp_path / "ran")
+    for argv in (
+        quick_run(tmp_path, "--export-json", "/dev/tty"),
+        quick_run(tmp_path, "--export-html", "/dev/tty"),
+        quick_run(tmp_path, "--output", "/dev/tty"),
+        ["export", "1", "--db", "kept.db", "--format", "html", "-o", "/dev/tty"],
+        ["check", "-c", "touch ran", "--rounds", "2", "--warmup", "0", "--summary", "/dev/tty"],
+    ):
+        result = subprocess.run(
+            [*CUTAWAY, *argv],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            start_new_session=True,  # no controlling terminal
+        )
+        assert result.returncode == 2, (argv, result.stderr)
+        assert "/dev/tty" in result.stderr.replace(" for /dev/tty to name", ""), argv
+        assert "this process has no controlling terminal" in result.stderr, argv
+        assert "Traceback" not in result.stderr
+        assert not (tmp_path / "ran").exists(), argv  # nothing was measured
+        assert not (tmp_path / ".cutaway").exists(), argv  # nor stored
+
+
+def test_dev_tty_with_a_controlling_terminal_is_written_through(tmp_path: Path) -> None:
+    """In a session whose controlling terminal is a pseudo-terminal, the export arrives on it."""
+    controller, terminal = os.openpty()
+
+    def take_the_terminal() -> None:
+        import fcntl
+        import termios
+
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen(
+        [*CUTAWAY, *quick_run(tmp_path, "--export-csv", "/dev/tty", "--quiet")],
+        cwd=tmp_path,
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=take_the_terminal,
+    )
+    os.close(terminal)
+    received = bytearray()
+    with contextlib.suppress(OSError):  # EIO once the last writer of the terminal has gone
+        while chunk := os.read(controller, 65536):
+            received += chunk
+    os.close(controller)
+    _, errors = process.communicate(timeout=120)
+    assert process.returncode == 0, errors
+    assert b"variant,metric" in received.replace(b"\r\n", b"\n"), received[:300]
+    assert (tmp_path / "ran").exists()

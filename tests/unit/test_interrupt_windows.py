@@ -132,5 +132,19 @@ def test_cleanup_hooks_that_run_after_an_interrupt_are_announced(tmp_path: Path)
     )
     assert outcome.reason == "interrupted"
     assert notices == [
-        "interrupted: running the cleanup hooks of 'a' first (a second interrupt stops them)"
+        "interrupted: running the cleanup hooks of 'a' first (another interrupt stops them)"
     ]
+
+
+def test_main_called_by_a_program_leaves_its_signals_as_they_were(tmp_path: Path) -> None:
+    """The `cutaway` process holds and then ignores the stop signals around its command
+    (cli/main.py); a program (or a test) that calls main(argv) keeps its own: still able to
+    be stopped by SIGTERM afterwards."""
+    from cutaway.cli.main import main
+
+    stop_signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    mask_before = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    handlers_before = [signal.getsignal(number) for number in stop_signals]
+    main(["run", "-c", "true", "--rounds", "1", "--warmup", "0", "--db", str(tmp_path / "x.db")])
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, ()) == mask_before
+    assert [signal.getsignal(number) for number in stop_signals] == handlers_before

@@ -15,6 +15,7 @@ from cutaway.probes.spans.phases import (
     OTHER,
     OperationTable,
     Phase,
+    PhaseAccumulator,
     PhaseBlobError,
     decode,
     encode,
@@ -241,3 +242,33 @@ def test_the_stored_run_says_how_many_phases_were_folded() -> None:
         "together as '(other)'"
     ]
     assert metrics["phase:(other)"] == pytest.approx(5e-9)  # per operation of its own
+
+
+def test_a_tree_by_path_numbers_counts_as_the_tree_by_paths_also_mixed_with_them() -> None:
+    """add_numbered_tree sums as add_tree does, also into paths add_tree counted first and
+    under a parent path that only another operation had, with rests and negative times."""
+    trees: list[dict[tuple[str, ...], list[int]]] = [
+        {("a",): [100, 1], ("a", "b"): [30, 2], ("a", "b", "c"): [40, 1]},  # overlapping
+        {("a",): [0, 1], ("a", "d"): [-5, 1]},
+        {("a", "b"): [7, 1]},  # under an ancestor that left no span in this operation
+        {("x",): [9, 1], ("x", "a"): [3, 1]},
+    ]
+    by_paths = PhaseAccumulator()
+    for tree in trees:
+        by_paths.add_tree(tree)
+    for numbered_from in range(len(trees) + 1):
+        mixed = PhaseAccumulator()
+        for index, tree in enumerate(trees):
+            if index < numbered_from:
+                mixed.add_tree(tree)
+                continue
+            numbered: dict[int, list[int]] = {}
+            for path, sums in tree.items():
+                number = 0
+                for name in path:
+                    step = mixed.numbered_steps[number].get(name)
+                    number = mixed.step_number(number, name) if step is None else step
+                numbered[number] = sums
+            mixed.add_numbered_tree(numbered)
+        assert encode(mixed.table()) == encode(by_paths.table())
+        assert list(mixed.sums()) == list(by_paths.sums())

@@ -6,6 +6,7 @@ never ended around everything, recursion, threads, chunks cut anywhere."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -458,3 +459,19 @@ def test_streamed_otlp_nests_repeated_ids_cycles_and_mixed_lines_as_the_whole_fi
     assert streamed[1][-1].endswith(
         ": 2 spans are in a cycle of parent ids or repeat a span id; skipped"
     )
+
+
+@pytest.mark.parametrize("block_bytes", [1, 3, 7, 64, 1 << 20])
+@pytest.mark.parametrize("ending", [b"", b"\n", b"\n\n"])
+def test_otlp_lines_are_split_by_blocks_as_iterating_over_the_file_splits_them(
+    tmp_path: Path, block_bytes: int, ending: bytes
+) -> None:
+    """Lines read by blocks are the file's lines (without their b"\\n") wherever a block ends:
+    inside a line, at its end, a line longer than several blocks, empty lines."""
+    data = b'{"a": 1}\n\n' + b"x" * 50 + b"\r\n\xe2\x80\xa8\n" + b"y" * 5 + ending
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(data)
+    with open(path, "rb") as file:
+        expected = [line.removesuffix(b"\n") for line in file]
+    with open(path, "rb") as file:
+        assert list(itertools.chain.from_iterable(otlp._line_blocks(file, block_bytes))) == expected

@@ -154,3 +154,34 @@ def test_keep_leftovers_must_be_a_boolean(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as caught:
         load_spec(path)
     assert str(caught.value).startswith(f"{path}:3: keep_leftovers: expected true or false")
+
+
+@pytest.mark.parametrize(
+    "key",
+    ['input = "out.txt"\noutput = "out.txt"', 'input = "out.txt"\n[[variants]]\nname = "a"'],
+)
+def test_an_input_that_is_an_output_of_the_experiment_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    """Each run of a variant with an output file empties it before the command starts: the
+    same file as an input (of that variant or another) would be read empty or half-written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out.txt").write_text("data\n")
+    other = '[[variants]]\nname = "b"\noutput = "out.txt"\n' if "[[variants]]" in key else ""
+    path = write(tmp_path, f'name = "x"\ncommand = "cat"\n{key}\n{other}')
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    assert str(caught.value).startswith(f"{path}:3: input:"), str(caught.value)
+    assert f'"{tmp_path / "out.txt"}" is also the output file of variant' in str(caught.value)
+    assert (tmp_path / "out.txt").read_text() == "data\n"
+
+
+def test_an_input_through_a_link_to_an_output_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("data\n")
+    (tmp_path / "link.txt").symlink_to("in.txt")
+    path = write(tmp_path, 'name = "x"\ncommand = "cat"\ninput = "link.txt"\noutput = "in.txt"\n')
+    with pytest.raises(SpecError, match="is also the output file"):
+        load_spec(path)

@@ -66,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if status is not None:
         return status
+    if argv is None:  # the process's own command (not main(argv) called by a program)
+        _hold_stop_signals()
     try:
         from cutaway.cli.commands import main as parse_and_run
 
@@ -80,6 +82,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         sys.stderr.write("cutaway: interrupted\n")
         return EXIT_INTERRUPTED
+
+
+def _hold_stop_signals() -> None:
+    """Have the kernel hold SIGINT, SIGTERM and SIGHUP (block them) while the commands are
+    imported and parsed, a few hundred milliseconds in which no handler of cutaway's is in
+    place: a signal that comes then waits, instead of killing the process by its default
+    action, and is delivered once cutaway.interrupts.handling() has installed its handlers
+    (which release the signals, and hold them again once the command is over, so that a signal
+    that comes while the process exits cannot change the status it exits with). Nothing is
+    started before the release: a child would inherit the blocked signals. Only for the
+    process's own command: a program that calls main(argv) keeps its signals as they were.
+    `_signal` is the C module under `signal`, which imports enum (start-up time)."""
+    import _signal  # type: ignore[import-not-found]
+
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP))
 
 
 def _answer_at_once(arguments: list[str]) -> int | None:

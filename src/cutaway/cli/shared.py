@@ -102,6 +102,9 @@ def exports(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     ]
 
 
+MEASURING_COMMANDS = ("run", "check")  # the commands with run's --input and --output
+
+
 def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) -> None:
     """Every file the command will write, checked before it does anything else (exit 2)."""
     from cutaway.output_files import check_output_paths
@@ -109,6 +112,14 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) 
     keep = [] if is_postgresql_url(args.db) else [("the store (--db)", args.db)]
     if getattr(args, "file", None):
         keep.append(("the experiment file", args.file))
+    if getattr(args, "command", None) in MEASURING_COMMANDS:
+        # The measured command's own files (run's --input and --output; export's -o is an
+        # output of its own): an export written over them after the runs would destroy the
+        # user's input, or the output the command left.
+        if args.input:
+            keep.append(("the --input file", args.input))
+        if args.output not in (None, "null", "pipe", "inherit"):
+            keep.append(("the --output file", args.output))
     check_output_paths(outputs, keep)
 
 

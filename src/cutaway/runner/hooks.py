@@ -10,20 +10,24 @@ Every hook has a time limit (``hook_timeout``, generous by default): at it, the 
 process group is stopped (SIGTERM, then SIGKILL) and the hook counts as failed. An interrupt
 (Ctrl-C, SIGTERM, SIGHUP) that arrives while any hook runs stops its group within a second
 (SIGTERM, then SIGKILL): nothing waits for a hook once the user asked to stop. The hooks that
-run after an interrupt (the interrupted run's ``conclude``, every ``cleanup``) run to their end,
-bounded by the time limit, unless another interrupt comes. An interrupt received (and held) just
-before a ``setup`` or ``prepare`` hook starts stops it as one received while it runs would: the
-runner looks for interrupts before it calls a hook, and one that lands between that look and the
-hook's start must not wait for the whole hook."""
+restore the system (``cleanup``) are not stopped by the first interrupt: given a
+:class:`Restoring`, they run to their end (bounded by the time limit), and the first interrupt
+is announced with the word that another one stops them; an interrupt that comes after that
+announcement stops the one running within a second (and the runner runs none after it). An
+interrupt received (and held) just before a ``setup`` or ``prepare`` hook starts stops it as one
+received while it runs would: the runner looks for interrupts before it calls a hook, and one
+that lands between that look and the hook's start must not wait for the whole hook."""
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -36,12 +40,51 @@ HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
 # The hooks that come before the work they serve: not worth starting once the user asked to
 # stop. conclude and cleanup undo what those did, so they run even then.
 HOOKS_BEFORE = ("setup", "prepare")
+# The hooks that restore the system once a variant is done (Restoring: the first interrupt
+# does not stop them). conclude, after each run, is stopped by any interrupt, as the others.
+HOOKS_RESTORING = ("cleanup",)
 OUTPUT_TAIL_BYTES = 2000
 GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL when a hook's group is stopped at its limit
 INTERRUPT_GRACE_SECONDS = 0.5  # the same at an interrupt: within a second of it
 WAIT_SLICE_SECONDS = 0.05  # how often a hook's wait looks for an interrupt
+ANNOUNCE_AFTER_SECONDS = 0.5  # a restoring hook still running then: the interrupt is announced
 TIMED_OUT = -1  # HookResult.exit_code of a hook stopped at its time limit
 STOPPED = -2  # HookResult.exit_code of a hook stopped by an interrupt
+
+
+class Restoring:
+    """When an interrupt stops the hooks that restore (cleanup): not the first one, which is
+    announced instead (``announce``, once, with the hook's name and variant, or by the caller
+    before the cleanups start: mark_announced); any that comes after the announcement. One per
+    experiment."""
+
+    def __init__(self, announce: Callable[[str, str], None]) -> None:
+        self.announce = announce
+        self.announced_at: int | None = None  # the interrupt count when announced
+
+    def mark_announced(self) -> None:
+        """The caller announced the restoring hooks itself (the list of cleanups to come)."""
+        if self.announced_at is None:
+            self.announced_at = interrupts.count()
+
+    def stopped(self) -> bool:
+        """Whether an interrupt came after the announcement: the restoring hooks stop."""
+        return self.announced_at is not None and interrupts.count() > self.announced_at
+
+    def stops(self, variant: str, hook: str, started_at: float) -> bool:
+        """Looked at while a restoring hook runs: announces an interrupt received once the
+        hook has run ANNOUNCE_AFTER_SECONDS (a quick cleanup is not worth a line), and says
+        whether the hook stops now. Until the announcement no interrupt stops it: a Ctrl-C
+        pressed twice must not skip the cleanup before the user was told what a second one
+        does."""
+        if (
+            self.announced_at is None
+            and interrupts.count()
+            and time.monotonic() - started_at >= ANNOUNCE_AFTER_SECONDS
+        ):
+            self.announced_at = interrupts.count()
+            self.announce(variant, hook)
+        return self.stopped()
 
 
 @dataclass(frozen=True)
@@ -85,15 +128,20 @@ def run_hook(
     hook: str,
     *,
     timeout_seconds: float | None = None,
+    restoring: Restoring | None = None,
 ) -> HookResult | None:
     """Run one hook of a variant and wait for it, at most ``timeout_seconds``; None when the
     variant has no such hook. An interrupt (Ctrl-C, SIGTERM, SIGHUP) that arrives while it runs
     stops its process group at once (SIGTERM, SIGKILL INTERRUPT_GRACE_SECONDS later): the hook
     then counts as stopped (HookResult.stopped), and the interrupt is raised where the caller
-    lets it be (cutaway.interrupts)."""
+    lets it be (cutaway.interrupts). A cleanup hook given ``restoring`` is stopped only when it
+    says so (see Restoring)."""
     command = hook_command(variant, hook)
     if command is None:
         return None
+    stops = None
+    if restoring is not None and hook in HOOKS_RESTORING:
+        stops = functools.partial(restoring.stops, variant.name, hook, time.monotonic())
     with tempfile.TemporaryFile() as output:
         exit_code = run_in_group(
             [SHELL, "-c", command],
@@ -102,6 +150,7 @@ def run_hook(
             cwd=variant.cwd,
             timeout_seconds=timeout_seconds,
             stopped_by_pending=hook in HOOKS_BEFORE,
+            stops=stops,
         )
         output.seek(0, 2)
         output.seek(max(0, output.tell() - OUTPUT_TAIL_BYTES))
@@ -119,6 +168,7 @@ def run_in_group(
     cwd: str | None = None,
     timeout_seconds: float | None = None,
     stopped_by_pending: bool = False,
+    stops: Callable[[], bool] | None = None,
 ) -> int:
     """Run ``argv`` in a process group of its own, stdout (and stderr, unless ``errors``) to
     ``output``, and wait
@@ -126,8 +176,9 @@ def run_in_group(
     stopping its whole group at ``timeout_seconds`` or at an interrupt that arrived meanwhile.
     That interrupt is then raised where the caller lets it be (cutaway.interrupts); anything
     else that stops the wait stops the group too. With ``stopped_by_pending``, an interrupt
-    received before the call and still held counts as one received meanwhile. Used by hooks,
-    bisect's builds and metric commands."""
+    received before the call and still held counts as one received meanwhile; with ``stops``,
+    the group is stopped when it says so instead (a restoring hook). Used by hooks, bisect's
+    builds and metric commands."""
     with interrupts.handling():
         # Counted inside handling(): its outermost call resets the count.
         interrupts_before = interrupts.count()
@@ -144,8 +195,10 @@ def run_in_group(
             cwd=cwd,
             process_group=0,
         )
+        if stops is None:
+            stops = functools.partial(_interrupted_since, interrupts_before)
         try:
-            exit_code = _wait(process, timeout_seconds, interrupts_before)
+            exit_code = _wait(process, timeout_seconds, stops)
         except BaseException:
             stop_group(process, INTERRUPT_GRACE_SECONDS)
             raise
@@ -153,17 +206,21 @@ def run_in_group(
     return exit_code
 
 
+def _interrupted_since(interrupts_before: int) -> bool:
+    return interrupts.count() > interrupts_before
+
+
 def _wait(
-    process: subprocess.Popen[bytes], timeout_seconds: float | None, interrupts_before: int
+    process: subprocess.Popen[bytes], timeout_seconds: float | None, stops: Callable[[], bool]
 ) -> int:
     """The hook's exit status; TIMED_OUT or STOPPED after stopping its group at its time limit
-    or at an interrupt received since ``interrupts_before`` was counted. A pidfd says when the
-    shell exits; the interrupt count is looked at every WAIT_SLICE_SECONDS."""
+    or once ``stops`` says so (an interrupt came). A pidfd says when the shell exits; ``stops``
+    is asked every WAIT_SLICE_SECONDS."""
     deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
     pidfd = os.pidfd_open(process.pid)
     try:
         while True:
-            if interrupts.count() > interrupts_before:
+            if stops():
                 stop_group(process, INTERRUPT_GRACE_SECONDS)
                 return STOPPED
             left = WAIT_SLICE_SECONDS

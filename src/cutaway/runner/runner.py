@@ -41,7 +41,7 @@ from cutaway.runner.errors import ProbeUnavailable, UnrunnableCommand
 from cutaway.runner.errors import RunnerError as RunnerError
 from cutaway.runner.executor import Executor, ProcessExecutor, RunInterrupted
 from cutaway.runner.forkserver import executable_path
-from cutaway.runner.hooks import HookResult, run_hook
+from cutaway.runner.hooks import HookResult, Restoring, run_hook
 from cutaway.runner.order import round_order, williams_row_count
 from cutaway.store import Store, StoreError
 from cutaway.store.lease import Owner
@@ -104,6 +104,8 @@ class ExperimentRunner:
         self.failed_runs = 0  # counted runs that did not succeed, in this invocation
         self.metrics = MetricCollector(spec.metrics)  # declared metrics ([[metrics]])
         self.set_up: list[Variant] = []  # variants whose setup ran, in order: their cleanup runs
+        # The cleanup hooks: the first interrupt is announced, the next one stops them.
+        self.restoring = Restoring(self._announce_restoring)
         self.left_behind: set[str] = set()  # variants whose runs left processes running
         self.runs_done = 0
         self.started = clock()
@@ -115,7 +117,9 @@ class ExperimentRunner:
     # -- hooks ---------------------------------------------------------------------------------
 
     def hook(self, variant: Variant, name: str) -> HookResult | None:
-        result = run_hook(variant, name, timeout_seconds=self.spec.hook_timeout_seconds)
+        result = run_hook(
+            variant, name, timeout_seconds=self.spec.hook_timeout_seconds, restoring=self.restoring
+        )
         if result is not None:
             self.emit(events.HookRan(variant.name, name, result.command, result.exit_code))
         return result
@@ -179,18 +183,36 @@ class ExperimentRunner:
                 if warning is not None:
                     self.emit(events.Notice(f"variant {display(variant.name)!r}: {warning}"))
 
+    def _announce_restoring(self, variant: str, hook: str) -> None:
+        self.emit(
+            events.Notice(
+                f"interrupted: the {hook} hook of {display(variant)!r} runs to its end first, "
+                "and every cleanup after it (another interrupt stops them)"
+            )
+        )
+
     @interrupts.holding
     def cleanup_all(self) -> None:
-        """Every started variant's cleanup, in reverse order. Interrupts are held: one that
-        arrives while a cleanup runs stops that cleanup (run_hook), not the ones after it."""
+        """Every started variant's cleanup, in reverse order. Interrupts are held. After an
+        interrupt they run to their end, announced; one that comes after the announcement
+        stops the cleanup that runs (run_hook) and the ones after it, which are named."""
         cleanups = [variant.name for variant in self.set_up if variant.hooks.cleanup]
-        if cleanups and interrupts.count():
+        if cleanups and interrupts.count() and not self.restoring.stopped():
             # They run to their end: without a word, the stop asked for would look ignored.
             self.emit(events.Notice(_cleaning_up_notice(cleanups)))
+            self.restoring.mark_announced()
+        left: list[tuple[Variant, str]] = []  # not cleaned up: (variant, how)
         for variant in reversed(self.set_up):
+            if variant.hooks.cleanup and self.restoring.stopped():
+                left.append((variant, "did not run"))
+                continue
             result = self.hook(variant, "cleanup")
-            if result is not None and not result.ok:
+            if result is not None and result.stopped:
+                left.append((variant, "was stopped half way"))
+            elif result is not None and not result.ok:
                 self.emit(events.Notice(_hook_failure(variant, result)))
+        if left:
+            self.emit(events.Notice(_not_cleaned_up_notice(left)))
         self.set_up.clear()
 
     # -- runs ----------------------------------------------------------------------------------
@@ -665,7 +687,20 @@ def _cleaning_up_notice(variants: list[str]) -> str:
     more = f" and {len(variants) - 3} more" if len(variants) > 3 else ""
     return (
         f"interrupted: running the cleanup hooks of {names}{more} first "
-        "(a second interrupt stops them)"
+        "(another interrupt stops them)"
+    )
+
+
+def _not_cleaned_up_notice(left: list[tuple[Variant, str]]) -> str:
+    """What another interrupt left as it was: each variant's cleanup, stopped or not run."""
+    hooks = "; ".join(
+        f"variant {display(variant.name)!r}: cleanup hook `{display(variant.hooks.cleanup or '')}` "
+        f"{how}"
+        for variant, how in left
+    )
+    return (
+        f"not cleaned up (another interrupt stopped the cleanup): {hooks}; what they restore "
+        "is left as it is"
     )
 
 

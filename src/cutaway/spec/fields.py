@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from cutaway.model import OUTPUT_MODES
-from cutaway.output_files import output_path_problem
+from cutaway.output_files import output_path_problem, own_descriptor
 from cutaway.settings_reading import read_bool as read_bool
 from cutaway.settings_reading import read_integer as read_integer
 from cutaway.spec import limits
@@ -199,7 +200,90 @@ def read_input(value: object, key_path: KeyPath, cwd: str | None = None) -> str:
         raise SpecError(f"no such file: {describe(path)}", key_path=key_path)
     if not os.access(full, os.R_OK):
         raise SpecError(f"cannot read {describe(path)} (permission denied)", key_path=key_path)
+    problem = _input_stream_problem(full)
+    if problem is not None:
+        raise SpecError(f"{describe(path)} {problem}", key_path=key_path)
     return full
+
+
+# cutaway's own standard output and error, as the measured command's input: it would read what
+# cutaway writes, or wait for ever on a pipe or a terminal that cutaway itself holds open.
+_OWN_OUTPUTS = ((1, "standard output"), (2, "standard error"))
+
+
+def _input_stream_problem(full: str) -> str | None:
+    """Why a run could never read ``full`` to its end, in words, or None: it is cutaway's own
+    standard output or error (``/dev/stdout``, ``/proc/self/fd/2``, the file or the terminal
+    they are on), or a terminal (each run would wait for what is typed). ``/dev/null`` is
+    never one, even where standard output is /dev/null too."""
+    descriptor = own_descriptor(full)
+    try:
+        status = os.fstat(descriptor) if descriptor is not None else os.stat(full)
+    except OSError:
+        return None  # said by the open before the first run, as any file's problem
+    for number, name in _OWN_OUTPUTS:
+        if descriptor == number:
+            return (
+                f"is cutaway's own {name}: a run would read what cutaway writes there, or wait "
+                "on it for ever (give a file)"
+            )
+        if _is_stream(number, status) and not _is_plain_device(status):
+            return f"is the file cutaway's own {name} goes to (give another file)"
+    if _is_terminal(full, descriptor, status):
+        return "is a terminal: each run would wait for what is typed there (give a file)"
+    return None
+
+
+def _is_stream(descriptor: int, status: os.stat_result) -> bool:
+    try:
+        stream = os.fstat(descriptor)
+    except OSError:  # closed
+        return False
+    return (stream.st_dev, stream.st_ino) == (status.st_dev, status.st_ino)
+
+
+def _is_plain_device(status: os.stat_result) -> bool:
+    """A character device that is no terminal (/dev/null, /dev/zero): reading it never waits
+    on cutaway. A terminal is a character device too, told apart by _is_terminal."""
+    return stat.S_ISCHR(status.st_mode) and os.major(status.st_rdev) not in _TERMINAL_MAJORS
+
+
+# Device numbers of terminals (Documentation/admin-guide/devices.txt): 4 virtual consoles and
+# serial ports, 5 /dev/tty and /dev/console, 136-143 pseudo-terminals (/dev/pts/N).
+_TERMINAL_MAJORS = frozenset({4, 5, *range(136, 144)})
+
+
+def _is_terminal(full: str, descriptor: int | None, status: os.stat_result) -> bool:
+    if not stat.S_ISCHR(status.st_mode):
+        return False
+    if descriptor is not None:
+        return os.isatty(descriptor)
+    return os.major(status.st_rdev) in _TERMINAL_MAJORS
+
+
+def check_input_is_no_output(
+    inputs: Sequence[tuple[str, KeyPath]], outputs: Sequence[tuple[str, str]]
+) -> None:
+    """Raise a SpecError when a variant's input file (path, its key) is the output file of a
+    variant (name, path) of the same experiment: each of its runs empties it before the
+    command starts, and the command would read what another run left."""
+    for input_path, key_path in inputs:
+        for variant_name, output_path in outputs:
+            if output_path not in OUTPUT_MODES and _same_file(input_path, output_path):
+                message = (
+                    f"{describe(input_path)} is also the output file of variant "
+                    f"{describe(variant_name)}: each of its runs empties it (give another file)"
+                )
+                raise SpecError(message, key_path=key_path)
+
+
+def _same_file(first: str, second: str) -> bool:
+    """Whether two absolute paths name one file: the same inode when both exist, else the
+    same path once symbolic links are resolved (an output file is made by its first run)."""
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return os.path.realpath(first) == os.path.realpath(second)
 
 
 def read_output(value: object, key_path: KeyPath, cwd: str | None = None) -> str:

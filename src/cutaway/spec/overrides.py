@@ -81,4 +81,10 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             raise ValueError(f"unknown override {option}")
         field, reader = _READERS[option]
         changes[field] = reader(value, (option,))
+    streams = [option for option in ("--input", "--output") if options.get(option) is not None]
+    if streams:  # an input replaced, or an output: neither may be the other (fields.py)
+        fields.check_input_is_no_output(
+            [(v.stdin, (streams[0],)) for v in variants if v.stdin is not None],
+            [(v.name, v.stdout) for v in variants],
+        )
     return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]

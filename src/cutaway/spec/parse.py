@@ -355,7 +355,16 @@ def _read_variants(
         limit, how_to_raise = max_variants, "--max-variants"
     expanded = expand(templates, matrix, max_variants=limit, how_to_raise=how_to_raise)
     _check_unique_names(expanded)
-    return expanded, tuple(_build_variant(template) for template in expanded)
+    variants = tuple(_build_variant(template) for template in expanded)
+    fields.check_input_is_no_output(
+        [
+            (v.stdin, t.stdin_key_path)
+            for t, v in zip(expanded, variants, strict=True)
+            if v.stdin is not None
+        ],
+        [(v.name, v.stdout) for v in variants],
+    )
+    return expanded, variants
 
 
 def _variant_tables(value: object) -> list[dict[str, object]]:

@@ -27,18 +27,19 @@ same spans."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 import os
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Protocol
+from typing import Annotated, BinaryIO, Protocol
 
 import msgspec
 
 from cutaway.probes.spans.model import MAX_NAME_CHARACTERS, Span, span_name
-from cutaway.probes.spans.phases import MAX_DEPTH, PhaseAccumulator
+from cutaway.probes.spans.phases import NO_PHASE, PhaseAccumulator
 
 MAX_PROBLEMS = 20  # reported one by one; the rest are counted
 HELD_SPANS = 100_000  # spans held for nesting while a file streams; past it, oldest traces go
@@ -154,10 +155,12 @@ def stream_otlp(
     while more than HELD_SPANS spans are held. The same problems, in the same words."""
     name = os.fspath(path) if source is None else source
     problems = _Problems()
-    held: dict[str, list[_Held]] = {}  # trace -> its spans so far, least recently added first
+    # trace -> its spans so far, least recently added first (an OrderedDict: a dict's oldest
+    # key is found by skipping the keys popped before it, a cost that grew with the traces held)
+    held: OrderedDict[str, list[_Held]] = OrderedDict()
     held_spans = 0
     traces = 0
-    nester = _TraceNester(name, problems)
+    nester = _TraceNester(name, problems, accumulator)
     for number, raw in _raw_lines(path, start_offset):
         found = _typed_spans(raw)
         if found is None:
@@ -167,15 +170,16 @@ def stream_otlp(
         held_spans += len(found)
         first_trace = found[0][0]
         if len(set(map(_trace_of, found))) == 1:
-            spans = held.pop(first_trace, None)
-            if spans is not None:
+            spans = held.get(first_trace)
+            if spans is None:
+                held[first_trace] = found
+            else:
                 spans += found
-            held[first_trace] = found if spans is None else spans  # now the most recent
+                held.move_to_end(first_trace)  # now the most recent
         else:
             _hold_each(found, held)
         while held_spans > HELD_SPANS and len(held) > 1:
-            oldest = next(iter(held))
-            spans = held.pop(oldest)
+            _, spans = held.popitem(last=False)
             held_spans -= len(spans)
             traces += 1
             _count_trees(nester.trees(spans), accumulator)
@@ -199,15 +203,16 @@ def stream_otlp(
 _trace_of = operator.itemgetter(0)
 
 
-def _hold_each(found: list[_Held], held: dict[str, list[_Held]]) -> None:
+def _hold_each(found: list[_Held], held: OrderedDict[str, list[_Held]]) -> None:
     """Hold a line's spans of several traces: each trace becomes the most recently added at
     its last span, as if the spans were held one by one."""
     for span in found:
-        spans = held.pop(span[0], None)
+        spans = held.get(span[0])
         if spans is None:
-            spans = []
-        spans.append(span)
-        held[span[0]] = spans
+            held[span[0]] = [span]
+        else:
+            spans.append(span)
+            held.move_to_end(span[0])
 
 
 def _raw_lines(path: str | os.PathLike[str], start_offset: int) -> Iterator[tuple[int, bytes]]:
@@ -219,7 +224,28 @@ def _raw_lines(path: str | os.PathLike[str], start_offset: int) -> Iterator[tupl
             if not block:
                 break
             first_line += block.count(b"\n")
-        yield from enumerate(file, start=first_line)
+        yield from enumerate(itertools.chain.from_iterable(_line_blocks(file)), start=first_line)
+
+
+def _line_blocks(file: BinaryIO, block_bytes: int = 1 << 20) -> Iterator[list[bytes]]:
+    """The lines of a file from where it stands, split at b"\n" as iterating over it splits
+    them (without their b"\n"), a list per block read: a readline per line, or a generator
+    resumed per line, cost more than splitting a block."""
+    pending: list[bytes] = []  # a line's start, in the blocks before the one that ends it
+    while block := file.read(block_bytes):
+        lines = block.split(b"\n")
+        if len(lines) == 1:
+            pending.append(block)  # a line longer than a block: joined once, at its end
+            continue
+        if pending:
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
+            pending.clear()
+        pending.append(lines.pop())
+        yield lines
+    last = b"".join(pending)
+    if last:
+        yield [last]
 
 
 def _typed_spans(raw: bytes) -> list[_Held] | None:
@@ -239,9 +265,14 @@ def _typed_spans(raw: bytes) -> list[_Held] | None:
     for resource in line.resourceSpans:
         for scope in resource.scopeSpans:
             spans = scope.spans
-            starts = _nanoseconds([span.startTimeUnixNano for span in spans])
-            ends = _nanoseconds([span.endTimeUnixNano for span in spans])
-            if starts is None or ends is None or any(map(operator.lt, ends, starts)):
+            times = _nanoseconds(  # the starts, then the ends: one call
+                [span.startTimeUnixNano for span in spans]
+                + [span.endTimeUnixNano for span in spans]
+            )
+            if times is None:
+                return None
+            starts, ends = times[: len(spans)], times[len(spans) :]
+            if any(map(operator.lt, ends, starts)):
                 return None
             found += [
                 (span.traceId, span.spanId, span.parentSpanId or "", span.name, start, end)
@@ -279,49 +310,29 @@ def _checked_spans(raw: bytes, where: str, problems: _Problems) -> list[_Held]:
 
 def _count_trees(trees: Trees, accumulator: PhaseAccumulator) -> None:
     for _, tree in trees:
-        accumulator.add_tree(tree)
+        accumulator.add_numbered_tree(tree)
 
 
 _start_ns = operator.itemgetter(4)  # of a _Held span
 
 
-Trees = list[tuple[tuple[int, str, int], dict[tuple[str, ...], list[int]]]]
-_NO_PHASE = -1  # a path's number where a span is in no phase of its own (see _PathSteps)
+# Operations, each as its paths' sums (path number -> [total ns, spans]) with its root's
+# (first start of its trace, trace, start) to order them by.
+Trees = list[tuple[tuple[int, str, int], dict[int, list[int]]]]
 _UNKNOWN_STEP = -2
-
-
-class _PathSteps:
-    """The phase paths met so far, numbered, and from each the path of a span of a name
-    under it: a span's path is a lookup, not a tuple built and hashed."""
-
-    def __init__(self) -> None:
-        self.paths: list[tuple[str, ...]] = [()]  # number -> path; 0: above the outermost
-        self.steps: list[dict[str, int]] = [{}]  # number -> span name -> the path under it
-
-    def step(self, parent: int, name: str) -> int:
-        """The path of a span `name` under path `parent`: _NO_PHASE inside a span of the same
-        name (recursion: its time is in the outer one) or MAX_DEPTH deep (in its parent's)."""
-        path = self.paths[parent]
-        if name in path or len(path) >= MAX_DEPTH:
-            number = _NO_PHASE
-        else:
-            number = len(self.paths)
-            self.paths.append((*path, name))
-            self.steps.append({})
-        self.steps[parent][name] = number
-        return number
 
 
 class _TraceNester:
     """Traces into their operations' phase sums, as _nest would nest their spans; problems
     in _nest's words, but the count of spans it skips, summed here (``unnested``) into one
-    problem per file."""
+    problem per file. Paths are the accumulator's numbers (PhaseAccumulator.step_number):
+    a span's path is a lookup from its parent's, not a tuple built and hashed."""
 
-    def __init__(self, source: str, problems: _Problems) -> None:
+    def __init__(self, source: str, problems: _Problems, accumulator: PhaseAccumulator) -> None:
         self.source = source
         self.problems = problems
         self.unnested = 0
-        self.path_steps = _PathSteps()
+        self.accumulator = accumulator
 
     def trees(self, spans: list[_Held]) -> Trees:
         """One trace's operations, each as its paths' sums (total ns, spans) with its root's
@@ -331,7 +342,7 @@ class _TraceNester:
         roots, children, repeated_ids = self._roots_and_children(trace, spans)
         trees: Trees = []
         first_start = roots[0][4] if roots else 0
-        steps, step, paths = self.path_steps.steps, self.path_steps.step, self.path_steps.paths
+        steps, step = self.accumulator.numbered_steps, self.accumulator.step_number
         nested = 0
         for root in roots:
             tree: dict[int, list[int]] = {}
@@ -345,13 +356,13 @@ class _TraceNester:
                         continue
                     visited.add(span[1])
                 nested += 1
-                if parent == _NO_PHASE:
-                    path = _NO_PHASE
+                if parent == NO_PHASE:
+                    path = NO_PHASE
                 else:
                     path = steps[parent].get(span[3], _UNKNOWN_STEP)
                     if path == _UNKNOWN_STEP:
                         path = step(parent, span[3])
-                    if path != _NO_PHASE:
+                    if path != NO_PHASE:
                         sums = tree.get(path)
                         if sums is None:
                             tree[path] = [span[5] - span[4], 1]
@@ -362,8 +373,7 @@ class _TraceNester:
                 if kids:
                     stack += [(kid, path) for kid in reversed(kids)]
             # read_otlp's order: traces by their first operation's start, then operations
-            key = (first_start, trace, root[4])
-            trees.append((key, {paths[number]: sums for number, sums in tree.items()}))
+            trees.append(((first_start, trace, root[4]), tree))
         if nested < len(spans):  # in a cycle of parent ids (not reached from a root)
             self.unnested += len(spans) - nested
         return trees

@@ -146,6 +146,9 @@ class _PathTotals:
     histogram: dict[int, list[int]] = field(default_factory=dict)
     rest_change: dict[int, list[int]] | None = None
     children_ns: int = 0
+    parent: tuple[str, ...] | None = None  # the path without its last name; None for a root
+    bucket: int = 0  # of its time in the operation being counted, where that is > 0
+    spans: int = 0  # of the operations counted by add_tree (add_all's are in calls)
 
 
 def _add_buckets(histogram: dict[int, list[int]], more: Mapping[int, list[int]]) -> None:
@@ -162,6 +165,32 @@ def _count(histogram: dict[int, list[int]], value_ns: int, times: int = 1) -> No
         entry[1] += times * value_ns
 
 
+def _count_rest(totals: _PathTotals, whole: int, children_ns: int) -> None:
+    """Count a path's rest beyond its sub-phases in one operation (whole - children_ns) in
+    place of its whole, in its rest_change (_count's two calls, inlined); the whole's
+    bucket is the one add_tree has just given it."""
+    totals.children_ns += children_ns
+    rest_change = totals.rest_change
+    if rest_change is None:
+        rest_change = totals.rest_change = {}
+    if whole > 0:
+        entry = rest_change.get(totals.bucket)
+        if entry is None:
+            entry = rest_change[totals.bucket] = [0, 0]
+        entry[0] -= 1
+        entry[1] -= whole
+    elif whole:
+        _count(rest_change, whole, -1)
+    rest = whole - children_ns
+    if rest:
+        bucket = 1 + int(math.log(abs(rest)) / _LOG_BASE)
+        entry = rest_change.get(bucket if rest > 0 else -bucket)
+        if entry is None:
+            entry = rest_change[bucket if rest > 0 else -bucket] = [0, 0]
+        entry[0] += 1
+        entry[1] += rest
+
+
 class PhaseAccumulator:
     """Builds a run's OperationTable from its spans as they come, one operation at a time:
     it keeps the sums per phase path and the spans' paths of the operations still open, never
@@ -174,7 +203,14 @@ class PhaseAccumulator:
         self.max_phases = MAX_PHASES if max_phases is None else max_phases
         self.paths: dict[tuple[str, ...], _PathTotals] = {}  # first-seen order
         self.root_operations: dict[str, int] = {}
-        self.calls: dict[tuple[str, ...], int] = {}  # spans per path
+        self.calls: dict[tuple[str, ...], int] = {}  # spans per path, of add_all's spans
+        # Paths numbered for a reader that nests by number (add_numbered_tree): number ->
+        # path, -> its parent's number (-1 for none), -> span name -> the path under it
+        # (NO_PHASE: in no phase of its own), -> its totals once counted.
+        self.numbered_paths: list[tuple[str, ...]] = [()]  # 0: above the outermost spans
+        self.numbered_parents: list[int] = [-1]
+        self.numbered_steps: list[dict[str, int]] = [{}]
+        self.numbered_totals: list[_PathTotals | None] = [None]
         # Per thread, the paths of the spans open around the next one (None: no phase there).
         self.stacks: dict[tuple[int, int], list[tuple[str, ...] | None]] = defaultdict(list)
         self.steps: dict[tuple[tuple[str, ...], str], tuple[str, ...] | None] = {}
@@ -230,18 +266,27 @@ class PhaseAccumulator:
         return self
 
     def _close(self, per_path: dict[tuple[str, ...], int]) -> None:
-        """Count one finished operation: its time in each path, and each path's rest beyond
-        its sub-phases (bucket_of and _count inlined: this runs per span)."""
-        children_ns: dict[tuple[str, ...], int] = {}
+        """Count one finished operation of add_all's (its spans are counted already)."""
+        self.add_tree({path: (value, 0) for path, value in per_path.items()})
+
+    def add_tree(self, tree: Mapping[tuple[str, ...], Sequence[int]]) -> None:
+        """Count one whole operation, given as its phase paths (from its outermost span down,
+        in the order its spans started) and per path its total time and its spans: what a
+        reader that nests as the records stream in (records.stream_span_file) has summed
+        from the operation's spans, without keeping them. Its time in each path goes into
+        the path's histogram, and each path's rest beyond its sub-phases into its
+        rest_change (bucket_of and _count inlined: this runs per path of every operation)."""
         paths, roots, log, log_base = self.paths, self.root_operations, math.log, _LOG_BASE
-        for path, value in per_path.items():
+        children_ns: dict[tuple[str, ...], int] = {}
+        for path, (value, spans) in tree.items():
             totals = paths.get(path)
             if totals is None:
-                totals = paths[path] = _PathTotals()
+                totals = paths[path] = _PathTotals(parent=path[:-1] if len(path) > 1 else None)
+            totals.spans += spans
             totals.total_ns += value
             if value > 0:
                 histogram = totals.histogram
-                bucket = 1 + int(log(value) / log_base)
+                bucket = totals.bucket = 1 + int(log(value) / log_base)
                 entry = histogram.get(bucket)
                 if entry is None:
                     histogram[bucket] = [1, value]
@@ -250,39 +295,81 @@ class PhaseAccumulator:
                     entry[1] += value
             elif value:
                 _count(totals.histogram, value)
-            if len(path) == 1:
+            parent = totals.parent
+            if parent is None:
                 roots[path[0]] = roots.get(path[0], 0) + 1
             else:
-                parent = path[:-1]
                 children_ns[parent] = children_ns.get(parent, 0) + value
         for parent, value in children_ns.items():
             totals = paths.get(parent)
             if totals is None:
                 continue  # a path under an ancestor that left no span: not in the tree
-            totals.children_ns += value
-            rest_change = totals.rest_change
-            if rest_change is None:
-                rest_change = totals.rest_change = {}
-            whole = per_path.get(parent, 0)
-            # the rest (whole - value) in place of the whole: _count's two calls, inlined
-            for change, times in ((whole, -1), (whole - value, 1)):
-                if change:
-                    bucket = 1 + int(log(abs(change)) / log_base)
-                    entry = rest_change.get(bucket if change > 0 else -bucket)
-                    if entry is None:
-                        entry = rest_change[bucket if change > 0 else -bucket] = [0, 0]
-                    entry[0] += times
-                    entry[1] += times * change
+            sums = tree.get(parent)
+            _count_rest(totals, sums[0] if sums is not None else 0, value)
 
-    def add_tree(self, tree: Mapping[tuple[str, ...], Sequence[int]]) -> None:
-        """Count one whole operation, given as its phase paths (from its outermost span down,
-        in the order its spans started) and per path its total time and its spans: what a
-        reader that nests as the records stream in (records.stream_span_file) has summed
-        from the operation's spans, without keeping them."""
-        calls = self.calls
-        for path, (_, spans) in tree.items():
-            calls[path] = calls.get(path, 0) + spans
-        self._close({path: sums[0] for path, sums in tree.items()})
+    def step_number(self, parent: int, name: str) -> int:
+        """The number of the path of a span `name` under path number `parent`: NO_PHASE
+        inside a span of the same name (recursion: its time is in the outer one) or
+        MAX_DEPTH deep (in its parent's). A reader looks it up in numbered_steps first."""
+        path = self.numbered_paths[parent]
+        if name in path or len(path) >= MAX_DEPTH:
+            number = NO_PHASE
+        else:
+            number = len(self.numbered_paths)
+            self.numbered_paths.append((*path, name))
+            self.numbered_parents.append(parent)
+            self.numbered_steps.append({})
+            self.numbered_totals.append(None)
+        self.numbered_steps[parent][name] = number
+        return number
+
+    def _numbered(self, number: int) -> _PathTotals | None:
+        """The totals of a path by its number, if it was counted (here or by add_tree)."""
+        totals = self.numbered_totals[number]
+        if totals is None:
+            totals = self.numbered_totals[number] = self.paths.get(self.numbered_paths[number])
+        return totals
+
+    def add_numbered_tree(self, tree: Mapping[int, Sequence[int]]) -> None:
+        """add_tree, with the paths given by their numbers (step_number): the same sums,
+        without a tuple hashed per path (this runs per path of every operation)."""
+        paths, roots, log, log_base = self.paths, self.root_operations, math.log, _LOG_BASE
+        totals_of, parent_of = self.numbered_totals, self.numbered_parents
+        children_ns: dict[int, int] = {}
+        for number, (value, spans) in tree.items():
+            totals = totals_of[number]
+            if totals is None:
+                path = self.numbered_paths[number]
+                totals = paths.get(path)
+                if totals is None:
+                    parent_path = path[:-1] if len(path) > 1 else None
+                    totals = paths[path] = _PathTotals(parent=parent_path)
+                totals_of[number] = totals
+            totals.spans += spans
+            totals.total_ns += value
+            if value > 0:
+                histogram = totals.histogram
+                bucket = totals.bucket = 1 + int(log(value) / log_base)
+                entry = histogram.get(bucket)
+                if entry is None:
+                    histogram[bucket] = [1, value]
+                else:
+                    entry[0] += 1
+                    entry[1] += value
+            elif value:
+                _count(totals.histogram, value)
+            parent = parent_of[number]
+            if parent:
+                children_ns[parent] = children_ns.get(parent, 0) + value
+            else:
+                root = self.numbered_paths[number][0]
+                roots[root] = roots.get(root, 0) + 1
+        for parent, value in children_ns.items():
+            totals = totals_of[parent] or self._numbered(parent)
+            if totals is None:
+                continue  # a path under an ancestor that left no span: not in the tree
+            sums = tree.get(parent)
+            _count_rest(totals, sums[0] if sums is not None else 0, value)
 
     def absorb(self, other: PhaseAccumulator) -> None:
         """Count every operation `other` counted (its open ones must be closed), after the
@@ -290,8 +377,9 @@ class PhaseAccumulator:
         for path, theirs in other.paths.items():
             ours = self.paths.get(path)
             if ours is None:
-                ours = self.paths[path] = _PathTotals()
+                ours = self.paths[path] = _PathTotals(parent=theirs.parent)
             ours.total_ns += theirs.total_ns
+            ours.spans += theirs.spans
             ours.children_ns += theirs.children_ns
             _add_buckets(ours.histogram, theirs.histogram)
             if theirs.rest_change is not None:
@@ -307,7 +395,7 @@ class PhaseAccumulator:
         """Per path, in first-seen order, its total time and its spans over the operations
         counted (those closed)."""
         for path, totals in self.paths.items():
-            yield path, totals.total_ns, self.calls.get(path, 0)
+            yield path, totals.total_ns, totals.spans + self.calls.get(path, 0)
 
     def close_open(self) -> PhaseAccumulator:
         """Count the operations still open (add_all's): no span comes for them any more."""
@@ -320,11 +408,16 @@ class PhaseAccumulator:
     def table(self) -> OperationTable:
         """The run's table: the operations still open are counted now."""
         self.close_open()
-        return _table(self.paths, self.root_operations, self.calls, self.max_phases)
+        calls = dict(self.calls)
+        for path, totals in self.paths.items():
+            if totals.spans:
+                calls[path] = calls.get(path, 0) + totals.spans
+        return _table(self.paths, self.root_operations, calls, self.max_phases)
 
 
 MAX_PHASES = 100  # distinct phase paths per run and source: the heaviest; the rest in OTHER
 MAX_DEPTH = 64  # span names in a phase path: a deeper span's time is in its ancestor's phase
+NO_PHASE = -1  # a path's number where a span is in no phase of its own (step_number)
 _UNKNOWN: tuple[str, ...] = ()
 OTHER = "(other)"
 

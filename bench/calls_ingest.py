@@ -23,6 +23,7 @@ from cutaway.api import use_registered_probes
 from cutaway.compare import analyze
 from cutaway.model import ProbeSpec, Run, RunStatus, Spec, Variant
 from cutaway.probes.calls.capture import CallsProbe
+from cutaway.probes.calls.settings import with_calls
 from cutaway.probes.interposer import CALIBRATOR_NAME, library_path
 from cutaway.report import render_terminal
 from cutaway.store import Store
@@ -41,7 +42,7 @@ def main() -> int:
         baseline="close",
         rounds=1,
         warmup_rounds=0,
-        probes=ProbeSpec(calls=("close",)),
+        probes=with_calls(ProbeSpec(), ("close",)),
     )
     with tempfile.TemporaryDirectory(prefix="cutaway-ingest-") as directory:
         store = Store(Path(directory) / "ingest.db")

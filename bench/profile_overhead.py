@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cutaway.model import ProfileSpec
 from cutaway.probes.profile.capture import ProfileProbe
+from cutaway.probes.profile.settings import ProfileSpec
 
 BENCH_DIR = Path(__file__).resolve().parent
 # Runs the command and prints its own CPU seconds (its rusage, children of it included).

@@ -38,9 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, resource, shutil, sys, time
 from pathlib import Path
-from cutaway.model import SpansSpec
 from cutaway.probes import phase_tables as phases
 from cutaway.probes.spans import capture
+from cutaway.probes.spans.settings import SpansSpec
 from cutaway.probes.spans.analysis import phase_stats
 
 case, directory = sys.argv[1], Path(sys.argv[2])

@@ -15,6 +15,7 @@ from cutaway import api
 from cutaway.model import ProbeSpec
 from cutaway.probes.calls.capture import CallsProbe, decode_calls
 from cutaway.probes.calls.result import calls_result
+from cutaway.probes.calls.settings import call_functions, with_calls
 from cutaway.probes.interposer import records_directory
 from cutaway.runner.runner import RunnerError, run_experiment
 from cutaway.spec import quick_spec
@@ -87,7 +88,7 @@ def test_probes_table_in_an_experiment_file(tmp_path: Path) -> None:
     )
     assert cutaway("run", str(path), cwd=tmp_path).returncode == 0
     data = api.load(db=tmp_path / ".cutaway" / "cutaway.db")
-    assert data.spec.probes.calls == ("getservbyname",)
+    assert call_functions(data.spec.probes) == ("getservbyname",)
     stored = data.store.run_data(data.experiment.id, "calls")
     assert [list(decode_calls(s.data)["call_index"]) for s in stored] == [[1, 2], [1, 2]]
 
@@ -140,7 +141,7 @@ def test_a_probe_that_cannot_work_stops_the_experiment_before_anything_runs(
     monkeypatch.setattr("cutaway.probes.calls.capture.library_path", missing)
     marker = tmp_path / "ran"
     spec = quick_spec([f"touch {marker}"], rounds=1)
-    spec = dataclasses.replace(spec, probes=ProbeSpec(calls=("getpwnam",)))
+    spec = dataclasses.replace(spec, probes=with_calls(ProbeSpec(), ("getpwnam",)))
     store = Store(tmp_path / "db")
     with pytest.raises(RunnerError, match=r"probe cannot run here: .*missing"):
         run_experiment(spec, store, environment={})

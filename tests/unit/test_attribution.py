@@ -19,6 +19,7 @@ from cutaway.attribution.result import AttributionResult
 from cutaway.model import Analysis, Spec
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import load_round_profiles
+from cutaway.probes.profile.settings import ProfileSpec, with_profile
 from cutaway.store import Store
 
 ROUNDS = 8
@@ -103,14 +104,14 @@ def _store_with_profiles(
     """Two variants' profiles, b's `work` 2 ms slower per run; with ``server``, a load phase
     whose server (sampled: server_cpu) is the process the profile is narrowed to, 4 ms slower
     in the timed runs."""
-    from cutaway.model import LoadSpec, ProbeSpec, ProfileSpec, Run, RunData, RunStatus, Variant
+    from cutaway.model import LoadSpec, ProbeSpec, Run, RunData, RunStatus, Variant
 
     processes = ("cmd",) if server else ()
     spec = Spec(
         name="s",
         variants=(Variant("a", ("true",)), Variant("b", ("true",))),
         baseline="a",
-        probes=ProbeSpec(profile=ProfileSpec(system_wide=system_wide, processes=processes)),
+        probes=with_profile(ProbeSpec(), ProfileSpec(system_wide=system_wide, processes=processes)),
         load=LoadSpec({"a": "127.0.0.1:1", "b": "127.0.0.1:2"}) if server else None,
     )
     store = Store(path)

@@ -12,6 +12,7 @@ from cutaway.compare import analyze
 from cutaway.model import ProbeSpec, Run, RunData, RunStatus, Spec, Variant
 from cutaway.probes import timed_calls as calls_blob
 from cutaway.probes.calls.result import calls_result
+from cutaway.probes.calls.settings import with_calls
 from cutaway.probes.timed_calls import VERSION_1_DTYPE, ProcessCalls
 from cutaway.store import Store, StoreError
 
@@ -21,7 +22,7 @@ SPEC = Spec(
     baseline="a",
     rounds=2,
     warmup_rounds=0,
-    probes=ProbeSpec(calls=("getpwnam",)),
+    probes=with_calls(ProbeSpec(), ("getpwnam",)),
 )
 
 

@@ -15,7 +15,6 @@ from cutaway.model import (
     ProbeSpec,
     Run,
     RunStatus,
-    SpansSpec,
     Spec,
     Variant,
     Verdict,
@@ -23,6 +22,7 @@ from cutaway.model import (
 from cutaway.probes.phase_tables import phase_data
 from cutaway.probes.span_model import Edge, SpanEvent, nest
 from cutaway.probes.spans.result import phases_result
+from cutaway.probes.spans.settings import SpansSpec, with_spans
 from cutaway.report import FORMATS
 from cutaway.store import Store
 
@@ -51,7 +51,7 @@ def _store_experiment(store: Store, retrieve_ns: int, seed: int) -> int:
         baseline="server",
         rounds=ROUNDS,
         warmup_rounds=0,
-        probes=ProbeSpec(spans=SpansSpec()),
+        probes=with_spans(ProbeSpec(), SpansSpec()),
     )
     experiment_id = store.create_experiment(spec, {}, None, "test")
     rng = np.random.default_rng(seed)

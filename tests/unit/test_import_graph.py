@@ -152,6 +152,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cutaway.numeric",
             "cutaway.stats*",
             "cutaway.syscall_names",
+            "cutaway.settings_reading",
             "cutaway.output_files",
             "cutaway.processes",
             "cutaway.interrupts",

@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 
 from cutaway.compare import analyze
-from cutaway.model import PROCESS_METRICS, Analysis, ProbeSpec, Run, RunStatus, SpansSpec, Spec
+from cutaway.model import PROCESS_METRICS, Analysis, ProbeSpec, Run, RunStatus, Spec
 from cutaway.model import Variant as SpecVariant
 from cutaway.probes.phase_tables import phase_data
 from cutaway.probes.span_model import Edge, Span, SpanEvent, nest
 from cutaway.probes.spans.result import phases_result
+from cutaway.probes.spans.settings import SpansSpec, with_spans
 from cutaway.report import FORMATS
 from cutaway.store import Store
 
@@ -66,7 +67,7 @@ def _analysis(tmp_path: Path, source: str) -> Analysis:
         baseline="base",
         rounds=ROUNDS,
         warmup_rounds=0,
-        probes=ProbeSpec(spans=SpansSpec()),
+        probes=with_spans(ProbeSpec(), SpansSpec()),
     )
     store = Store(tmp_path / "db")
     experiment_id = store.create_experiment(spec, {}, None, "test")

@@ -13,15 +13,12 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "cutaway"
 REGISTRY = "cutaway.probes.registry"
 
 # Probes still imported outside their package, with the modules that import them (besides the
-# registry). What more than one probe stores or uses is outside every probe, in the probes
+# registry): none. What more than one probe stores or uses is outside every probe, in the probes
 # layer: the stacks of the profile and instructions probes (cutaway.probes.stacks), the call
 # interposer's files (cutaway.probes.interposer) and the timed calls of the calls and syscalls
 # probes (cutaway.probes.timed_calls), the spans and phase tables of the spans and uprobes
 # probes (cutaway.probes.span_model, cutaway.probes.phase_tables).
-NOT_YET_MOVED: dict[str, set[str]] = {
-    # The calls probe's option names (spec).
-    "calls": {"cutaway.spec.probes"},
-}
+NOT_YET_MOVED: dict[str, set[str]] = {}
 
 
 def _probes() -> list[str]:
@@ -79,4 +76,4 @@ def test_a_moved_probe_is_imported_by_no_module_outside_its_package() -> None:
 
 def test_the_moved_probes_are_the_ones_said() -> None:
     moved = [probe for probe in _probes() if probe not in NOT_YET_MOVED]
-    assert moved == ["instructions", "load", "profile", "spans", "syscalls", "uprobes"]
+    assert moved == ["calls", "instructions", "load", "profile", "spans", "syscalls", "uprobes"]

@@ -12,6 +12,7 @@ import pytest
 
 from cutaway.model import LoadSpec, ProbeSpec, Spec, Variant
 from cutaway.probes import core, registry
+from cutaway.probes.calls.settings import with_calls
 from cutaway.probes.core import NoPluginsProvided
 
 
@@ -55,7 +56,7 @@ def test_the_runner_builds_the_selected_probes_from_what_was_provided(
         name="p",
         variants=(Variant("v", ("true",)),),
         baseline="v",
-        probes=ProbeSpec(calls=("getpwnam",)),
+        probes=with_calls(ProbeSpec(), ("getpwnam",)),
     )
     monkeypatch.setattr(core, "_source", None)
     with pytest.raises(NoPluginsProvided):

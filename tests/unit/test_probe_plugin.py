@@ -1,32 +1,39 @@
 """A probe is one package plus one registry line: a toy probe, defined here and registered the
 way cutaway.probes.registry lists the real ones, reaches the analysis (compare.analyze, over a
-real store) and every report format, with no change to the core."""
+real store) and every report format, with no change to the core; and a toy probe with its own
+key of the experiment file's [probes] and its own `cutaway run` flag gets its settings read,
+checked, stored and handed to its capture side and its analysis, with no change to the core."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
+from cutaway.cli.parser import build_parser, parse_arguments
+from cutaway.cli.run_spec import spec_from_args
 from cutaway.compare import analyze
 from cutaway.model import (
     PROCESS_METRICS,
     Analysis,
     Caution,
     ProbeResult,
+    ProbeSpec,
     Run,
     RunStatus,
     Spec,
     Variant,
 )
-from cutaway.probes import registry
+from cutaway.probes import core, registry
+from cutaway.probes.base import Attachment, Overhead
 from cutaway.probes.plugin import (
     CsvFormat,
     FlameGraphDocument,
@@ -49,6 +56,8 @@ from cutaway.report.sections import (
     Row,
     Table,
 )
+from cutaway.settings_reading import KeyPath, expected
+from cutaway.spec import SpecError, load_spec
 from cutaway.store import Store
 
 # Data from a measured program: every format must show it as text, escaped.
@@ -255,3 +264,183 @@ def test_a_json_part_may_follow_another_probes_part(
     assert keys[-2:] == ["load", "results"] and keys.index("attribution_curve") + 1 == keys.index(
         "load"
     )
+
+
+# -- a toy probe with its own settings: a key of [probes] and a flag of `cutaway run`
+
+GREETING_KEY = "greeting"
+
+
+@dataclass(frozen=True)
+class GreetingSettings:
+    """The toy probe's settings, a type of its own package (here, of this test)."""
+
+    words: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"words": list(self.words)}
+
+
+def greeting_settings(probes: ProbeSpec) -> GreetingSettings | None:
+    """The toy probe's typed accessor: its settings as the spec or the store has them."""
+    stored = probes.setting(GREETING_KEY)
+    if not isinstance(stored, Mapping):
+        return None
+    words = stored["words"]
+    assert isinstance(words, list)
+    return GreetingSettings(tuple(str(word) for word in words))
+
+
+def _words(value: object, key_path: KeyPath) -> tuple[str, ...]:
+    words = value.split(",") if isinstance(value, str) else value
+    if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+        raise expected("a non-empty list of words", value, key_path)
+    return tuple(words)
+
+
+@dataclass(frozen=True)
+class GreetingResult(ProbeResult):
+    probe: ClassVar[str] = "greeting"
+    words: tuple[str, ...]
+
+
+class GreetingCapture:
+    """The capture side the runner would attach: it holds the settings it was given."""
+
+    name = "greeting"
+    own_runs = False
+
+    def __init__(self, settings: GreetingSettings) -> None:
+        self.settings = settings
+
+    def check(self) -> str:
+        return "toy"
+
+    def overhead(self) -> Overhead:
+        return Overhead()
+
+    def check_program(self, program: str) -> str | None:
+        return None
+
+    def before_run(self, environment: Mapping[str, str]) -> Attachment:
+        return Attachment()
+
+    def after_run(self) -> list[object]:
+        return []
+
+    def run_metrics(self) -> Mapping[str, float]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+class GreetingPlugin(ProbePlugin):
+    name = "greeting"
+    settings_keys = (GREETING_KEY,)
+    options = ("--greeting",)
+
+    def read_settings(
+        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
+    ) -> ProbeSpec:
+        words = _words(table[GREETING_KEY], (*key_path, GREETING_KEY))
+        return probes.with_setting(GREETING_KEY, GreetingSettings(words).to_dict())
+
+    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
+        earlier = greeting_settings(probes)
+        words = (*(earlier.words if earlier else ()), *_words(value, (option,)))
+        return probes.with_setting(GREETING_KEY, GreetingSettings(words).to_dict())
+
+    def add_arguments(self, run: argparse.ArgumentParser) -> None:
+        run.add_argument("--greeting", metavar="W,X", help="toy probe: words to greet with")
+
+    def option_values(self, args: argparse.Namespace) -> dict[str, object]:
+        return {"--greeting": args.greeting}
+
+    def selected(self, spec: Spec) -> bool:
+        return greeting_settings(spec.probes) is not None
+
+    def capture(self, spec: ProbeSpec) -> GreetingCapture:  # type: ignore[override]
+        settings = greeting_settings(spec)
+        assert settings is not None
+        return GreetingCapture(settings)
+
+    def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
+        settings = greeting_settings(stored.spec.probes)
+        assert settings is not None
+        return GreetingResult(settings.words), []
+
+    def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
+        result = analysis.result(GreetingResult)
+        return {"greeting": [] if result is None else list(result.words)}
+
+
+GREETING_FILE = """name = "greeting"
+rounds = 3
+warmup_rounds = 0
+
+[[variants]]
+name = "plain"
+command = "true"
+
+[[variants]]
+name = "other"
+command = "true"
+
+[probes]
+greeting = ["hello", "<b>"]
+"""
+
+
+@pytest.fixture
+def greeting_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(registry, "PLUGINS", (*registry.PLUGINS, GreetingPlugin()))
+    yield
+
+
+def test_a_probes_own_key_and_flag_reach_its_capture_and_its_analysis(
+    tmp_path: Path, greeting_registered: None
+) -> None:
+    path = tmp_path / "greeting.toml"
+    path.write_text(GREETING_FILE)
+    spec = spec_from_args(parse_arguments(["run", str(path), "--greeting", "world"]))
+    assert greeting_settings(spec.probes) == GreetingSettings(("hello", "<b>", "world"))
+
+    probes = core.build_probes(spec)
+    assert len(probes) == 1 and isinstance(probes[0], GreetingCapture)
+    assert probes[0].settings == GreetingSettings(("hello", "<b>", "world"))
+
+    store = Store(tmp_path / "db")
+    experiment_id = store.create_experiment(spec, {}, None, "test")
+    for round_index in range(3):
+        for position, name in enumerate(("plain", "other")):
+            metrics = {m.name: 0.01 * (1 + position + round_index) for m in PROCESS_METRICS}
+            store.add_run(
+                experiment_id, Run(name, round_index, position, RunStatus.OK, 0, None, metrics, 0.0)
+            )
+    store.finish_experiment(experiment_id, "complete", None)
+    assert store.experiment(experiment_id).spec.probes == spec.probes  # stored as it was read
+    analysis = analyze(store, experiment_id, resamples=200)
+    assert analysis.result(GreetingResult) == GreetingResult(("hello", "<b>", "world"))
+    assert json.loads(FORMATS["json"].render(analysis))["greeting"] == ["hello", "<b>", "world"]
+
+
+def test_a_probes_bad_key_is_named_with_its_file_and_line(
+    tmp_path: Path, greeting_registered: None
+) -> None:
+    path = tmp_path / "greeting.toml"
+    path.write_text(GREETING_FILE.replace('["hello", "<b>"]', "3"))
+    with pytest.raises(SpecError) as error:
+        load_spec(str(path))
+    assert (
+        str(error.value)
+        == f"{path}:14: probes.greeting: expected a non-empty list of words, found 3"
+    )
+
+
+def test_an_unregistered_probe_has_no_key_and_no_flag(tmp_path: Path) -> None:
+    path = tmp_path / "greeting.toml"
+    path.write_text(GREETING_FILE)
+    with pytest.raises(SpecError, match="unknown probe setting"):
+        load_spec(str(path))
+    assert "--greeting" not in build_parser("run").format_help()

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from cutaway.model import PhaseRule, ProbeSpec, Spec
+from cutaway.model import ProbeSpec, Spec
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import analyse_profiles, phase_weights
+from cutaway.probes.profile.settings import PhaseRule, profile_settings
 from cutaway.spec import SpecError, parse_spec
 
 REGEX = PhaseRule("regex", "re_search_internal|regexec")
@@ -64,8 +65,8 @@ HEAD = 'name = "p"\ncommand = "true"\n[probes.profile]\nphases = [\n'
 def test_rules_are_read_in_file_order_and_stored_back() -> None:
     spec = parse_spec(HEAD + '  { name = "regex", frames = "regexec" },\n  { name = "parse", '
                       'frames = "^parse" },\n]\n')  # fmt: skip
-    assert spec.probes.profile is not None
-    assert spec.probes.profile.phases == (
+    assert profile_settings(spec.probes) is not None
+    assert profile_settings(spec.probes).phases == (
         PhaseRule("regex", "regexec"),
         PhaseRule("parse", "^parse"),
     )

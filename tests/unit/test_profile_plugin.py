@@ -12,9 +12,10 @@ import pytest
 from cutaway.attribution.result import attribution_of
 from cutaway.compare import analyze, compare_experiments
 from cutaway.gate.where import write_flame_graphs
-from cutaway.model import ProbeSpec, ProfileSpec, Run, RunData, RunStatus, Spec, Variant
+from cutaway.model import ProbeSpec, Run, RunData, RunStatus, Spec, Variant
 from cutaway.probes.profile import records
 from cutaway.probes.profile.result import ProfileResult, profile_of
+from cutaway.probes.profile.settings import ProfileSpec, with_profile
 from cutaway.store import Store
 
 
@@ -24,7 +25,7 @@ def _experiment(store: Store, label: str) -> int:
         name="p",
         variants=(Variant("fast", ("true",)), Variant("slow", ("true",))),
         baseline="fast",
-        probes=ProbeSpec(profile=ProfileSpec()),
+        probes=with_profile(ProbeSpec(), ProfileSpec()),
     )
     experiment = store.create_experiment(spec, {}, label, "test")
     for round_index in range(3):

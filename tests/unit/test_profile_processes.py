@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from cutaway.model import ProfileSpec
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import only_processes
+from cutaway.probes.profile.settings import ProfileSpec, profile_settings
 from cutaway.spec import SpecError, parse_spec
 from cutaway.store.stored_spec import spec_from_json
 
@@ -18,11 +18,12 @@ HEAD = 'name = "p"\ncommand = "true"\n[probes]\n'
 
 def test_processes_are_read_stored_and_read_back() -> None:
     spec = parse_spec(HEAD + 'profile = { system_wide = true, processes = ["caddy", "my app"] }\n')
-    assert spec.probes.profile == ProfileSpec(system_wide=True, processes=("caddy", "my_app"))
-    assert (
-        spec_from_json(json.loads(json.dumps(spec.to_dict())), None).probes.profile
-        == spec.probes.profile
+    assert profile_settings(spec.probes) == ProfileSpec(
+        system_wide=True, processes=("caddy", "my_app")
     )
+    assert profile_settings(
+        spec_from_json(json.loads(json.dumps(spec.to_dict())), None).probes
+    ) == profile_settings(spec.probes)
     assert "processes" not in ProfileSpec().to_dict()  # specs stored before it read the same
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cutaway.model import ProbeSpec, ProfileSpec, Run, RunData, RunStatus, Spec, Variant
+from cutaway.model import ProbeSpec, Run, RunData, RunStatus, Spec, Variant
+from cutaway.probes.profile.settings import ProfileSpec, profile_settings
 from cutaway.spec import SpecError, parse_spec
 from cutaway.spec.overrides import apply_overrides
 from cutaway.store import LATEST_VERSION, Store
@@ -19,13 +20,13 @@ HEAD = 'name = "p"\ncommand = "true"\n[probes]\n'
 
 
 def test_profile_true_takes_the_defaults_and_a_table_sets_each_key() -> None:
-    assert parse_spec(HEAD + "profile = true\n").probes.profile == ProfileSpec()
-    assert parse_spec(HEAD + "profile = false\n").probes.profile is None
+    assert profile_settings(parse_spec(HEAD + "profile = true\n").probes) == ProfileSpec()
+    assert profile_settings(parse_spec(HEAD + "profile = false\n").probes) is None
     spec = parse_spec(
         HEAD + 'profile = { frequency = "4999Hz", system_wide = true, call_graph = "dwarf",'
         " off_cpu = false, kernel = false }\n"
     )
-    assert spec.probes.profile == ProfileSpec(4999, True, "dwarf", False, False)
+    assert profile_settings(spec.probes) == ProfileSpec(4999, True, "dwarf", False, False)
     assert ProbeSpec.from_dict(spec.probes.to_dict()) == spec.probes  # stored and read back
 
 
@@ -47,21 +48,24 @@ def test_bad_profile_settings_name_the_key(setting: str, message: str) -> None:
 
 def test_quick_mode_options_turn_the_probe_on_over_the_file_settings() -> None:
     spec = parse_spec(HEAD + "profile = { frequency = 99 }\n")
-    assert apply_overrides(spec, {"--profile": {}}).probes.profile == ProfileSpec(99)
+    assert profile_settings(apply_overrides(spec, {"--profile": {}}).probes) == ProfileSpec(99)
     changed = apply_overrides(
         spec, {"--profile": {"--system-wide": True, "--profile-call-graph": "dwarf"}}
     )
-    assert changed.probes.profile == ProfileSpec(99, True, "dwarf")
+    assert profile_settings(changed.probes) == ProfileSpec(99, True, "dwarf")
     with pytest.raises(SpecError, match="--profile-frequency"):
         apply_overrides(spec, {"--profile": {"--profile-frequency": "fast"}})
 
 
 def test_dwarf_can_be_insisted_on_in_the_file_and_on_the_command_line() -> None:
     spec = parse_spec(HEAD + 'profile = { call_graph = "dwarf!" }\n')
-    assert spec.probes.profile is not None and spec.probes.profile.call_graph == "dwarf!"
+    assert (
+        profile_settings(spec.probes) is not None
+        and profile_settings(spec.probes).call_graph == "dwarf!"
+    )
     assert ProbeSpec.from_dict(spec.probes.to_dict()) == spec.probes
     changed = apply_overrides(parse_spec(HEAD), {"--profile": {"--profile-call-graph": "dwarf!"}})
-    assert changed.probes.profile == ProfileSpec(call_graph="dwarf!")
+    assert profile_settings(changed.probes) == ProfileSpec(call_graph="dwarf!")
 
 
 def _run(variant: str, round_index: int, purpose: str = "timed", wall: float = 1.0) -> Run:
@@ -133,3 +137,27 @@ def test_version_5_runs_keep_their_measurements_and_data_through_the_rebuild(
     with Store(path) as store:  # foreign keys are on again after the migration: cascades work
         store.add_run(1, _run("a", 0))  # replacing the timed run drops its old data
         assert store.run_data(1, "calls") == []
+
+
+def test_the_profile_settings_are_stored_as_before_and_checked_when_read_back() -> None:
+    """The profile probe keeps its settings in its package: an experiment stored before reads
+    back to the same settings, and a value cutaway never stores is named when read."""
+    from cutaway.probes.profile.settings import PhaseRule
+
+    stored = {
+        "frequency_hz": 4999,
+        "system_wide": True,
+        "call_graph": "dwarf",
+        "off_cpu": False,
+        "kernel": False,
+        "phases": [{"name": "parse", "frames": "^parse"}],
+        "processes": ["caddy"],
+    }
+    probes = ProbeSpec.from_dict({"calls": [], "calls_thread_cpu": False, "profile": stored})
+    assert profile_settings(probes) == ProfileSpec(
+        4999, True, "dwarf", False, False, (PhaseRule("parse", "^parse"),), ("caddy",)
+    )
+    assert probes.to_dict()["profile"] == stored
+    damaged = ProbeSpec.from_dict({"profile": {**stored, "phases": [{"name": "x", "frames": "("}]}})
+    with pytest.raises(ValueError, match=r"probes\.profile\.phases\[0\]\.frames"):
+        profile_settings(damaged)

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from cutaway.compare import analyze
-from cutaway.model import ProbeSpec, ProfileSpec, Run, RunData, RunStatus, Spec, Variant
+from cutaway.model import ProbeSpec, Run, RunData, RunStatus, Spec, Variant
 from cutaway.probes.profile import records
 from cutaway.probes.profile.analysis import only_under
 from cutaway.probes.profile.result import profile_of
+from cutaway.probes.profile.settings import ProfileSpec, profile_settings, with_profile
 from cutaway.spec import SpecError, parse_spec
 from cutaway.store import Store
 from cutaway.store.stored_spec import spec_from_json
@@ -24,11 +25,10 @@ FSYNC = "sendmail;fsync;entry_SYSCALL_64_[k];__x64_sys_fsync_[k];do_fsync_[k]"
 
 def test_under_is_read_stored_and_read_back() -> None:
     spec = parse_spec(HEAD + 'profile = { under = ["do_fsync", " do_renameat2 ", "do_fsync"] }\n')
-    assert spec.probes.profile == ProfileSpec(under=("do_fsync", "do_renameat2"))
-    assert (
-        spec_from_json(json.loads(json.dumps(spec.to_dict())), None).probes.profile
-        == spec.probes.profile
-    )
+    assert profile_settings(spec.probes) == ProfileSpec(under=("do_fsync", "do_renameat2"))
+    assert profile_settings(
+        spec_from_json(json.loads(json.dumps(spec.to_dict())), None).probes
+    ) == profile_settings(spec.probes)
     assert "under" not in ProfileSpec().to_dict()  # specs stored before it read the same
 
 
@@ -79,7 +79,7 @@ def _store(path: Path, under: tuple[str, ...]) -> tuple[Store, int]:
         name="s",
         variants=(Variant("fast", ("true",)), Variant("slow", ("true",))),
         baseline="fast",
-        probes=ProbeSpec(profile=ProfileSpec(under=under)),
+        probes=with_profile(ProbeSpec(), ProfileSpec(under=under)),
     )
     store = Store(path)
     experiment = store.create_experiment(spec, {}, None, "t")

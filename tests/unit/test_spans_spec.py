@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from cutaway.model import ProbeSpec, SpansSpec, Spec, Variant
+from cutaway.model import ProbeSpec, Spec, Variant
 from cutaway.probes.core import build_probes
+from cutaway.probes.spans.settings import SpansSpec, spans_settings, with_spans
 from cutaway.spec import SpecError, parse_spec
 from cutaway.spec.overrides import apply_overrides
 
@@ -14,10 +15,10 @@ HEAD = 'name = "p"\ncommand = "true"\n[probes]\n'
 
 
 def test_spans_true_false_or_a_table() -> None:
-    assert parse_spec(HEAD + "spans = true\n").probes.spans == SpansSpec()
-    assert parse_spec(HEAD + "spans = false\n").probes.spans is None
+    assert spans_settings(parse_spec(HEAD + "spans = true\n").probes) == SpansSpec()
+    assert spans_settings(parse_spec(HEAD + "spans = false\n").probes) is None
     spec = parse_spec(HEAD + 'spans = { otlp_file = "/tmp/traces.jsonl" }\n')
-    assert spec.probes.spans == SpansSpec(otlp_file="/tmp/traces.jsonl")
+    assert spans_settings(spec.probes) == SpansSpec(otlp_file="/tmp/traces.jsonl")
     assert ProbeSpec.from_dict(spec.probes.to_dict()) == spec.probes  # stored and read back
 
 
@@ -37,9 +38,9 @@ def test_a_bad_setting_names_the_key_and_line(text: str, message: str) -> None:
 
 def test_quick_mode_turns_spans_on_and_keeps_the_file_settings() -> None:
     off = parse_spec(HEAD + "instructions = false\n")
-    assert apply_overrides(off, {"--spans": True}).probes.spans == SpansSpec()
+    assert spans_settings(apply_overrides(off, {"--spans": True}).probes) == SpansSpec()
     on = parse_spec(HEAD + 'spans = { otlp_file = "x.jsonl" }\n')
-    assert apply_overrides(on, {"--spans": True}).probes.spans == SpansSpec("x.jsonl")
+    assert spans_settings(apply_overrides(on, {"--spans": True}).probes) == SpansSpec("x.jsonl")
 
 
 def test_the_registry_builds_the_spans_probe() -> None:
@@ -47,7 +48,7 @@ def test_the_registry_builds_the_spans_probe() -> None:
         name="p",
         variants=(Variant("v", ("true",)),),
         baseline="v",
-        probes=ProbeSpec(spans=SpansSpec()),
+        probes=with_spans(ProbeSpec(), SpansSpec()),
     )
     (probe,) = build_probes(spec)
     try:

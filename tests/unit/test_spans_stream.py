@@ -314,9 +314,9 @@ def test_streamed_otlp_lets_the_oldest_traces_go_and_keeps_their_sums(
 def test_the_probe_counts_every_unbalanced_span_beyond_those_it_keeps(tmp_path: Path) -> None:
     """Each thread keeps KEPT_PROBLEMS unbalanced spans in words: the run's problems still
     count all of them, as when every one was kept."""
-    from cutaway.model import SpansSpec
     from cutaway.probes.phase_tables import MAX_PROBLEMS, PROBLEMS_KIND
     from cutaway.probes.spans.capture import SpansProbe
+    from cutaway.probes.spans.settings import SpansSpec
 
     program = "from cutaway import spans\nfor _ in range(500):\n    spans.end('stray')\n"
     probe = SpansProbe(SpansSpec())

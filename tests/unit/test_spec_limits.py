@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from cutaway.probes.syscalls.settings import read_syscall_names
 from cutaway.spec import SpecError, limits, parse_spec
 from cutaway.spec.errors import describe
 from cutaway.spec.overrides import apply_overrides
-from cutaway.spec.probes import read_syscall_names
 from cutaway.visible import display
 
 ROOT = Path(__file__).resolve().parents[2]

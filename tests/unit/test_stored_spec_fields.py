@@ -7,7 +7,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from cutaway.model import LoadSpec, PhaseRule, ProbeSpec, ProfileSpec, SpansSpec, Spec, Variant
+from cutaway.model import LoadSpec, ProbeSpec, Spec, Variant
+from cutaway.probes.calls.settings import with_calls
+from cutaway.probes.profile.settings import PhaseRule, ProfileSpec, with_profile
+from cutaway.probes.spans.settings import SpansSpec, with_spans
+from cutaway.probes.syscalls.settings import with_syscalls
 from cutaway.store import Store
 
 
@@ -16,18 +20,20 @@ def test_a_spec_with_every_setting_comes_back_whole(tmp_path: Path) -> None:
         name="all",
         variants=(Variant("a", ("true",)), Variant("b", ("true",))),
         baseline="a",
-        probes=ProbeSpec(
-            calls=("getpwnam",),
-            calls_thread_cpu=True,
-            syscalls=("openat",),
-            profile=ProfileSpec(
-                frequency_hz=99,
-                system_wide=True,
-                call_graph="dwarf",
-                phases=(PhaseRule("parse", "^parse"), PhaseRule("regex", "re_search|regexec")),
+        probes=with_spans(
+            with_profile(
+                with_syscalls(
+                    with_calls(ProbeSpec(instructions=True), ("getpwnam",), thread_cpu=True),
+                    ("openat",),
+                ),
+                ProfileSpec(
+                    frequency_hz=99,
+                    system_wide=True,
+                    call_graph="dwarf",
+                    phases=(PhaseRule("parse", "^parse"), PhaseRule("regex", "re_search|regexec")),
+                ),
             ),
-            instructions=True,
-            spans=SpansSpec(otlp_file="/var/log/otel/traces.jsonl"),
+            SpansSpec(otlp_file="/var/log/otel/traces.jsonl"),
         ),
         ignore_failure=True,
         keep_leftovers=True,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cutaway.model import UprobeTarget
 from cutaway.probes.base import ProbeError
 from cutaway.probes.uprobes.elf import NotElf, function_symbols
+from cutaway.probes.uprobes.settings import UprobeTarget
 from cutaway.probes.uprobes.targets import (
     ResolvedTarget,
     check_names,

@@ -294,13 +294,16 @@ def measured_metrics(spec: Spec) -> dict[str, tuple[str, str]]:
     neither, such a profile is reconciled with its own total (as off-CPU time always is). So is
     one narrowed to the stacks ``under`` some functions: ``cpu`` counts every stack of the
     command's."""
-    profile = spec.probes.profile
-    if profile is not None and profile.under:
+    # The profile probe's settings as stored (cutaway.probes.profile.settings.ProfileSpec's
+    # to_dict): the attribution reads three keys and imports no probe.
+    stored = spec.probes.setting("profile")
+    profile: Mapping[str, object] = stored if isinstance(stored, Mapping) else {}
+    if profile.get("under"):
         return {what: found for what, found in MEASURED.items() if what != stacks.ON_CPU}
-    if profile is None or not profile.system_wide:
+    if not profile.get("system_wide"):
         return dict(MEASURED)
     chosen = {what: found for what, found in MEASURED.items() if what != stacks.ON_CPU}
-    if profile.processes and spec.load is not None and spec.load.server_metrics:
+    if profile.get("processes") and spec.load is not None and spec.load.server_metrics:
         chosen[stacks.ON_CPU] = (SERVER_CPU_METRIC, "timed")
     return chosen
 

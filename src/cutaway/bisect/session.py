@@ -49,7 +49,6 @@ from cutaway.model import (
     HIGHER_IS_BETTER,
     METRICS_BY_NAME,
     ProbeSpec,
-    ProfileSpec,
     Spec,
     Variant,
 )
@@ -57,6 +56,7 @@ from cutaway.report.units import format_change, format_change_interval
 from cutaway.runner.errors import RunnerError
 from cutaway.runner.hooks import TIMED_OUT, run_in_group
 from cutaway.runner.runner import run_experiment
+from cutaway.spec.probes import read_probe_option
 from cutaway.store import Store
 
 BAD, GOOD, SKIPPED, UNSETTLED = "bad", "good", "skipped", "unsettled"
@@ -547,7 +547,7 @@ def _explain(
             timeout_seconds=settings.timeout_seconds,
             max_time_seconds=settings.max_time_seconds,
             seed=settings.seed,
-            probes=ProbeSpec(profile=ProfileSpec()),
+            probes=read_probe_option("--profile", {}, ProbeSpec()),  # the profile's defaults
         )
         try:
             outcome = run_experiment(

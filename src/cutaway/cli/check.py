@@ -211,8 +211,8 @@ def _profiled_experiment(
     import time
 
     from cutaway.environment import capture_environment
-    from cutaway.model import ProfileSpec
     from cutaway.runner.runner import RunnerError, run_experiment
+    from cutaway.spec.probes import read_probe_option
 
     remaining = None
     if spec.max_time_seconds is not None:
@@ -226,7 +226,8 @@ def _profiled_experiment(
         warmup_rounds=0,
         until_width=None,
         max_time_seconds=remaining,
-        probes=dataclasses.replace(spec.probes, profile=spec.probes.profile or ProfileSpec()),
+        # --profile: the file's profile settings, or the defaults (the profile probe reads it)
+        probes=read_probe_option("--profile", {}, spec.probes),
     )
     if not args.quiet:
         print(f"check: profiling {EXPLAIN_ROUNDS} rounds to say where the difference went")

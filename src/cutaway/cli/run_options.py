@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from cutaway.cli.numbers import integer
 from cutaway.cli.options import add_output_options
 from cutaway.cli.run_spec import HOOK_OPTIONS
+from cutaway.probes.registry import plugins
 
 HOOK_SHORT_OPTIONS = {"setup": ("-s",), "prepare": ("-p",), "conclude": ("-C",)}
 
@@ -172,12 +173,6 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
     run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
     run.add_argument("--seed", type=integer, help="seed for round orders and the bootstrap")
-    run.add_argument(
-        "--calls",
-        metavar="F,G",
-        help="time every call of these libc functions, "
-        "e.g. getpwnam,getservbyname (the calls probe; adds to an experiment file's)",
-    )
     run.add_argument("--label", help="a label stored with the experiment, e.g. a version")
     run.add_argument(
         "--version-from",
@@ -200,72 +195,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         metavar="EXPERIMENT",
         help="continue an interrupted experiment (default: the newest one)",
     )
-    run.add_argument(
-        "--syscalls",
-        metavar="S,T",
-        help="time every call of these system calls "
-        "with strace, e.g. fsync,openat (the syscalls probe; adds to an experiment file's)",
-    )
-    run.add_argument(
-        "--uprobes",
-        action="append",
-        metavar="BINARY:F,G",
-        help="time every call of these functions of an unmodified binary with uprobes (root, "
-        "bpftrace), as nested phases, and count them, e.g. "
-        "/usr/sbin/slapd:do_search,test_filter; repeat for more binaries (a function in two "
-        "binaries is one phase: two builds compare); adds to an experiment file's (the uprobes "
-        "probe)",
-    )
-    # -- the profile probe (cutaway.probes.profile; docs/experiment-file.md, [probes] profile)
-    run.add_argument(
-        "--profile",
-        action="store_true",
-        help="also sample stacks with perf (on- and off-CPU), in profiled runs of each variant "
-        "separate from the timed runs (the profile probe)",
-    )
-    run.add_argument(
-        "--profile-frequency",
-        metavar="HZ",
-        help="samples per second of --profile (default 999)",
-    )
-    run.add_argument(
-        "--profile-call-graph",
-        choices=("fp", "dwarf", "dwarf!"),
-        help="how --profile unwinds stacks: frame pointers (default) or DWARF; DWARF falls back "
-        "to frame pointers when it costs more than 10 %% of a CPU-bound program's CPU time, "
-        "dwarf! keeps it whatever it costs",
-    )
-    run.add_argument(
-        "--system-wide",
-        "-a",
-        action="store_true",
-        default=None,
-        help="--profile samples the whole system, not only the workload's processes",
-    )
-    run.add_argument(
-        "--no-off-cpu",
-        action="store_true",
-        default=None,
-        help="--profile samples on-CPU stacks only (no scheduler tracepoint)",
-    )
-    # -- the instructions probe (cutaway.probes.instructions; [probes] instructions)
-    run.add_argument(
-        "--instructions",
-        action="store_true",
-        default=None,
-        help="also count instructions with valgrind (callgrind), whole process and per "
-        "function, in runs of each variant separate from the timed runs: the metric "
-        "`instructions`, deterministic but not time (the instructions probe)",
-    )
-    # -- the spans probe (cutaway.probes.spans; [probes] spans)
-    run.add_argument(
-        "--spans",
-        action="store_true",
-        default=None,
-        help="also record named phases: spans from cutaway's span SDK (C span.h, Python "
-        "cutaway.spans) and OpenTelemetry JSON written to $CUTAWAY_OTLP_FILE, shown as a "
-        "dissection per phase (the spans probe)",
-    )
+    # -- the probes' flags, each probe's own (its plugin's add_arguments; docs/cli.md)
+    for plugin in plugins():
+        plugin.add_arguments(run)
     # -- declared metrics (cutaway.spec.metrics; docs/experiment-file.md, [[metrics]])
     run.add_argument(
         "--metric",

@@ -110,13 +110,8 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             # An experiment file without a seed got a fresh one when it was read.
             "--seed": args.seed if args.seed is not None or args.file else fresh_seed(),
             "--baseline": args.baseline,
-            "--calls": args.calls,
-            "--syscalls": args.syscalls,
-            "--uprobes": args.uprobes,
             "--no-probes": args.no_probes or None,
-            "--profile": _profile_options(args),
-            "--instructions": args.instructions,
-            "--spans": args.spans,
+            **_probe_options(args),
             "--metric": args.metric or None,
             "--metric-regex": args.metric_regex or None,
             "--ignore-failure": args.ignore_failure or None,
@@ -153,17 +148,15 @@ def _quick_load_spec(args: argparse.Namespace) -> Spec:
     )
 
 
-def _profile_options(args: argparse.Namespace) -> dict[str, object] | None:
-    """The --profile-* options given ({} for --profile alone); None when none was: any of
-    them turns the profile probe on."""
-    options: dict[str, object] = {
-        "--profile-frequency": args.profile_frequency,
-        "--profile-call-graph": args.profile_call_graph,
-        "--system-wide": args.system_wide,
-        "--no-off-cpu": args.no_off_cpu,
+def _probe_options(args: argparse.Namespace) -> dict[str, object]:
+    """Every probe's flags as the options apply_overrides hands to it, in the probes' order."""
+    from cutaway.probes.registry import plugins
+
+    return {
+        option: value
+        for plugin in plugins()
+        for option, value in plugin.option_values(args).items()
     }
-    given = {option: value for option, value in options.items() if value is not None}
-    return given if args.profile or given else None
 
 
 def _parameters(args: argparse.Namespace) -> list[Parameter]:

@@ -1,13 +1,15 @@
-"""The part of the probes' plugin interface the core reads: the runner attaches the selected
-probes' capture sides (and lets the one that owns the measured phase run it), the analysis
-(compare, history) runs their analyses, knowing none by name.
+"""The part of the probes' plugin interface the core reads: the experiment file's reader
+(cutaway.spec) asks each probe to read its keys of [probes] and its command-line options, the
+runner attaches the selected probes' capture sides (and lets the one that owns the measured
+phase run it), the analysis (compare, history) runs their analyses, knowing none by name.
 
 It sits low (it imports the model and the probe capture interface only) so that the runner and
 the analysis never import upward: a plugin joins its probe's report sections and figures too,
 so the plugins and their registry (cutaway.probes.plugin, cutaway.probes.registry) sit with the
 report. The layers above hand the plugins down with :func:`provide`: cutaway.api does when it
 is imported, and so the command line, which imports it; the registry itself is imported only
-when the core first asks. Using cutaway.compare or cutaway.runner without cutaway.api, call
+when the core first asks. Using cutaway.spec, cutaway.compare or cutaway.runner without
+cutaway.api, call
 ``cutaway.api.use_registered_probes()`` first (or :func:`provide` with plugins of your own).
 
 Here too the plugin interface's data types the core makes (:class:`StoredExperiment`,
@@ -16,13 +18,14 @@ Here too the plugin interface's data types the core makes (:class:`StoredExperim
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from cutaway.model import Caution, Metric, ProbeResult, ProbeSpec, Spec
     from cutaway.probes.base import MeasuredPhase, Probe
+    from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
 
 # Kinds of records that more than one probe stores, in one format, for one analysis: the calls
@@ -69,6 +72,14 @@ class CorePlugin(Protocol):
     record_kinds: tuple[str, ...]
     analyzed_records: tuple[str, ...]
     recorded_event: str
+    settings_keys: tuple[str, ...]
+    options: tuple[str, ...]
+
+    def read_settings(
+        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
+    ) -> ProbeSpec: ...
+
+    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec: ...
 
     def selected(self, spec: Spec) -> bool: ...
 
@@ -107,7 +118,8 @@ def plugins() -> Sequence[CorePlugin]:
     if _source is None:
         raise NoPluginsProvided(
             "no probe plugins were provided to cutaway's core: import cutaway.api (or call "
-            "cutaway.api.use_registered_probes()) before using cutaway.compare or cutaway.runner"
+            "cutaway.api.use_registered_probes()) before using cutaway.spec, cutaway.compare or "
+            "cutaway.runner"
         )
     return _source()
 

@@ -7,6 +7,14 @@ core (runner, compare, report in every format) asks every registered plugin in t
 order, knowing none by name (the runner and the analysis through cutaway.probes.core, which the
 layers above hand the registry's plugins):
 
+- ``settings_keys`` and ``read_settings(table, key_path, probes)``: its keys of the experiment
+  file's [probes] table, and their reader, which fills its settings into the
+  :class:`~cutaway.model.ProbeSpec` (cutaway.spec knows the table's keys from these alone);
+  a bad value raises :class:`~cutaway.settings_reading.SpecError` naming its key;
+- ``add_arguments(run)``, ``option_values(args)``, ``options`` and ``read_option(option,
+  value, probes)``: its flags of ``cutaway run`` (cutaway.cli adds every plugin's), their
+  values as named options, and their reader, which adds them to the file's settings
+  (cutaway.spec.apply_overrides hands each over);
 - ``selected(spec)``: whether the experiment file (the whole :class:`~cutaway.model.Spec`)
   asks for the probe;
 - ``record_kinds``: the kinds of records it stores that another probe's analysis reads
@@ -43,14 +51,18 @@ Every method has a default that adds nothing, so a plugin overrides only what it
 A plugin module imports nothing heavy at module level (the registry imports every plugin on
 start-up): the work is imported inside the methods.
 
-Not yet here: a probe's keys in the experiment file and on the command line are still parsed by
-cutaway.spec into fields of :class:`~cutaway.model.ProbeSpec` (and [load] into
-:class:`~cutaway.model.LoadSpec`).
+A probe keeps its settings in ``ProbeSpec.settings`` under its keys, in their stored form (a
+JSON value; none, false or empty: the probe off), and reads them back with an accessor of its
+own (``cutaway.probes.spans.settings.spans_settings``), its settings type in its package.
+
+Not yet here: the instructions probe's setting is still a field of
+:class:`~cutaway.model.ProbeSpec`, whose ``Spec.all_metrics`` adds its metric ([load] is still
+read by cutaway.spec into :class:`~cutaway.model.LoadSpec`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -64,8 +76,11 @@ from cutaway.probes.core import StoredExperiment as StoredExperiment
 from cutaway.probes.core import Tags as Tags
 
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
+
     from cutaway.probes.base import MeasuredPhase, Probe
     from cutaway.report.sections import Block, Figure, JsonValue, Line, Row
+    from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
 
 
@@ -209,6 +224,32 @@ class ProbePlugin:
     run_modes: tuple[RunMode, ...] = ()
     # What one unit of its measured overhead is (the report's header: "69 ns per recorded call").
     recorded_event: str = "call"
+    # Its keys of the experiment file's [probes] table, in the order they are read.
+    settings_keys: tuple[str, ...] = ()
+    # The `cutaway run` options that add to its settings (read_option), as apply_overrides
+    # names them.
+    options: tuple[str, ...] = ()
+
+    def read_settings(
+        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
+    ) -> ProbeSpec:
+        """``probes`` with this probe's keys of the [probes] table (those ``table`` has, at
+        ``key_path``) read into its settings; a bad value raises SpecError naming its key."""
+        return probes
+
+    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
+        """``probes`` with the command-line ``option`` (one of ``options``, given) added to
+        the file's settings; a bad value raises SpecError naming the option."""
+        return probes
+
+    def add_arguments(self, run: ArgumentParser) -> None:
+        """Add its flags to ``cutaway run``'s parser (the parser is built for each command as
+        it is asked for: import nothing heavy here)."""
+
+    def option_values(self, args: Namespace) -> dict[str, object]:
+        """Its ``options`` with their values from ``cutaway run``'s parsed flags, None for one
+        not given (cutaway.spec.apply_overrides hands the others to ``read_option``)."""
+        return {}
 
     def selected(self, spec: Spec) -> bool:
         """Whether the experiment asks for this probe."""

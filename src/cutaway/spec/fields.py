@@ -14,6 +14,8 @@ from typing import TypeVar
 
 from cutaway.model import OUTPUT_MODES
 from cutaway.output_files import output_path_problem, own_descriptor
+from cutaway.settings_reading import read_bool as read_bool
+from cutaway.settings_reading import read_integer as read_integer
 from cutaway.spec import limits
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 from cutaway.spec.units import parse_duration, parse_fraction
@@ -25,25 +27,6 @@ Reader = Callable[[object, KeyPath], T]
 def read_string(value: object, key_path: KeyPath) -> str:
     if not isinstance(value, str) or not value.strip():
         raise expected("a non-empty string", value, key_path)
-    return value
-
-
-def read_bool(value: object, key_path: KeyPath) -> bool:
-    if not isinstance(value, bool):
-        raise expected("true or false", value, key_path)
-    return value
-
-
-def read_integer(
-    value: object, key_path: KeyPath, minimum: int, maximum: int = limits.MAX_STORED_INTEGER
-) -> int:
-    """An integer from ``minimum`` to ``maximum`` (by default the largest a store holds):
-    every integer key and option is read here, so that none can reach a store's 64-bit columns
-    or a tool's argument out of range."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise expected(f"an integer >= {minimum}", value, key_path)
-    if value > maximum:
-        raise expected(f"an integer <= {maximum}", value, key_path)
     return value
 
 

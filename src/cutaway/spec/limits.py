@@ -6,8 +6,7 @@ them."""
 
 from __future__ import annotations
 
-# Largest integer a store's columns (SQLite INTEGER, PostgreSQL BIGINT) hold.
-MAX_STORED_INTEGER = 2**63 - 1
+from cutaway.settings_reading import MAX_STORED_INTEGER as MAX_STORED_INTEGER
 
 # Rounds: every round is at least one stored run per variant.
 MAX_ROUNDS = 1_000_000

@@ -8,19 +8,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from cutaway.model import ProbeSpec, ProfileSpec, SpansSpec, Spec
+from cutaway.model import ProbeSpec, Spec
 from cutaway.spec import fields
 from cutaway.spec.conditions import conditioned_baseline
 from cutaway.spec.errors import SpecError, describe
 from cutaway.spec.metrics import read_metric_options
-from cutaway.spec.probes import (
-    merged_targets,
-    read_call_graph,
-    read_call_names,
-    read_frequency,
-    read_syscall_names,
-    read_uprobe_options,
-)
+from cutaway.spec.probes import probe_options, read_probe_option
 
 # option -> (Spec field, reader)
 _READERS: Mapping[str, tuple[str, fields.Reader[object]]] = {
@@ -65,45 +58,6 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             if value:
                 changes["probes"] = ProbeSpec()
             continue
-        if option in ("--calls", "--syscalls"):
-            probes = changes.get("probes", spec.probes)
-            assert isinstance(probes, ProbeSpec)
-            # Probe options add to the file's probes (one rule for all of them).
-            if option == "--calls":
-                added = read_call_names(value, (option,))
-                probes = dataclasses.replace(probes, calls=_union(probes.calls, added))
-            else:
-                added = read_syscall_names(value, (option,))
-                probes = dataclasses.replace(probes, syscalls=_union(probes.syscalls, added))
-            changes["probes"] = probes
-            continue
-        if option == "--profile":  # {option: value} of the --profile-* options given
-            assert isinstance(value, Mapping)
-            probes = changes.get("probes", spec.probes)
-            assert isinstance(probes, ProbeSpec)
-            changes["probes"] = dataclasses.replace(
-                probes, profile=_profile_options(probes.profile or ProfileSpec(), value)
-            )
-            continue
-        if option == "--spans":
-            if value:
-                probes = changes.get("probes", spec.probes)
-                assert isinstance(probes, ProbeSpec)
-                changes["probes"] = dataclasses.replace(probes, spans=probes.spans or SpansSpec())
-            continue
-        if option == "--uprobes":
-            assert isinstance(value, list | tuple)
-            probes = changes.get("probes", spec.probes)
-            assert isinstance(probes, ProbeSpec)
-            targets = merged_targets(probes.uprobes, read_uprobe_options(value, (option,)))
-            changes["probes"] = dataclasses.replace(probes, uprobes=targets)
-            continue
-        if option == "--instructions":
-            if value:
-                probes = changes.get("probes", spec.probes)
-                assert isinstance(probes, ProbeSpec)
-                changes["probes"] = dataclasses.replace(probes, instructions=True)
-            continue
         if option == "--input":
             variants = tuple(
                 dataclasses.replace(v, stdin=fields.read_input(value, (option,), v.cwd))
@@ -118,6 +72,11 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             )
             changes["variants"] = variants
             continue
+        if option not in _READERS and option in probe_options():  # add to the file's probes
+            probes = changes.get("probes", spec.probes)
+            assert isinstance(probes, ProbeSpec)
+            changes["probes"] = read_probe_option(option, value, probes)
+            continue
         if option not in _READERS:
             raise ValueError(f"unknown override {option}")
         field, reader = _READERS[option]
@@ -129,26 +88,3 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             [(v.name, v.stdout) for v in variants],
         )
     return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
-
-
-def _union(first: tuple[str, ...], added: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys((*first, *added)))
-
-
-def _profile_options(profile: ProfileSpec, options: Mapping[str, object]) -> ProfileSpec:
-    """The file's profile settings (or the defaults) with the --profile-* options applied."""
-    changes: dict[str, object] = {}
-    for option, value in options.items():
-        if value is None:
-            continue
-        if option == "--profile-frequency":
-            changes["frequency_hz"] = read_frequency(value, (option,))
-        elif option == "--profile-call-graph":
-            changes["call_graph"] = read_call_graph(value, (option,))
-        elif option == "--system-wide":
-            changes["system_wide"] = bool(value)
-        elif option == "--no-off-cpu":
-            changes["off_cpu"] = not value
-        elif option != "--profile":
-            raise ValueError(f"unknown profile option {option}")
-    return dataclasses.replace(profile, **changes)  # type: ignore[arg-type]

@@ -10,20 +10,18 @@ such as a time budget of 0), and the baseline must be one of the variants. Anyth
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from cutaway.model import (
-    CALL_GRAPHS,
     DEFAULT_HOOK_TIMEOUT_SECONDS,
     DEFAULT_MARGIN,
-    DEFAULT_PROFILE_FREQUENCY,
     DIRECTIONS,
     LOAD_PROTOCOLS,
     LOWER_IS_BETTER,
     METRIC_SOURCES,
     OUTPUT_STREAMS,
+    PROBE_FIELD_KEYS,
     PROCESS_STATS,
     VERSION_KEYS,
     Condition,
@@ -31,12 +29,8 @@ from cutaway.model import (
     LoadSpec,
     LoadTarget,
     MetricSpec,
-    PhaseRule,
     ProbeSpec,
-    ProfileSpec,
-    SpansSpec,
     Spec,
-    UprobeTarget,
     Variant,
     VersionSource,
 )
@@ -223,15 +217,6 @@ def _conditions(value: object, key: str) -> tuple[Condition, ...]:
     return tuple(conditions)
 
 
-def _uprobes(value: object, key: str) -> tuple[UprobeTarget, ...]:
-    if not isinstance(value, dict):
-        raise SpecJsonError(key, f"{describe(value)} is not an object")
-    return tuple(
-        UprobeTarget(binary, _strings(functions, f"{key}.{binary}"))
-        for binary, functions in value.items()
-    )
-
-
 def _variants(value: object, key: str) -> tuple[Variant, ...]:
     if not isinstance(value, list) or not value:
         raise SpecJsonError(key, f"{describe(value)} is not a non-empty array")
@@ -243,58 +228,17 @@ def _variants(value: object, key: str) -> tuple[Variant, ...]:
     return variants
 
 
-def _profile(value: object, key: str) -> ProfileSpec | None:
-    if value is None:
-        return None
-    profile = _Object(value, key)
-    return ProfileSpec(
-        frequency_hz=profile.optional("frequency_hz", _integer(1), DEFAULT_PROFILE_FREQUENCY),
-        system_wide=profile.optional("system_wide", _flag, False),
-        call_graph=profile.optional("call_graph", _one_of(CALL_GRAPHS), "fp"),
-        off_cpu=profile.optional("off_cpu", _flag, True),
-        kernel=profile.optional("kernel", _flag, True),
-        phases=profile.optional("phases", _phases, ()),
-        processes=profile.optional("processes", _strings, ()),
-        under=profile.optional("under", _strings, ()),
-    )
-
-
-def _phases(value: object, key: str) -> tuple[PhaseRule, ...]:
-    if not isinstance(value, list):
-        raise SpecJsonError(key, f"{describe(value)} is not an array")
-    rules: list[PhaseRule] = []
-    for index, item in enumerate(value):
-        rule = _Object(item, f"{key}[{index}]")
-        name = rule.required("name", _text)
-        frames = rule.required("frames", _text)
-        try:
-            re.compile(frames)
-        except re.error as error:
-            raise SpecJsonError(rule.at("frames"), f"not a regular expression: {error}") from None
-        if any(earlier.name == name for earlier in rules):
-            raise SpecJsonError(rule.at("name"), f"{name!r} names two phases")
-        rules.append(PhaseRule(name, frames))
-    return tuple(rules)
-
-
 def _probes(value: object, key: str) -> ProbeSpec:
     probes = _Object(value, key)
     return ProbeSpec(
-        calls=probes.optional("calls", _strings, ()),
-        calls_thread_cpu=probes.optional("calls_thread_cpu", _flag, False),
-        syscalls=probes.optional("syscalls", _strings, ()),
-        profile=probes.optional("profile", _profile, None),
         instructions=probes.optional("instructions", _flag, False),
-        spans=probes.optional("spans", _spans, None),
-        uprobes=probes.optional("uprobes", _uprobes, ()),
+        # A probe's own settings (ProbeSpec.settings), as stored: its package reads them.
+        settings=tuple(
+            (name, setting)
+            for name, setting in probes.values.items()
+            if name not in PROBE_FIELD_KEYS
+        ),
     )
-
-
-def _spans(value: object, key: str) -> SpansSpec | None:
-    if value is None:
-        return None
-    spans = _Object(value, key)
-    return SpansSpec(otlp_file=spans.optional("otlp_file", _optional_text, None))
 
 
 def _optional_port(value: object, key: str) -> int | None:

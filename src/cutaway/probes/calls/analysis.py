@@ -25,6 +25,7 @@ from cutaway.model import (
     Spec,
 )
 from cutaway.probes.calls.capture import KIND, LOSSES_KIND, decode_calls
+from cutaway.probes.calls.settings import call_functions
 from cutaway.probes.timed_calls import SYSCALLS_KIND, CallsBlobError, NewerCallsBlobError
 from cutaway.stats import describe, paired_ratio
 from cutaway.stats.descriptive import percentile_curve
@@ -46,7 +47,11 @@ def syscall_label(name: str) -> str:
 
 def timed_functions(spec: Spec) -> list[str]:
     """Every function the experiment's probes time, in report order: libc calls, then syscalls."""
-    return [*spec.probes.calls, *(syscall_label(name) for name in spec.probes.syscalls)]
+    # The syscalls probe stores its calls as this probe's records (CALL_RECORDS); its names
+    # are the list under its key, read here without importing it.
+    syscalls = spec.probes.setting("syscalls") or []
+    assert isinstance(syscalls, list | tuple)
+    return [*call_functions(spec.probes), *(syscall_label(str(name)) for name in syscalls)]
 
 
 def load_calls(

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from cutaway.model import (
     TIMED,
     FunctionWeight,
-    PhaseRule,
     PhaseWeight,
     ProfileTotal,
     Run,
     StackWeight,
 )
 from cutaway.probes.profile import records
+from cutaway.probes.profile.settings import PhaseRule
 from cutaway.probes.stacks import KIND_ORDER as KIND_ORDER
 from cutaway.probes.stacks import blocking_leaf as blocking_leaf
 from cutaway.probes.stacks import function_name as function_name
@@ -134,7 +134,7 @@ def only_processes(stored: Sequence[RoundProfile], names: Sequence[str]) -> list
     ]
 
 
-OTHER_PHASE = "other"  # the phase of a sample no rule matches (spec.probes.OTHER_PHASE)
+OTHER_PHASE = "other"  # the phase of a sample no rule matches (profile.settings.OTHER_PHASE)
 
 
 def phase_weights(stacks: Mapping[str, int], rules: Sequence[PhaseRule]) -> dict[str, int]:

@@ -30,11 +30,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cutaway.model import ProfileSpec, RunData
+from cutaway.model import RunData
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
 from cutaway.probes.profile import records
 from cutaway.probes.profile.fold import Folder, FoldOptions, parse_event_line
 from cutaway.probes.profile.records import NANOSECONDS, OFF_CPU, ON_CPU, Profile
+from cutaway.probes.profile.settings import ProfileSpec
 from cutaway.probes.stacks import has_symbol_table as has_symbol_table
 from cutaway.processes import owned_directory
 

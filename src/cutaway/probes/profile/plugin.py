@@ -8,7 +8,7 @@ flame graphs). Its keys in the experiment file are still read by cutaway.spec.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -26,8 +26,11 @@ from cutaway.probes.plugin import (
 from cutaway.probes.profile.result import ProfileResult, profile_of
 
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
+
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
+    from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
 
 
@@ -68,14 +71,43 @@ class ProfilePlugin(ProbePlugin):
         StoreFormat("flamegraph-diff", _flamegraph_diff, takes_variant=True),
     )
 
+    settings_keys = ("profile",)
+    options = ("--profile",)
+
+    def read_settings(
+        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
+    ) -> ProbeSpec:
+        from cutaway.probes.profile.settings import read_settings
+
+        return read_settings(table, key_path, probes)
+
+    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
+        from cutaway.probes.profile.settings import read_option
+
+        return read_option(option, value, probes)
+
+    def add_arguments(self, run: ArgumentParser) -> None:
+        from cutaway.probes.profile.settings import add_arguments
+
+        add_arguments(run)
+
+    def option_values(self, args: Namespace) -> dict[str, object]:
+        from cutaway.probes.profile.settings import option_values
+
+        return option_values(args)
+
     def selected(self, spec: Spec) -> bool:
-        return spec.probes.profile is not None
+        from cutaway.probes.profile.settings import profile_settings
+
+        return profile_settings(spec.probes) is not None
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.profile.capture import ProfileProbe
+        from cutaway.probes.profile.settings import profile_settings
 
-        assert spec.profile is not None  # selected
-        return ProfileProbe(spec.profile)
+        settings = profile_settings(spec)
+        assert settings is not None  # selected
+        return ProfileProbe(settings)
 
     @property
     def views(self) -> ProbeViews:
@@ -98,8 +130,9 @@ class ProfilePlugin(ProbePlugin):
             profile_analysis,
         )
         from cutaway.probes.profile.flamegraph import flame_profiles
+        from cutaway.probes.profile.settings import profile_settings
 
-        settings = stored.spec.probes.profile
+        settings = profile_settings(stored.spec.probes)
         profiles = load_round_profiles(stored.store, stored.experiment_id)
         if settings is not None and settings.processes:
             profiles = only_processes(profiles, settings.processes)

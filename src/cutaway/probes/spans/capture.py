@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cutaway.model import RunData, SpansSpec
+from cutaway.model import RunData
 from cutaway.probes import phase_tables as phases
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
 from cutaway.probes.interposer import records_directory, tsc_hz
@@ -39,6 +39,7 @@ from cutaway.probes.spans.records import (
     span_files,
     stream_span_files,
 )
+from cutaway.probes.spans.settings import SpansSpec
 
 OTLP_VARIABLE = "CUTAWAY_OTLP_FILE"
 OTLP_NAME = "otlp.jsonl"

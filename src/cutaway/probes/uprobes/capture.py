@@ -22,12 +22,13 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from cutaway.model import RunData, UprobeTarget
+from cutaway.model import RunData
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
 from cutaway.probes.phase_tables import MAX_PROBLEMS, PROBLEMS_KIND, phase_data
 from cutaway.probes.span_model import NO_OPERATION, Edge, Span, SpanEvent, nest
 from cutaway.probes.uprobes import counts, records
 from cutaway.probes.uprobes.operations import Operation, Operations
+from cutaway.probes.uprobes.settings import UprobeTarget
 from cutaway.probes.uprobes.targets import (
     ResolvedTarget,
     check_names,

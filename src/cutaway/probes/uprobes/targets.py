@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cutaway.model import UprobeTarget
 from cutaway.probes.base import ProbeError
 from cutaway.probes.uprobes.elf import NotElf, function_symbols
+from cutaway.probes.uprobes.settings import UprobeTarget
 
 # The kernel's dynamic PMU for uprobes (perf_event_open type), which bpftrace attaches through.
 UPROBE_PMU = Path("/sys/bus/event_source/devices/uprobe")

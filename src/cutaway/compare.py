@@ -35,7 +35,7 @@ from cutaway.model import (
     TimeSeries,
 )
 from cutaway.numeric import np
-from cutaway.probes.core import CorePlugin, Tags, plugins, records_kept
+from cutaway.probes.core import CorePlugin, Tags, check_stored_settings, plugins, records_kept
 from cutaway.probes.core import StoredExperiment as StoredForProbes
 from cutaway.stats import describe
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
@@ -85,6 +85,7 @@ def analyze(
     (``Analysis.pairwise``), not only each against the baseline."""
     stored = store.experiment(experiment_id)
     spec = stored.spec
+    check_stored_settings(store.location, experiment_id, spec)
     metrics = spec.all_metrics()
     tables: dict[str, MetricTable] = {
         m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics

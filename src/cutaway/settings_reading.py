@@ -27,6 +27,18 @@ _LONG_INTEGER = 10**40
 MAX_STORED_INTEGER = 2**63 - 1
 
 
+class StoredSettingError(ValueError):
+    """A probe's setting in a stored experiment that cutaway never writes there: the store was
+    edited or damaged. Bad input, as a damaged store is (exit 2); the message names the key."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(
+            f"a stored experiment's {problem}: the store was edited or damaged "
+            "(nothing was changed)"
+        )
+
+
 class SpecError(ValueError):
     """A problem with an experiment specification. It is a ``ValueError``: bad input.
 

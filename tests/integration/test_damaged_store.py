@@ -131,6 +131,17 @@ DAMAGES = {
         "experiments.spec_json",
         "metrics[0].better: text 'sideways' is not one of lower, higher",
     ),
+    "spec_json probe setting of the wrong type": (
+        "UPDATE experiments SET spec_json = json_set(spec_json, '$.probes.calls', 5)",
+        "experiments.spec_json",
+        "probes.calls: 5 is not a list of names",
+    ),
+    "spec_json probe setting no probe writes": (
+        "UPDATE experiments SET spec_json ="
+        " json_set(spec_json, '$.probes.profile', json('{\"frequency_hz\": \"x\"}'))",
+        "experiments.spec_json",
+        "probes.profile.frequency_hz: 'x' is not a frequency",
+    ),
     "environment_json not JSON": (
         "UPDATE experiments SET environment_json = 'nope'",
         "experiments.environment_json",

@@ -140,6 +140,7 @@ def _exit_status(error: Exception) -> int | None:
     from cutaway.output_files import OutputPathError, OutputWriteError
     from cutaway.runner.errors import ProbeUnavailable, RunnerError, UnrunnableCommand
     from cutaway.runner.forkserver import ForkServerError
+    from cutaway.settings_reading import StoredSettingError
     from cutaway.spec import SpecError
     from cutaway.store import (
         BadStorePath,
@@ -161,6 +162,7 @@ def _exit_status(error: Exception) -> int | None:
             UnrunnableCommand,
             DamagedStoreError,
             StoredRecordError,
+            StoredSettingError,
             BadStorePath,
             BadStoreUrl,
             HistoryError,

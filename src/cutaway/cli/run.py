@@ -34,6 +34,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from cutaway.cli.progress import TerminalProgress
     from cutaway.environment import capture_environment
     from cutaway.output_files import OutputWriteError
+    from cutaway.probes.core import check_stored_settings
     from cutaway.runner.executor import program_problem
     from cutaway.runner.runner import refuse_unrunnable, run_experiment
     from cutaway.store import Store
@@ -50,6 +51,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         store = Store(args.db, create=False)
         experiment_id = store.resolve(args.resume)
         stored = store.experiment(experiment_id)
+        check_stored_settings(store.location, experiment_id, stored.spec)
         if stored.status == "complete":
             raise UsageError(f"experiment #{experiment_id} is complete: nothing to resume")
         spec, resume_id, environment = stored.spec, experiment_id, stored.environment

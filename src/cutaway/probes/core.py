@@ -124,6 +124,22 @@ def plugins() -> Sequence[CorePlugin]:
     return _source()
 
 
+def check_stored_settings(location: str, experiment_id: int, spec: Spec) -> None:
+    """Raise DamagedStoreError when a probe's stored setting of the experiment is one that
+    cutaway never writes (each plugin reads its settings to say whether it is selected): the
+    store's damage, named as every other damage is, by experiment and column."""
+    from cutaway.settings_reading import StoredSettingError
+    from cutaway.store import DamagedStoreError
+
+    try:
+        for plugin in plugins():
+            plugin.selected(spec)
+    except StoredSettingError as error:
+        raise DamagedStoreError(
+            location, experiment_id, "experiments.spec_json", error.problem
+        ) from error
+
+
 def records_kept(spec: Spec, kind: str) -> bool:
     """Whether a probe the spec selects stores records of ``kind``."""
     return any(kind in plugin.record_kinds and plugin.selected(spec) for plugin in plugins())

@@ -9,7 +9,14 @@ import argparse
 from collections.abc import Mapping, Sequence
 
 from cutaway.model import ProbeSpec
-from cutaway.settings_reading import KeyPath, SpecError, describe, expected, read_bool
+from cutaway.settings_reading import (
+    KeyPath,
+    SpecError,
+    StoredSettingError,
+    describe,
+    expected,
+    read_bool,
+)
 
 CALLS_KEY = "calls"  # its keys of [probes], in the experiment file and in the stored spec
 THREAD_CPU_KEY = "calls_thread_cpu"
@@ -58,7 +65,7 @@ def call_functions(probes: ProbeSpec) -> tuple[str, ...]:
     """The catalog functions the calls probe times, in order; none when it is off."""
     stored = probes.setting(CALLS_KEY) or []
     if not isinstance(stored, list | tuple) or not all(isinstance(n, str) for n in stored):
-        raise ValueError(f"probes.calls: {stored!r} is not a list of names")
+        raise StoredSettingError(f"probes.calls: {stored!r} is not a list of names")
     return tuple(stored)
 
 
@@ -66,7 +73,7 @@ def calls_thread_cpu(probes: ProbeSpec) -> bool:
     """Whether the calls probe also measures each call's thread CPU time."""
     stored = probes.setting(THREAD_CPU_KEY) or False
     if not isinstance(stored, bool):
-        raise ValueError(f"probes.calls_thread_cpu: {stored!r} is not true or false")
+        raise StoredSettingError(f"probes.calls_thread_cpu: {stored!r} is not true or false")
     return stored
 
 

@@ -16,6 +16,7 @@ from cutaway.settings_reading import (
     MAX_STORED_INTEGER,
     KeyPath,
     SpecError,
+    StoredSettingError,
     describe,
     expected,
     read_bool,
@@ -99,7 +100,9 @@ class ProfileSpec:
         stores (a damaged store)."""
         frequency = data.get("frequency_hz", DEFAULT_PROFILE_FREQUENCY)
         if isinstance(frequency, bool) or not isinstance(frequency, int) or frequency < 1:
-            raise ValueError(f"probes.profile.frequency_hz: {frequency!r} is not a frequency")
+            raise StoredSettingError(
+                f"probes.profile.frequency_hz: {frequency!r} is not a frequency"
+            )
         call_graph = data.get("call_graph", "fp")
         if call_graph not in CALL_GRAPHS:
             raise ValueError(
@@ -120,20 +123,20 @@ class ProfileSpec:
 def _stored_flag(data: Mapping[str, object], key: str, default: bool) -> bool:
     value = data.get(key, default)
     if not isinstance(value, bool):
-        raise ValueError(f"probes.profile.{key}: {value!r} is not true or false")
+        raise StoredSettingError(f"probes.profile.{key}: {value!r} is not true or false")
     return value
 
 
 def _stored_names(data: Mapping[str, object], key: str) -> tuple[str, ...]:
     value = data.get(key) or []
     if not isinstance(value, list | tuple) or not all(isinstance(name, str) for name in value):
-        raise ValueError(f"probes.profile.{key}: {value!r} is not a list of names")
+        raise StoredSettingError(f"probes.profile.{key}: {value!r} is not a list of names")
     return tuple(value)
 
 
 def _stored_phases(value: object) -> tuple[PhaseRule, ...]:
     if not isinstance(value, list | tuple):
-        raise ValueError(f"probes.profile.phases: {value!r} is not a list")
+        raise StoredSettingError(f"probes.profile.phases: {value!r} is not a list")
     rules: list[PhaseRule] = []
     for index, rule in enumerate(value):
         at = f"probes.profile.phases[{index}]"
@@ -158,7 +161,7 @@ def profile_settings(probes: ProbeSpec) -> ProfileSpec | None:
     if stored is None:
         return None
     if not isinstance(stored, Mapping):
-        raise ValueError(f"probes.profile: {stored!r} is not an object")
+        raise StoredSettingError(f"probes.profile: {stored!r} is not an object")
     return ProfileSpec.from_dict(stored)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cutaway.model import ProbeSpec
-from cutaway.settings_reading import KeyPath, SpecError, expected
+from cutaway.settings_reading import KeyPath, SpecError, StoredSettingError, expected
 
 SETTINGS_KEYS = ("spans",)
 OPTIONS = ("--spans",)
@@ -35,7 +35,7 @@ class SpansSpec:
     def from_dict(cls, data: Mapping[str, object]) -> SpansSpec:
         otlp_file = data.get("otlp_file")
         if otlp_file is not None and not isinstance(otlp_file, str):
-            raise ValueError(f"probes.spans.otlp_file: {otlp_file!r} is not a string")
+            raise StoredSettingError(f"probes.spans.otlp_file: {otlp_file!r} is not a string")
         return cls(otlp_file)
 
 
@@ -45,7 +45,7 @@ def spans_settings(probes: ProbeSpec) -> SpansSpec | None:
     if stored is None:
         return None
     if not isinstance(stored, Mapping):
-        raise ValueError(f"probes.spans: {stored!r} is not an object")
+        raise StoredSettingError(f"probes.spans: {stored!r} is not an object")
     return SpansSpec.from_dict(stored)
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cutaway.model import ProbeSpec
-from cutaway.settings_reading import KeyPath, SpecError, expected
+from cutaway.settings_reading import KeyPath, SpecError, StoredSettingError, expected
 
 SETTINGS_KEYS = ("uprobes",)
 OPTIONS = ("--uprobes",)
@@ -38,13 +38,15 @@ def uprobe_targets(probes: ProbeSpec) -> tuple[UprobeTarget, ...]:
     if stored is None:
         return ()
     if not isinstance(stored, Mapping):
-        raise ValueError(f"probes.uprobes: {stored!r} is not an object")
+        raise StoredSettingError(f"probes.uprobes: {stored!r} is not an object")
     targets = []
     for binary, functions in stored.items():
         if not isinstance(functions, list | tuple) or not all(
             isinstance(f, str) for f in functions
         ):
-            raise ValueError(f"probes.uprobes.{binary}: {functions!r} is not a list of names")
+            raise StoredSettingError(
+                f"probes.uprobes.{binary}: {functions!r} is not a list of names"
+            )
         targets.append(UprobeTarget(str(binary), tuple(functions)))
     return tuple(targets)
 

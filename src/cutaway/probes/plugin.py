@@ -64,6 +64,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import import_module
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
 
 from cutaway.model import Analysis, Caution, Metric, ProbeResult, ProbeSpec, Spec
@@ -229,27 +231,39 @@ class ProbePlugin:
     # The `cutaway run` options that add to its settings (read_option), as apply_overrides
     # names them.
     options: tuple[str, ...] = ()
+    # The module of the probe's settings: its read_settings, read_option, add_arguments and
+    # option_values, which the methods below call (imported only then); None: it has none.
+    settings_module: str | None = None
+
+    def _settings(self) -> ModuleType | None:
+        return None if self.settings_module is None else import_module(self.settings_module)
 
     def read_settings(
         self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
     ) -> ProbeSpec:
         """``probes`` with this probe's keys of the [probes] table (those ``table`` has, at
         ``key_path``) read into its settings; a bad value raises SpecError naming its key."""
-        return probes
+        module = self._settings()
+        return probes if module is None else module.read_settings(table, key_path, probes)
 
     def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
         """``probes`` with the command-line ``option`` (one of ``options``, given) added to
         the file's settings; a bad value raises SpecError naming the option."""
-        return probes
+        module = self._settings()
+        return probes if module is None else module.read_option(option, value, probes)
 
     def add_arguments(self, run: ArgumentParser) -> None:
         """Add its flags to ``cutaway run``'s parser (the parser is built for each command as
         it is asked for: import nothing heavy here)."""
+        module = self._settings()
+        if module is not None:
+            module.add_arguments(run)
 
     def option_values(self, args: Namespace) -> dict[str, object]:
         """Its ``options`` with their values from ``cutaway run``'s parsed flags, None for one
         not given (cutaway.spec.apply_overrides hands the others to ``read_option``)."""
-        return {}
+        module = self._settings()
+        return {} if module is None else dict(module.option_values(args))
 
     def selected(self, spec: Spec) -> bool:
         """Whether the experiment asks for this probe."""

@@ -5,7 +5,7 @@ part and ``calls-csv`` export. Its keys in the experiment file are still read by
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
@@ -29,11 +29,8 @@ from cutaway.probes.plugin import (
 )
 
 if TYPE_CHECKING:
-    from argparse import ArgumentParser, Namespace
-
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
-    from cutaway.settings_reading import KeyPath
 
 
 def _render_csv(analysis: Analysis) -> str:
@@ -57,28 +54,7 @@ class CallsPlugin(ProbePlugin):
 
     settings_keys = ("calls", "calls_thread_cpu")
     options = ("--calls",)
-
-    def read_settings(
-        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
-    ) -> ProbeSpec:
-        from cutaway.probes.calls.settings import read_settings
-
-        return read_settings(table, key_path, probes)
-
-    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
-        from cutaway.probes.calls.settings import read_option
-
-        return read_option(option, value, probes)
-
-    def add_arguments(self, run: ArgumentParser) -> None:
-        from cutaway.probes.calls.settings import add_arguments
-
-        add_arguments(run)
-
-    def option_values(self, args: Namespace) -> dict[str, object]:
-        from cutaway.probes.calls.settings import option_values
-
-        return option_values(args)
+    settings_module = "cutaway.probes.calls.settings"
 
     def selected(self, spec: Spec) -> bool:
         from cutaway.probes.calls.settings import call_functions

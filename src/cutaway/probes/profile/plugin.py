@@ -8,7 +8,7 @@ flame graphs). Its keys in the experiment file are still read by cutaway.spec.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -26,11 +26,8 @@ from cutaway.probes.plugin import (
 from cutaway.probes.profile.result import ProfileResult, profile_of
 
 if TYPE_CHECKING:
-    from argparse import ArgumentParser, Namespace
-
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
-    from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
 
 
@@ -73,28 +70,7 @@ class ProfilePlugin(ProbePlugin):
 
     settings_keys = ("profile",)
     options = ("--profile",)
-
-    def read_settings(
-        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
-    ) -> ProbeSpec:
-        from cutaway.probes.profile.settings import read_settings
-
-        return read_settings(table, key_path, probes)
-
-    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
-        from cutaway.probes.profile.settings import read_option
-
-        return read_option(option, value, probes)
-
-    def add_arguments(self, run: ArgumentParser) -> None:
-        from cutaway.probes.profile.settings import add_arguments
-
-        add_arguments(run)
-
-    def option_values(self, args: Namespace) -> dict[str, object]:
-        from cutaway.probes.profile.settings import option_values
-
-        return option_values(args)
+    settings_module = "cutaway.probes.profile.settings"
 
     def selected(self, spec: Spec) -> bool:
         from cutaway.probes.profile.settings import profile_settings

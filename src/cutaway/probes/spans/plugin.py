@@ -6,7 +6,7 @@ stored phase table (its own and the uprobes probe's, stored in the same records)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -22,12 +22,9 @@ from cutaway.probes.plugin import (
 from cutaway.probes.spans.result import PhasesResult, phases_result
 
 if TYPE_CHECKING:
-    from argparse import ArgumentParser, Namespace
-
     from cutaway.model import Analysis
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
-    from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
 
 
@@ -53,28 +50,7 @@ class SpansPlugin(ProbePlugin):
 
     settings_keys = ("spans",)
     options = ("--spans",)
-
-    def read_settings(
-        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
-    ) -> ProbeSpec:
-        from cutaway.probes.spans.settings import read_settings
-
-        return read_settings(table, key_path, probes)
-
-    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
-        from cutaway.probes.spans.settings import read_option
-
-        return read_option(option, value, probes)
-
-    def add_arguments(self, run: ArgumentParser) -> None:
-        from cutaway.probes.spans.settings import add_arguments
-
-        add_arguments(run)
-
-    def option_values(self, args: Namespace) -> dict[str, object]:
-        from cutaway.probes.spans.settings import option_values
-
-        return option_values(args)
+    settings_module = "cutaway.probes.spans.settings"
 
     def selected(self, spec: Spec) -> bool:
         from cutaway.probes.spans.settings import spans_settings

@@ -5,7 +5,7 @@ dissection (the spans tables it stores), which the spans probe reports."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
@@ -21,11 +21,8 @@ from cutaway.probes.plugin import (
 )
 
 if TYPE_CHECKING:
-    from argparse import ArgumentParser, Namespace
-
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Block, JsonValue
-    from cutaway.settings_reading import KeyPath
 
 NAME = "uprobes"
 
@@ -78,28 +75,7 @@ class UprobesPlugin(ProbePlugin):
 
     settings_keys = ("uprobes",)
     options = ("--uprobes",)
-
-    def read_settings(
-        self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
-    ) -> ProbeSpec:
-        from cutaway.probes.uprobes.settings import read_settings
-
-        return read_settings(table, key_path, probes)
-
-    def read_option(self, option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
-        from cutaway.probes.uprobes.settings import read_option
-
-        return read_option(option, value, probes)
-
-    def add_arguments(self, run: ArgumentParser) -> None:
-        from cutaway.probes.uprobes.settings import add_arguments
-
-        add_arguments(run)
-
-    def option_values(self, args: Namespace) -> dict[str, object]:
-        from cutaway.probes.uprobes.settings import option_values
-
-        return option_values(args)
+    settings_module = "cutaway.probes.uprobes.settings"
 
     def selected(self, spec: Spec) -> bool:
         from cutaway.probes.uprobes.settings import uprobe_targets

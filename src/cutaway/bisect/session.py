@@ -18,7 +18,10 @@
    does; the search then tests the next nearest the middle (cutaway.bisect.search).
 
 Every worktree is removed at the end, after an error or Ctrl-C too. Every experiment is stored,
-labelled with its commit."""
+labelled with its commit.
+
+Its length: the steps above share one budget and one record of the commits tested, kept in one
+module as one procedure."""
 
 from __future__ import annotations
 

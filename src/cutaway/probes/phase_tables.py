@@ -22,7 +22,10 @@ that names spans after URLs), the rest are summed into one OTHER phase per paren
 report stays readable. This module is pure: the spans and uprobes probes call it after each run
 and store the table (:func:`phase_data`); the spans probe's analysis reads the tables back
 (cutaway.probes.spans.analysis). Here, outside both probes, so that each imports it and neither
-the other."""
+the other.
+
+Its length: the accumulator's counting is written out twice, by path and by path number, and
+inlined in both loops, which run per path of every operation (bench/spans_volume.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """The whole-process views of a report, built once as sections (report/sections.py) for every
 human format: the header, the verdicts against the baseline, the ranking, every pair compared,
 the table of each metric with seed 000's columns, runs that did not succeed, cautions, and the
-conclusion. report/layout.py puts them in order with the probes' views."""
+conclusion. report/layout.py puts them in order with the probes' views.
+
+Its length: one short function per section or table of the whole-process report, read by
+report/layout.py as one list."""
 
 from __future__ import annotations
 

@@ -8,7 +8,11 @@ run's ``conclude`` and every started variant's ``cleanup`` still run; the experi
 incomplete and ``cutaway run --resume`` continues it, skipping every (round, variant) already
 stored. A load phase is stopped more gently (SIGINT, a grace period): the generator's summary
 of what it measured is stored with the run, whose status ``interrupted`` keeps it out of
-every figure and lets the resumed experiment run it again."""
+every figure and lets the resumed experiment run it again.
+
+Its length: the run loop, its hooks and its interruption handling are one state machine (a
+signal's effect depends on the step it lands in), kept in one module so that every step's
+cleanup is in sight of the step."""
 
 from __future__ import annotations
 

@@ -5,6 +5,10 @@ Every write method is one transaction, so a crash or a kill never leaves half a 
 cutaway processes, on one machine or many, can write one store at once (store/sqlite.py and
 store/postgresql.py say how each engine does it). The SQL here is written once for both engines
 (store/engine.py).
+
+Its length: one class, :class:`Store`, whose every read and write is a method and one
+transaction, so that callers hold one object; the engines, the checks of stored values and the
+schema live in their own modules.
 """
 
 from __future__ import annotations

@@ -47,6 +47,8 @@ To change the schema, append a :class:`Migration` to :data:`MIGRATIONS` (never e
 has been released: databases out there already ran it) and add a dated line above. Write its
 statements once, in SQLite's DDL (a new column is one ``ALTER TABLE ... ADD COLUMN`` line that
 both engines run); give a :class:`PerEngine` only where the engines cannot share the text.
+
+Its length: every migration since the first stays here, as the stores it built still need it.
 """
 
 from __future__ import annotations

@@ -27,7 +27,10 @@ Every string from a profile (frame, process and variant names) is data: in the S
 escaped for XML (characters XML cannot hold become U+FFFD); in the script it is JSON with only
 ASCII and no ``<``, ``>`` or ``&``, so it can end neither the script nor its CDATA section; the
 script writes it with ``textContent``, never as markup. Control characters are shown as escapes
-(cutaway.visible), so a bidirectional override cannot reorder what a frame shows."""
+(cutaway.visible), so a bidirectional override cannot reorder what a frame shows.
+
+Its length: about 140 lines are the JavaScript embedded in each SVG (``_SCRIPT``), which makes
+the document work offline."""
 
 from __future__ import annotations
 

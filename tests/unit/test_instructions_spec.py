@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from cutaway.model import INSTRUCTIONS_METRIC, ProbeSpec, Run, RunStatus, Spec, Variant
+from cutaway.probes.core import spec_metrics
+from cutaway.probes.instructions.settings import instructions_counted, with_instructions
 from cutaway.spec import SpecError, parse_spec
 from cutaway.spec.overrides import apply_overrides
 from cutaway.store import Store
@@ -18,12 +20,12 @@ HEAD = 'name = "p"\ncommand = "true"\n[probes]\n'
 
 def test_instructions_true_turns_the_probe_and_its_metric_on() -> None:
     spec = parse_spec(HEAD + "instructions = true\n")
-    assert spec.probes.instructions
-    assert INSTRUCTIONS_METRIC in spec.all_metrics()
+    assert instructions_counted(spec.probes)
+    assert INSTRUCTIONS_METRIC in spec_metrics(spec)
     assert ProbeSpec.from_dict(spec.probes.to_dict()) == spec.probes  # stored and read back
     off = parse_spec(HEAD + "instructions = false\n")
-    assert not off.probes.instructions and INSTRUCTIONS_METRIC not in off.all_metrics()
-    assert apply_overrides(off, {"--instructions": True}).probes.instructions
+    assert not instructions_counted(off.probes) and INSTRUCTIONS_METRIC not in spec_metrics(off)
+    assert instructions_counted(apply_overrides(off, {"--instructions": True}).probes)
 
 
 def test_a_bad_value_names_the_key_and_line() -> None:
@@ -42,7 +44,7 @@ def test_a_probe_metric_is_read_from_the_probe_runs_by_round(tmp_path: Path) -> 
         name="p",
         variants=(Variant("a", ("true",)), Variant("b", ("true",))),
         baseline="a",
-        probes=ProbeSpec(instructions=True),
+        probes=with_instructions(ProbeSpec(), True),
     )
     with Store(tmp_path / "db.sqlite") as store:
         experiment = store.create_experiment(spec, {}, None, "t")

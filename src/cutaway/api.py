@@ -77,7 +77,9 @@ class ExperimentData:
         A probe's own metric (``instructions``) is read from that probe's runs. A metric the
         experiment does not have raises KeyError naming the ones it has: an empty array would
         read as "measured, nothing there"."""
-        purpose = next((m.purpose for m in self.spec.all_metrics() if m.name == metric), None)
+        from cutaway.probes.core import spec_metrics
+
+        purpose = next((m.purpose for m in spec_metrics(self.spec) if m.name == metric), None)
         if purpose is None:
             if metric not in (known := self.metric_names()):
                 raise KeyError(
@@ -90,7 +92,9 @@ class ExperimentData:
 
     def metric_names(self) -> tuple[str, ...]:
         """Every metric of the experiment: the spec's (probes' included) and those stored."""
-        declared = [m.name for m in self.spec.all_metrics()]
+        from cutaway.probes.core import spec_metrics
+
+        declared = [m.name for m in spec_metrics(self.spec)]
         stored = self.store.metric_names(self.experiment.id)
         return tuple(dict.fromkeys([*declared, *stored]))
 

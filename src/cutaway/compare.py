@@ -35,7 +35,14 @@ from cutaway.model import (
     TimeSeries,
 )
 from cutaway.numeric import np
-from cutaway.probes.core import CorePlugin, Tags, check_stored_settings, plugins, records_kept
+from cutaway.probes.core import (
+    CorePlugin,
+    Tags,
+    check_stored_settings,
+    plugins,
+    records_kept,
+    spec_metrics,
+)
 from cutaway.probes.core import StoredExperiment as StoredForProbes
 from cutaway.stats import describe
 from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
@@ -86,7 +93,7 @@ def analyze(
     stored = store.experiment(experiment_id)
     spec = stored.spec
     check_stored_settings(store.location, experiment_id, spec)
-    metrics = spec.all_metrics()
+    metrics = spec_metrics(spec)
     tables: dict[str, MetricTable] = {
         m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics
     }
@@ -426,7 +433,7 @@ def pairwise_comparisons(
     are k(k-1)/2 of them, and a verdict among many deserves that many times less trust."""
     stored = store.experiment(experiment_id)
     spec = stored.spec
-    metrics = spec.all_metrics()
+    metrics = spec_metrics(spec)
     tables = {m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics}
     names = [v.name for v in spec.variants]
     comparisons: list[Comparison] = []

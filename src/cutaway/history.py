@@ -241,8 +241,9 @@ def _metrics(store: Store, stored: StoredExperiment) -> list[Metric]:
     """The experiment's metrics: its spec's, and those its probes named after the runs (the
     phases' ``phase:<key>`` of the spans and uprobes probes)."""
     from cutaway.compare import probe_metrics
+    from cutaway.probes.core import spec_metrics
 
-    return list(stored.spec.all_metrics()) + probe_metrics(store, stored.id, stored.spec)
+    return list(spec_metrics(stored.spec)) + probe_metrics(store, stored.id, stored.spec)
 
 
 def _standard_errors(points: list[HistoryPoint]) -> list[float] | None:

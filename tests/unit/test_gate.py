@@ -23,6 +23,7 @@ from cutaway.gate.rules import (
 )
 from cutaway.gate.summary import advice, render_lines, render_markdown
 from cutaway.model import HIGHER_IS_BETTER, LOWER_IS_BETTER, ProbeSpec, Spec, Variant
+from cutaway.probes.instructions.settings import with_instructions
 from cutaway.spec import SpecError, parse_spec, quick_spec
 
 FAIL, PASS, UNSURE = GateVerdict.FAIL, GateVerdict.PASS, GateVerdict.INCONCLUSIVE
@@ -102,7 +103,7 @@ def test_the_default_gate_is_wall_at_five_percent_or_counted_instructions_at_the
         name="x",
         variants=(Variant("a", ("true",)), Variant("b", ("true",))),
         baseline="a",
-        probes=ProbeSpec(instructions=True),
+        probes=with_instructions(ProbeSpec(), True),
     )
     assert check_settings(counted).rules == (GateRule("instructions", counted.margin),)
 

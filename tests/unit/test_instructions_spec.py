@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from cutaway.model import INSTRUCTIONS_METRIC, ProbeSpec, Run, RunStatus, Spec, Variant
+from cutaway.probes.core import spec_metrics
+from cutaway.probes.instructions.settings import instructions_counted, with_instructions
 from cutaway.spec import SpecError, parse_spec
 from cutaway.spec.overrides import apply_overrides
 from cutaway.store import Store
@@ -18,12 +20,12 @@ HEAD = 'name = "p"\ncommand = "true"\n[probes]\n'
 
 def test_instructions_true_turns_the_probe_and_its_metric_on() -> None:
     spec = parse_spec(HEAD + "instructions = true\n")
-    assert spec.probes.instructions
-    assert INSTRUCTIONS_METRIC in spec.all_metrics()
+    assert instructions_counted(spec.probes)
+    assert INSTRUCTIONS_METRIC in spec_metrics(spec)
     assert ProbeSpec.from_dict(spec.probes.to_dict()) == spec.probes  # stored and read back
     off = parse_spec(HEAD + "instructions = false\n")
-    assert not off.probes.instructions and INSTRUCTIONS_METRIC not in off.all_metrics()
-    assert apply_overrides(off, {"--instructions": True}).probes.instructions
+    assert not instructions_counted(off.probes) and INSTRUCTIONS_METRIC not in spec_metrics(off)
+    assert instructions_counted(apply_overrides(off, {"--instructions": True}).probes)
 
 
 def test_a_bad_value_names_the_key_and_line() -> None:
@@ -42,7 +44,7 @@ def test_a_probe_metric_is_read_from_the_probe_runs_by_round(tmp_path: Path) -> 
         name="p",
         variants=(Variant("a", ("true",)), Variant("b", ("true",))),
         baseline="a",
-        probes=ProbeSpec(instructions=True),
+        probes=with_instructions(ProbeSpec(), True),
     )
     with Store(tmp_path / "db.sqlite") as store:
         experiment = store.create_experiment(spec, {}, None, "t")
@@ -55,3 +57,29 @@ def test_a_probe_metric_is_read_from_the_probe_runs_by_round(tmp_path: Path) -> 
         assert table.values.tolist() == [[1000.0, 1010.0], [1001.0, 1011.0]]
         timed = store.metric_table(experiment, "instructions")  # not in the timed runs
         assert np.isnan(timed.values).all()
+
+
+def test_the_stored_setting_reads_back_as_before() -> None:
+    """Experiments stored when the setting was a field of ProbeSpec read back to the same
+    probes, and store again in the same form."""
+    counted = ProbeSpec.from_dict({"instructions": True, "calls": [], "calls_thread_cpu": False})
+    assert instructions_counted(counted)
+    assert counted.to_dict() == {"instructions": True}
+    off = ProbeSpec.from_dict({"instructions": False, "calls": []})
+    assert not instructions_counted(off) and off == ProbeSpec() and off.to_dict() == {}
+
+
+def test_a_stored_setting_cutaway_never_writes_is_named() -> None:
+    damaged = ProbeSpec.from_dict({"instructions": "yes"})
+    with pytest.raises(ValueError, match=r'probes\.instructions: "yes" is not true or false'):
+        instructions_counted(damaged)
+
+
+def test_a_load_experiment_does_not_list_the_counted_metric() -> None:
+    """A load experiment compares its load phase's metrics: the instructions probe adds none."""
+    spec = parse_spec(
+        'name = "p"\n[load]\nduration = "1s"\n[probes]\ninstructions = true\n'
+        '[[variants]]\nname = "a"\ntarget = "http://127.0.0.1:1/"\n'
+    )
+    assert spec.load is not None and instructions_counted(spec.probes)
+    assert INSTRUCTIONS_METRIC not in spec_metrics(spec)

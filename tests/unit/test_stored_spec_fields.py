@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cutaway.model import LoadSpec, ProbeSpec, Spec, Variant
 from cutaway.probes.calls.settings import with_calls
+from cutaway.probes.instructions.settings import with_instructions
 from cutaway.probes.profile.settings import PhaseRule, ProfileSpec, with_profile
 from cutaway.probes.spans.settings import SpansSpec, with_spans
 from cutaway.probes.syscalls.settings import with_syscalls
@@ -23,7 +24,9 @@ def test_a_spec_with_every_setting_comes_back_whole(tmp_path: Path) -> None:
         probes=with_spans(
             with_profile(
                 with_syscalls(
-                    with_calls(ProbeSpec(instructions=True), ("getpwnam",), thread_cpu=True),
+                    with_calls(
+                        with_instructions(ProbeSpec(), True), ("getpwnam",), thread_cpu=True
+                    ),
                     ("openat",),
                 ),
                 ProfileSpec(

@@ -275,7 +275,7 @@ class Bisection:
             timeout_seconds=settings.timeout_seconds,
             max_time_seconds=None if budget is None else budget * scale,
             seed=settings.seed,
-            probes=ProbeSpec(instructions=settings.instructions),
+            probes=read_probe_option("--instructions", settings.instructions, ProbeSpec()),
         )
 
     def test(

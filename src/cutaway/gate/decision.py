@@ -35,6 +35,7 @@ from enum import StrEnum
 from cutaway.gate.rules import GateRule
 from cutaway.model import HIGHER_IS_BETTER, PRIMARY_METRIC, Spec
 from cutaway.numeric import np
+from cutaway.probes.core import spec_metrics
 from cutaway.stats import paired_ratio
 from cutaway.stats.paired import minimum_pairs
 from cutaway.store import Store
@@ -152,7 +153,7 @@ def evaluate(
 ) -> list[GateResult]:
     """Every rule for every variant against the baseline, from the rounds stored so far, with
     intervals at ``confidence`` (GatePlan.confidence)."""
-    metrics = {metric.name: metric for metric in spec.all_metrics()}
+    metrics = {metric.name: metric for metric in spec_metrics(spec)}
     results = []
     for rule in rules:
         metric = metrics[rule.metric]

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cutaway.model import DEFAULT_MARGIN, INSTRUCTIONS_METRIC, PRIMARY_METRIC, Spec
+from cutaway.probes.core import spec_metrics
 from cutaway.spec import SpecError, fields
 from cutaway.spec.errors import describe
 from cutaway.spec.locate import find_line
@@ -81,7 +82,7 @@ def _check_settings(
 ) -> CheckSettings:
     table = _check_table(spec)
     rules = tuple(flag_rules) or _file_rules(table) or (_default_rule(spec),)
-    known = [metric.name for metric in spec.all_metrics()]
+    known = [metric.name for metric in spec_metrics(spec)]
     for rule in rules:
         if rule.metric not in known:
             hint = " (add --instructions to count them)" if rule.metric == "instructions" else ""
@@ -105,7 +106,7 @@ def _check_settings(
 
 
 def _default_rule(spec: Spec) -> GateRule:
-    if INSTRUCTIONS_METRIC in spec.all_metrics():  # counted, so the gate's natural metric
+    if INSTRUCTIONS_METRIC in spec_metrics(spec):  # counted, so the gate's natural metric
         return GateRule(INSTRUCTIONS_METRIC.name, spec.margin)
     given = spec.margin != DEFAULT_MARGIN  # --margin or the file's margin: the user's choice
     return GateRule(PRIMARY_METRIC, spec.margin if given else DEFAULT_WALL_THRESHOLD)

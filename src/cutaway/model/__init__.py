@@ -72,10 +72,7 @@ from cutaway.model.phases import (
     parse_phase_key,
     phase_key,
 )
-from cutaway.model.probe_spec import (
-    PROBE_FIELD_KEYS,
-    ProbeSpec,
-)
+from cutaway.model.probe_spec import ProbeSpec
 from cutaway.model.profile import (
     ATTRIBUTION_KINDS,
     AttributionEntry,
@@ -133,7 +130,6 @@ __all__ = [
     "PHASE_METRIC_PREFIX",
     "PHASE_SEPARATOR",
     "PRIMARY_METRIC",
-    "PROBE_FIELD_KEYS",
     "PROCESS_METRICS",
     "PROCESS_STATS",
     "SERVER_METRICS",

@@ -15,7 +15,6 @@ from cutaway.model.load import LoadSpec
 from cutaway.model.metrics import (
     CONNECT_METRICS,
     DEFAULT_MARGIN,
-    INSTRUCTIONS_METRIC,
     LOAD_METRICS,
     LOWER_IS_BETTER,
     PRIMARY_METRIC,
@@ -311,12 +310,12 @@ class Spec:
             **values,  # type: ignore[arg-type]
         )
 
-    def all_metrics(self) -> tuple[Metric, ...]:
-        """Every metric each run of this experiment has: the process metrics, then the
-        declared ones in their order; with the instructions probe, ``instructions`` (measured
-        in its own runs) after the process metrics."""
-        counted = (INSTRUCTIONS_METRIC,) if self.probes.instructions else ()
-        loaded: tuple[Metric, ...] = ()
+    def all_metrics(self, probe_metrics: tuple[Metric, ...] = ()) -> tuple[Metric, ...]:
+        """Every metric each run of this experiment has: the process metrics (of a load
+        experiment, wall time and the load phase's metrics), then the declared ones in their
+        order; ``probe_metrics``, those the selected probes add (measured in their own runs:
+        the instructions probe's ``instructions``), after the process metrics.
+        cutaway.probes.core.spec_metrics asks the probes for theirs."""
         if self.load is not None:
             # wall is the load phase's elapsed time; the generator's other process figures are
             # its own, not the server's, and are not compared.
@@ -325,8 +324,10 @@ class Spec:
                 + (CONNECT_METRICS if self.load.new_connection else ())
                 + (SERVER_METRICS if self.load.server_metrics else ())
             )
-            return (PROCESS_METRICS[0], *loaded, *(m.metric() for m in self.metrics))
-        return PROCESS_METRICS + counted + tuple(m.metric() for m in self.metrics)
+            own = (PROCESS_METRICS[0], *loaded)
+        else:
+            own = PROCESS_METRICS
+        return (*own, *probe_metrics, *(m.metric() for m in self.metrics))
 
     @property
     def primary_metric(self) -> str:

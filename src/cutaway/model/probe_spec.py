@@ -8,10 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-# The keys of the stored [probes] that are fields of ProbeSpec: any other is a probe's own
-# settings (ProbeSpec.settings).
-PROBE_FIELD_KEYS = ("instructions",)
-
 
 def _unset(value: object) -> bool:
     """A stored value that leaves a probe off: none, false or empty (``"calls": []``, as
@@ -21,11 +17,10 @@ def _unset(value: object) -> bool:
 
 @dataclass(frozen=True)
 class ProbeSpec:
-    """Which probes watch the measured runs. ``instructions``: instructions counted by valgrind,
-    in runs of their own (the instructions probe; the model names its metric)."""
+    """Which probes watch the measured runs, and how: each probe's settings, which the model
+    knows nothing of."""
 
-    instructions: bool = False
-    # The settings of every other probe (calls, syscalls, profile, spans, uprobes ...), whose
+    # The settings of every probe (calls, instructions, profile, spans, uprobes ...), whose
     # type lives in its own package: (a key of the [probes] table, its settings in their stored
     # form, a JSON value), in the keys' order. Its package writes them (its plugin's
     # read_settings) and reads them back (e.g. cutaway.probes.spans.settings.spans_settings);
@@ -49,11 +44,8 @@ class ProbeSpec:
         return replace(self, settings=(*others, (key, value)))
 
     def to_dict(self) -> dict[str, object]:
-        return {**({"instructions": True} if self.instructions else {}), **dict(self.settings)}
+        return dict(self.settings)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> ProbeSpec:
-        return cls(
-            bool(data.get("instructions", False)),
-            tuple((key, value) for key, value in data.items() if key not in PROBE_FIELD_KEYS),
-        )
+        return cls(settings=tuple(data.items()))

@@ -1,7 +1,8 @@
 """The part of the probes' plugin interface the core reads: the experiment file's reader
 (cutaway.spec) asks each probe to read its keys of [probes] and its command-line options, the
 runner attaches the selected probes' capture sides (and lets the one that owns the measured
-phase run it), the analysis (compare, history) runs their analyses, knowing none by name.
+phase run it), the analysis (compare, history, the gate) lists the metrics they add to each run
+(:func:`spec_metrics`) and runs their analyses, knowing none by name.
 
 It sits low (it imports the model and the probe capture interface only) so that the runner and
 the analysis never import upward: a plugin joins its probe's report sections and figures too,
@@ -87,6 +88,8 @@ class CorePlugin(Protocol):
 
     def phase(self, spec: Spec) -> MeasuredPhase | None: ...
 
+    def metrics(self, spec: Spec) -> tuple[Metric, ...]: ...
+
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]: ...
 
     def run_metrics(self, store: Store, experiment_id: int) -> list[Metric]: ...
@@ -138,6 +141,15 @@ def check_stored_settings(location: str, experiment_id: int, spec: Spec) -> None
         raise DamagedStoreError(
             location, experiment_id, "experiments.spec_json", error.problem
         ) from error
+
+
+def spec_metrics(spec: Spec) -> tuple[Metric, ...]:
+    """Every metric each run of the experiment has (:meth:`~cutaway.model.Spec.all_metrics`),
+    with those the probes it selects add (the instructions probe's ``instructions``)."""
+    added = tuple(
+        metric for plugin in plugins() if plugin.selected(spec) for metric in plugin.metrics(spec)
+    )
+    return spec.all_metrics(added)
 
 
 def records_kept(spec: Spec, kind: str) -> bool:

@@ -17,6 +17,9 @@ layers above hand the registry's plugins):
   (cutaway.spec.apply_overrides hands each over);
 - ``selected(spec)``: whether the experiment file (the whole :class:`~cutaway.model.Spec`)
   asks for the probe;
+- ``metrics(spec)``: the per-run metrics it adds to every run of an experiment that selects
+  it, measured in its own runs (the instructions probe's ``instructions``), placed after the
+  process metrics (cutaway.probes.core.spec_metrics: what compare, history and the gate list);
 - ``record_kinds``: the kinds of records it stores that another probe's analysis reads
   (cutaway.probes.core: ``CALL_RECORDS``, ``PROFILE_RECORDS``, ``PHASE_RECORDS``);
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
@@ -55,9 +58,8 @@ A probe keeps its settings in ``ProbeSpec.settings`` under its keys, in their st
 JSON value; none, false or empty: the probe off), and reads them back with an accessor of its
 own (``cutaway.probes.spans.settings.spans_settings``), its settings type in its package.
 
-Not yet here: the instructions probe's setting is still a field of
-:class:`~cutaway.model.ProbeSpec`, whose ``Spec.all_metrics`` adds its metric ([load] is still
-read by cutaway.spec into :class:`~cutaway.model.LoadSpec`).
+Not yet here: [load], a table of its own beside [probes], is still read by cutaway.spec into
+:class:`~cutaway.model.LoadSpec`, a field of :class:`~cutaway.model.Spec`.
 """
 
 from __future__ import annotations
@@ -278,6 +280,10 @@ class ProbePlugin:
         """What every measured run runs, for a probe that owns it (the load phase runs the load
         generator against each variant's server), None for the variants' own commands."""
         return None
+
+    def metrics(self, spec: Spec) -> tuple[Metric, ...]:
+        """The per-run metrics it adds to an experiment that selects it (asked only then)."""
+        return ()
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         """The probe's result from what it stored, and its cautions."""

@@ -21,7 +21,6 @@ from cutaway.model import (
     LOWER_IS_BETTER,
     METRIC_SOURCES,
     OUTPUT_STREAMS,
-    PROBE_FIELD_KEYS,
     PROCESS_STATS,
     VERSION_KEYS,
     Condition,
@@ -230,15 +229,9 @@ def _variants(value: object, key: str) -> tuple[Variant, ...]:
 
 def _probes(value: object, key: str) -> ProbeSpec:
     probes = _Object(value, key)
-    return ProbeSpec(
-        instructions=probes.optional("instructions", _flag, False),
-        # A probe's own settings (ProbeSpec.settings), as stored: its package reads them.
-        settings=tuple(
-            (name, setting)
-            for name, setting in probes.values.items()
-            if name not in PROBE_FIELD_KEYS
-        ),
-    )
+    # Each probe's settings (ProbeSpec.settings), as stored: its package reads them (and
+    # cutaway.probes.core.check_stored_settings names a value cutaway never writes).
+    return ProbeSpec(settings=tuple(probes.values.items()))
 
 
 def _optional_port(value: object, key: str) -> int | None:

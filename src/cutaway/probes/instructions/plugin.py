@@ -1,13 +1,12 @@
-"""The instructions probe's plugin (cutaway.probes.plugin):
-its capture. It adds nothing else of its own:
-its metric (``instructions``, cutaway.model.INSTRUCTIONS_METRIC) is compared like every other,
-and its callgrind profiles are stored as the profile probe's, which reports them."""
+"""The instructions probe's plugin (cutaway.probes.plugin): its setting, its capture and its
+metric (``instructions``, cutaway.model.INSTRUCTIONS_METRIC), which is compared like every
+other. Its callgrind profiles are stored as the profile probe's, which reports them."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cutaway.model import ProbeSpec, Spec
+from cutaway.model import INSTRUCTIONS_METRIC, Metric, ProbeSpec, Spec
 from cutaway.probes.plugin import PROFILE_RECORDS, ProbePlugin
 
 if TYPE_CHECKING:
@@ -24,7 +23,14 @@ class InstructionsPlugin(ProbePlugin):
     settings_module = "cutaway.probes.instructions.settings"
 
     def selected(self, spec: Spec) -> bool:
-        return spec.probes.instructions
+        from cutaway.probes.instructions.settings import instructions_counted
+
+        return instructions_counted(spec.probes)
+
+    def metrics(self, spec: Spec) -> tuple[Metric, ...]:
+        # A load experiment compares its load phase's metrics only: the counted runs of its
+        # variants' servers are not among them.
+        return (INSTRUCTIONS_METRIC,) if spec.load is None else ()
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.instructions.capture import InstructionsProbe

@@ -1,29 +1,45 @@
 """The instructions probe's key of the [probes] table (``instructions = true``) and its
-command-line option ``--instructions``, read into the :class:`~cutaway.model.ProbeSpec`."""
+command-line option ``--instructions``, kept in the :class:`~cutaway.model.ProbeSpec` under
+``instructions`` in their stored form (true; unset when off) and read back by
+:func:`instructions_counted`."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from collections.abc import Mapping
 
 from cutaway.model import ProbeSpec
-from cutaway.settings_reading import KeyPath, read_bool
+from cutaway.settings_reading import KeyPath, StoredSettingError, describe, read_bool
 
-SETTINGS_KEYS = ("instructions",)
+KEY = "instructions"  # its key of [probes], in the experiment file and in the stored spec
+SETTINGS_KEYS = (KEY,)
 OPTIONS = ("--instructions",)
 
 
+def instructions_counted(probes: ProbeSpec) -> bool:
+    """Whether ``probes`` count instructions (the probe on)."""
+    stored = probes.setting(KEY)
+    if stored is None:
+        return False
+    if stored is not True:  # false is unset (None above); anything else cutaway never writes
+        raise StoredSettingError(f"probes.{KEY}: {describe(stored)} is not true or false")
+    return True
+
+
+def with_instructions(probes: ProbeSpec, counted: bool) -> ProbeSpec:
+    """``probes`` with instructions counted or not."""
+    return probes.with_setting(KEY, counted)
+
+
 def read_settings(table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec) -> ProbeSpec:
-    if "instructions" not in table:
+    if KEY not in table:
         return probes
-    counted = read_bool(table["instructions"], (*key_path, "instructions"))
-    return dataclasses.replace(probes, instructions=counted)
+    return with_instructions(probes, read_bool(table[KEY], (*key_path, KEY)))
 
 
 def read_option(option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
     """``--instructions``: counted runs too, whatever the file says."""
-    return dataclasses.replace(probes, instructions=True) if value else probes
+    return with_instructions(probes, True) if value else probes
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:

@@ -39,6 +39,14 @@ class StoredSettingError(ValueError):
         )
 
 
+def stored_names(value: object, key: str) -> tuple[str, ...]:
+    """A probe's stored list of names, as a tuple; StoredSettingError naming ``key`` when it
+    is anything else."""
+    if not isinstance(value, list | tuple) or not all(isinstance(name, str) for name in value):
+        raise StoredSettingError(f"{key}: {value!r} is not a list of names")
+    return tuple(value)
+
+
 class SpecError(ValueError):
     """A problem with an experiment specification. It is a ``ValueError``: bad input.
 

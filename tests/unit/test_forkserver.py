@@ -34,6 +34,12 @@ def server() -> Iterator[ForkServer]:
         yield started
 
 
+def _run_request(sequence: int, path: str, argv: list[str], has_stdin: bool = False) -> bytes:
+    """A RUN message as the client sends it: its header, then its payload."""
+    payload = forkserver._encode_run_payload(path, argv, {}, None, None, has_stdin)
+    return forkserver._header(forkserver._RUN_TYPE, len(payload), sequence) + payload
+
+
 def run(server: ForkServer, argv: list[str], **options: object) -> RawResult:
     """Run argv[0] (an absolute path) with an empty env, output to /dev/null by default."""
     return server.run(argv[0], argv, **{**_defaults(), **options})  # type: ignore[arg-type]
@@ -210,7 +216,7 @@ def test_a_request_with_the_wrong_number_of_descriptors_is_fatal() -> None:
     theirs.close()
     with ours:
         ours.recv(24, socket.MSG_WAITALL)  # HELLO
-        request = forkserver._encode_run(1, "/bin/true", ["true"], {}, None, None, True)
+        request = _run_request(1, "/bin/true", ["true"], True)
         socket.send_fds(ours, [request], [DEVNULL, DEVNULL])  # HAS_STDIN, but two descriptors
         header = ours.recv(16, socket.MSG_WAITALL)
         assert struct.unpack("=IHHII", header)[2] == 6  # FATAL
@@ -458,7 +464,7 @@ def test_the_server_kills_its_child_when_the_client_hangs_up() -> None:
     with ours:
         hello = ours.recv(24, socket.MSG_WAITALL)
         assert struct.unpack("=IHHIIiI", hello)[2] == 1  # HELLO
-        request = forkserver._encode_run(7, "/bin/sleep", ["sleep", "30"], {}, None, None)
+        request = _run_request(7, "/bin/sleep", ["sleep", "30"])
         socket.send_fds(ours, [request], [DEVNULL, DEVNULL])
         *_, sequence, pid, _ = struct.unpack("=IHHIIiI", ours.recv(24, socket.MSG_WAITALL))
         assert sequence == 7 and _running(pid)

@@ -396,25 +396,6 @@ class ForkServer:
             return "still running"
 
 
-def _encode_run(
-    sequence: int,
-    path: str,
-    argv: Sequence[str],
-    env: Mapping[str, str],
-    cwd: str | None,
-    timeout_seconds: float | None,
-    has_stdin: bool = False,
-    keep_leftovers: bool = False,
-    encoded_environment: bytes | None = None,
-) -> bytes:
-    """The RUN message (cw_protocol.h): fixed part, then NUL-terminated strings.
-    ``encoded_environment`` is encode_environment(env), when the caller has it already."""
-    payload = _encode_run_payload(
-        path, argv, env, cwd, timeout_seconds, has_stdin, keep_leftovers, encoded_environment
-    )
-    return _header(_RUN_TYPE, len(payload), sequence) + payload
-
-
 def _header(kind: int, length: int, sequence: int) -> bytes:
     return _HEADER.pack(_MAGIC, PROTOCOL_VERSION, kind, length, sequence)
 

@@ -16,6 +16,7 @@ from cutaway.settings_reading import (
     describe,
     expected,
     read_bool,
+    stored_names,
 )
 
 CALLS_KEY = "calls"  # its keys of [probes], in the experiment file and in the stored spec
@@ -63,10 +64,7 @@ def read_option(option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
 
 def call_functions(probes: ProbeSpec) -> tuple[str, ...]:
     """The catalog functions the calls probe times, in order; none when it is off."""
-    stored = probes.setting(CALLS_KEY) or []
-    if not isinstance(stored, list | tuple) or not all(isinstance(n, str) for n in stored):
-        raise StoredSettingError(f"probes.calls: {stored!r} is not a list of names")
-    return tuple(stored)
+    return stored_names(probes.setting(CALLS_KEY) or [], "probes.calls")
 
 
 def calls_thread_cpu(probes: ProbeSpec) -> bool:

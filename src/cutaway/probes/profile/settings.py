@@ -21,6 +21,7 @@ from cutaway.settings_reading import (
     expected,
     read_bool,
     read_integer,
+    stored_names,
 )
 
 # Frame pointers, or DWARF unwinding of a copied user stack; "dwarf!" insists on DWARF: no
@@ -128,10 +129,7 @@ def _stored_flag(data: Mapping[str, object], key: str, default: bool) -> bool:
 
 
 def _stored_names(data: Mapping[str, object], key: str) -> tuple[str, ...]:
-    value = data.get(key) or []
-    if not isinstance(value, list | tuple) or not all(isinstance(name, str) for name in value):
-        raise StoredSettingError(f"probes.profile.{key}: {value!r} is not a list of names")
-    return tuple(value)
+    return stored_names(data.get(key) or [], f"probes.profile.{key}")
 
 
 def _stored_phases(value: object) -> tuple[PhaseRule, ...]:

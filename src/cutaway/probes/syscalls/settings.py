@@ -9,7 +9,13 @@ import re
 from collections.abc import Mapping, Sequence
 
 from cutaway.model import ProbeSpec
-from cutaway.settings_reading import KeyPath, SpecError, StoredSettingError, describe, expected
+from cutaway.settings_reading import (
+    KeyPath,
+    SpecError,
+    describe,
+    expected,
+    stored_names,
+)
 from cutaway.syscall_names import SYSCALL_NAMES, nearest_syscall_names
 
 KEY = "syscalls"  # its key of [probes], in the experiment file and in the stored spec
@@ -53,10 +59,7 @@ def read_option(option: str, value: object, probes: ProbeSpec) -> ProbeSpec:
 
 def syscall_names(probes: ProbeSpec) -> tuple[str, ...]:
     """The system calls the syscalls probe times, in order; none when it is off."""
-    stored = probes.setting(KEY) or []
-    if not isinstance(stored, list | tuple) or not all(isinstance(n, str) for n in stored):
-        raise StoredSettingError(f"probes.syscalls: {stored!r} is not a list of names")
-    return tuple(stored)
+    return stored_names(probes.setting(KEY) or [], "probes.syscalls")
 
 
 def with_syscalls(probes: ProbeSpec, names: Sequence[str]) -> ProbeSpec:

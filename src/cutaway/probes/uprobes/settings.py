@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cutaway.model import ProbeSpec
-from cutaway.settings_reading import KeyPath, SpecError, StoredSettingError, expected
+from cutaway.settings_reading import KeyPath, SpecError, StoredSettingError, expected, stored_names
 
 SETTINGS_KEYS = ("uprobes",)
 OPTIONS = ("--uprobes",)
@@ -41,13 +41,8 @@ def uprobe_targets(probes: ProbeSpec) -> tuple[UprobeTarget, ...]:
         raise StoredSettingError(f"probes.uprobes: {stored!r} is not an object")
     targets = []
     for binary, functions in stored.items():
-        if not isinstance(functions, list | tuple) or not all(
-            isinstance(f, str) for f in functions
-        ):
-            raise StoredSettingError(
-                f"probes.uprobes.{binary}: {functions!r} is not a list of names"
-            )
-        targets.append(UprobeTarget(str(binary), tuple(functions)))
+        names = stored_names(functions, f"probes.uprobes.{binary}")
+        targets.append(UprobeTarget(str(binary), names))
     return tuple(targets)
 
 

@@ -180,6 +180,13 @@ def wrapped_interrupt(error: BaseException) -> KeyboardInterrupt | None:
     return cause
 
 
+def take() -> Stopped | None:
+    """The interrupt received while held, if any, as the exception to raise later; no longer
+    pending (a caller that must first keep what it has raises it then)."""
+    number, _gate.pending = _gate.pending, None
+    return None if number is None else Stopped(number)
+
+
 def discard() -> bool:
     """Forget a pending interrupt (the caller is stopping anyway); whether there was one."""
     had = _gate.pending is not None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cutaway import events, interrupts
-from cutaway.model import Hooks, RunStatus, Spec, Variant
+from cutaway.model import Hooks, MetricSpec, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment
 from cutaway.runner.executor import Measurement
 from cutaway.runner.hooks import STOPPED
@@ -148,3 +148,48 @@ def test_main_called_by_a_program_leaves_its_signals_as_they_were(tmp_path: Path
     main(["run", "-c", "true", "--rounds", "1", "--warmup", "0", "--db", str(tmp_path / "x.db")])
     assert signal.pthread_sigmask(signal.SIG_BLOCK, ()) == mask_before
     assert [signal.getsignal(number) for number in stop_signals] == handlers_before
+
+
+@pytest.mark.parametrize("interrupted_run", [1, 3])
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_a_metric_command_runs_interrupts_the_experiment(
+    tmp_path: Path, stop_signal: int, interrupted_run: int
+) -> None:
+    """The signal lands while a declared metric's command runs after a run (the command is
+    stopped with its process group): the experiment ends as interrupted, not as a failed run,
+    whether or not the variant had a successful run before."""
+    counter = tmp_path / "count"
+    command = (
+        f"n=$(($(cat {counter} 2>/dev/null || echo 0) + 1)); echo $n > {counter}; "
+        f"if [ $n -eq {interrupted_run} ]; then kill -{signal.Signals(stop_signal).name[3:]} "
+        f"$PPID; sleep 5; fi; echo 1"
+    )
+    store = Store(tmp_path / "db.sqlite")
+    spec = Spec(
+        name="windows",
+        variants=(Variant("a", ("true",)),),
+        baseline="a",
+        rounds=5,
+        warmup_rounds=0,
+        metrics=(MetricSpec(name="answer", source="command", command=command),),
+    )
+    finished: list[events.ExperimentFinished] = []
+    outcome = run_experiment(
+        spec,
+        store,
+        environment={},
+        executor=QuickExecutor(),
+        listeners=[
+            lambda e: finished.append(e) if isinstance(e, events.ExperimentFinished) else None
+        ],
+    )
+    assert outcome.reason == "interrupted"
+    assert interrupts.first_signal() == stop_signal
+    assert store.experiment(outcome.experiment_id).status == "incomplete"
+    runs = store.runs(outcome.experiment_id)
+    assert [run.status for run in runs] == [RunStatus.OK] * (interrupted_run - 1) + [
+        RunStatus.INTERRUPTED
+    ]
+    assert "stopped by an interrupt" in runs[-1].message
+    (end,) = finished
+    assert end.runs_kept == interrupted_run - 1  # the interrupted one is kept, never counted

@@ -109,6 +109,16 @@ class RunMetrics:
                 values[spec.name] = self._value(spec, measured)
             except sources.MetricFailure as error:
                 self.failures[spec.name] = str(error)
+            except sources.MetricStopped as stopped:
+                # An interrupt stopped a metric's command: the run is kept for what it
+                # measured and never counted, as a run the interrupt stopped itself.
+                message = f"metric {spec.name!r}: {stopped}"
+                return dataclasses.replace(
+                    measured,
+                    status=RunStatus.INTERRUPTED,
+                    metrics={**measured.metrics, **values},
+                    message=measured.message or message,
+                )
         metrics = {**measured.metrics, **values}
         if measured.status is not RunStatus.OK or not self.failures:
             return dataclasses.replace(measured, metrics=metrics)

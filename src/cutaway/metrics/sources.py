@@ -16,7 +16,7 @@ from cutaway.metrics.process import ProcessGone, ProcessNotFound, find_process, 
 from cutaway.metrics.sampler import Reading, Series
 from cutaway.model import MetricSpec, Variant
 from cutaway.runner.executor import SHELL
-from cutaway.runner.hooks import TIMED_OUT, run_in_group
+from cutaway.runner.hooks import STOPPED, TIMED_OUT, run_in_group
 from cutaway.variant_environment import run_environment, substitute, variant_path
 
 COMMAND_TIMEOUT_SECONDS = 60.0
@@ -25,6 +25,11 @@ OUTPUT_TAIL_CHARS = 200
 
 class MetricFailure(Exception):
     """A value could not be read."""
+
+
+class MetricStopped(Exception):
+    """A metric's command was stopped by cutaway's own interrupt: no failure of the run, which
+    ends as interrupted."""
 
 
 def _tail(text: str) -> str:
@@ -74,6 +79,8 @@ def read_command(spec: MetricSpec, variant: Variant) -> float:
         errors.seek(0)
         printed = output.read().decode(errors="replace").strip()
         complaint = errors.read().decode(errors="replace")
+    if exit_code == STOPPED:
+        raise MetricStopped(f"`{code}` was stopped by an interrupt")
     if exit_code == TIMED_OUT:
         raise MetricFailure(f"`{code}` ran longer than {COMMAND_TIMEOUT_SECONDS:g} s")
     if exit_code != 0:

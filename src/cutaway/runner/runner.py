@@ -301,6 +301,12 @@ class ExperimentRunner:
             if phase_run is not None:
                 measured, phase_data = phase_run.finish(measured)
             measured = collecting.after_run(measured)
+            if interruption is None and measured.status is RunStatus.INTERRUPTED:
+                # An interrupt stopped a metric's command after the run: the interrupt is
+                # raised once the run is stored, as one that stopped the run itself.
+                interruption = interrupts.take() or interrupts.Stopped(
+                    interrupts.first_signal() or signal.SIGINT
+                )
         finally:
             if phase_run is not None:
                 phase_run.stop()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from cutaway.cpu_steal import steal_share
 from cutaway.model import Caution, Comparison, ExperimentInfo, Run, RunStatus, Spec, Verdict
 from cutaway.numeric import np
 from cutaway.stats import outlier_mask, trend
@@ -17,6 +18,9 @@ BUSY_LOAD_PER_CORE = 0.5  # load average at the start, per core, above which the
 FEW_ROUNDS = 10  # fewer complete rounds than this make any verdict fragile
 OUTLIER_SHARE = 0.05  # share of a variant's runs beyond the modified z-score threshold
 DRIFT_P_VALUE = 0.01
+STEAL_SHARE = (
+    0.03  # share of all CPU time a hypervisor took (steal) above which results are noisier
+)
 MAX_LEFTOVER_NAMES = 8  # process names a leftovers caution lists
 
 
@@ -31,7 +35,7 @@ def _load_cautions(info: ExperimentInfo) -> list[Caution]:
     cautions: list[Caution] = []
     cores = info.environment.get("cores")
     if not isinstance(cores, int) or cores < 1:
-        return cautions
+        return _steal_cautions(info)
     start = _first_load(info.environment, "loadavg_start")
     if start is not None and start > BUSY_LOAD_PER_CORE * cores:
         cautions.append(
@@ -51,7 +55,23 @@ def _load_cautions(info: ExperimentInfo) -> list[Caution]:
                 f"(load average {end:.2f} on {cores} cores at the end)",
             )
         )
-    return cautions
+    return cautions + _steal_cautions(info)
+
+
+def _steal_cautions(info: ExperimentInfo) -> list[Caution]:
+    stolen = steal_share(info.environment)
+    if stolen is None or stolen <= STEAL_SHARE:
+        return []
+    # A virtual machine whose host runs others: the time taken is not counted in a run's CPU
+    # time, but caches and the runs' pace are shared, so each run varies more.
+    return [
+        Caution(
+            "load",
+            f"the hypervisor gave {stolen:.0%} of the CPU time to other machines (steal) "
+            f"while the experiment ran: runs vary more, so small differences may stay "
+            f"inconclusive",
+        )
+    ]
 
 
 def _failure_cautions(runs: Sequence[Run]) -> list[Caution]:

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from cutaway import __version__
+from cutaway.cpu_steal import cpu_ticks
 
 # Keys whose difference makes a comparison of two stored experiments doubtful.
 COMPARABLE_KEYS = ("host", "kernel", "cpu_model", "cores", "python", "cutaway_version")
@@ -79,6 +80,7 @@ def capture_environment(directory: str | None = None) -> dict[str, object]:
         "python": platform.python_version(),
         "cutaway_version": __version__,
         "loadavg_start": load_average(),
+        "cpu_ticks_start": cpu_ticks(),
         "cwd": directory,
         "git_commit": _git_commit(directory),
         "argv": list(sys.argv),
@@ -87,8 +89,13 @@ def capture_environment(directory: str | None = None) -> dict[str, object]:
 
 
 def capture_end() -> dict[str, object]:
-    """What is read again when an experiment stops: how busy the machine was by then."""
-    return {"loadavg_end": load_average(), "captured_at": time.time()}
+    """What is read again when an experiment stops: how busy the machine was by then, and how
+    much CPU time a hypervisor took meanwhile."""
+    return {
+        "loadavg_end": load_average(),
+        "cpu_ticks_end": cpu_ticks(),
+        "captured_at": time.time(),
+    }
 
 
 def differences(first: dict[str, object], second: dict[str, object]) -> list[str]:

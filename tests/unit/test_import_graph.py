@@ -157,6 +157,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cutaway.processes",
             "cutaway.interrupts",
             "cutaway.environment",
+            "cutaway.cpu_steal",
             "cutaway.variant_environment",
             "cutaway.spans",
             "cutaway.metrics",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cutaway.cpu_steal import CPU_TICKS_KEYS, steal_share
 from cutaway.model import Analysis, Calibration, Comparison, ExperimentInfo
 from cutaway.probes.plugin import ProbeViews
 from cutaway.probes.registry import plugins
@@ -207,7 +208,14 @@ def _environment_details(analysis: Analysis) -> Details | None:
     prefixed = len(analysis.experiments) > 1
     for info in analysis.experiments:
         prefix = f"#{info.id} " if prefixed else ""
-        pairs += [(prefix + key, environment_value(v)) for key, v in info.environment.items()]
+        pairs += [
+            (prefix + key, environment_value(v))
+            for key, v in info.environment.items()
+            if key not in CPU_TICKS_KEYS
+        ]
+        stolen = steal_share(info.environment)
+        if stolen is not None:
+            pairs.append((prefix + "steal (CPU time the hypervisor took)", f"{stolen:.1%}"))
         calibration = analysis.calibration_of(info)
         if calibration is not None:
             pairs.append((prefix + "harness overhead", _overhead(calibration)))

@@ -51,6 +51,8 @@ from typing import Any
 
 from scipy import stats
 
+from cutaway.cpu_steal import cpu_ticks, steal_share
+
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
@@ -294,9 +296,13 @@ def run_repetition(
     shift = repetition % len(plan)
     for position, (tool, source, kind, experiment) in enumerate(plan[shift:] + plan[:shift]):
         loadavg_start = os.getloadavg()
+        ticks_start = cpu_ticks()
         started = time.monotonic()
         record = experiment(workload, kind, repetition, budget_seconds, paths, settings, source)
         yield {
+            "steal_share": steal_share(
+                {"cpu_ticks_start": ticks_start, "cpu_ticks_end": cpu_ticks()}
+            ),
             "type": "experiment",
             "repetition": repetition,
             "position": position,
@@ -457,11 +463,26 @@ def noise_table(experiments: list[Record]) -> list[str]:
     return lines
 
 
+def steal_sentence(experiments: list[Record]) -> str:
+    """The CPU time a hypervisor took during the experiments (steal widens every interval)."""
+    shares = [r["steal_share"] for r in experiments if r.get("steal_share") is not None]
+    if not shares:
+        return ""
+    return (
+        f" Steal time (CPU time the hypervisor took): median {_percent(statistics.median(shares))}"
+        f", {_percent(min(shares))} to {_percent(max(shares))}."
+    )
+
+
+def _percent(share: float | None) -> str:
+    return "" if share is None else f"{100.0 * share:.1f} %"
+
+
 def details_table(experiments: list[Record]) -> list[str]:
     """One row per experiment, in the order they ran."""
     lines = [
-        "| repetition | order | tool | comparison | verdict | ratio | 95 % CI | p | load |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| repetition | order | tool | comparison | verdict | ratio | 95 % CI | p | load | steal |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in experiments:
         if r["verdict"] == "error":
@@ -473,7 +494,7 @@ def details_table(experiments: list[Record]) -> list[str]:
             )
         lines.append(
             f"| {r['repetition']} | {r['position'] + 1} | {group_of(r)} | {r['kind']} | {cells} "
-            f"{r['loadavg_start'][0]:.2f} |"
+            f"{r['loadavg_start'][0]:.2f} | {_percent(r.get('steal_share'))} |"
         )
     return lines
 
@@ -498,7 +519,8 @@ def summarize(records: list[Record], details: bool = False) -> str:
             f"({100.0 * change:+.2f} % of work; mean {1000.0 * setup['mean_run_seconds']:.1f} ms "
             f"per run at calibration); budget {setup['budget_seconds']:g} s per experiment; "
             f"metric `{setup.get('metric', 'wall')}`{'; ' + passed if passed else ''}; "
-            f"{len(repetitions)} repetition(s) with results, {len(experiments)} experiments.",
+            f"{len(repetitions)} repetition(s) with results, {len(experiments)} experiments."
+            + steal_sentence(experiments),
             "",
         ]
     change_label = "+1 %" if change is None else f"{100.0 * change:+g} %"

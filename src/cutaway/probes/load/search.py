@@ -22,11 +22,22 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from cutaway.model import LatencyTarget
 from cutaway.probes.load.generator import LoadResult
 from cutaway.probes.load.hdr import Histogram
 
 NS = 1e-9
+
+
+@dataclass(frozen=True)
+class LatencyTarget:
+    """``percentile`` (e.g. 99.0) of the corrected whole-request latency at most ``seconds``:
+    what ``--max-rate-under p99=10ms`` asks of a server."""
+
+    percentile: float
+    seconds: float
+
+    def __str__(self) -> str:
+        return f"p{self.percentile:g} <= {self.seconds * 1e3:g} ms"
 
 
 @dataclass(frozen=True)

@@ -208,8 +208,12 @@ def _spec_from_document(
         raise SpecError("missing required key (the experiment's name)", key_path=("name",))
     name = fields.read_string(document["name"], ("name",))
     settings = _read_settings(document)
-    # The first plugin's table the file has (a measured phase: one per experiment).
-    table = next((table for table in tables if table.key in document), None)
+    # A plugin's table makes every run its measured phase: one per experiment.
+    given = [table for table in tables if table.key in document]
+    if len(given) > 1:
+        message = f"give one of [{given[0].key}] and [{given[1].key}]: each runs every run"
+        raise SpecError(message, key_path=(given[1].key,))
+    table = given[0] if given else None
     phase_settings: object = None
     if table is not None:
         phase_settings = table.read(document[table.key], (table.key,))
@@ -334,13 +338,12 @@ def _variant_entries(
 ) -> list[_VariantEntry]:
     tables = _variant_tables(document["variants"]) if "variants" in document else []
     phase_table = document[table.key]
-    assert isinstance(phase_table, dict)  # read by the plugin's table already
     return [
         _VariantEntry(
             key_path=template.key_path,
             own=tables[int(template.key_path[1])] if len(template.key_path) == 2 else {},
             table_key=table.key,
-            table=phase_table,
+            table=phase_table if isinstance(phase_table, Mapping) else {},
             params=template.params,
         )
         for template in templates

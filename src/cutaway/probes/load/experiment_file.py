@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 from cutaway.model import CONNECT_METRICS, LOAD_METRICS, SERVER_METRICS, Spec, Variant
 from cutaway.probes.core import VariantEntry
-from cutaway.probes.load.search import LatencyTarget
 from cutaway.probes.load.settings import (
     DEFAULT_LOAD_CONNECTIONS,
     GENERATOR_PROGRAM,
     KEY,
     LOAD_PROTOCOLS,
+    LatencyTarget,
     LoadSpec,
     LoadTarget,
     stored_load,
@@ -279,10 +279,10 @@ class LoadTable:
     .PhaseTable): its settings, each variant's target and pid file, the generator as every
     variant's command, and the metric names a load phase keeps for itself."""
 
-    key = KEY
-    variant_keys = PER_VARIANT_KEYS
-    program = GENERATOR_PROGRAM
-    no_command = NO_COMMAND
+    key: str = KEY
+    variant_keys: tuple[str, ...] = PER_VARIANT_KEYS
+    program: str = GENERATOR_PROGRAM
+    no_command: str = NO_COMMAND
 
     def read(self, value: object, key_path: KeyPath) -> object:
         return read_load_settings(value, key_path).to_dict()

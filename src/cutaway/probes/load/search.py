@@ -24,20 +24,9 @@ from dataclasses import dataclass
 
 from cutaway.probes.load.generator import LoadResult
 from cutaway.probes.load.hdr import Histogram
+from cutaway.probes.load.settings import LatencyTarget as LatencyTarget
 
 NS = 1e-9
-
-
-@dataclass(frozen=True)
-class LatencyTarget:
-    """``percentile`` (e.g. 99.0) of the corrected whole-request latency at most ``seconds``:
-    what ``--max-rate-under p99=10ms`` asks of a server."""
-
-    percentile: float
-    seconds: float
-
-    def __str__(self) -> str:
-        return f"p{self.percentile:g} <= {self.seconds * 1e3:g} ms"
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,18 @@ class LoadSpec:
         }
 
 
+@dataclass(frozen=True)
+class LatencyTarget:
+    """``percentile`` (e.g. 99.0) of the corrected whole-request latency at most ``seconds``:
+    what ``--max-rate-under p99=10ms`` asks of a server."""
+
+    percentile: float
+    seconds: float
+
+    def __str__(self) -> str:
+        return f"p{self.percentile:g} <= {self.seconds * 1e3:g} ms"
+
+
 def load_settings(spec: Spec) -> LoadSpec | None:
     """The load phase ``spec`` asks for, None for an experiment without a [load] table;
     StoredSettingError naming the key for a stored value cutaway never writes."""

@@ -8,7 +8,6 @@ Immutable, no I/O: the capture, the analysis and the plugin read it.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -263,22 +262,22 @@ def stored_load(value: object) -> LoadSpec:
         raise _wrong(f"{KEY}.targets", "missing")
     targets = load.optional("targets", _targets, {})
     defaults = LoadSpec(targets={})
-    fields_read = {
-        "protocol": load.optional("protocol", _protocol, defaults.protocol),
-        "connections": load.optional("connections", _count, defaults.connections),
-        "rate": load.optional("rate", _optional_positive, None),
-        "duration_seconds": load.optional("duration_seconds", _optional_positive, None),
-        "requests": load.optional("requests", _optional_count, None),
-        "warmup_seconds": load.optional("warmup_seconds", _not_negative, defaults.warmup_seconds),
-        "request_timeout_seconds": load.optional(
+    return LoadSpec(
+        targets=targets,
+        protocol=load.optional("protocol", _protocol, defaults.protocol),
+        connections=load.optional("connections", _count, defaults.connections),
+        rate=load.optional("rate", _optional_positive, None),
+        duration_seconds=load.optional("duration_seconds", _optional_positive, None),
+        requests=load.optional("requests", _optional_count, None),
+        warmup_seconds=load.optional("warmup_seconds", _not_negative, defaults.warmup_seconds),
+        request_timeout_seconds=load.optional(
             "request_timeout_seconds", _not_negative, defaults.request_timeout_seconds
         ),
-        "new_connection": load.optional("new_connection", _flag, False),
-        "threads": load.optional("threads", _optional_count, None),
-        "ready_timeout_seconds": load.optional(
+        new_connection=load.optional("new_connection", _flag, False),
+        threads=load.optional("threads", _optional_count, None),
+        ready_timeout_seconds=load.optional(
             "ready_timeout_seconds", _not_negative, defaults.ready_timeout_seconds
         ),
-        "pid_files": load.optional("pid_files", _string_map, {}),
-        "server_metrics": load.optional("server_metrics", _flag, True),
-    }
-    return dataclasses.replace(defaults, targets=targets, **fields_read)  # type: ignore[arg-type]
+        pid_files=load.optional("pid_files", _string_map, {}),
+        server_metrics=load.optional("server_metrics", _flag, True),
+    )

@@ -101,7 +101,7 @@ def _is_docstring(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
 def _load_names(path: Path) -> set[str]:
     """What a module's code (not its docstrings and comments) says of a load phase: a string
     ``load``, ``[load]``, ``cw_load`` or ``--url``, an attribute ``.load`` (``spec.load``) or
-    ``.url`` (``args.url``), a name of the load phase's types and readers."""
+    ``args.url``, a name of the load phase's types and readers."""
     tree = ast.parse(path.read_text())
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     found: set[str] = set()
@@ -112,9 +112,12 @@ def _load_names(path: Path) -> set[str]:
                 text == "load" or any(word in text for word in ("[load]", "cw_load", "--url"))
             ):
                 found.add(text)
-        elif isinstance(node, ast.Attribute) and node.attr in ("load", "url"):
+        elif isinstance(node, ast.Attribute) and node.attr == "load":
             if not (isinstance(node.value, ast.Name) and node.value.id in FILE_READERS):
-                found.add(f".{node.attr}")
+                found.add(".load")
+        elif isinstance(node, ast.Attribute) and node.attr == "url":
+            if isinstance(node.value, ast.Name) and node.value.id == "args":
+                found.add(".url")
         elif isinstance(node, ast.Name | ast.alias):
             name = node.id if isinstance(node, ast.Name) else node.asname or node.name
             if any(word in name for word in LOAD_NAMES):

@@ -592,13 +592,13 @@ def test_a_measured_phase_re_keys_its_settings_for_conditions(
             "says the variant's word",
         ),
         (('word = "{say}!"', 'word = "{sya}!"'), ":10: tally.word: {sya} is not a matrix param"),
-        (('word = "{say}!"\n', ""), ":13: variants[0].word: no word"),
+        (('word = "{say}!"\n', ""), ":11: variants[0].word: no word"),
         (
             (
                 "[[variants]]",
                 '[[metrics]]\nname = "tallied"\nsource = "file"\npath = "."\n\n[[variants]]',
             ),
-            ":14: metrics[0].name: the toy phase's",
+            ":13: metrics[0].name: the toy phase's",
         ),
     ],
 )
@@ -616,10 +616,7 @@ def test_a_measured_phase_s_keys_need_its_table_and_its_registration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "tally.toml"
-    plain = TALLY_FILE.replace("[tally]\ntimes = 2\n", "").replace(
-        'word = "{say}!"\n', 'command = "true"\n'
-    )
-    path.write_text(plain.replace('name = "v-{say}"', 'name = "v-{say}"\nword = "x"'))
+    path.write_text('name = "tally"\n[[variants]]\nname = "v"\ncommand = "true"\nword = "x"\n')
     with pytest.raises(SpecError, match=r"variants\[0\]\.word: unknown key"):
         load_spec(str(path))  # unregistered: no key of its own
     monkeypatch.setattr(registry, "PLUGINS", (*registry.PLUGINS, TallyPlugin()))

@@ -74,7 +74,8 @@ class VariantEntry(Protocol):
     ``key_path``, its own [[variants]] table's (() for the implicit variant), where a missing
     per-variant key is reported."""
 
-    key_path: KeyPath
+    @property
+    def key_path(self) -> KeyPath: ...
 
     def text(self, key: str) -> tuple[str, KeyPath] | None:
         """The variant's value of the per-variant ``key``: its own table's, else the phase
@@ -102,10 +103,17 @@ class PhaseTable(Protocol):
     - ``check(spec)``: the whole experiment as read (SpecError naming a key it refuses: a
       declared metric that takes the name of one the phase measures)."""
 
-    key: str
-    variant_keys: tuple[str, ...]
-    program: str
-    no_command: str
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def variant_keys(self) -> tuple[str, ...]: ...
+
+    @property
+    def program(self) -> str: ...
+
+    @property
+    def no_command(self) -> str: ...
 
     def read(self, value: object, key_path: KeyPath) -> object: ...
 

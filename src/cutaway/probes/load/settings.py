@@ -260,7 +260,7 @@ def stored_load(value: object) -> LoadSpec:
     load = _Stored(value)
     if "targets" not in load.values:
         raise _wrong(f"{KEY}.targets", "missing")
-    targets = load.optional("targets", _targets, {})
+    targets: dict[str, str] = load.optional("targets", _targets, {})
     defaults = LoadSpec(targets={})
     return LoadSpec(
         targets=targets,

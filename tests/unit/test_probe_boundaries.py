@@ -1,7 +1,8 @@
 """A probe lives in its package: no module outside it imports it, but the registry
 (cutaway.probes.registry), which lists every probe's plugin. The probes not yet moved wholly
 into their packages are listed with the modules that still import them, so that the count can
-only go down: a new importer fails here, and so does one that is gone (update the list)."""
+only go down: a new importer fails here, and so does one that is gone (update the list). And
+the core names no probe's table: the load phase's [load] is its plugin's alone."""
 
 from __future__ import annotations
 

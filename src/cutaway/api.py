@@ -156,6 +156,19 @@ class SpecValueError(ValueError):
     checked here)."""
 
 
+def _check_plugin_settings(spec: Spec) -> None:
+    """Refuse a plugin's settings (a probe's, a phase table's) that it would read back from
+    the store as damaged: each plugin reads its own to say whether it is selected."""
+    from cutaway.probes.core import plugins
+    from cutaway.settings_reading import StoredSettingError
+
+    try:
+        for plugin in plugins():
+            plugin.selected(spec)
+    except StoredSettingError as error:
+        raise SpecValueError(f"spec: {error.problem}") from None
+
+
 def _check_spec(spec: Spec, label: str | None) -> None:
     """Refuse what the spec reader refuses, before anything runs: values the store would read
     back as damaged (rounds=-1, timeout_seconds=nan), numbers past the limits of
@@ -174,6 +187,7 @@ def _check_spec(spec: Spec, label: str | None) -> None:
         raise SpecValueError(f"spec: {error}") from None
     except (TypeError, ValueError) as error:  # UnicodeEncodeError is a ValueError
         raise SpecValueError(f"spec: cannot be stored: {error}") from None
+    _check_plugin_settings(spec)
     bounds = (
         ("rounds", spec.rounds, limits.MAX_ROUNDS),
         ("warmup_rounds", spec.warmup_rounds, limits.MAX_WARMUP_ROUNDS),

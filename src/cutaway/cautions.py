@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from cutaway.cpu_steal import steal_share
 from cutaway.model import Caution, Comparison, ExperimentInfo, Run, RunStatus, Spec, Verdict
 from cutaway.numeric import np
+from cutaway.probes.core import primary_metric
 from cutaway.stats import outlier_mask, trend
 from cutaway.store import MetricTable
 
@@ -191,7 +192,7 @@ def experiment_cautions(
         )
     cautions += _load_cautions(info)
     cautions += _noise_cautions(spec, wall)
-    primary = spec.primary_metric
+    primary = primary_metric(spec)
     if any(c.verdict is Verdict.INCONCLUSIVE and c.metric == primary for c in comparisons):
         what = "wall-time" if primary == "wall" else primary
         cautions.append(

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cutaway.model import PRIMARY_METRIC, Comparison, Metric, Spec
+from cutaway.probes.core import primary_metric
 from cutaway.stats import paired_ratio
 from cutaway.stats.unpaired import unpaired_ratio
 from cutaway.store import MetricTable, Store
@@ -44,7 +45,7 @@ def paired_family(
             rows.append(
                 Row(metric.name, reference, other, int(pairs.sum()), estimate, metric.better)
             )
-    return judge(rows, spec.margin, spec.confidence, primary=spec.primary_metric)
+    return judge(rows, spec.margin, spec.confidence, primary=primary_metric(spec))
 
 
 def compared_pairs(spec: Spec) -> list[tuple[str, str]]:

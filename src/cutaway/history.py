@@ -208,7 +208,9 @@ def default_metrics(
     metrics and its probes' counted metrics (instructions, phases) in their order."""
     spec = newest.spec
     known = [m.name for m in measured.get(newest.id, ())]
-    chosen = [spec.primary_metric, "cpu", "max_rss"]
+    from cutaway.probes.core import primary_metric
+
+    chosen = [primary_metric(spec), "cpu", "max_rss"]
     chosen += [m.name for m in spec.metrics]
     chosen += [n for n in known if n == "instructions" or n.startswith("phase:")]
     return tuple(n for n in dict.fromkeys(chosen) if n in known)

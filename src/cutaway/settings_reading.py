@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from cutaway.visible import clip, left_out_note
+from cutaway.visible import clip, display, left_out_note
 
 # A key path inside a TOML document: table keys are strings, array positions are ints (0-based).
 KeyPath = tuple[str | int, ...]
@@ -25,6 +25,9 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _LONG_INTEGER = 10**40
 # Largest integer a store's columns (SQLite INTEGER, PostgreSQL BIGINT) hold.
 MAX_STORED_INTEGER = 2**63 - 1
+# More digits than any limit has (2**63 has 19): an integer option's text is refused as too
+# large unread.
+_MOST_DIGITS = 30
 
 
 class StoredSettingError(ValueError):
@@ -156,3 +159,18 @@ def read_integer(
     if value > maximum:
         raise expected(f"an integer <= {maximum}", value, key_path)
     return value
+
+
+def integer_argument(text: str) -> int:
+    """The argparse type of every integer option (``--rounds``, ``--seed``, ``--connections``
+    ...): argparse's own ``int`` quotes the whole text in its error, and raises past 4300
+    digits. The range is checked after, by the reader of the key the option sets, so that an
+    option and its file key say the same."""
+    digits = text.strip().removeprefix("-").removeprefix("+")
+    if digits.isascii() and digits.isdigit() and len(digits) <= _MOST_DIGITS:
+        return int(text)
+    import argparse  # only for the error: the command line has imported it already
+
+    if not (digits.isascii() and digits.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected an integer, found {display(text)!r}")
+    raise argparse.ArgumentTypeError(f"{display(text)} is far too large")

@@ -111,11 +111,12 @@ def newest_verdicts(
     """The experiment's verdicts on its primary metric, each compared pair as its report
     judges them (round by round, at full alpha); none without usable rounds."""
     from cutaway.families import compared_pairs, paired_family
+    from cutaway.probes.core import primary_metric, spec_metrics
 
     spec = stored.spec
     if not store.has_usable_rounds(stored.id):
         return ()
-    primary = next((m for m in spec.all_metrics() if m.name == spec.primary_metric), None)
+    primary = next((m for m in spec_metrics(spec) if m.name == primary_metric(spec)), None)
     if primary is None:
         return ()
     tables = {primary.name: store.metric_table(stored.id, primary.name, primary.purpose)}

@@ -15,15 +15,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz_spec_loader import TOML_VALUES, toml_value
 
-from cutaway.model import LOAD_PROTOCOLS, LoadTarget
-from cutaway.spec import SpecError, load_spec
-from cutaway.spec.limits import (
+from cutaway.probes.load.experiment_file import (
+    LOAD_KEYS,
     MAX_LOAD_CONNECTIONS,
     MAX_LOAD_PHASE_SECONDS,
     MAX_LOAD_THREADS,
     MAX_REQUEST_TIMEOUT_SECONDS,
+    quick_load,
+    read_target_option,
 )
-from cutaway.spec.load import LOAD_KEYS, quick_load, read_target_option
+from cutaway.probes.load.settings import LOAD_PROTOCOLS, LoadTarget, load_settings
+from cutaway.spec import SpecError, load_spec
 
 SECRET = "s3cr3t"
 # Pieces of URLs, so that the generated targets are near-misses rather than noise.
@@ -95,8 +97,8 @@ def check_file(table: dict[str, object]) -> None:
             assert error.key is not None or error.line is not None, repr(error)
             assert SECRET not in str(error), str(error)
             return
-    assert spec.load is not None
-    load = spec.load
+    load = load_settings(spec)
+    assert load is not None
     assert 1 <= load.connections <= MAX_LOAD_CONNECTIONS
     assert load.threads is None or 1 <= load.threads <= MAX_LOAD_THREADS
     assert load.duration_seconds is None or 0 < load.duration_seconds <= MAX_LOAD_PHASE_SECONDS

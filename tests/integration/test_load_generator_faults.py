@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from cutaway.model import LatencyTarget
 from cutaway.probes.load.generator import (
     GeneratorError,
     LoadResult,
@@ -25,7 +24,7 @@ from cutaway.probes.load.generator import (
     read_summary,
     run_generator,
 )
-from cutaway.probes.load.search import search_max_rate
+from cutaway.probes.load.search import LatencyTarget, search_max_rate
 from tests.load_servers import misbehaving_server
 
 pytestmark = pytest.mark.skipif(generator_path() is None, reason="cw_load not built")

@@ -27,6 +27,11 @@ SPEC = Spec(name="api", variants=(Variant("a", ("true",)),), baseline="a", round
         ({"confidence": 2.0}, "spec: confidence: 2.0 is not a confidence level between 0 and 1"),
         ({"baseline": "zz"}, "spec: baseline: 'zz' is not one of the variants"),
         ({"name": "x\udcff"}, "spec: cannot be stored: 'utf-8' codec can't encode"),
+        # A plugin's table it would read back as the store's damage (the load plugin's).
+        (
+            {"plugin_tables": (("load", {"targets": {"a": "ftp://x"}}),)},
+            "spec: load.targets.a: ftp:// is not supported",
+        ),
     ],
 )
 def test_a_spec_that_cannot_be_run_is_refused_before_anything_is_stored(

@@ -104,7 +104,8 @@ def _store_with_profiles(
     """Two variants' profiles, b's `work` 2 ms slower per run; with ``server``, a load phase
     whose server (sampled: server_cpu) is the process the profile is narrowed to, 4 ms slower
     in the timed runs."""
-    from cutaway.model import LoadSpec, ProbeSpec, Run, RunData, RunStatus, Variant
+    from cutaway.model import ProbeSpec, Run, RunData, RunStatus, Variant
+    from cutaway.probes.load.settings import LoadSpec, with_load
 
     processes = ("cmd",) if server else ()
     spec = Spec(
@@ -112,8 +113,9 @@ def _store_with_profiles(
         variants=(Variant("a", ("true",)), Variant("b", ("true",))),
         baseline="a",
         probes=with_profile(ProbeSpec(), ProfileSpec(system_wide=system_wide, processes=processes)),
-        load=LoadSpec({"a": "127.0.0.1:1", "b": "127.0.0.1:2"}) if server else None,
     )
+    if server:
+        spec = with_load(spec, LoadSpec({"a": "127.0.0.1:1", "b": "127.0.0.1:2"}))
     store = Store(path)
     experiment = store.create_experiment(spec, {}, None, "t")
     for round_index in range(4):

@@ -168,7 +168,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("store", ("cutaway.store*", "cutaway.metrics.series")),
     ("probes", ("cutaway.probes*",)),
-    ("experiment file", ("cutaway.spec*",)),
+    # with a probe's reader of its own top-level table of the file (the load plugin's [load])
+    ("experiment file", ("cutaway.spec*", "cutaway.probes.*.experiment_file")),
     # versions: a variant's version is read (and its key named in the experiment file) as
     # the runner starts
     ("runner", ("cutaway.runner*", "cutaway.metrics*", "cutaway.versions")),

@@ -11,6 +11,7 @@ import pytest
 from cutaway.model import INSTRUCTIONS_METRIC, ProbeSpec, Run, RunStatus, Spec, Variant
 from cutaway.probes.core import spec_metrics
 from cutaway.probes.instructions.settings import instructions_counted, with_instructions
+from cutaway.probes.load.settings import load_settings
 from cutaway.spec import SpecError, parse_spec
 from cutaway.spec.overrides import apply_overrides
 from cutaway.store import Store
@@ -81,5 +82,5 @@ def test_a_load_experiment_does_not_list_the_counted_metric() -> None:
         'name = "p"\n[load]\nduration = "1s"\n[probes]\ninstructions = true\n'
         '[[variants]]\nname = "a"\ntarget = "http://127.0.0.1:1/"\n'
     )
-    assert spec.load is not None and instructions_counted(spec.probes)
+    assert load_settings(spec) is not None and instructions_counted(spec.probes)
     assert INSTRUCTIONS_METRIC not in spec_metrics(spec)

@@ -15,15 +15,16 @@ from pathlib import Path
 import pytest
 
 from cutaway.compare import analyze, compare_experiments
-from cutaway.model import LoadSpec, RunStatus, Spec, Variant, Verdict
+from cutaway.model import RunStatus, Spec, Variant, Verdict
 from cutaway.probes.base import Attachment
 from cutaway.probes.load import capture
+from cutaway.probes.load.experiment_file import with_generator
 from cutaway.probes.load.result import load_summaries_of
+from cutaway.probes.load.settings import LoadSpec, with_load
 from cutaway.report import FORMATS, render_terminal
 from cutaway.report.html import render_html
 from cutaway.runner.executor import Measurement, RunInterrupted
 from cutaway.runner.runner import RunnerError, run_experiment
-from cutaway.spec.load import with_generator
 from cutaway.store import Store
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "load" / "summary-v1.json"
@@ -101,7 +102,7 @@ def _spec(port: int, *names: str, ready: float = 5.0) -> Spec:
         server_metrics=False,
     )
     variants = tuple(with_generator(load, Variant(name, ("cw_load",))) for name in names)
-    return Spec(name="load", variants=variants, baseline=names[0], rounds=10, load=load)
+    return with_load(Spec(name="load", variants=variants, baseline=names[0], rounds=10), load)
 
 
 def test_throughput_drop_and_latency_rise_are_regressed(tmp_path: Path, listening: int) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from cutaway.cli import commands as cli
-from cutaway.model import LatencyTarget
+from cutaway.probes.load.experiment_file import read_latency_target
 from cutaway.probes.load.generator import (
     GeneratorCheck,
     Latency,
@@ -16,9 +16,8 @@ from cutaway.probes.load.generator import (
     PhaseLatency,
 )
 from cutaway.probes.load.hdr import Histogram
-from cutaway.probes.load.search import describe, search_max_rate
+from cutaway.probes.load.search import LatencyTarget, describe, search_max_rate
 from cutaway.spec import SpecError
-from cutaway.spec.load import read_latency_target
 
 CEILING = 10_000.0
 

@@ -1,7 +1,8 @@
 """A probe lives in its package: no module outside it imports it, but the registry
 (cutaway.probes.registry), which lists every probe's plugin. The probes not yet moved wholly
 into their packages are listed with the modules that still import them, so that the count can
-only go down: a new importer fails here, and so does one that is gone (update the list)."""
+only go down: a new importer fails here, and so does one that is gone (update the list). And
+the core names no probe's table: the load phase's [load] is its plugin's alone."""
 
 from __future__ import annotations
 
@@ -77,3 +78,78 @@ def test_a_moved_probe_is_imported_by_no_module_outside_its_package() -> None:
 def test_the_moved_probes_are_the_ones_said() -> None:
     moved = [probe for probe in _probes() if probe not in NOT_YET_MOVED]
     assert moved == ["calls", "instructions", "load", "profile", "spans", "syscalls", "uprobes"]
+
+
+# The core: every module of cutaway outside its probes' packages (cutaway.probes), and outside
+# the library module that hands the core its plugins.
+CORE_EXCLUDED = ("cutaway.probes", "cutaway.api")
+# Strings of the core that say "load" but mean something else, with what they mean.
+CORE_LOAD_WORDS: dict[str, set[str]] = {
+    "cutaway.cautions": {"load"},  # the caution of a busy machine (its load average)
+}
+# Modules whose `.load` is a reader of a file format, not a spec's load phase.
+FILE_READERS = {"json", "tomllib"}
+# The load phase's types and readers (cutaway.probes.load.settings, .experiment_file).
+LOAD_NAMES = ("LoadSpec", "LoadTarget", "load_settings", "quick_load")
+
+
+def _is_docstring(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    parent = parents.get(node)
+    owner = parents.get(parent) if isinstance(parent, ast.Expr) else None
+    return isinstance(owner, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+
+
+def _load_names(path: Path) -> set[str]:
+    """What a module's code (not its docstrings and comments) says of a load phase: a string
+    ``load``, ``[load]``, ``cw_load`` or ``--url``, an attribute ``.load`` (``spec.load``) or
+    ``args.url``, a name of the load phase's types and readers."""
+    tree = ast.parse(path.read_text())
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            if not _is_docstring(node, parents) and (
+                text == "load" or any(word in text for word in ("[load]", "cw_load", "--url"))
+            ):
+                found.add(text)
+        elif isinstance(node, ast.Attribute) and node.attr == "load":
+            if not (isinstance(node.value, ast.Name) and node.value.id in FILE_READERS):
+                found.add(".load")
+        elif isinstance(node, ast.Attribute) and node.attr == "url":
+            if isinstance(node.value, ast.Name) and node.value.id == "args":
+                found.add(".url")
+        elif isinstance(node, ast.Name | ast.alias):
+            name = node.id if isinstance(node, ast.Name) else node.asname or node.name
+            if any(word in name for word in LOAD_NAMES):
+                found.add(name)
+    return found
+
+
+def test_the_core_names_no_load_phase() -> None:
+    """The [load] table, its keys, its settings and its quick mode are the load plugin's: the
+    core (spec, model, runner, compare, report, cli, store ...) asks the plugins for them."""
+    named = {}
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        if module.startswith(CORE_EXCLUDED):
+            continue
+        words = _load_names(path) - CORE_LOAD_WORDS.get(module, set())
+        if words:
+            named[module] = sorted(words)
+    assert named == {}
+
+
+def test_the_load_check_finds_a_load_phase(tmp_path: Path) -> None:
+    source = tmp_path / "core.py"
+    source.write_text(
+        '"""Docstrings may say "load" and [load]."""\n'
+        "import json\n"
+        "from cutaway.probes.load.settings import LoadSpec\n"
+        "json.load(open('x'))\n"
+        "def f(spec, document, args):\n"
+        '    """So may [load] here."""\n'
+        "    return spec.load, document['load'], ('cw_load',), args.url\n"
+    )
+    assert _load_names(source) == {"LoadSpec", ".load", "load", "cw_load", ".url"}

@@ -4,16 +4,16 @@ fresh interpreter, since this test process had them provided by conftest.py."""
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 
 import pytest
 
-from cutaway.model import LoadSpec, ProbeSpec, Spec, Variant
+from cutaway.model import ProbeSpec, Spec, Variant
 from cutaway.probes import core, registry
 from cutaway.probes.calls.settings import with_calls
 from cutaway.probes.core import NoPluginsProvided
+from cutaway.probes.load.settings import LoadSpec, with_load
 
 
 def _in_fresh_interpreter(code: str) -> str:
@@ -75,7 +75,7 @@ def test_the_measured_phase_is_owned_by_a_selected_plugin(monkeypatch: pytest.Mo
     and the variants' own commands when no selected plugin owns one."""
     variant = Variant("v", ("true",))
     plain = Spec(name="p", variants=(variant,), baseline="v")
-    loaded = dataclasses.replace(plain, load=LoadSpec(targets={"v": "http://127.0.0.1:9/"}))
+    loaded = with_load(plain, LoadSpec(targets={"v": "http://127.0.0.1:9/"}))
     assert core.measured_phase(plain) is None
     phase = core.measured_phase(loaded)
     assert type(phase).__module__ == "cutaway.probes.load.capture"

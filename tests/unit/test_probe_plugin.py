@@ -2,16 +2,19 @@
 way cutaway.probes.registry lists the real ones, reaches the analysis (compare.analyze, over a
 real store) and every report format, with no change to the core; and a toy probe with its own
 key of the experiment file's [probes] and its own `cutaway run` flag gets its settings read,
-checked, stored and handed to its capture side and its analysis, with no change to the core."""
+checked, stored and handed to its capture side and its analysis, with no change to the core;
+and a toy measured phase with a top-level table of its own, per-variant keys, the command of
+every run and the metrics of each, the primary one its own, is one package too."""
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -22,9 +25,11 @@ from cutaway.cli.parser import build_parser, parse_arguments
 from cutaway.cli.run_spec import spec_from_args
 from cutaway.compare import analyze
 from cutaway.model import (
+    HIGHER_IS_BETTER,
     PROCESS_METRICS,
     Analysis,
     Caution,
+    Metric,
     ProbeResult,
     ProbeSpec,
     Run,
@@ -42,6 +47,7 @@ from cutaway.probes.plugin import (
     StoredExperiment,
     TablesView,
     Tags,
+    VariantEntry,
 )
 from cutaway.report import FORMATS, build_formats
 from cutaway.report.export_values import write_csv
@@ -444,3 +450,182 @@ def test_an_unregistered_probe_has_no_key_and_no_flag(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="unknown probe setting"):
         load_spec(str(path))
     assert "--greeting" not in build_parser("run").format_help()
+
+
+# -- a toy measured phase: a top-level table of the experiment file, per-variant keys, the
+# command every run runs, the metrics of each run and the primary one, in one package (here)
+
+TALLY_KEY = "tally"
+TALLY_METRIC = Metric("tallied", "count", "words the toy phase tallied", HIGHER_IS_BETTER)
+
+
+class TallyTable:
+    """[tally]: ``times`` (how often each run says its variant's word), and a ``word`` per
+    variant (its own, else the table's); each run is ``echo`` saying it."""
+
+    key: str = TALLY_KEY
+    variant_keys: tuple[str, ...] = ("word",)
+    program: str = "echo"
+    no_command: str = "each run says the variant's word"
+
+    def read(self, value: object, key_path: KeyPath) -> object:
+        if not isinstance(value, Mapping):
+            raise expected("a table", value, key_path)
+        times = value.get("times", 1)
+        if isinstance(times, bool) or not isinstance(times, int) or times < 1:
+            raise expected("a count >= 1", times, (*key_path, "times"))
+        return {"times": times, "words": {}}
+
+    def with_variants(
+        self, settings: object, variants: Sequence[Variant], entries: Sequence[VariantEntry]
+    ) -> tuple[object, tuple[Variant, ...]]:
+        assert isinstance(settings, Mapping)
+        words: dict[str, str] = {}
+        for entry, variant in zip(entries, variants, strict=True):
+            given = entry.text("word")
+            if given is None:
+                raise SpecError("no word", key_path=(*entry.key_path, "word"))
+            words[variant.name] = given[0]
+        shaped = tuple(
+            dataclasses.replace(v, command=("echo", *[words[v.name]] * settings["times"]))
+            for v in variants
+        )
+        return {**settings, "words": words}, shaped
+
+    def conditioned(self, settings: object, variants: Sequence[Variant]) -> object:
+        assert isinstance(settings, Mapping)
+        words = {v.name: settings["words"][v.family_name] for v in variants}
+        return {**settings, "words": words}
+
+    def check(self, spec: Spec) -> None:
+        for index, metric in enumerate(spec.metrics):
+            if metric.name == TALLY_METRIC.name:
+                raise SpecError("the toy phase's", key_path=("metrics", index, "name"))
+
+
+class TallyPlugin(ProbePlugin):
+    name = "tally"
+
+    @property
+    def phase_table(self) -> TallyTable:
+        return TallyTable()
+
+    def selected(self, spec: Spec) -> bool:
+        return spec.plugin_table(TALLY_KEY) is not None
+
+    def phase_metrics(self, spec: Spec) -> tuple[Metric, ...]:
+        return (PROCESS_METRICS[0], TALLY_METRIC)
+
+    def primary_metric(self, spec: Spec) -> str:
+        return TALLY_METRIC.name
+
+
+TALLY_FILE = """name = "tally"
+rounds = 3
+warmup_rounds = 0
+
+[matrix]
+say = ["hi", "ho"]
+
+[tally]
+times = 2
+word = "{say}!"
+
+[[variants]]
+name = "v-{say}"
+"""
+
+
+@pytest.fixture
+def tally_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(registry, "PLUGINS", (*registry.PLUGINS, TallyPlugin()))
+    yield
+
+
+def test_a_measured_phase_owns_its_table_variants_metrics_and_primary_metric(
+    tmp_path: Path, tally_registered: None
+) -> None:
+    path = tmp_path / "tally.toml"
+    path.write_text(TALLY_FILE)
+    spec = load_spec(str(path))
+    assert [v.command for v in spec.variants] == [("echo", "hi!", "hi!"), ("echo", "ho!", "ho!")]
+    assert spec.plugin_tables == (
+        (TALLY_KEY, {"times": 2, "words": {"v-hi": "hi!", "v-ho": "ho!"}}),
+    )
+    assert core.spec_metrics(spec) == (PROCESS_METRICS[0], TALLY_METRIC)
+    assert core.primary_metric(spec) == "tallied"
+
+    store = Store(tmp_path / "db")
+    experiment_id = store.create_experiment(spec, {}, None, "test")
+    for round_index in range(3):
+        for position, name in enumerate(("v-hi", "v-ho")):
+            metrics = {"wall": 0.01 * (1 + round_index), "tallied": 2.0 + position}
+            store.add_run(
+                experiment_id, Run(name, round_index, position, RunStatus.OK, 0, None, metrics, 0.0)
+            )
+    store.finish_experiment(experiment_id, "complete", None)
+    stored = store.experiment(experiment_id).spec
+    assert stored.plugin_tables == spec.plugin_tables  # stored under its key, read back
+    analysis = analyze(store, experiment_id, resamples=200)
+    assert [m.name for m in analysis.metrics] == ["wall", "tallied"]
+    (tallied,) = [c for c in analysis.comparisons if c.metric == "tallied"]
+    assert tallied.ratio == pytest.approx(1.5)
+
+
+def test_a_measured_phase_re_keys_its_settings_for_conditions(
+    tmp_path: Path, tally_registered: None
+) -> None:
+    path = tmp_path / "tally.toml"
+    path.write_text(TALLY_FILE + '[[conditions]]\nname = "a"\n[[conditions]]\nname = "b"\n')
+    table = load_spec(str(path)).plugin_table(TALLY_KEY)
+    assert isinstance(table, Mapping)
+    assert table["words"] == {"v-hi/a": "hi!", "v-hi/b": "hi!", "v-ho/a": "ho!", "v-ho/b": "ho!"}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("times = 2", 'times = "x"'), ':9: tally.times: expected a count >= 1, found "x"'),
+        (
+            ('name = "v-{say}"', 'name = "v-{say}"\ncommand = "true"'),
+            ":14: variants[0].command: a tally experiment ([tally]) has no command: each run "
+            "says the variant's word",
+        ),
+        (('word = "{say}!"', 'word = "{sya}!"'), ":10: tally.word: {sya} is not a matrix param"),
+        (('word = "{say}!"\n', ""), ":11: variants[0].word: no word"),
+        (
+            (
+                "[[variants]]",
+                '[[metrics]]\nname = "tallied"\nsource = "file"\npath = "."\n\n[[variants]]',
+            ),
+            ":13: metrics[0].name: the toy phase's",
+        ),
+    ],
+)
+def test_a_measured_phase_s_bad_table_is_named_with_its_file_line_and_key(
+    tmp_path: Path, tally_registered: None, change: tuple[str, str], message: str
+) -> None:
+    path = tmp_path / "tally.toml"
+    path.write_text(TALLY_FILE.replace(*change))
+    with pytest.raises(SpecError) as error:
+        load_spec(str(path))
+    assert str(error.value).startswith(f"{path}{message}")
+
+
+def test_a_measured_phase_s_keys_need_its_table_and_its_registration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "tally.toml"
+    path.write_text('name = "tally"\n[[variants]]\nname = "v"\ncommand = "true"\nword = "x"\n')
+    with pytest.raises(SpecError, match=r"variants\[0\]\.word: unknown key"):
+        load_spec(str(path))  # unregistered: no key of its own
+    monkeypatch.setattr(registry, "PLUGINS", (*registry.PLUGINS, TallyPlugin()))
+    with pytest.raises(SpecError) as error:
+        load_spec(str(path))
+    assert str(error.value).endswith(
+        "variants[0].word: word belongs to a tally experiment: add a [tally] section"
+    )
+    path.write_text(TALLY_FILE)
+    monkeypatch.setattr(registry, "PLUGINS", registry.PLUGINS[:-1])
+    with pytest.raises(SpecError, match="tally: unknown key"):
+        load_spec(str(path))

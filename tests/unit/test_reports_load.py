@@ -17,19 +17,16 @@ from pathlib import Path
 from hostile import HOSTILE
 from markdown_it import MarkdownIt
 
-from cutaway.model import (
-    AB_PERCENTILES,
-    LOAD_METRICS,
-    LOAD_PERCENTILES,
-    PERCENTILE_GRID,
-    PROCESS_METRICS,
-    Analysis,
-    LatencySummary,
-    LoadSummary,
-    Verdict,
-)
+from cutaway.model import LOAD_METRICS, PERCENTILE_GRID, PROCESS_METRICS, Analysis, Verdict
 from cutaway.probes.load.analysis import load_cautions
-from cutaway.probes.load.result import LoadPhasesResult, load_summaries_of
+from cutaway.probes.load.result import (
+    AB_PERCENTILES,
+    LOAD_PERCENTILES,
+    LatencySummary,
+    LoadPhasesResult,
+    LoadSummary,
+    load_summaries_of,
+)
 from cutaway.report import FORMATS, render_terminal
 from cutaway.report.html import render_html
 

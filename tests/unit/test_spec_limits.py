@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cutaway.probes.load import experiment_file as load_limits
 from cutaway.probes.syscalls.settings import read_syscall_names
 from cutaway.spec import SpecError, limits, parse_spec
 from cutaway.spec.errors import describe
@@ -84,22 +85,22 @@ def test_the_documented_limits_are_the_ones_enforced() -> None:
     assert documented["timeout"] == documented["hook_timeout"] == limits.MAX_RUN_SECONDS
     assert documented["max_time"] == limits.MAX_EXPERIMENT_SECONDS
     assert documented["[[metrics]] interval"] == limits.MAX_SAMPLE_INTERVAL_SECONDS
-    assert documented["[load] connections"] == limits.MAX_LOAD_CONNECTIONS
-    assert documented["[load] threads"] == limits.MAX_LOAD_THREADS
-    assert documented["[load] requests"] == limits.MAX_LOAD_REQUESTS
-    assert documented["[load] rate"] == limits.MAX_LOAD_RATE
-    assert documented["[load] duration"] == limits.MAX_LOAD_PHASE_SECONDS
-    assert documented["[load] timeout"] == limits.MAX_REQUEST_TIMEOUT_SECONDS
-    assert documented["[load] ready_timeout"] == limits.MAX_READY_SECONDS
+    assert documented["[load] connections"] == load_limits.MAX_LOAD_CONNECTIONS
+    assert documented["[load] threads"] == load_limits.MAX_LOAD_THREADS
+    assert documented["[load] requests"] == load_limits.MAX_LOAD_REQUESTS
+    assert documented["[load] rate"] == load_limits.MAX_LOAD_RATE
+    assert documented["[load] duration"] == load_limits.MAX_LOAD_PHASE_SECONDS
+    assert documented["[load] timeout"] == load_limits.MAX_REQUEST_TIMEOUT_SECONDS
+    assert documented["[load] ready_timeout"] == load_limits.MAX_READY_SECONDS
 
 
 def test_the_generator_limits_are_the_generator_s_own() -> None:
     """native/cw_load.c refuses past these: the spec must refuse first, before storing."""
     source = (ROOT / "native" / "cw_load.c").read_text()
-    assert f"s->connections > {limits.MAX_LOAD_CONNECTIONS})" in source
-    assert f"s->threads > {limits.MAX_LOAD_THREADS})" in source
-    assert f"s->duration > {limits.MAX_LOAD_PHASE_SECONDS:g}" in source
-    assert f"s->timeout > {limits.MAX_REQUEST_TIMEOUT_SECONDS:g}" in source
+    assert f"s->connections > {load_limits.MAX_LOAD_CONNECTIONS})" in source
+    assert f"s->threads > {load_limits.MAX_LOAD_THREADS})" in source
+    assert f"s->duration > {load_limits.MAX_LOAD_PHASE_SECONDS:g}" in source
+    assert f"s->timeout > {load_limits.MAX_REQUEST_TIMEOUT_SECONDS:g}" in source
 
 
 def test_an_unknown_system_call_is_refused_with_the_nearest_known_names() -> None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from cutaway.model import LoadTarget
+from cutaway.probes.core import primary_metric, spec_metrics
+from cutaway.probes.load.experiment_file import quick_load, quick_load_spec
+from cutaway.probes.load.settings import LoadTarget, load_settings
 from cutaway.spec import SpecError, parse_spec
-from cutaway.spec.load import quick_load, quick_load_spec
 
 SERVERS = """\
 name = "servers"
@@ -35,29 +36,31 @@ target = "127.0.0.1:8081"
 
 def test_each_variant_runs_the_generator_against_its_own_target() -> None:
     spec = parse_spec(SERVERS, "servers.toml")
-    assert spec.load is not None and spec.load.mode == "open"
-    assert spec.load.targets == {"old": "http://127.0.0.1:8080/index.html", "new": "127.0.0.1:8081"}
-    assert spec.load.pid_files == {"old": "old.pid"}
+    load = load_settings(spec)
+    assert load is not None and load.mode == "open"
+    assert load.targets == {"old": "http://127.0.0.1:8080/index.html", "new": "127.0.0.1:8081"}
+    assert load.pid_files == {"old": "old.pid"}
     old = spec.variant("old")
     assert old.command[:5] == ("cw_load", "--target", "127.0.0.1:8080", "--protocol", "http")
     assert "--rate" in old.command and "--duration" in old.command
     assert old.command[old.command.index("--path") + 1] == "/index.html"
     assert old.hooks.setup == "nginx -c old.conf"
-    metrics = [m.name for m in spec.all_metrics()]
+    metrics = [m.name for m in spec_metrics(spec)]
     assert metrics[:3] == ["wall", "throughput", "errors"] and "server_rss_peak" in metrics
-    assert spec.primary_metric == "throughput"
-    assert next(m for m in spec.all_metrics() if m.name == "throughput").better == "higher"
+    assert primary_metric(spec) == "throughput"
+    assert next(m for m in spec_metrics(spec) if m.name == "throughput").better == "higher"
 
 
 def test_each_condition_loads_its_variants_server() -> None:
     """[[conditions]] copy each variant as VARIANT/CONDITION: every copy keeps its variant's
     target and pid file (the same server serves it in every condition)."""
     spec = parse_spec(SERVERS + '[[conditions]]\nname = "cold"\n[[conditions]]\nname = "warm"\n')
-    assert spec.load is not None
+    load = load_settings(spec)
+    assert load is not None
     assert [v.name for v in spec.variants] == ["old/cold", "old/warm", "new/cold", "new/warm"]
-    assert spec.load.target("old/warm") == spec.load.target("old/cold")
-    assert spec.load.target("new/cold").address == "127.0.0.1:8081"
-    assert spec.load.pid_files == {"old/cold": "old.pid", "old/warm": "old.pid"}
+    assert load.target("old/warm") == load.target("old/cold")
+    assert load.target("new/cold").address == "127.0.0.1:8081"
+    assert load.pid_files == {"old/cold": "old.pid", "old/warm": "old.pid"}
 
 
 def test_a_target_in_load_takes_matrix_parameters() -> None:
@@ -69,9 +72,9 @@ port = [9001, 9002]
 target = "http://127.0.0.1:{port}/"
 connections = 4
 """
-    spec = parse_spec(text)
-    assert spec.load is not None
-    assert sorted(spec.load.targets.values()) == [
+    load = load_settings(parse_spec(text))
+    assert load is not None
+    assert sorted(load.targets.values()) == [
         "http://127.0.0.1:9001/",
         "http://127.0.0.1:9002/",
     ]
@@ -150,8 +153,9 @@ def test_quick_mode_makes_one_server_variant_per_url() -> None:
         ["http://127.0.0.1:8080/", "http://127.0.0.1:8081/"], ["old", "new"], settings
     )
     assert [v.name for v in spec.variants] == ["old", "new"] and spec.baseline == "old"
-    assert spec.load is not None and spec.load.rate == 2000.0
-    assert spec.load.duration_seconds == 5.0
+    load = load_settings(spec)
+    assert load is not None and load.rate == 2000.0
+    assert load.duration_seconds == 5.0
     assert spec.variant("new").command[2] == "127.0.0.1:8081"
 
 

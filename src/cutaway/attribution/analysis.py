@@ -57,8 +57,8 @@ MEASURED: Mapping[str, tuple[str, str]] = {
     stacks.INSTRUCTIONS: (INSTRUCTIONS_METRIC.name, INSTRUCTIONS_METRIC.purpose),
     stacks.ON_CPU: ("cpu", "timed"),
 }
-# A load phase's CPU time of the server (cutaway.probes.load), for a system-wide profile
-# narrowed to the server's processes.
+# A measured phase's CPU time of the server its runs load (a metric of the phase, where it
+# samples the server), for a system-wide profile narrowed to the server's processes.
 SERVER_CPU_METRIC = "server_cpu"
 
 if TYPE_CHECKING:
@@ -303,9 +303,17 @@ def measured_metrics(spec: Spec) -> dict[str, tuple[str, str]]:
     if not profile.get("system_wide"):
         return dict(MEASURED)
     chosen = {what: found for what, found in MEASURED.items() if what != stacks.ON_CPU}
-    if profile.get("processes") and spec.load is not None and spec.load.server_metrics:
+    if profile.get("processes") and _phase_samples_server(spec):
         chosen[stacks.ON_CPU] = (SERVER_CPU_METRIC, "timed")
     return chosen
+
+
+def _phase_samples_server(spec: Spec) -> bool:
+    """Whether each run's measured phase, a plugin's, samples the server's CPU time."""
+    from cutaway.probes.core import phase_metrics
+
+    measured = phase_metrics(spec) or ()
+    return any(metric.name == SERVER_CPU_METRIC for metric in measured)
 
 
 def attribution_analysis(

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from cutaway import interrupts
-from cutaway.cli.run_spec import _quick_load_spec, spec_from_args
+from cutaway.cli.run_spec import quick_hooks, quick_mode, spec_from_args
 from cutaway.cli.shared import (
     EXIT_ERROR,
     EXIT_OK,
@@ -136,8 +136,10 @@ def _probe_run_mode(args: argparse.Namespace) -> int | None:
     from cutaway.probes.registry import run_modes
 
     def quick_spec() -> Spec | None:
-        """The experiment of quick mode against the --url servers, built when the mode asks."""
-        return _quick_load_spec(args) if args.url else None
+        """The experiment of the plugin's quick mode given (the --url servers), built when the
+        mode asks."""
+        quick = quick_mode(args)
+        return None if quick is None else quick.spec(args, quick_hooks(args))
 
     for mode in run_modes():
         value = getattr(args, mode.dest, None)

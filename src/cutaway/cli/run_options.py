@@ -1,6 +1,6 @@
 """`cutaway run`'s options: the commands and their names, rounds, hooks, parameters, the
-commands' streams, limits, labels, probes, declared metrics and load (quick mode against
-servers). hyperfine's options are aliases where their meaning is the same
+commands' streams, limits, labels, probes and their quick modes (the load plugin's, against
+servers), declared metrics. hyperfine's options are aliases where their meaning is the same
 (cli/hyperfine_options.py says where it differs). docs/cli.md describes each one."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from cutaway.cli.numbers import integer
 from cutaway.cli.options import add_output_options
 from cutaway.cli.run_spec import HOOK_OPTIONS
-from cutaway.probes.registry import plugins
+from cutaway.probes.registry import plugins, quick_modes
 
 HOOK_SHORT_OPTIONS = {"setup": ("-s",), "prepare": ("-p",), "conclude": ("-C",)}
 
@@ -42,7 +42,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="an experiment file (TOML), or commands to measure as hyperfine takes them "
         "(cutaway run 'sleep 0.01' 'sleep 0.02': the first is the baseline)",
     )
-    add_load_options(run)
+    # -- the plugins' quick modes, each with its own options (the load plugin's --url)
+    for mode in quick_modes():
+        mode.add_arguments(run)
     run.add_argument(
         "-c",
         "--cmd",
@@ -222,36 +224,3 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="ignore the file's [probes]: whole-process metrics without any probe's cost",
     )
     add_output_options(run)
-
-
-def add_load_options(run: argparse.ArgumentParser) -> None:
-    load = run.add_argument_group("load (quick mode against servers, instead of -c)")
-    load.add_argument(
-        "--url",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="a server to load: http://HOST:PORT/PATH or HOST:PORT (repeat; the first is the "
-        "baseline)",
-    )
-    load.add_argument("--protocol", help="http (default) or memcached")
-    load.add_argument("--connections", type=integer, help="connections (default 10)")
-    load.add_argument("--rate", type=float, help="open loop: requests per second")
-    load.add_argument("--duration", help="each load phase's length, e.g. 5s (default 5s)")
-    load.add_argument("--requests", type=integer, help="each load phase's requests, instead")
-    load.add_argument("--load-warmup", help="load before each phase, not counted (default 1s)")
-    load.add_argument("--request-timeout", help="a request's time limit (default 2s)")
-    load.add_argument(
-        "--new-connection", action="store_true", help="a new connection for every request"
-    )
-    load.add_argument(
-        "--max-rate-under",
-        metavar="pP=LATENCY",
-        help="instead of comparing: the highest rate each server keeps with this latency "
-        "percentile, e.g. p99=10ms (nothing is stored)",
-    )
-    load.add_argument(
-        "--no-server-metrics",
-        action="store_true",
-        help="do not sample the server's processes (found by the port it listens on)",
-    )

@@ -1,6 +1,7 @@
 """`cutaway run`'s (and `check`'s) arguments -> a Spec: an experiment file with the options that
-override it, quick mode's commands with their hooks and parameters, or --url servers. Only
-translation: what is wrong with the input is a UsageError or the spec's own SpecError."""
+override it, quick mode's commands with their hooks and parameters, or a plugin's quick mode
+(the load plugin's --url servers). Only translation: what is wrong with the input is a
+UsageError or the spec's own SpecError."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from cutaway.visible import display
 
 if TYPE_CHECKING:
     from cutaway.model import Spec
+    from cutaway.probes.plugin import QuickMode
     from cutaway.spec.quick import Parameter
 
 
@@ -38,20 +40,6 @@ QUICK_ONLY = {
 }
 
 
-# Quick mode's load options: only with --url.
-LOAD_ONLY = {
-    "protocol": "--protocol",
-    "connections": "--connections",
-    "rate": "--rate",
-    "duration": "--duration",
-    "requests": "--requests",
-    "load_warmup": "--load-warmup",
-    "request_timeout": "--request-timeout",
-    "new_connection": "--new-connection",
-    "no_server_metrics": "--no-server-metrics",
-}
-
-
 def spec_from_args(args: argparse.Namespace) -> Spec:
     """The experiment file or the -c commands, with command-line overrides applied."""
     from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
@@ -59,17 +47,17 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
 
     if args.file and args.cmd:
         raise UsageError("give an experiment file or -c commands, not both")
-    if args.url and (args.file or args.cmd):
-        raise UsageError("give --url servers, an experiment file or -c commands, not two")
-    load_given = [
-        option for dest, option in LOAD_ONLY.items() if getattr(args, dest) not in (None, False, [])
-    ]
-    if load_given and not args.url:
-        raise UsageError(
-            f"{', '.join(load_given)} only apply to --url servers; an experiment file says the "
-            "same in its [load] section (docs/experiment-file.md)"
-        )
-    if not args.file and not args.cmd and not args.url:
+    quick = quick_mode(args)
+    if quick is not None and (args.file or args.cmd):
+        raise UsageError(f"give {quick.what}, an experiment file or -c commands, not two")
+    for mode in _quick_modes():
+        given = mode.given(args)
+        if given and mode is not quick:
+            raise UsageError(
+                f"{', '.join(given)} only apply to {mode.what}; an experiment file says the "
+                f"same in {mode.in_file} (docs/experiment-file.md)"
+            )
+    if not args.file and not args.cmd and quick is None:
         raise UsageError("nothing to run: give an experiment file or -c 'COMMAND' (twice or more)")
     if args.file and not os.path.exists(args.file) and looks_like_command(args.file):
         raise UsageError(command_hint([args.file]))
@@ -85,14 +73,14 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
                 "same with its own keys (docs/experiment-file.md)"
             )
         spec = load_spec(args.file, max_variants=args.max_variants)
-    elif args.url:
-        spec = _quick_load_spec(args)
+    elif quick is not None:
+        spec = quick.spec(args, quick_hooks(args))
     else:
         spec = quick_spec(
             args.cmd,
             args.name,
             shell=args.shell or False,
-            hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
+            hooks=quick_hooks(args),
             parameters=_parameters(args),
             max_variants=args.max_variants,
             versions=args.variant_version,
@@ -122,30 +110,20 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
     )
 
 
-def _quick_load_spec(args: argparse.Namespace) -> Spec:
-    """Quick mode against servers: ``-n old --url URL -n new --url URL --rate 2000``."""
-    from cutaway.spec.load import quick_load, quick_load_spec
+def _quick_modes() -> tuple[QuickMode, ...]:
+    from cutaway.probes.registry import quick_modes
 
-    settings = quick_load(
-        args.url,
-        protocol=args.protocol,
-        connections=args.connections,
-        rate=args.rate,
-        duration=args.duration,
-        requests=args.requests,
-        warmup=args.load_warmup,
-        timeout=args.request_timeout,
-        new_connection=args.new_connection,
-        server_metrics=not args.no_server_metrics,
-    )
-    return quick_load_spec(
-        args.url,
-        args.name,
-        settings,
-        hooks={hook: getattr(args, hook) for hook in HOOK_OPTIONS},
-        max_variants=args.max_variants,
-        versions=args.variant_version,
-    )
+    return quick_modes()
+
+
+def quick_mode(args: argparse.Namespace) -> QuickMode | None:
+    """The plugin's quick mode the command line asks for (``--url``), None for none."""
+    return next((mode for mode in _quick_modes() if getattr(args, mode.dest, None)), None)
+
+
+def quick_hooks(args: argparse.Namespace) -> dict[str, list[str]]:
+    """Quick mode's hooks (``--setup`` ...), as given."""
+    return {hook: getattr(args, hook) for hook in HOOK_OPTIONS}
 
 
 def _probe_options(args: argparse.Namespace) -> dict[str, object]:

@@ -8,21 +8,11 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from cutaway.model.frozen import frozen_mapping
-from cutaway.model.load import LoadSpec
-from cutaway.model.metrics import (
-    CONNECT_METRICS,
-    DEFAULT_MARGIN,
-    LOAD_METRICS,
-    LOWER_IS_BETTER,
-    PRIMARY_METRIC,
-    PROCESS_METRICS,
-    SERVER_METRICS,
-    Metric,
-)
-from cutaway.model.probe_spec import ProbeSpec
+from cutaway.model.metrics import DEFAULT_MARGIN, LOWER_IS_BETTER, PROCESS_METRICS, Metric
+from cutaway.model.probe_spec import ProbeSpec, unset
 
 # A hook may build, install or load data, so its limit is generous: it only bounds a hang.
 DEFAULT_HOOK_TIMEOUT_SECONDS = 600.0
@@ -255,10 +245,28 @@ class Spec:
     # Leave running what a measured run leaves behind (``sleep 100 &``); by default it is
     # stopped when the run ends. Either way, it is counted and reported.
     keep_leftovers: bool = False
-    # A load experiment: each variant a server, each run a load phase against it (None: not).
-    load: LoadSpec | None = None
+    # The top-level tables of the experiment file that a plugin owns (a measured phase's:
+    # cutaway.probes.plugin, ``phase_table``): (the table's key, its settings in their stored
+    # form, a JSON value), sorted by key, unset ones left out. The plugin writes them and reads
+    # them back; the store keeps them as they are, as top-level keys of the stored spec.
+    plugin_tables: tuple[tuple[str, object], ...] = ()
     source_path: str | None = None  # the experiment file, None in quick mode
     source_text: str | None = None  # the file exactly as given
+
+    def __post_init__(self) -> None:
+        # As ProbeSpec.settings: equal tables are equal however they were made.
+        tables = sorted((kv for kv in self.plugin_tables if not unset(kv[1])), key=lambda kv: kv[0])
+        object.__setattr__(self, "plugin_tables", tuple(tables))
+
+    def plugin_table(self, key: str) -> object | None:
+        """The stored form of the plugin's top-level table ``key``, None when not set."""
+        return next((value for name, value in self.plugin_tables if name == key), None)
+
+    def with_plugin_table(self, key: str, value: object) -> Spec:
+        """The same experiment with the plugin's table ``key`` set to ``value`` (a JSON value;
+        None: unset)."""
+        others = tuple((name, old) for name, old in self.plugin_tables if name != key)
+        return replace(self, plugin_tables=(*others, (key, value)))
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:
@@ -285,7 +293,7 @@ class Spec:
             "ignore_failure": self.ignore_failure,
             "hook_timeout_seconds": self.hook_timeout_seconds,
             "keep_leftovers": self.keep_leftovers,
-            "load": None if self.load is None else self.load.to_dict(),
+            **dict(self.plugin_tables),
             "source_path": self.source_path,
         }
 
@@ -295,7 +303,8 @@ class Spec:
         variants = tuple(Variant.from_dict(v) for v in values.pop("variants"))  # type: ignore[attr-defined]
         probes = ProbeSpec.from_dict(values.pop("probes", None) or {})  # type: ignore[arg-type]
         metrics = tuple(MetricSpec.from_dict(m) for m in values.pop("metrics", None) or ())  # type: ignore[attr-defined]
-        load = values.pop("load", None)
+        known = {f.name for f in fields(cls)}
+        tables = tuple((key, values.pop(key)) for key in list(values) if key not in known)
         conditions = tuple(
             Condition(str(c["name"]), c.get("prepare"))
             for c in values.pop("conditions", None) or ()  # type: ignore[attr-defined]
@@ -304,32 +313,20 @@ class Spec:
             variants=variants,
             probes=probes,
             metrics=metrics,
-            load=LoadSpec(**load) if isinstance(load, Mapping) else None,
             conditions=conditions,
+            plugin_tables=tables,
             source_text=source_text,
             **values,  # type: ignore[arg-type]
         )
 
-    def all_metrics(self, probe_metrics: tuple[Metric, ...] = ()) -> tuple[Metric, ...]:
-        """Every metric each run of this experiment has: the process metrics (of a load
-        experiment, wall time and the load phase's metrics), then the declared ones in their
-        order; ``probe_metrics``, those the selected probes add (measured in their own runs:
-        the instructions probe's ``instructions``), after the process metrics.
-        cutaway.probes.core.spec_metrics asks the probes for theirs."""
-        if self.load is not None:
-            # wall is the load phase's elapsed time; the generator's other process figures are
-            # its own, not the server's, and are not compared.
-            loaded = (
-                LOAD_METRICS
-                + (CONNECT_METRICS if self.load.new_connection else ())
-                + (SERVER_METRICS if self.load.server_metrics else ())
-            )
-            own = (PROCESS_METRICS[0], *loaded)
-        else:
-            own = PROCESS_METRICS
-        return (*own, *probe_metrics, *(m.metric() for m in self.metrics))
-
-    @property
-    def primary_metric(self) -> str:
-        """The metric tested at full alpha: wall time, or a load experiment's throughput."""
-        return "throughput" if self.load is not None else PRIMARY_METRIC
+    def all_metrics(
+        self,
+        probe_metrics: tuple[Metric, ...] = (),
+        process_metrics: tuple[Metric, ...] = PROCESS_METRICS,
+    ) -> tuple[Metric, ...]:
+        """Every metric each run of this experiment has: ``process_metrics`` (those of a
+        measured phase a plugin owns, in place of the process metrics), then
+        ``probe_metrics``, those the selected probes add (measured in their own runs: the
+        instructions probe's ``instructions``), then the declared ones in their order.
+        cutaway.probes.core.spec_metrics asks the plugins for theirs."""
+        return (*process_metrics, *probe_metrics, *(m.metric() for m in self.metrics))

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 
-def _unset(value: object) -> bool:
+def unset(value: object) -> bool:
     """A stored value that leaves a probe off: none, false or empty (``"calls": []``, as
     specs stored before a probe's settings moved to its package have for every probe off)."""
     return value is None or value is False or (isinstance(value, list | tuple | dict) and not value)
@@ -30,7 +30,7 @@ class ProbeSpec:
     def __post_init__(self) -> None:
         # Sorted, and unset values left out: equal settings are equal however they were made
         # (read from a file, from an older store, or from this one).
-        settings = sorted((kv for kv in self.settings if not _unset(kv[1])), key=lambda kv: kv[0])
+        settings = sorted((kv for kv in self.settings if not unset(kv[1])), key=lambda kv: kv[0])
         object.__setattr__(self, "settings", tuple(settings))
 
     def setting(self, key: str) -> object | None:

@@ -1,8 +1,10 @@
 """The part of the probes' plugin interface the core reads: the experiment file's reader
-(cutaway.spec) asks each probe to read its keys of [probes] and its command-line options, the
+(cutaway.spec) asks each probe to read its keys of [probes] and its command-line options, and
+a plugin that owns a top-level table of the file (:class:`PhaseTable`) to read it, the
 runner attaches the selected probes' capture sides (and lets the one that owns the measured
 phase run it), the analysis (compare, history, the gate) lists the metrics they add to each run
-(:func:`spec_metrics`) and runs their analyses, knowing none by name.
+(:func:`spec_metrics`, :func:`primary_metric`) and runs their analyses, knowing none by
+name.
 
 It sits low (it imports the model and the probe capture interface only) so that the runner and
 the analysis never import upward: a plugin joins its probe's report sections and figures too,
@@ -23,10 +25,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from cutaway.model import PRIMARY_METRIC, PROCESS_METRICS
+from cutaway.settings_reading import KeyPath
+
 if TYPE_CHECKING:
-    from cutaway.model import Caution, Metric, ProbeResult, ProbeSpec, Spec
+    from cutaway.model import Caution, Metric, ProbeResult, ProbeSpec, Spec, Variant
     from cutaway.probes.base import MeasuredPhase, Probe
-    from cutaway.settings_reading import KeyPath
     from cutaway.store import Store
 
 # Kinds of records that more than one probe stores, in one format, for one analysis: the calls
@@ -65,6 +69,63 @@ class Tags:
     stored_second: StoredExperiment | None = None
 
 
+class VariantEntry(Protocol):
+    """One variant as a phase table's ``with_variants`` sees it in the experiment file:
+    ``key_path``, its own [[variants]] table's (() for the implicit variant), where a missing
+    per-variant key is reported."""
+
+    @property
+    def key_path(self) -> KeyPath: ...
+
+    def text(self, key: str) -> tuple[str, KeyPath] | None:
+        """The variant's value of the per-variant ``key``: its own table's, else the phase
+        table's, a non-empty string with the matrix placeholders substituted, and where it
+        was written; None when neither has it; SpecError naming the key for a bad value."""
+        ...
+
+
+class PhaseTable(Protocol):
+    """A top-level table of the experiment file that a plugin owns (``[load]``), which makes
+    every run of the experiment the plugin's measured phase (``phase``) in place of the
+    variants' own commands. The experiment file's reader (cutaway.spec) asks it, in order:
+
+    - ``read(value, key_path)``: the table's settings in their stored form (a JSON value,
+      kept in :attr:`~cutaway.model.Spec.plugin_tables` under ``key``), SpecError naming the
+      key for a bad value; per-variant keys are filled by ``with_variants``;
+    - a ``command`` anywhere is refused with ``no_command`` (why there is none); until
+      ``with_variants`` gives it its own, each variant's command is ``program``;
+    - ``with_variants(settings, variants, entries)``: the settings with what each variant
+      gave under ``variant_keys`` (``entries``, one per variant in order: :class:`VariantEntry`),
+      and the variants with the commands they run; ``variant_keys`` in a [[variants]] table of
+      an experiment without this table are refused;
+    - ``conditioned(settings, variants)``: under [[conditions]], the settings keyed by the
+      conditioned variants' names (each copy of a declared variant, ``family``, as that one);
+    - ``check(spec)``: the whole experiment as read (SpecError naming a key it refuses: a
+      declared metric that takes the name of one the phase measures)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def variant_keys(self) -> tuple[str, ...]: ...
+
+    @property
+    def program(self) -> str: ...
+
+    @property
+    def no_command(self) -> str: ...
+
+    def read(self, value: object, key_path: KeyPath) -> object: ...
+
+    def with_variants(
+        self, settings: object, variants: Sequence[Variant], entries: Sequence[VariantEntry]
+    ) -> tuple[object, tuple[Variant, ...]]: ...
+
+    def conditioned(self, settings: object, variants: Sequence[Variant]) -> object: ...
+
+    def check(self, spec: Spec) -> None: ...
+
+
 class CorePlugin(Protocol):
     """What the core asks of a probe's plugin (cutaway.probes.plugin.ProbePlugin has it all,
     and its report parts besides)."""
@@ -75,6 +136,9 @@ class CorePlugin(Protocol):
     recorded_event: str
     settings_keys: tuple[str, ...]
     options: tuple[str, ...]
+
+    @property
+    def phase_table(self) -> PhaseTable | None: ...
 
     def read_settings(
         self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
@@ -89,6 +153,10 @@ class CorePlugin(Protocol):
     def phase(self, spec: Spec) -> MeasuredPhase | None: ...
 
     def metrics(self, spec: Spec) -> tuple[Metric, ...]: ...
+
+    def phase_metrics(self, spec: Spec) -> tuple[Metric, ...] | None: ...
+
+    def primary_metric(self, spec: Spec) -> str | None: ...
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]: ...
 
@@ -143,13 +211,41 @@ def check_stored_settings(location: str, experiment_id: int, spec: Spec) -> None
         ) from error
 
 
+def phase_tables() -> list[PhaseTable]:
+    """The top-level tables of the experiment file that the plugins own, in their order."""
+    return [plugin.phase_table for plugin in plugins() if plugin.phase_table is not None]
+
+
+def phase_metrics(spec: Spec) -> tuple[Metric, ...] | None:
+    """The metrics each run has of the measured phase a selected plugin owns, which replace the
+    process metrics (of the generator's process, not the server's), None when the variants'
+    own commands are measured."""
+    for plugin in plugins():
+        found = plugin.phase_metrics(spec) if plugin.selected(spec) else None
+        if found is not None:
+            return found
+    return None
+
+
 def spec_metrics(spec: Spec) -> tuple[Metric, ...]:
-    """Every metric each run of the experiment has (:meth:`~cutaway.model.Spec.all_metrics`),
-    with those the probes it selects add (the instructions probe's ``instructions``)."""
+    """Every metric each run of the experiment has (:meth:`~cutaway.model.Spec.all_metrics`):
+    the process metrics, with those the probes it selects add (the instructions probe's
+    ``instructions``); or, where a plugin owns the measured phase, that phase's metrics alone
+    (the probes' metrics are the variants' commands', which such a phase does not run)."""
+    measured = phase_metrics(spec)
+    if measured is not None:
+        return spec.all_metrics((), measured)
     added = tuple(
         metric for plugin in plugins() if plugin.selected(spec) for metric in plugin.metrics(spec)
     )
-    return spec.all_metrics(added)
+    return spec.all_metrics(added, PROCESS_METRICS)
+
+
+def primary_metric(spec: Spec) -> str:
+    """The metric tested at full alpha: wall time, unless a selected plugin names another (a
+    load experiment's throughput)."""
+    named = (plugin.primary_metric(spec) for plugin in plugins() if plugin.selected(spec))
+    return next((name for name in named if name is not None), PRIMARY_METRIC)
 
 
 def records_kept(spec: Spec, kind: str) -> bool:

@@ -1,7 +1,8 @@
 """What a probe adds to cutaway, in one place: the interface the core iterates over.
 
 A probe is a package under ``cutaway.probes`` and one line in ``cutaway.probes.registry`` (so
-is the load phase of an experiment's [load] table, which attaches nothing to measured runs).
+is a measured phase, such as the load phase, which attaches nothing to measured runs: it owns
+a top-level table of the experiment file and what every run runs).
 Its :class:`ProbePlugin` says, for every stage of the pipeline, what the probe adds, and the
 core (runner, compare, report in every format) asks every registered plugin in the registry's
 order, knowing none by name (the runner and the analysis through cutaway.probes.core, which the
@@ -15,11 +16,24 @@ layers above hand the registry's plugins):
   value, probes)``: its flags of ``cutaway run`` (cutaway.cli adds every plugin's), their
   values as named options, and their reader, which adds them to the file's settings
   (cutaway.spec.apply_overrides hands each over);
+- ``phase_table``: a top-level table of the experiment file that the plugin owns
+  (:class:`PhaseTable`, None for none: ``[load]``), read by cutaway.spec through it into the
+  Spec's ``plugin_tables`` in its stored form, with the keys it adds to each [[variants]]
+  table, the command every variant runs, its settings re-keyed for [[conditions]], and its
+  check of the whole experiment; the store keeps the table as it is, and the plugin reads it
+  back (``cutaway.probes.load.settings.load_settings``), a stored value cutaway never writes
+  raising StoredSettingError from ``selected``;
 - ``selected(spec)``: whether the experiment file (the whole :class:`~cutaway.model.Spec`)
   asks for the probe;
 - ``metrics(spec)``: the per-run metrics it adds to every run of an experiment that selects
   it, measured in its own runs (the instructions probe's ``instructions``), placed after the
   process metrics (cutaway.probes.core.spec_metrics: what compare, history and the gate list);
+- ``phase_metrics(spec)``: for a plugin that owns the measured phase, the metrics each run has
+  in place of the process metrics and the other probes' (the load phase: wall time, then
+  throughput, errors and latencies ...), None for the process metrics;
+- ``primary_metric(spec)``: the metric tested at full alpha when the plugin is selected (the
+  load phase's ``throughput``), None to leave it to wall time (cutaway.probes.core
+  .primary_metric);
 - ``record_kinds``: the kinds of records it stores that another probe's analysis reads
   (cutaway.probes.core: ``CALL_RECORDS``, ``PROFILE_RECORDS``, ``PHASE_RECORDS``);
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
@@ -29,6 +43,8 @@ layers above hand the registry's plugins):
   server sampled meanwhile), None for the variants' own commands;
 - ``run_modes``: its own modes of ``cutaway run`` (:class:`RunMode`: the load plugin's
   ``--max-rate-under`` search), which measure nothing into the store;
+- ``quick_modes``: its own quick modes of ``cutaway run`` (:class:`QuickMode`: the load
+  plugin's ``--url`` servers), each an experiment from its options in place of -c commands;
 - ``recorded_event``: what its measured overhead is a cost per, in the report's header;
 - ``analyze(stored)``: run when the probe is selected or a selected probe stored records of
   a kind in ``analyzed_records``: what the stored records say, as its own
@@ -58,8 +74,8 @@ A probe keeps its settings in ``ProbeSpec.settings`` under its keys, in their st
 JSON value; none, false or empty: the probe off), and reads them back with an accessor of its
 own (``cutaway.probes.spans.settings.spans_settings``), its settings type in its package.
 
-Not yet here: [load], a table of its own beside [probes], is still read by cutaway.spec into
-:class:`~cutaway.model.LoadSpec`, a field of :class:`~cutaway.model.Spec`.
+A plugin's top-level table (``phase_table``) is kept the same way, in ``Spec.plugin_tables``
+under its key, read back by the plugin's own accessor, its settings type in its package.
 """
 
 from __future__ import annotations
@@ -76,8 +92,10 @@ from cutaway.model import Analysis, Caution, Metric, ProbeResult, ProbeSpec, Spe
 from cutaway.probes.core import CALL_RECORDS as CALL_RECORDS
 from cutaway.probes.core import PHASE_RECORDS as PHASE_RECORDS
 from cutaway.probes.core import PROFILE_RECORDS as PROFILE_RECORDS
+from cutaway.probes.core import PhaseTable as PhaseTable
 from cutaway.probes.core import StoredExperiment as StoredExperiment
 from cutaway.probes.core import Tags as Tags
+from cutaway.probes.core import VariantEntry as VariantEntry
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
@@ -214,6 +232,32 @@ class RunMode:
         return self.option.lstrip("-").replace("-", "_")
 
 
+@dataclass(frozen=True)
+class QuickMode:
+    """A quick mode of ``cutaway run`` that a plugin adds: an experiment built from its own
+    options in place of -c commands (the load plugin's ``--url`` servers: ``--url URL --url URL
+    --rate 2000``). ``option`` asks for it (an appending option: given when its list is not
+    empty), ``what`` names what it takes in messages ("--url servers"), ``in_file`` where an
+    experiment file says the same ("its [load] section"). ``add_arguments(run)`` adds its
+    options (cutaway.cli calls it where quick mode's own are added); ``given(args)`` lists
+    those of its other options given, which need ``option``; ``spec(args, hooks)`` builds the
+    experiment, quick mode's names (``-n``), ``--max-variants`` and ``--variant-version``
+    read as for -c commands and its hooks (``--setup`` ...) given, SpecError naming an
+    option for a bad value."""
+
+    option: str
+    what: str
+    in_file: str
+    add_arguments: Callable[[ArgumentParser], None]
+    given: Callable[[Namespace], list[str]]
+    spec: Callable[[Namespace, Mapping[str, Sequence[str]]], Spec]
+
+    @property
+    def dest(self) -> str:
+        """The option's argparse attribute."""
+        return self.option.lstrip("-").replace("-", "_")
+
+
 class ProbePlugin:
     """Everything one probe adds; subclass it and override what the probe adds."""
 
@@ -226,6 +270,7 @@ class ProbePlugin:
     csv_formats: tuple[CsvFormat, ...] = ()
     store_formats: tuple[StoreFormat, ...] = ()
     run_modes: tuple[RunMode, ...] = ()
+    quick_modes: tuple[QuickMode, ...] = ()
     # What one unit of its measured overhead is (the report's header: "69 ns per recorded call").
     recorded_event: str = "call"
     # Its keys of the experiment file's [probes] table, in the order they are read.
@@ -267,6 +312,12 @@ class ProbePlugin:
         module = self._settings()
         return {} if module is None else dict(module.option_values(args))
 
+    @property
+    def phase_table(self) -> PhaseTable | None:
+        """Its top-level table of the experiment file (a measured phase's), None for none. A
+        property, so that its reader is imported where the experiment file is read."""
+        return None
+
     def selected(self, spec: Spec) -> bool:
         """Whether the experiment asks for this probe."""
         return False
@@ -284,6 +335,15 @@ class ProbePlugin:
     def metrics(self, spec: Spec) -> tuple[Metric, ...]:
         """The per-run metrics it adds to an experiment that selects it (asked only then)."""
         return ()
+
+    def phase_metrics(self, spec: Spec) -> tuple[Metric, ...] | None:
+        """For a plugin that owns the measured phase, selected: the metrics each run has in
+        place of the process metrics and the probes' (wall time first), None for those."""
+        return None
+
+    def primary_metric(self, spec: Spec) -> str | None:
+        """The metric tested at full alpha in an experiment that selects it, None: wall time."""
+        return None
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         """The probe's result from what it stored, and its cautions."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from cutaway.probes.calls.plugin import CallsPlugin
 from cutaway.probes.instructions.plugin import InstructionsPlugin
 from cutaway.probes.load.plugin import LoadPlugin
-from cutaway.probes.plugin import ProbePlugin, RunMode, StoreFormat
+from cutaway.probes.plugin import ProbePlugin, QuickMode, RunMode, StoreFormat
 from cutaway.probes.profile.plugin import ProfilePlugin
 from cutaway.probes.spans.plugin import SpansPlugin
 from cutaway.probes.syscalls.plugin import SyscallsPlugin
@@ -44,3 +44,8 @@ def store_format(name: str) -> StoreFormat | None:
 def run_modes() -> tuple[RunMode, ...]:
     """Every registered probe's modes of ``cutaway run`` (``--max-rate-under``), in order."""
     return tuple(mode for plugin in plugins() for mode in plugin.run_modes)
+
+
+def quick_modes() -> tuple[QuickMode, ...]:
+    """Every registered probe's quick modes of ``cutaway run`` (``--url``), in order."""
+    return tuple(mode for plugin in plugins() for mode in plugin.quick_modes)

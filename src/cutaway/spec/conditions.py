@@ -13,9 +13,9 @@ serves it in every condition."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from cutaway.model import Condition, Hooks, LoadSpec, Variant
+from cutaway.model import Condition, Hooks, Variant
 from cutaway.spec import fields
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 
@@ -86,17 +86,3 @@ def _joined(hooks: Hooks, steps: str | None) -> str | None:
     if hooks.prepare is None:
         return steps
     return f"{{\n{hooks.prepare}\n}} && {{\n{steps}\n}}"
-
-
-def conditioned_load(load: LoadSpec, variants: Sequence[Variant]) -> LoadSpec:
-    """A load experiment's targets and pid files keyed by the conditioned variants' names: each
-    copy loads its declared variant's server (``family``), which serves it in every condition."""
-
-    def keyed(by_family: Mapping[str, str]) -> dict[str, str]:
-        return {
-            variant.name: by_family[family]
-            for variant in variants
-            if (family := variant.family or variant.name) in by_family
-        }
-
-    return dataclasses.replace(load, targets=keyed(load.targets), pid_files=keyed(load.pid_files))

@@ -21,14 +21,5 @@ MAX_EXPERIMENT_SECONDS = 365 * SECONDS_PER_DAY
 # A metric's sampling interval: an hour.
 MAX_SAMPLE_INTERVAL_SECONDS = 3_600.0
 
-# The load generator's own limits (native/cw_load.c refuses more).
-MAX_LOAD_CONNECTIONS = 100_000
-MAX_LOAD_THREADS = 256
-MAX_LOAD_PHASE_SECONDS = SECONDS_PER_DAY  # duration and warmup
-MAX_REQUEST_TIMEOUT_SECONDS = 3_600.0
-MAX_LOAD_REQUESTS = 10**12
-MAX_LOAD_RATE = 10_000_000.0  # requests per second
-MAX_READY_SECONDS = SECONDS_PER_DAY
-
 # cutaway bisect: re-runs of an inconclusive test, each with twice the budget before.
 MAX_BISECT_RETRIES = 10

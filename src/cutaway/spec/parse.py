@@ -15,33 +15,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from cutaway.model import (
-    CONNECT_METRICS,
     DEFAULT_HOOK_TIMEOUT_SECONDS,
     DEFAULT_MARGIN,
-    GENERATOR_PROGRAM,
-    LOAD_METRICS,
-    SERVER_METRICS,
     VERSION_KEYS,
     Hooks,
-    LoadSpec,
-    MetricSpec,
     ProbeSpec,
     Spec,
     Variant,
     VersionSource,
 )
+from cutaway.probes.core import PhaseTable, phase_tables
 from cutaway.spec import fields
 from cutaway.spec.command import command_for
-from cutaway.spec.conditions import (
-    apply_conditions,
-    conditioned_baseline,
-    conditioned_load,
-    read_conditions,
-)
+from cutaway.spec.conditions import apply_conditions, conditioned_baseline, read_conditions
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected, format_key
-from cutaway.spec.load import PER_VARIANT_KEYS, load_variants, read_load_settings
 from cutaway.spec.locate import find_line
-from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS, VariantTemplate, expand, read_matrix
+from cutaway.spec.matrix import (
+    DEFAULT_MAX_VARIANTS,
+    VariantTemplate,
+    expand,
+    read_matrix,
+    substitute,
+)
 from cutaway.spec.metrics import read_metrics
 from cutaway.spec.probes import read_probes
 
@@ -71,15 +66,14 @@ TOP_LEVEL_KEYS = (
     "variants",
     "probes",
     "metrics",
-    "load",
+)
+# After the plugins' top-level tables (a measured phase's, cutaway.probes.core.PhaseTable).
+LATE_TOP_LEVEL_KEYS = (
     "check",  # what `cutaway check` fails on; read by cutaway.gate.rules, ignored by `run`
     "conditions",
 )
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
-VARIANT_KEYS = (
-    "name", "command", "shell", "env", "cwd", "input", "output", *HOOK_NAMES, *PER_VARIANT_KEYS,
-    *VERSION_KEYS,
-)  # fmt: skip
+VARIANT_KEYS = ("name", "command", "shell", "env", "cwd", "input", "output", *HOOK_NAMES)
 SHELL_HINT = "set shell = true to run it with /bin/sh -c"
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
@@ -204,23 +198,35 @@ def _spec_from_document(
                 "runs is its own version key in [[variants]], or `cutaway run --label`"
             )
         raise SpecError(message, key_path=("version",))
-    _check_keys(document, TOP_LEVEL_KEYS, (), VARIANT_KEYS, "in [[variants]]")
+    tables = phase_tables()
+    top_level_keys = (*TOP_LEVEL_KEYS, *(table.key for table in tables), *LATE_TOP_LEVEL_KEYS)
+    variant_keys = (
+        *VARIANT_KEYS, *(key for table in tables for key in table.variant_keys), *VERSION_KEYS
+    )  # fmt: skip
+    _check_keys(document, top_level_keys, (), variant_keys, "in [[variants]]")
     if "name" not in document:
         raise SpecError("missing required key (the experiment's name)", key_path=("name",))
     name = fields.read_string(document["name"], ("name",))
     settings = _read_settings(document)
-    load = None
-    if "load" in document:
-        load = read_load_settings(document["load"])
-        _refuse_commands(document)
-    templates, variants = _read_variants(document, name, max_variants, load is not None)
-    if load is not None:
-        tables = _variant_tables(document["variants"]) if "variants" in document else []
-        load_table = document["load"]
-        assert isinstance(load_table, dict)
-        load, variants = load_variants(load_table, load, templates, tables, variants)
-    else:
-        _refuse_targets(document)
+    # A plugin's table makes every run its measured phase: one per experiment.
+    given = [table for table in tables if table.key in document]
+    if len(given) > 1:
+        message = f"give one of [{given[0].key}] and [{given[1].key}]: each runs every run"
+        raise SpecError(message, key_path=(given[1].key,))
+    table = given[0] if given else None
+    phase_settings: object = None
+    if table is not None:
+        phase_settings = table.read(document[table.key], (table.key,))
+        _refuse_commands(document, table)
+    templates, variants = _read_variants(
+        document, name, max_variants, variant_keys, None if table is None else table.program
+    )
+    if table is not None:
+        entries = _variant_entries(document, table, templates)
+        phase_settings, variants = table.with_variants(phase_settings, variants, entries)
+    for other in tables:
+        if other is not table:
+            _refuse_variant_keys(document, other)
     names = [variant.name for variant in variants]
     baseline = names[0]
     if "baseline" in document:
@@ -233,9 +239,9 @@ def _spec_from_document(
     if conditions:
         variants = apply_conditions(variants, conditions)
         baseline = conditioned_baseline(baseline, conditions)
-        if load is not None:
-            load = conditioned_load(load, variants)
-    return Spec(
+        if table is not None:
+            phase_settings = table.conditioned(phase_settings, variants)
+    spec = Spec(
         name=name,
         variants=variants,
         baseline=baseline,
@@ -251,12 +257,15 @@ def _spec_from_document(
         ignore_failure=settings.ignore_failure,
         keep_leftovers=settings.keep_leftovers,
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
-        metrics=_declared_metrics(document, load),
-        load=load,
+        metrics=read_metrics(document["metrics"]) if "metrics" in document else (),
         conditions=conditions,
+        plugin_tables=() if table is None else ((table.key, phase_settings),),
         source_path=path,
         source_text=text,
     )
+    if table is not None:
+        table.check(spec)
+    return spec
 
 
 def _read_settings(document: Mapping[str, object]) -> _Settings:
@@ -280,51 +289,78 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
     )
 
 
-def _declared_metrics(
-    document: Mapping[str, object], load: LoadSpec | None
-) -> tuple[MetricSpec, ...]:
-    """``[[metrics]]``; in a load experiment none may take a name its load phases measure."""
-    metrics = read_metrics(document["metrics"]) if "metrics" in document else ()
-    if load is not None:
-        taken = {m.name for m in (*LOAD_METRICS, *CONNECT_METRICS, *SERVER_METRICS)}
-        for index, metric in enumerate(metrics):
-            if metric.name in taken:
-                message = (
-                    f"{describe(metric.name)} is a metric every load phase measures: choose "
-                    "another name"
-                )
-                raise SpecError(message, key_path=("metrics", index, "name"))
-    return metrics
-
-
-def _refuse_commands(document: Mapping[str, object]) -> None:
-    """A load experiment's runs are load phases by cutaway's generator: a command would not run."""
-    message = (
-        "a load experiment ([load]) has no command: each run is a load phase against the "
-        "variant's target (start the server in a setup hook)"
-    )
+def _refuse_commands(document: Mapping[str, object], table: PhaseTable) -> None:
+    """The runs of an experiment with a plugin's table are its measured phase: a command would
+    not run."""
+    message = f"a {table.key} experiment ([{table.key}]) has no command: {table.no_command}"
     if "command" in document:
         raise SpecError(message, key_path=("command",))
     variants = document.get("variants")
-    for index, table in enumerate(variants if isinstance(variants, list) else ()):
-        if isinstance(table, dict) and "command" in table:
+    for index, found in enumerate(variants if isinstance(variants, list) else ()):
+        if isinstance(found, dict) and "command" in found:
             raise SpecError(message, key_path=("variants", index, "command"))
 
 
-def _refuse_targets(document: Mapping[str, object]) -> None:
+def _refuse_variant_keys(document: Mapping[str, object], table: PhaseTable) -> None:
+    """A plugin table's per-variant keys in an experiment without that table."""
     variants = document.get("variants")
-    for index, table in enumerate(variants if isinstance(variants, list) else ()):
-        for key in PER_VARIANT_KEYS:
-            if isinstance(table, dict) and key in table:
-                message = f"{key} belongs to a load experiment: add a [load] section"
+    for index, found in enumerate(variants if isinstance(variants, list) else ()):
+        for key in table.variant_keys:
+            if isinstance(found, dict) and key in found:
+                message = f"{key} belongs to a {table.key} experiment: add a [{table.key}] section"
                 raise SpecError(message, key_path=("variants", index, key))
 
 
+@dataclass(frozen=True)
+class _VariantEntry:
+    """A variant's per-variant keys of a plugin's table (cutaway.probes.core.VariantEntry):
+    its own table's, else the plugin table's, read when the plugin asks for them."""
+
+    key_path: KeyPath
+    own: Mapping[str, object]
+    table_key: str
+    table: Mapping[str, object]
+    params: Mapping[str, str]
+
+    def text(self, key: str) -> tuple[str, KeyPath] | None:
+        where: KeyPath
+        if key in self.own:
+            raw, where = self.own[key], (*self.key_path, key)
+        elif key in self.table:
+            raw, where = self.table[key], (self.table_key, key)
+        else:
+            return None
+        return substitute(fields.read_string(raw, where), self.params, where), where
+
+
+def _variant_entries(
+    document: Mapping[str, object], table: PhaseTable, templates: Sequence[VariantTemplate]
+) -> list[_VariantEntry]:
+    tables = _variant_tables(document["variants"]) if "variants" in document else []
+    phase_table = document[table.key]
+    return [
+        _VariantEntry(
+            key_path=template.key_path,
+            own=tables[int(template.key_path[1])] if len(template.key_path) == 2 else {},
+            table_key=table.key,
+            table=phase_table if isinstance(phase_table, Mapping) else {},
+            params=template.params,
+        )
+        for template in templates
+    ]
+
+
 def _read_variants(
-    document: Mapping[str, object], experiment_name: str, max_variants: int | None, load: bool
+    document: Mapping[str, object],
+    experiment_name: str,
+    max_variants: int | None,
+    variant_keys: Sequence[str],
+    program: str | None,
 ) -> tuple[list[VariantTemplate], tuple[Variant, ...]]:
+    """The variants as declared; ``program``: the command of each (a plugin's measured phase,
+    which gives each its arguments), None for their own."""
     shell = fields.read_bool(document["shell"], ("shell",)) if "shell" in document else False
-    top_command: str | tuple[str, ...] | None = (GENERATOR_PROGRAM,) if load else None
+    top_command: str | tuple[str, ...] | None = None if program is None else (program,)
     if "command" in document:
         top_command = fields.read_command(document["command"], ("command",))
     matrix = read_matrix(document["matrix"]) if "matrix" in document else {}
@@ -332,7 +368,7 @@ def _read_variants(
     if "variants" in document:
         tables = _variant_tables(document["variants"])
         templates = [
-            _read_variant(table, index, top_command, shell, bool(matrix), streams)
+            _read_variant(table, index, variant_keys, top_command, shell, bool(matrix), streams)
             for index, table in enumerate(tables)
         ]
     elif top_command is None:
@@ -379,13 +415,15 @@ def _variant_tables(value: object) -> list[dict[str, object]]:
 def _read_variant(
     table: Mapping[str, object],
     index: int,
+    variant_keys: Sequence[str],
     top_command: str | tuple[str, ...] | None,
     top_shell: bool,
     has_matrix: bool,
     top_streams: _Streams,
 ) -> VariantTemplate:
     key_path: KeyPath = ("variants", index)
-    _check_keys(table, VARIANT_KEYS, key_path, TOP_LEVEL_KEYS, "at the top level")
+    top_level_keys = (*TOP_LEVEL_KEYS, *(t.key for t in phase_tables()), *LATE_TOP_LEVEL_KEYS)
+    _check_keys(table, variant_keys, key_path, top_level_keys, "at the top level")
     name = None
     if "name" in table:
         name = fields.read_string(table["name"], (*key_path, "name"))

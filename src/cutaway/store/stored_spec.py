@@ -1,11 +1,15 @@
 """``experiments.spec_json`` back to a Spec, every value checked.
 
 The JSON is what ``Spec.to_dict()`` wrote. Keys missing from it take the Spec's defaults (a
-store written before a setting existed lacks it), keys this cutaway does not know are ignored
-(a later cutaway may add one); every value present must have a type and range that the
-analysis and the runner can use (the library may build specs the file's loader would refuse,
-such as a time budget of 0), and the baseline must be one of the variants. Anything else raises
-:class:`SpecJsonError` naming the key (``variants[1].hooks.setup``)."""
+store written before a setting existed lacks it); every value present must have a type and
+range that the analysis and the runner can use (the library may build specs the file's loader
+would refuse, such as a time budget of 0), and the baseline must be one of the variants.
+Anything else raises :class:`SpecJsonError` naming the key (``variants[1].hooks.setup``).
+
+A top-level key the core does not know is a plugin's table (``Spec.plugin_tables``: a measured
+phase's settings), kept as stored, null for none: the plugin that owns it reads it back and
+checks it (cutaway.probes.core.check_stored_settings names a value cutaway never writes); one
+that no plugin owns (a later cutaway's) is carried along unread."""
 
 from __future__ import annotations
 
@@ -17,7 +21,6 @@ from cutaway.model import (
     DEFAULT_HOOK_TIMEOUT_SECONDS,
     DEFAULT_MARGIN,
     DIRECTIONS,
-    LOAD_PROTOCOLS,
     LOWER_IS_BETTER,
     METRIC_SOURCES,
     OUTPUT_STREAMS,
@@ -25,8 +28,6 @@ from cutaway.model import (
     VERSION_KEYS,
     Condition,
     Hooks,
-    LoadSpec,
-    LoadTarget,
     MetricSpec,
     ProbeSpec,
     Spec,
@@ -37,6 +38,14 @@ from cutaway.store.checks import describe as describe_column
 
 T = TypeVar("T")
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
+# The keys of the stored spec that the core reads (Spec.to_dict's, but the plugins' tables).
+CORE_KEYS = frozenset(
+    {
+        "name", "variants", "baseline", "rounds", "warmup_rounds", "timeout_seconds", "margin",
+        "confidence", "until_width", "max_time_seconds", "seed", "probes", "metrics",
+        "conditions", "ignore_failure", "hook_timeout_seconds", "keep_leftovers", "source_path",
+    }
+)  # fmt: skip
 
 
 def describe(value: object) -> str:
@@ -266,55 +275,6 @@ def _metrics(value: object, key: str) -> tuple[MetricSpec, ...]:
     return tuple(_metric(item, f"{key}[{index}]") for index, item in enumerate(value))
 
 
-def _optional_positive(value: object, key: str) -> float | None:
-    if value is None:
-        return None
-    number = _number(value, key)
-    if number <= 0:
-        raise SpecJsonError(key, f"{number} is not above 0")
-    return number
-
-
-def _optional_count(value: object, key: str) -> int | None:
-    return None if value is None else _integer(1)(value, key)
-
-
-def _targets(value: object, key: str) -> dict[str, str]:
-    targets = _string_map(value, key)
-    for name, text in targets.items():
-        try:
-            LoadTarget.parse(text)
-        except ValueError as error:
-            raise SpecJsonError(f"{key}.{name}", str(error)) from None
-    return targets
-
-
-def _load(value: object, key: str) -> LoadSpec | None:
-    if value is None:
-        return None
-    load = _Object(value, key)
-    defaults = LoadSpec(targets={})
-    return LoadSpec(
-        targets=load.required("targets", _targets),
-        protocol=load.optional("protocol", _one_of(LOAD_PROTOCOLS), defaults.protocol),
-        connections=load.optional("connections", _integer(1), defaults.connections),
-        rate=load.optional("rate", _optional_positive, None),
-        duration_seconds=load.optional("duration_seconds", _optional_positive, None),
-        requests=load.optional("requests", _optional_count, None),
-        warmup_seconds=load.optional("warmup_seconds", _not_negative, defaults.warmup_seconds),
-        request_timeout_seconds=load.optional(
-            "request_timeout_seconds", _not_negative, defaults.request_timeout_seconds
-        ),
-        new_connection=load.optional("new_connection", _flag, False),
-        threads=load.optional("threads", _optional_count, None),
-        ready_timeout_seconds=load.optional(
-            "ready_timeout_seconds", _not_negative, defaults.ready_timeout_seconds
-        ),
-        pid_files=load.optional("pid_files", _string_map, {}),
-        server_metrics=load.optional("server_metrics", _flag, True),
-    )
-
-
 def spec_from_json(data: Mapping[str, object], source_text: str | None) -> Spec:
     """The Spec that ``data`` (a decoded ``spec_json``) describes, or SpecJsonError."""
     spec = _Object(dict(data), "")
@@ -342,7 +302,9 @@ def spec_from_json(data: Mapping[str, object], source_text: str | None) -> Spec:
         hook_timeout_seconds=spec.optional(
             "hook_timeout_seconds", _not_negative, DEFAULT_HOOK_TIMEOUT_SECONDS
         ),
-        load=spec.optional("load", _load, None),
+        plugin_tables=tuple(
+            (key, value) for key, value in spec.values.items() if key not in CORE_KEYS
+        ),
         source_path=spec.optional("source_path", _optional_text, None),
         source_text=source_text,
     )

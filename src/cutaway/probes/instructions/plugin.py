@@ -28,9 +28,9 @@ class InstructionsPlugin(ProbePlugin):
         return instructions_counted(spec.probes)
 
     def metrics(self, spec: Spec) -> tuple[Metric, ...]:
-        # A load experiment compares its load phase's metrics only: the counted runs of its
-        # variants' servers are not among them.
-        return (INSTRUCTIONS_METRIC,) if spec.load is None else ()
+        # Not in an experiment whose measured phase a plugin owns (the load phase): the core
+        # leaves every probe's metrics out of it (cutaway.probes.core.spec_metrics).
+        return (INSTRUCTIONS_METRIC,)
 
     def capture(self, spec: ProbeSpec) -> Probe:
         from cutaway.probes.instructions.capture import InstructionsProbe

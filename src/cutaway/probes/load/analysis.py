@@ -11,19 +11,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from cutaway.model import (
+from cutaway.model import PERCENTILE_GRID, Caution
+from cutaway.probes.load.capture import LOAD_KIND
+from cutaway.probes.load.generator import ERROR_KINDS, LoadResult, LoadSummaryError, read_summary
+from cutaway.probes.load.hdr import Histogram
+from cutaway.probes.load.result import (
     AB_PERCENTILES,
     LATENCY_KINDS,
     LOAD_PERCENTILES,
     LOAD_PHASES,
-    PERCENTILE_GRID,
-    Caution,
     LatencySummary,
     LoadSummary,
 )
-from cutaway.probes.load.capture import LOAD_KIND
-from cutaway.probes.load.generator import ERROR_KINDS, LoadResult, LoadSummaryError, read_summary
-from cutaway.probes.load.hdr import Histogram
 from cutaway.store import DamagedStoreError, Store
 
 # Ab's rows beside the three phases: from the connection ready to the first and the last byte.

@@ -19,15 +19,9 @@ from collections.abc import Callable, Mapping
 
 from cutaway.metrics.process import ProcessNotFound, find_process, read_stat
 from cutaway.metrics.sampler import Sampler, Series
-from cutaway.model import (
-    DEFAULT_SAMPLE_INTERVAL,
-    GENERATOR_PROGRAM,
-    LoadSpec,
-    RunData,
-    RunStatus,
-    Variant,
-)
+from cutaway.model import DEFAULT_SAMPLE_INTERVAL, RunData, RunStatus, Variant
 from cutaway.probes.base import Attachment, Measurement, PhaseError
+from cutaway.probes.load.settings import GENERATOR_PROGRAM, LoadSpec
 from cutaway.variant_environment import variant_path
 
 LOAD_KIND = "load"  # RunData.kind of a load phase's summary

@@ -4,15 +4,15 @@ in base units at full precision."""
 
 from __future__ import annotations
 
-from cutaway.model import (
+from cutaway.model import Analysis
+from cutaway.probes.load.result import (
     LATENCY_KINDS,
     LOAD_PERCENTILES,
     LOAD_PHASES,
-    Analysis,
     LatencySummary,
     LoadSummary,
+    load_summaries_of,
 )
-from cutaway.probes.load.result import load_summaries_of
 from cutaway.report.export_values import Cell, json_number, write_csv
 from cutaway.report.sections import JsonValue
 

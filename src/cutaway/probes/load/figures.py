@@ -5,8 +5,8 @@ omission hides is in view."""
 
 from __future__ import annotations
 
-from cutaway.model import PERCENTILE_GRID, Analysis, LatencySummary
-from cutaway.probes.load.result import load_summaries_of
+from cutaway.model import PERCENTILE_GRID, Analysis
+from cutaway.probes.load.result import LatencySummary, load_summaries_of
 from cutaway.probes.load.sections import side_by_side_block
 from cutaway.report.sections import Figure, Heading, JsonValue, Line, Table, Tone
 from cutaway.report.units import axis_scale

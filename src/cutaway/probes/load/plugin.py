@@ -5,20 +5,40 @@ its run mode is ``cutaway run --max-rate-under`` (the rate search, cutaway.probe
 The plugin gives the analysis of the stored load phases, each variant's merged into a
 :class:`~cutaway.probes.load.result.LoadPhasesResult` with the cautions they raise (a CPU-bound
 generator, failed requests), its report sections, figures, JSON part and ``load-csv`` export.
-Its keys in the experiment file are still read by cutaway.spec."""
+It owns the experiment file's [load] table (``phase_table``: cutaway.probes.load
+.experiment_file), whose settings it reads back from the Spec (cutaway.probes.load.settings),
+and with them the metrics of each run (wall time, then the load phase's) and the primary one
+(``throughput``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cutaway.model import Caution, LoadSummary, ProbeResult, Spec
-from cutaway.probes.load.result import LoadPhasesResult, load_summaries_of
+from cutaway.model import (
+    CONNECT_METRICS,
+    LOAD_METRICS,
+    PROCESS_METRICS,
+    SERVER_METRICS,
+    Caution,
+    Metric,
+    ProbeResult,
+    Spec,
+)
+from cutaway.probes.load.result import (
+    THROUGHPUT_METRIC,
+    LoadPhasesResult,
+    LoadSummary,
+    load_summaries_of,
+)
+from cutaway.probes.load.settings import load_settings
 from cutaway.probes.plugin import (
     CsvFormat,
+    PhaseTable,
     ProbePlugin,
     ProbeViews,
+    QuickMode,
     RunMode,
     RunModeError,
     StoredExperiment,
@@ -26,6 +46,8 @@ from cutaway.probes.plugin import (
 )
 
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
+
     from cutaway.model import Analysis
     from cutaway.probes.base import MeasuredPhase
     from cutaway.report.sections import Figure, JsonValue
@@ -42,7 +64,7 @@ def _max_rates(target_text: str, quick_spec: Callable[[], Spec | None]) -> Itera
     target, searched with the generator (cutaway.probes.load.search). Nothing is stored."""
     from typing import Literal
 
-    from cutaway.model import LoadTarget
+    from cutaway.probes.load.experiment_file import read_latency_target
     from cutaway.probes.load.generator import (
         GeneratorError,
         LoadResult,
@@ -50,14 +72,14 @@ def _max_rates(target_text: str, quick_spec: Callable[[], Spec | None]) -> Itera
         run_generator,
     )
     from cutaway.probes.load.search import describe, search_max_rate
-    from cutaway.spec.load import read_latency_target
+    from cutaway.probes.load.settings import LoadTarget
     from cutaway.visible import display
 
     target = read_latency_target(target_text)
     spec = quick_spec()
     if spec is None:
         raise RunModeError("--max-rate-under needs --url servers (already running)")
-    load = spec.load
+    load = load_settings(spec)
     assert load is not None
     if load.rate is not None:
         raise RunModeError("--max-rate-under searches the rate itself: give no --rate")
@@ -87,6 +109,24 @@ def _max_rates(target_text: str, quick_spec: Callable[[], Spec | None]) -> Itera
         yield from describe(variant.name, answer)
 
 
+def _add_quick_arguments(run: ArgumentParser) -> None:
+    from cutaway.probes.load.experiment_file import add_quick_arguments
+
+    add_quick_arguments(run)
+
+
+def _quick_options_given(args: Namespace) -> list[str]:
+    from cutaway.probes.load.experiment_file import quick_options_given
+
+    return quick_options_given(args)
+
+
+def _quick_spec(args: Namespace, hooks: Mapping[str, Sequence[str]]) -> Spec:
+    from cutaway.probes.load.experiment_file import quick_spec_from_args
+
+    return quick_spec_from_args(args, hooks)
+
+
 class LoadPlugin(ProbePlugin):
     name = "load"
     json_after = "attribution_curve"  # where format version 7 put it
@@ -98,18 +138,52 @@ class LoadPlugin(ProbePlugin):
         ),
     )
     run_modes = (RunMode("--max-rate-under", _max_rates),)
+    quick_modes = (
+        QuickMode(
+            "--url",
+            "--url servers",
+            "its [load] section",
+            _add_quick_arguments,
+            _quick_options_given,
+            _quick_spec,
+        ),
+    )
+
+    @property
+    def phase_table(self) -> PhaseTable:
+        """[load]: read where the experiment file is read (its module is imported then)."""
+        from cutaway.probes.load.experiment_file import TABLE
+
+        return TABLE
 
     def selected(self, spec: Spec) -> bool:
-        return spec.load is not None
+        return load_settings(spec) is not None
 
     def phase(self, spec: Spec) -> MeasuredPhase | None:
         """The load generator run against each variant's server, in place of its command."""
-        if spec.load is None:
+        load = load_settings(spec)
+        if load is None:
             return None
         # Imported for load experiments only (its sampler and parsers cost every other run).
         from cutaway.probes.load.capture import LoadPhase
 
-        return LoadPhase(spec.load)
+        return LoadPhase(load)
+
+    def phase_metrics(self, spec: Spec) -> tuple[Metric, ...] | None:
+        """Wall time (the load phase's elapsed time: the generator's other process figures are
+        its own, not the server's, and are not compared), then what the load phase measures."""
+        load = load_settings(spec)
+        if load is None:
+            return None
+        return (
+            PROCESS_METRICS[0],
+            *LOAD_METRICS,
+            *(CONNECT_METRICS if load.new_connection else ()),
+            *(SERVER_METRICS if load.server_metrics else ()),
+        )
+
+    def primary_metric(self, spec: Spec) -> str | None:
+        return THROUGHPUT_METRIC
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         from cutaway.probes.load.analysis import load_cautions, load_summaries

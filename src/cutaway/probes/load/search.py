@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from cutaway.model import LatencyTarget
 from cutaway.probes.load.generator import LoadResult
 from cutaway.probes.load.hdr import Histogram
+from cutaway.probes.load.settings import LatencyTarget as LatencyTarget
 
 NS = 1e-9
 

@@ -17,8 +17,14 @@ from __future__ import annotations
 
 import math
 
-from cutaway.model import AB_PERCENTILES, LOAD_PERCENTILES, Analysis, LatencySummary, LoadSummary
-from cutaway.probes.load.result import load_summaries_of
+from cutaway.model import Analysis
+from cutaway.probes.load.result import (
+    AB_PERCENTILES,
+    LOAD_PERCENTILES,
+    LatencySummary,
+    LoadSummary,
+    load_summaries_of,
+)
 from cutaway.report.sections import (
     Align,
     Block,

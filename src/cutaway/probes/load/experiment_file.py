@@ -1,10 +1,14 @@
-"""The experiment file's ``[load]`` section, and quick mode's ``--url`` -> a LoadSpec.
+"""The experiment file's ``[load]`` section (the load plugin's phase table, :data:`TABLE`),
+and quick mode's ``--url`` -> a LoadSpec.
 
 A load experiment's variants are servers: each has a ``target`` (``http://HOST:PORT/PATH`` or
 ``HOST:PORT``), given in its ``[[variants]]`` table or once in ``[load]`` with matrix
 placeholders (``target = "http://127.0.0.1:{port}/"``), and optionally the ``pid_file`` its
 setup hook writes. Its command is not the user's: every run is a load phase by cutaway's
-generator (``cw_load``) against the target, so a ``command`` is refused."""
+generator (``cw_load``) against the target, so a ``command`` is refused.
+
+It sits with the experiment file's reader (cutaway.spec), whose readers of values it uses;
+cutaway.spec asks it through the plugin's ``phase_table`` and never imports it."""
 
 from __future__ import annotations
 
@@ -12,20 +16,38 @@ import dataclasses
 import ipaddress
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from cutaway.model import (
+from cutaway.model import CONNECT_METRICS, LOAD_METRICS, SERVER_METRICS, Spec, Variant
+from cutaway.probes.core import VariantEntry
+from cutaway.probes.load.settings import (
     DEFAULT_LOAD_CONNECTIONS,
     GENERATOR_PROGRAM,
+    KEY,
     LOAD_PROTOCOLS,
     LatencyTarget,
     LoadSpec,
     LoadTarget,
-    Spec,
-    Variant,
+    stored_load,
+    with_load,
 )
-from cutaway.spec import fields, limits
-from cutaway.spec.errors import KeyPath, SpecError, describe, expected
-from cutaway.spec.matrix import VariantTemplate, substitute
+from cutaway.settings_reading import KeyPath, SpecError, describe, expected
+from cutaway.settings_reading import integer_argument as integer
+from cutaway.spec import fields
+from cutaway.spec.limits import SECONDS_PER_DAY
+
+if TYPE_CHECKING:
+    import argparse
+
+# The load generator's own limits (native/cw_load.c refuses more; docs/experiment-file.md
+# lists them).
+MAX_LOAD_CONNECTIONS = 100_000
+MAX_LOAD_THREADS = 256
+MAX_LOAD_PHASE_SECONDS = SECONDS_PER_DAY  # duration and warmup
+MAX_REQUEST_TIMEOUT_SECONDS = 3_600.0
+MAX_LOAD_REQUESTS = 10**12
+MAX_LOAD_RATE = 10_000_000.0  # requests per second
+MAX_READY_SECONDS = SECONDS_PER_DAY
 
 LOAD_KEYS = (
     "target",
@@ -166,8 +188,8 @@ def _check_port(port: str, quote: bool) -> None:
 def _rate(value: object, key_path: KeyPath) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise expected("a rate in requests per second > 0", value, key_path)
-    if not value <= limits.MAX_LOAD_RATE:  # NaN and infinity too
-        raise expected(f"a rate of at most {limits.MAX_LOAD_RATE:g} requests/s", value, key_path)
+    if not value <= MAX_LOAD_RATE:  # NaN and infinity too
+        raise expected(f"a rate of at most {MAX_LOAD_RATE:g} requests/s", value, key_path)
     return float(value)
 
 
@@ -188,17 +210,18 @@ def _integer(maximum: int) -> fields.Reader[int]:
 
 
 # The numeric keys of [load], each up to the generator's limit (spec/limits.py).
-_READ_CONNECTIONS = _integer(limits.MAX_LOAD_CONNECTIONS)
-_READ_REQUESTS = _integer(limits.MAX_LOAD_REQUESTS)
-_READ_THREADS = _integer(limits.MAX_LOAD_THREADS)
-_READ_DURATION = _duration(limits.MAX_LOAD_PHASE_SECONDS)
-_READ_WARMUP = _duration(limits.MAX_LOAD_PHASE_SECONDS, zero_allowed=True)
-_READ_REQUEST_TIMEOUT = _duration(limits.MAX_REQUEST_TIMEOUT_SECONDS)
-_READ_READY_TIMEOUT = _duration(limits.MAX_READY_SECONDS)
+_READ_CONNECTIONS = _integer(MAX_LOAD_CONNECTIONS)
+_READ_REQUESTS = _integer(MAX_LOAD_REQUESTS)
+_READ_THREADS = _integer(MAX_LOAD_THREADS)
+_READ_DURATION = _duration(MAX_LOAD_PHASE_SECONDS)
+_READ_WARMUP = _duration(MAX_LOAD_PHASE_SECONDS, zero_allowed=True)
+_READ_REQUEST_TIMEOUT = _duration(MAX_REQUEST_TIMEOUT_SECONDS)
+_READ_READY_TIMEOUT = _duration(MAX_READY_SECONDS)
 
 
 def read_load_settings(table: object, key_path: KeyPath = ("load",)) -> LoadSpec:
-    """Every setting of ``[load]`` but the targets (filled per variant by :func:`with_load`)."""
+    """Every setting of ``[load]`` but the targets (filled per variant by
+    :func:`load_variants`)."""
     if not isinstance(table, dict):
         raise expected("a table ([load])", table, key_path)
     for key in table:
@@ -246,42 +269,88 @@ def read_load_settings(table: object, key_path: KeyPath = ("load",)) -> LoadSpec
     )
 
 
+NO_COMMAND = (
+    "each run is a load phase against the variant's target (start the server in a setup hook)"
+)
+
+
+class LoadTable:
+    """The ``[load]`` table, as the experiment file's reader asks it (cutaway.probes.core
+    .PhaseTable): its settings, each variant's target and pid file, the generator as every
+    variant's command, and the metric names a load phase keeps for itself."""
+
+    key: str = KEY
+    variant_keys: tuple[str, ...] = PER_VARIANT_KEYS
+    program: str = GENERATOR_PROGRAM
+    no_command: str = NO_COMMAND
+
+    def read(self, value: object, key_path: KeyPath) -> object:
+        return read_load_settings(value, key_path).to_dict()
+
+    def with_variants(
+        self, settings: object, variants: Sequence[Variant], entries: Sequence[VariantEntry]
+    ) -> tuple[object, tuple[Variant, ...]]:
+        load = stored_load(settings)
+        load, shaped = load_variants(load, variants, entries)
+        return load.to_dict(), shaped
+
+    def conditioned(self, settings: object, variants: Sequence[Variant]) -> object:
+        return conditioned_load(stored_load(settings), variants).to_dict()
+
+    def check(self, spec: Spec) -> None:
+        """No declared metric takes a name a load phase measures."""
+        taken = {m.name for m in (*LOAD_METRICS, *CONNECT_METRICS, *SERVER_METRICS)}
+        for index, metric in enumerate(spec.metrics):
+            if metric.name in taken:
+                message = (
+                    f"{describe(metric.name)} is a metric every load phase measures: choose "
+                    "another name"
+                )
+                raise SpecError(message, key_path=("metrics", index, "name"))
+
+
+TABLE = LoadTable()
+
+
 def load_variants(
-    load_table: Mapping[str, object],
-    settings: LoadSpec,
-    templates: Sequence[VariantTemplate],
-    tables: Sequence[Mapping[str, object]],
-    variants: Sequence[Variant],
+    settings: LoadSpec, variants: Sequence[Variant], entries: Sequence[VariantEntry]
 ) -> tuple[LoadSpec, tuple[Variant, ...]]:
     """Each variant's target and pid file (its own table's, else ``[load]``'s, placeholders
     substituted), and its command: the generator against that target."""
     targets: dict[str, str] = {}
     pid_files: dict[str, str] = {}
-    for template, variant in zip(templates, variants, strict=True):
-        table: Mapping[str, object] = {}
-        if len(template.key_path) == 2:
-            table = tables[int(template.key_path[1])]
+    for entry, variant in zip(entries, variants, strict=True):
         for key, found in (("target", targets), ("pid_file", pid_files)):
-            where: KeyPath
-            if key in table:
-                raw, where = table[key], (*template.key_path, key)
-            elif key in load_table:
-                raw, where = load_table[key], ("load", key)
-            elif key == "target":
+            given = entry.text(key)
+            if given is None and key == "target":
                 message = (
                     "no target: give this variant target = "
                     '"http://127.0.0.1:PORT/" (or set target in [load])'
                 )
-                raise SpecError(message, key_path=(*template.key_path, "target"))
-            else:
+                raise SpecError(message, key_path=(*entry.key_path, "target"))
+            if given is None:
                 continue
-            text = substitute(fields.read_string(raw, where), template.params, where)
+            text, where = given
             if key == "target":
                 found[variant.name] = read_target(text, where, settings.protocol)
             else:
                 found[variant.name] = fields.read_text_without_nul(text, where)
     spec = dataclasses.replace(settings, targets=targets, pid_files=pid_files)
     return spec, tuple(with_generator(spec, variant) for variant in variants)
+
+
+def conditioned_load(load: LoadSpec, variants: Sequence[Variant]) -> LoadSpec:
+    """A load experiment's targets and pid files keyed by the conditioned variants' names: each
+    copy loads its declared variant's server (``family``), which serves it in every condition."""
+
+    def keyed(by_family: Mapping[str, str]) -> dict[str, str]:
+        return {
+            variant.name: by_family[family]
+            for variant in variants
+            if (family := variant.family or variant.name) in by_family
+        }
+
+    return dataclasses.replace(load, targets=keyed(load.targets), pid_files=keyed(load.pid_files))
 
 
 def with_generator(load: LoadSpec, variant: Variant) -> Variant:
@@ -368,7 +437,7 @@ def quick_load_spec(
         },
     )
     variants = tuple(with_generator(load, variant) for variant in spec.variants)
-    return dataclasses.replace(spec, variants=variants, load=load)
+    return with_load(dataclasses.replace(spec, variants=variants), load)
 
 
 def read_latency_target(text: str, option: str = "--max-rate-under") -> LatencyTarget:
@@ -387,8 +456,91 @@ def read_latency_target(text: str, option: str = "--max-rate-under") -> LatencyT
         raise SpecError(f"{describe(name)} is not a percentile in (0, 100] such as p99", key=option)
     try:
         seconds = fields.read_duration(
-            limit.strip(), (option,), maximum_seconds=limits.MAX_REQUEST_TIMEOUT_SECONDS
+            limit.strip(), (option,), maximum_seconds=MAX_REQUEST_TIMEOUT_SECONDS
         )
     except SpecError as error:
         raise SpecError(f"the latency limit: {error.message}", key=option) from None
     return LatencyTarget(percentile, seconds)
+
+
+# Quick mode's load options (argparse attribute -> option): only with --url.
+QUICK_OPTIONS = {
+    "protocol": "--protocol",
+    "connections": "--connections",
+    "rate": "--rate",
+    "duration": "--duration",
+    "requests": "--requests",
+    "load_warmup": "--load-warmup",
+    "request_timeout": "--request-timeout",
+    "new_connection": "--new-connection",
+    "no_server_metrics": "--no-server-metrics",
+}
+
+
+def add_quick_arguments(run: argparse.ArgumentParser) -> None:
+    """Quick mode against servers: ``--url`` and its options, and ``--max-rate-under``."""
+    load = run.add_argument_group("load (quick mode against servers, instead of -c)")
+    load.add_argument(
+        "--url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a server to load: http://HOST:PORT/PATH or HOST:PORT (repeat; the first is the "
+        "baseline)",
+    )
+    load.add_argument("--protocol", help="http (default) or memcached")
+    load.add_argument("--connections", type=integer, help="connections (default 10)")
+    load.add_argument("--rate", type=float, help="open loop: requests per second")
+    load.add_argument("--duration", help="each load phase's length, e.g. 5s (default 5s)")
+    load.add_argument("--requests", type=integer, help="each load phase's requests, instead")
+    load.add_argument("--load-warmup", help="load before each phase, not counted (default 1s)")
+    load.add_argument("--request-timeout", help="a request's time limit (default 2s)")
+    load.add_argument(
+        "--new-connection", action="store_true", help="a new connection for every request"
+    )
+    load.add_argument(
+        "--max-rate-under",
+        metavar="pP=LATENCY",
+        help="instead of comparing: the highest rate each server keeps with this latency "
+        "percentile, e.g. p99=10ms (nothing is stored)",
+    )
+    load.add_argument(
+        "--no-server-metrics",
+        action="store_true",
+        help="do not sample the server's processes (found by the port it listens on)",
+    )
+
+
+def quick_options_given(args: argparse.Namespace) -> list[str]:
+    """The load options given on the command line, which need --url servers."""
+    return [
+        option
+        for dest, option in QUICK_OPTIONS.items()
+        if getattr(args, dest) not in (None, False, [])
+    ]
+
+
+def quick_spec_from_args(
+    args: argparse.Namespace, hooks: Mapping[str, Sequence[str]] | None
+) -> Spec:
+    """Quick mode against servers: ``-n old --url URL -n new --url URL --rate 2000``."""
+    settings = quick_load(
+        args.url,
+        protocol=args.protocol,
+        connections=args.connections,
+        rate=args.rate,
+        duration=args.duration,
+        requests=args.requests,
+        warmup=args.load_warmup,
+        timeout=args.request_timeout,
+        new_connection=args.new_connection,
+        server_metrics=not args.no_server_metrics,
+    )
+    return quick_load_spec(
+        args.url,
+        args.name,
+        settings,
+        hooks=hooks,
+        max_variants=args.max_variants,
+        versions=args.variant_version,
+    )

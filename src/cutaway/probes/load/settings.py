@@ -1,16 +1,23 @@
-"""Load experiments: the load phase a variant asks for (:class:`LoadSpec`) and what one
-load phase measured (:class:`LoadSummary`).
+"""The load phase's settings (:class:`LoadSpec`): what its ``[load]`` table of the experiment
+file asks (cutaway.probes.load.experiment_file reads the table), kept in the Spec's plugin
+tables under ``load`` in their stored form (:meth:`LoadSpec.to_dict`) and read back, every
+value checked, by :func:`load_settings`.
 
-Immutable, no I/O, imports nothing of cutaway outside ``cutaway.model``.
+Immutable, no I/O: the capture, the analysis and the plugin read it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from typing import Any, TypeVar
 
+from cutaway.model import Spec
 from cutaway.model.frozen import frozen_mapping
+from cutaway.settings_reading import StoredSettingError
+
+KEY = "load"  # its table of the experiment file, and its key of the stored spec
 
 # A load experiment (``[load]``): each variant is a server, and each of its runs is a load phase
 # against it by cutaway's generator (cw_load, docs/load-format.md).
@@ -146,74 +153,131 @@ class LatencyTarget:
         return f"p{self.percentile:g} <= {self.seconds * 1e3:g} ms"
 
 
-LOAD_PHASES = ("connect", "first_byte", "total")  # what each request's latency is split into
-LATENCY_KINDS = ("corrected", "uncorrected")  # from the intended send time, or the actual one
-# ab's "Percentage of the requests served within a certain time".
-AB_PERCENTILES: tuple[float, ...] = (50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 100.0)
-# The JSON export's percentiles of every phase (100 is the maximum).
-LOAD_PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 100.0)
+def load_settings(spec: Spec) -> LoadSpec | None:
+    """The load phase ``spec`` asks for, None for an experiment without a [load] table;
+    StoredSettingError naming the key for a stored value cutaway never writes."""
+    stored = spec.plugin_table(KEY)
+    return None if stored is None else stored_load(stored)
 
 
-@dataclass(frozen=True)
-class LatencySummary:
-    """One phase of one variant's requests (``kind`` corrected or uncorrected), merged
-    exactly over every counted load phase (HDR histograms): seconds. ``percentiles`` are
-    (percentile, seconds) pairs on AB_PERCENTILES, LOAD_PERCENTILES and PERCENTILE_GRID."""
-
-    variant: str
-    kind: str
-    phase: str
-    count: int
-    min: float
-    mean: float
-    sd: float
-    median: float
-    max: float
-    percentiles: tuple[tuple[float, float], ...]
-
-    def at(self, percentile: float) -> float:
-        for p, seconds in self.percentiles:
-            if p == percentile:
-                return seconds
-        raise KeyError(percentile)
+def with_load(spec: Spec, load: LoadSpec) -> Spec:
+    """``spec`` as a load experiment with ``load``'s settings (its variants' commands are left
+    as they are: cutaway.probes.load.experiment_file.with_generator gives them theirs)."""
+    return spec.with_plugin_table(KEY, load.to_dict())
 
 
-@dataclass(frozen=True)
-class LoadSummary:
-    """One variant's load phases over the counted rounds: what was asked (mode, protocol,
-    connections, rate), what came back (requests, errors by kind, throughput: requests over
-    the phases' measured seconds), and whether the generator limited the result (phases in
-    which it was saturated or missed send times)."""
+T = TypeVar("T")
 
-    variant: str
-    phases: int
-    mode: str
-    protocol: str
-    connections: int
-    rate: float | None
-    seconds: float
-    requests: int
-    errors: Mapping[str, int]
-    throughput: float
-    saturated_phases: int
-    missed_sends: int
-    generator_cpu_share: float | None
-    latencies: tuple[LatencySummary, ...]
-    sends: int = 0  # open loop: sends in the measured windows
-    max_send_lag: float = 0.0  # seconds: the latest send, for the generator's reasons
-    busiest_thread_share: float = 0.0  # the generator's busiest thread's CPU / wall, at most
-    waited_sends: int = 0  # open loop: sends due while every connection was busy
-    max_connection_wait: float = 0.0  # seconds: the longest such wait
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "errors", MappingProxyType(dict(self.errors)))
+class _Stored:
+    """The stored form of a LoadSpec, read key by key (as cutaway.store.stored_spec reads the
+    rest of a stored spec): a key missing takes its default, an unknown one is ignored."""
 
-    @property
-    def error_count(self) -> int:
-        return sum(self.errors.values())
+    def __init__(self, value: object) -> None:
+        if not isinstance(value, Mapping):
+            raise StoredSettingError(f"{KEY}: {value!r} is not an object")
+        self.values: Mapping[str, Any] = value
 
-    def latency(self, kind: str, phase: str) -> LatencySummary | None:
-        for latency in self.latencies:
-            if latency.kind == kind and latency.phase == phase:
-                return latency
+    def optional(self, name: str, read: Callable[[object, str], T], default: T) -> T:
+        if name not in self.values:
+            return default
+        return read(self.values[name], f"{KEY}.{name}")
+
+
+def _wrong(key: str, problem: str) -> StoredSettingError:
+    return StoredSettingError(f"{key}: {problem}")
+
+
+def _flag(value: object, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise _wrong(key, f"{value!r} is not true or false")
+    return value
+
+
+def _number(value: object, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _wrong(key, f"{value!r} is not a number")
+    if not math.isfinite(value):
+        raise _wrong(key, f"{value} is not a finite number")
+    return float(value)
+
+
+def _not_negative(value: object, key: str) -> float:
+    number = _number(value, key)
+    if number < 0:
+        raise _wrong(key, f"{number} is below 0")
+    return number
+
+
+def _optional_positive(value: object, key: str) -> float | None:
+    if value is None:
         return None
+    number = _number(value, key)
+    if number <= 0:
+        raise _wrong(key, f"{number} is not above 0")
+    return number
+
+
+def _count(value: object, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong(key, f"{value!r} is not an integer")
+    if value < 1:
+        raise _wrong(key, f"{value} is below 1")
+    return value
+
+
+def _optional_count(value: object, key: str) -> int | None:
+    return None if value is None else _count(value, key)
+
+
+def _protocol(value: object, key: str) -> str:
+    if not isinstance(value, str) or value not in LOAD_PROTOCOLS:
+        raise _wrong(key, f"{value!r} is not one of {', '.join(LOAD_PROTOCOLS)}")
+    return value
+
+
+def _string_map(value: object, key: str) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise _wrong(key, f"{value!r} is not an object")
+    for name, item in value.items():
+        if not isinstance(item, str):
+            raise _wrong(f"{key}.{name}", f"{item!r} is not a string")
+    return dict(value)
+
+
+def _targets(value: object, key: str) -> dict[str, str]:
+    targets = _string_map(value, key)
+    for name, text in targets.items():
+        try:
+            LoadTarget.parse(text)
+        except ValueError as error:
+            raise _wrong(f"{key}.{name}", str(error)) from None
+    return targets
+
+
+def stored_load(value: object) -> LoadSpec:
+    """A LoadSpec from its stored form, every value checked."""
+    load = _Stored(value)
+    if "targets" not in load.values:
+        raise _wrong(f"{KEY}.targets", "missing")
+    targets: dict[str, str] = load.optional("targets", _targets, {})
+    defaults = LoadSpec(targets={})
+    return LoadSpec(
+        targets=targets,
+        protocol=load.optional("protocol", _protocol, defaults.protocol),
+        connections=load.optional("connections", _count, defaults.connections),
+        rate=load.optional("rate", _optional_positive, None),
+        duration_seconds=load.optional("duration_seconds", _optional_positive, None),
+        requests=load.optional("requests", _optional_count, None),
+        warmup_seconds=load.optional("warmup_seconds", _not_negative, defaults.warmup_seconds),
+        request_timeout_seconds=load.optional(
+            "request_timeout_seconds", _not_negative, defaults.request_timeout_seconds
+        ),
+        new_connection=load.optional("new_connection", _flag, False),
+        threads=load.optional("threads", _optional_count, None),
+        ready_timeout_seconds=load.optional(
+            "ready_timeout_seconds", _not_negative, defaults.ready_timeout_seconds
+        ),
+        pid_files=load.optional("pid_files", _string_map, {}),
+        server_metrics=load.optional("server_metrics", _flag, True),
+    )

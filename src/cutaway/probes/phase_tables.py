@@ -111,6 +111,7 @@ class OperationTable:
 # each other, and its mean stands for them: a median from it is within 1%, exact where a
 # bucket's values are equal.
 Histogram = Mapping[int, tuple[int, int]]
+HistogramRows = Sequence[tuple[int, int, int]]  # (bucket, count, sum ns), in no order
 HISTOGRAM_BASE = 1.01
 _LOG_BASE = math.log(HISTOGRAM_BASE)
 
@@ -402,6 +403,29 @@ class PhaseAccumulator:
             self.root_operations[root] = self.root_operations.get(root, 0) + count
         for path, count in other.calls.items():
             self.calls[path] = self.calls.get(path, 0) + count
+
+    def absorb_sums(
+        self,
+        paths: Iterable[tuple[tuple[str, ...], int, int, int, HistogramRows, HistogramRows | None]],
+        root_operations: Iterable[tuple[str, int]],
+    ) -> None:
+        """absorb, from sums made elsewhere (the OTLP reader's native counter): per path, in
+        the order first counted, its total time, spans, its sub-phases' time, its histogram
+        and its rest's change to it (rows of bucket, count, sum); operations per root."""
+        other = PhaseAccumulator()
+        for path, total_ns, spans, children_ns, histogram, rest_change in paths:
+            other.paths[path] = _PathTotals(
+                total_ns=total_ns,
+                histogram={bucket: [count, sum_ns] for bucket, count, sum_ns in histogram},
+                rest_change=None
+                if rest_change is None
+                else {bucket: [count, sum_ns] for bucket, count, sum_ns in rest_change},
+                children_ns=children_ns,
+                parent=path[:-1] if len(path) > 1 else None,
+                spans=spans,
+            )
+        other.root_operations = dict(root_operations)
+        self.absorb(other)
 
     def sums(self) -> Iterator[tuple[tuple[str, ...], int, int]]:
         """Per path, in first-seen order, its total time and its spans over the operations

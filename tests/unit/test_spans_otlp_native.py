@@ -89,6 +89,9 @@ def test_hostile_lines_give_the_python_readers_sums_and_problems(
         _line(
             _span("t6", "r", "1"), _span("t6", "r", "2", "1", 101), _span("t6", "q", "3", "2", 102)
         ),
+        # siblings and outermost spans that start together: in the order they came
+        _line(_span("t9", "b", "1", "r", 105), _span("t9", "a", "2", "r", 105)),
+        _line(_span("t9", "root", "r"), _span("t9", "other root", "s"), _span("t9", "c", "3")),
         # not JSON, not OTLP, unclean UTF-8, line ends inside
         "{not json",
         json.dumps({"resourceSpans": "nope"}) + "\u2028" + _line(_span("t7", "after", "a")),
@@ -100,7 +103,7 @@ def test_hostile_lines_give_the_python_readers_sums_and_problems(
     data += _line(_span("t8", "bytes", "b")).encode().replace(b"bytes", b"by\xfftes") + b"\n"
     path.write_bytes(data)
     table, problems, traces = _same(path, monkeypatch, held=(1, 2, 3, 7))
-    assert traces == 9
+    assert traces == 10
     assert any("its parent gone is not in the file" in problem for problem in problems)
     assert problems[-1].endswith("spans are in a cycle of parent ids or repeat a span id; skipped")
     assert phases.decode(table).phases

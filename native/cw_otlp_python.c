@@ -102,10 +102,10 @@ static int cw_text(PyObject *value, const char *what) {
 /* ---- histograms: bucket -> (count, sum) ---- */
 
 typedef struct {
-    long bucket;
-    int used;
-    int64_t count;
     cw_wide sum;
+    int64_t count;
+    int32_t bucket; /* |bucket| <= 1 + log(2^127) / log(1.01), under 9,000 */
+    int32_t used;
 } cw_bucket;
 
 typedef struct {
@@ -116,7 +116,7 @@ typedef struct {
 
 static int cw_histogram_add(cw_histogram *histogram, long bucket, int64_t count, cw_wide sum) {
     if ((histogram->used + 1) * 2 > histogram->size) {
-        size_t size = histogram->size ? histogram->size * 2 : 8;
+        size_t size = histogram->size ? histogram->size * 2 : 2; /* most paths: one bucket */
         if (size > SIZE_MAX / sizeof(cw_bucket)) {
             PyErr_NoMemory();
             return -1;
@@ -143,7 +143,7 @@ static int cw_histogram_add(cw_histogram *histogram, long bucket, int64_t count,
     cw_bucket *entry = &histogram->entries[slot];
     if (!entry->used) {
         entry->used = 1;
-        entry->bucket = bucket;
+        entry->bucket = (int32_t)bucket;
         histogram->used++;
     }
     entry->count += count;
@@ -1005,7 +1005,7 @@ static PyObject *cw_histogram_list(const cw_histogram *histogram) {
         const cw_bucket *entry = &histogram->entries[i];
         if (!entry->used) continue;
         PyObject *sum = cw_long(entry->sum);
-        PyObject *item = sum ? Py_BuildValue("lLN", entry->bucket, (long long)entry->count, sum)
+        PyObject *item = sum ? Py_BuildValue("lLN", (long)entry->bucket, (long long)entry->count, sum)
                              : NULL;
         if (item == NULL || PyList_Append(list, item) < 0) {
             Py_XDECREF(item);
@@ -1025,13 +1025,30 @@ static PyObject *cw_path_tuple(cw_nester *self, Py_ssize_t number) {
     return path;
 }
 
-/* sums(): per path counted, in the order first counted: (path, total ns, spans, children ns,
- * histogram, rest change or None), histograms as [(bucket, count, sum), ...]. */
-static PyObject *cw_sums(cw_nester *self, PyObject *unused) {
-    (void)unused;
+static void cw_histogram_release(cw_histogram *histogram) {
+    free(histogram->entries);
+    *histogram = (cw_histogram){NULL, 0, 0};
+}
+
+/* sums(first, count): per path counted, in the order first counted, from the `first` on (at
+ * most `count`): (path, total ns, spans, children ns, histogram, rest change or None),
+ * histograms as [(bucket, count, sum), ...]. A few at a time, each path's histograms released
+ * as they are handed over: 100,000 distinct phases are not held three times over. */
+static PyObject *cw_sums(cw_nester *self, PyObject *args) {
+    Py_ssize_t first, count;
+    if (!PyArg_ParseTuple(args, "nn:sums", &first, &count)) return NULL;
+    if (!self->finished) {
+        PyErr_SetString(PyExc_RuntimeError, "sums: the nester has not finished");
+        return NULL;
+    }
+    if (first < 0 || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "sums: first and count must be >= 0");
+        return NULL;
+    }
+    Py_ssize_t stop = first > self->counted_count - count ? self->counted_count : first + count;
     PyObject *rows = PyList_New(0);
     if (rows == NULL) return NULL;
-    for (Py_ssize_t i = 0; i < self->counted_count; i++) {
+    for (Py_ssize_t i = first; i < stop; i++) {
         cw_path *path = &self->paths[self->counted[i]];
         PyObject *row = NULL;
         PyObject *names = cw_path_tuple(self, self->counted[i]);
@@ -1056,6 +1073,8 @@ static PyObject *cw_sums(cw_nester *self, PyObject *unused) {
             return NULL;
         }
         Py_DECREF(row);
+        cw_histogram_release(&path->histogram);
+        cw_histogram_release(&path->rest_change);
     }
     return rows;
 }
@@ -1086,7 +1105,8 @@ static PyMethodDef cw_nester_methods[] = {
      "Hold a line's spans: tuples (trace, id, parent id or '', name, start, end)."},
     {"finish", (PyCFunction)cw_finish, METH_NOARGS,
      "Nest and count the traces still held: (traces, spans in a cycle or repeating an id)."},
-    {"sums", (PyCFunction)cw_sums, METH_NOARGS, "Each path's totals, in first-counted order."},
+    {"sums", (PyCFunction)cw_sums, METH_VARARGS,
+     "sums(first, count): paths' totals in first-counted order (each handed over once)."},
     {"roots", (PyCFunction)cw_roots, METH_NOARGS, "Operations per outermost span's name."},
     {NULL, NULL, 0, NULL},
 };

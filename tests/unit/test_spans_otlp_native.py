@@ -57,7 +57,8 @@ def test_the_native_nester_is_built_and_used() -> None:
     nester = otlp._native.Nester(10, "f", [].append)
     assert nester.add_line(otlp._typed_line(_line(_span("t", "a", "a")).encode())) is True
     assert nester.finish() == (1, 0)
-    assert nester.sums() == [(("a",), 50, 1, 0, [(phases.bucket_of(50), 1, 50)], None)]
+    assert nester.sums(0, 5) == [(("a",), 50, 1, 0, [(phases.bucket_of(50), 1, 50)], None)]
+    assert nester.sums(1, 5) == []
     assert nester.roots() == [("a", 1)]
 
 
@@ -156,6 +157,8 @@ def test_many_distinct_names_are_folded_as_in_python(
     path.write_text("\n".join(lines) + "\n")
     table, _, _ = _same(path, monkeypatch, held=(10,))
     assert phases.decode(table).folded
+    monkeypatch.setattr(otlp._native_sums, "__defaults__", (7,))  # sums taken 7 at a time
+    assert _same(path, monkeypatch)[0] == table
 
 
 def test_a_time_past_int64_is_read_in_python(

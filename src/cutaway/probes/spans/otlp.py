@@ -39,12 +39,15 @@ import os
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Annotated, BinaryIO, Protocol
 
 import msgspec
 
 from cutaway.probes.phase_tables import NO_PHASE, PhaseAccumulator
 from cutaway.probes.span_model import MAX_NAME_CHARACTERS, Span, span_name
+
+if TYPE_CHECKING:
+    from cutaway import _cwotlp
 
 try:
     from cutaway import _cwotlp as _native
@@ -191,8 +194,16 @@ def _stream_native(
             if found:
                 add_spans(found)
     traces, unnested = nester.finish()
-    accumulator.absorb_sums(nester.sums(), nester.roots())
+    accumulator.absorb_sums(_native_sums(nester), nester.roots())
     return _reading(name, problems, traces, unnested)
+
+
+def _native_sums(nester: _cwotlp.Nester, rows_at_once: int = 4096) -> Iterator[_cwotlp.PathSums]:
+    """The native nester's sums per path, taken a few thousand at a time."""
+    first = 0
+    while rows := nester.sums(first, rows_at_once):
+        yield from rows
+        first += len(rows)
 
 
 def _stream_python(

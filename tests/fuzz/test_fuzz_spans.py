@@ -4,7 +4,8 @@ changed) and stored phase tables. Whatever comes in, each gives spans and proble
 documented error (SpanFileError for a file that is not a span file, PhaseBlobError for a
 damaged table), never another exception or a hang; and every name it keeps encodes as UTF-8,
 within the display cap, through nesting, the phase table and the store's encoding. OTLP lines
-read by the typed decoder give what json.loads and the field checks give."""
+read by the typed decoder give what json.loads and the field checks give, and the native
+nester and counter what the Python ones give."""
 
 from __future__ import annotations
 
@@ -90,8 +91,18 @@ def test_otlp_lines_give_spans_and_problems_never_an_error(lines: list[str]) -> 
             streamed = stream_otlp(path, accumulator)
         # every line read by json.loads and the field checks gives the same
         as_json = phases.PhaseAccumulator()
-        with mock.patch.object(otlp, "_typed_spans", lambda raw: None):
+        with mock.patch.object(otlp, "_typed_line", lambda raw: None):
             assert stream_otlp(path, as_json) == streamed
+        # and the Python nester and counter (the native one's reference) give the same,
+        # also holding 2 spans at most
+        for held_spans in (otlp.HELD_SPANS, 2):
+            with mock.patch.object(otlp, "HELD_SPANS", held_spans):
+                by_native = phases.PhaseAccumulator()
+                native_read = stream_otlp(path, by_native)
+                by_python = phases.PhaseAccumulator()
+                with mock.patch.object(otlp, "_native", None):
+                    assert stream_otlp(path, by_python) == native_read
+                assert phases.encode(by_python.table()) == phases.encode(by_native.table())
     for problem in streamed.problems:
         problem.encode("utf-8")
     table = accumulator.table()

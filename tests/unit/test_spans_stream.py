@@ -341,7 +341,7 @@ def _lines_as_json_reads_them(
     """stream_otlp with every line read by json.loads and the field checks (the typed
     decoder taking none)."""
     with monkeypatch.context() as patch:
-        patch.setattr(otlp, "_typed_spans", lambda raw: None)
+        patch.setattr(otlp, "_typed_line", lambda raw: None)
         return _otlp_streamed(path)
 
 

@@ -111,6 +111,7 @@ class OperationTable:
 # each other, and its mean stands for them: a median from it is within 1%, exact where a
 # bucket's values are equal.
 Histogram = Mapping[int, tuple[int, int]]
+HistogramRows = Sequence[tuple[int, int, int]]  # (bucket, count, sum ns), in no order
 HISTOGRAM_BASE = 1.01
 _LOG_BASE = math.log(HISTOGRAM_BASE)
 
@@ -168,6 +169,16 @@ def _add_buckets(histogram: dict[int, list[int]], more: Mapping[int, list[int]])
         entry = histogram.setdefault(bucket, [0, 0])
         entry[0] += count
         entry[1] += total
+
+
+def _add_rows(histogram: dict[int, list[int]], rows: HistogramRows) -> None:
+    for bucket, count, sum_ns in rows:
+        entry = histogram.get(bucket)
+        if entry is None:
+            histogram[bucket] = [count, sum_ns]
+        else:
+            entry[0] += count
+            entry[1] += sum_ns
 
 
 def _count(histogram: dict[int, list[int]], value_ns: int, times: int = 1) -> None:
@@ -402,6 +413,30 @@ class PhaseAccumulator:
             self.root_operations[root] = self.root_operations.get(root, 0) + count
         for path, count in other.calls.items():
             self.calls[path] = self.calls.get(path, 0) + count
+
+    def absorb_sums(
+        self,
+        paths: Iterable[tuple[tuple[str, ...], int, int, int, HistogramRows, HistogramRows | None]],
+        root_operations: Iterable[tuple[str, int]],
+    ) -> None:
+        """absorb, from sums made elsewhere (the OTLP reader's native counter): per path, in
+        the order first counted, its total time, spans, its sub-phases' time, its histogram
+        and its rest's change to it (rows of bucket, count, sum); operations per root. Taken
+        as they come: 100,000 distinct phases are not held twice."""
+        for path, total_ns, spans, children_ns, histogram, rest_change in paths:
+            ours = self.paths.get(path)
+            if ours is None:
+                ours = self.paths[path] = _PathTotals(parent=path[:-1] if len(path) > 1 else None)
+            ours.total_ns += total_ns
+            ours.spans += spans
+            ours.children_ns += children_ns
+            _add_rows(ours.histogram, histogram)
+            if rest_change is not None:
+                if ours.rest_change is None:
+                    ours.rest_change = {}
+                _add_rows(ours.rest_change, rest_change)
+        for root, count in root_operations:
+            self.root_operations[root] = self.root_operations.get(root, 0) + count
 
     def sums(self) -> Iterator[tuple[tuple[str, ...], int, int]]:
         """Per path, in first-seen order, its total time and its spans over the operations

@@ -23,7 +23,13 @@ their types as it parses and skips the rest: about five times faster than json.l
 checking each span's fields in Python. A line it does not take as it is (any problem, a name
 past MAX_NAME_CHARACTERS, a lone surrogate, a line end that str.splitlines sees inside it) is
 read again by json.loads and the field checks, which word the problems: both ways give the
-same spans."""
+same spans.
+
+The spans decoded are held, nested and counted by a native nester (cutaway._cwotlp,
+native/cw_otlp_python.c; a quarter of the CPU time, bench/spans_volume.py) where the package
+was built with it, else by _TraceNester and the accumulator in Python: the reference, which the
+tests compare it with. It keeps times in 64 bits: a file with a later time is read again in
+Python."""
 
 from __future__ import annotations
 
@@ -34,12 +40,20 @@ import os
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Annotated, BinaryIO, Protocol
 
 import msgspec
 
 from cutaway.probes.phase_tables import NO_PHASE, PhaseAccumulator
 from cutaway.probes.span_model import MAX_NAME_CHARACTERS, Span, span_name
+
+if TYPE_CHECKING:
+    from cutaway import _cwotlp
+
+try:
+    from cutaway import _cwotlp as _native
+except ImportError:  # built without it: the Python nester and counter, the same sums
+    _native = None  # type: ignore[assignment]
 
 MAX_PROBLEMS = 20  # reported one by one; the rest are counted
 HELD_SPANS = 100_000  # spans held for nesting while a file streams; past it, oldest traces go
@@ -152,8 +166,50 @@ def stream_otlp(
     """read_otlp, with each trace's operations summed into `accumulator` instead of kept:
     the lines are read one at a time, a trace is nested when the file ends (its operations
     in the order of their start, as read_otlp numbers them) or when it is among the oldest
-    while more than HELD_SPANS spans are held. The same problems, in the same words."""
+    while more than HELD_SPANS spans are held. The same problems, in the same words.
+
+    The lines are decoded here; their spans are held, nested and counted by the native
+    nester (cutaway._cwotlp) where it is built, else by _TraceNester and the accumulator:
+    the same sums. A time past int64 (the native nester's) reads the file again in Python."""
     name = os.fspath(path) if source is None else source
+    if _native is not None:
+        try:
+            return _stream_native(path, accumulator, start_offset, name)
+        except _native.TooLarge:
+            pass  # nothing was counted into `accumulator` yet
+    return _stream_python(path, accumulator, start_offset, name)
+
+
+def _stream_native(
+    path: str | os.PathLike[str], accumulator: PhaseAccumulator, start_offset: int, name: str
+) -> OtlpReading:
+    """stream_otlp by the native nester: its sums go into `accumulator` at the end only."""
+    assert _native is not None
+    problems = _Problems()
+    nester = _native.Nester(HELD_SPANS, name, problems.append)
+    add_line, add_spans = nester.add_line, nester.add_spans
+    for number, raw in _raw_lines(path, start_offset):
+        line = _typed_line(raw)
+        if line is None or not add_line(line):
+            found = _checked_spans(raw, f"{name}:{number}", problems)
+            if found:
+                add_spans(found)
+    traces, unnested = nester.finish()
+    accumulator.absorb_sums(_native_sums(nester), nester.roots())
+    return _reading(name, problems, traces, unnested)
+
+
+def _native_sums(nester: _cwotlp.Nester, rows_at_once: int = 4096) -> Iterator[_cwotlp.PathSums]:
+    """The native nester's sums per path, taken a few thousand at a time."""
+    first = 0
+    while rows := nester.sums(first, rows_at_once):
+        yield from rows
+        first += len(rows)
+
+
+def _stream_python(
+    path: str | os.PathLike[str], accumulator: PhaseAccumulator, start_offset: int, name: str
+) -> OtlpReading:
     problems = _Problems()
     # trace -> its spans so far, least recently added first (an OrderedDict: a dict's oldest
     # key is found by skipping the keys popped before it, a cost that grew with the traces held)
@@ -189,10 +245,13 @@ def stream_otlp(
         trees += nester.trees(spans)
     trees.sort(key=lambda item: item[0])  # stable: a trace's roots keep their start order
     _count_trees(trees, accumulator)
-    if nester.unnested:
+    return _reading(name, problems, traces, nester.unnested)
+
+
+def _reading(name: str, problems: _Problems, traces: int, unnested: int) -> OtlpReading:
+    if unnested:
         problems.append(
-            f"{name}: {nester.unnested} spans are in a cycle of parent ids or repeat a span "
-            "id; skipped"
+            f"{name}: {unnested} spans are in a cycle of parent ids or repeat a span id; skipped"
         )
     shown = problems.shown
     if problems.count > MAX_PROBLEMS:
@@ -248,9 +307,9 @@ def _line_blocks(file: BinaryIO, block_bytes: int = 1 << 20) -> Iterator[list[by
         yield [last]
 
 
-def _typed_spans(raw: bytes) -> list[_Held] | None:
-    """A line's spans by the typed decoder; None if it does not take the line as it is
-    (then _checked_spans reads it, and words what is wrong)."""
+def _typed_line(raw: bytes) -> _TypedLine | None:
+    """A line as the typed decoder takes it; None if it does not take it as it is (then
+    _checked_spans reads it, and words what is wrong)."""
     if raw.isascii():
         carriage_return = raw.find(b"\r")
         if carriage_return >= 0 and raw[carriage_return:].strip(b"\r\n"):
@@ -258,8 +317,16 @@ def _typed_spans(raw: bytes) -> list[_Held] | None:
     elif any(line_end in raw for line_end in _NON_ASCII_LINE_ENDS):
         return None
     try:
-        line = _DECODER.decode(raw)
+        return _DECODER.decode(raw)
     except (ValueError, RecursionError):  # msgspec.DecodeError, UnicodeDecodeError
+        return None
+
+
+def _typed_spans(raw: bytes) -> list[_Held] | None:
+    """A line's spans by the typed decoder; None if it does not take the line as it is
+    (a time that is not digits, an end before its start: the field checks word it)."""
+    line = _typed_line(raw)
+    if line is None:
         return None
     found: list[_Held] = []
     for resource in line.resourceSpans:

@@ -1,0 +1,1154 @@
+/*
+ * cw_otlp_python.c: cutaway._cwotlp, the native nester and counter of the OTLP reader
+ * (src/cutaway/probes/spans/otlp.py, stream_otlp).
+ *
+ * The reader decodes each line in Python (msgspec, or json.loads and the field checks) and
+ * hands its spans here: this module holds them by trace (at most the held-span limit, past
+ * it the traces whose lines are the oldest go first), nests each trace by parent span id,
+ * walks each outermost span depth first into phase paths, and sums each operation into the
+ * paths' totals and histograms, as otlp._TraceNester and PhaseAccumulator.add_numbered_tree
+ * do in Python (the reference: the tests compare both on hostile input). At the end the
+ * reader takes the totals (sums(), roots()) into its PhaseAccumulator.
+ *
+ * Names and ids stay Python str objects (compared as str compares them, hashed by Python's
+ * cached hash), so that nothing is decoded or copied. Times are int64: a time past it raises
+ * TooLarge, and the reader reads the file in Python, whose ints have no limit. Sums are 128
+ * bits: 2^64 spans of 2^63 ns do not overflow them. Every walk is iterative (spans nest
+ * 100,000 deep in hostile files), every size is checked before it is allocated, and memory
+ * is the held spans (bounded by the limit, as in Python) and the distinct phase paths.
+ *
+ * Problems (a parent that is not in the file) are handed to the reader's callable in the
+ * words and order of the Python nester.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef __int128 cw_wide;
+
+#define CW_NO_PHASE ((Py_ssize_t)-1) /* phase_tables.NO_PHASE */
+#define CW_MAX_DEPTH 64              /* phase_tables.MAX_DEPTH */
+
+static PyObject *cw_too_large; /* the exception: a time past int64 */
+static PyObject *cw_field_resources, *cw_field_scopes, *cw_field_spans, *cw_field_trace,
+    *cw_field_span_id, *cw_field_parent, *cw_field_name, *cw_field_start, *cw_field_end;
+static double cw_log_base; /* log(1.01): phase_tables.HISTOGRAM_BASE */
+
+/* ---- memory ---- */
+
+/* Grow `*items` (of `size`-byte elements) to hold at least `wanted`; -1 with MemoryError. */
+static int cw_reserve(void **items, Py_ssize_t *capacity, Py_ssize_t wanted, size_t size) {
+    if (wanted <= *capacity) return 0;
+    Py_ssize_t grown = *capacity < 16 ? 16 : *capacity;
+    while (grown < wanted) {
+        if (grown > PY_SSIZE_T_MAX / 2) {
+            grown = wanted;
+            break;
+        }
+        grown *= 2;
+    }
+    if ((size_t)grown > SIZE_MAX / size) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    void *moved = realloc(*items, (size_t)grown * size);
+    if (moved == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *items = moved;
+    *capacity = grown;
+    return 0;
+}
+
+#define CW_RESERVE(items, capacity, wanted) \
+    cw_reserve((void **)&(items), &(capacity), (wanted), sizeof(*(items)))
+
+/* The smallest power of two >= 2 * count (a table at most half full); 0 if too large. */
+static size_t cw_table_size(Py_ssize_t count) {
+    size_t size = 16;
+    while (size < (size_t)count * 2) {
+        if (size > SIZE_MAX / 4) return 0;
+        size *= 2;
+    }
+    return size;
+}
+
+/* ---- strings ---- */
+
+/* Equal as Python compares two str (both ready: compact strings of the same text have the
+ * same kind). */
+static int cw_equal(PyObject *a, PyObject *b) {
+    if (a == b) return 1;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(a);
+    if (length != PyUnicode_GET_LENGTH(b) || PyUnicode_KIND(a) != PyUnicode_KIND(b)) return 0;
+    return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * PyUnicode_KIND(a)) == 0;
+}
+
+/* A str the reader handed over, ready; -1 with TypeError for anything else. */
+static int cw_text(PyObject *value, const char *what) {
+    if (!PyUnicode_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a str, got %.100s", what,
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    return PyUnicode_READY(value);
+}
+
+/* ---- histograms: bucket -> (count, sum) ---- */
+
+typedef struct {
+    cw_wide sum;
+    int64_t count;
+    int32_t bucket; /* |bucket| <= 1 + log(2^127) / log(1.01), under 9,000 */
+    int32_t used;
+} cw_bucket;
+
+typedef struct {
+    cw_bucket *entries;
+    size_t size; /* a power of two, or 0 before the first bucket */
+    size_t used;
+} cw_histogram;
+
+static int cw_histogram_add(cw_histogram *histogram, long bucket, int64_t count, cw_wide sum) {
+    if ((histogram->used + 1) * 2 > histogram->size) {
+        size_t size = histogram->size ? histogram->size * 2 : 2; /* most paths: one bucket */
+        if (size > SIZE_MAX / sizeof(cw_bucket)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cw_bucket *entries = calloc(size, sizeof(cw_bucket));
+        if (entries == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t i = 0; i < histogram->size; i++) {
+            cw_bucket *old = &histogram->entries[i];
+            if (!old->used) continue;
+            size_t slot = (size_t)old->bucket & (size - 1);
+            while (entries[slot].used) slot = (slot + 1) & (size - 1);
+            entries[slot] = *old;
+        }
+        free(histogram->entries);
+        histogram->entries = entries;
+        histogram->size = size;
+    }
+    size_t slot = (size_t)bucket & (histogram->size - 1);
+    while (histogram->entries[slot].used && histogram->entries[slot].bucket != bucket)
+        slot = (slot + 1) & (histogram->size - 1);
+    cw_bucket *entry = &histogram->entries[slot];
+    if (!entry->used) {
+        entry->used = 1;
+        entry->bucket = (int32_t)bucket;
+        histogram->used++;
+    }
+    entry->count += count;
+    entry->sum += sum;
+    return 0;
+}
+
+/* A time's double as Python's math.log takes an int (correctly rounded). */
+static double cw_double(cw_wide value) {
+    if (value >= INT64_MIN && value <= INT64_MAX) return (double)(int64_t)value;
+    return (double)value;
+}
+
+/* phase_tables.bucket_of: 1 + int(log(|value|) / log(1.01)), negative for a negative value. */
+static long cw_bucket_of(cw_wide value) {
+    cw_wide magnitude = value < 0 ? -value : value;
+    long index = 1 + (long)(log(cw_double(magnitude)) / cw_log_base);
+    return value > 0 ? index : -index;
+}
+
+/* ---- phase paths ---- */
+
+typedef struct {
+    Py_ssize_t parent; /* its parent path's number; -1 for path 0, above the outermost spans */
+    PyObject *name;    /* the last name (NULL for path 0) */
+    int depth;         /* names in the path */
+    int counted;       /* has totals: in `counted`, in the order first counted */
+    cw_wide total_ns, children_ns;
+    int64_t spans, operations; /* operations: of a root path */
+    cw_histogram histogram, rest_change;
+    int has_rest;
+    long bucket;          /* of its time in the operation being counted, where that is > 0 */
+    uint64_t tree_stamp;  /* the operation whose tree holds it at `slot` */
+    Py_ssize_t slot;
+} cw_path;
+
+typedef struct {
+    Py_ssize_t parent; /* -1: an empty slot */
+    PyObject *name;    /* strong */
+    Py_hash_t hash;
+    Py_ssize_t number; /* the path under parent, or CW_NO_PHASE */
+} cw_step_entry;
+
+/* ---- held spans ---- */
+
+typedef struct {
+    PyObject *span_id, *parent_id, *name; /* strong; parent_id NULL for none */
+    int64_t start, end;
+} cw_span;
+
+typedef struct cw_trace {
+    PyObject *trace; /* strong */
+    Py_hash_t hash;
+    cw_span *spans;
+    Py_ssize_t count, capacity;
+    struct cw_trace *older, *newer, *next_in_bucket;
+    int64_t first_start; /* at the end of the file: its first operation's start */
+} cw_trace;
+
+/* ---- nesting scratch: one trace's ids ---- */
+
+typedef struct {
+    PyObject *id; /* borrowed from the trace's spans; NULL: an empty slot */
+    Py_hash_t hash;
+    Py_ssize_t kids_start, kids_count, kids_filled;
+    uint64_t visited; /* the walk that reached it last */
+} cw_id;
+
+typedef struct {
+    Py_ssize_t span;
+    Py_ssize_t parent_path;
+} cw_pending;
+
+typedef struct {
+    Py_ssize_t path;
+    cw_wide sum, children_ns;
+    int64_t spans;
+    int has_children;
+} cw_tree_entry;
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t held_limit;
+    PyObject *source; /* str: problems name the file so */
+    PyObject *report; /* callable(message) */
+    /* held traces: a hash table by trace, and a list from the oldest (least recently added) */
+    cw_trace **buckets;
+    size_t bucket_count;
+    Py_ssize_t trace_count, held_spans;
+    cw_trace *oldest, *newest, *last;
+    Py_ssize_t traces, unnested;
+    int finished;
+    /* paths, numbered (0: above the outermost spans), and the steps between them */
+    cw_path *paths;
+    Py_ssize_t path_count, path_capacity;
+    cw_step_entry *steps;
+    size_t step_size, step_used;
+    Py_ssize_t *counted;
+    Py_ssize_t counted_count, counted_capacity;
+    /* scratch, reused from trace to trace */
+    cw_id *ids;
+    size_t id_size, id_mask;
+    Py_ssize_t *span_entry, *parent_entry, *order, *kids, *roots;
+    Py_ssize_t span_capacity, order_capacity, kids_capacity, roots_capacity, parent_capacity;
+    cw_pending *stack;
+    Py_ssize_t stack_capacity;
+    cw_tree_entry *tree;
+    Py_ssize_t tree_capacity;
+    uint64_t tree_stamp, walk_stamp;
+    /* one line's spans before they are held */
+    cw_span *line;
+    PyObject **line_traces;
+    Py_ssize_t line_count, line_capacity, line_traces_capacity;
+} cw_nester;
+
+/* ---- steps: (parent path, name) -> path ---- */
+
+static Py_hash_t cw_step_hash(Py_ssize_t parent, Py_hash_t name_hash) {
+    return (Py_hash_t)((uint64_t)name_hash ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ULL));
+}
+
+static int cw_steps_grow(cw_nester *self) {
+    size_t size = self->step_size ? self->step_size * 2 : 64;
+    if (size > SIZE_MAX / sizeof(cw_step_entry)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    cw_step_entry *steps = malloc(size * sizeof(cw_step_entry));
+    if (steps == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < size; i++) steps[i].parent = -1;
+    for (size_t i = 0; i < self->step_size; i++) {
+        cw_step_entry *old = &self->steps[i];
+        if (old->parent < 0) continue;
+        size_t slot = (size_t)cw_step_hash(old->parent, old->hash) & (size - 1);
+        while (steps[slot].parent >= 0) slot = (slot + 1) & (size - 1);
+        steps[slot] = *old;
+    }
+    free(self->steps);
+    self->steps = steps;
+    self->step_size = size;
+    return 0;
+}
+
+/* PhaseAccumulator.step_number: the path of a span `name` under path `parent`, made once:
+ * CW_NO_PHASE inside a span of the same name (recursion) or MAX_DEPTH deep. -2 on error. */
+static Py_ssize_t cw_step(cw_nester *self, Py_ssize_t parent, PyObject *name) {
+    Py_hash_t name_hash = PyObject_Hash(name);
+    if (name_hash == -1) return -2;
+    if ((self->step_used + 1) * 2 > self->step_size && cw_steps_grow(self) < 0) return -2;
+    size_t mask = self->step_size - 1;
+    size_t slot = (size_t)cw_step_hash(parent, name_hash) & mask;
+    for (;; slot = (slot + 1) & mask) {
+        cw_step_entry *step = &self->steps[slot];
+        if (step->parent < 0) break;
+        if (step->parent == parent && step->hash == name_hash && cw_equal(step->name, name))
+            return step->number;
+    }
+    Py_ssize_t number = CW_NO_PHASE;
+    int recursive = 0;
+    for (Py_ssize_t above = parent; above > 0; above = self->paths[above].parent) {
+        if (cw_equal(self->paths[above].name, name)) {
+            recursive = 1;
+            break;
+        }
+    }
+    if (!recursive && self->paths[parent].depth < CW_MAX_DEPTH) {
+        if (CW_RESERVE(self->paths, self->path_capacity, self->path_count + 1) < 0) return -2;
+        number = self->path_count++;
+        cw_path *path = &self->paths[number];
+        memset(path, 0, sizeof(*path));
+        path->parent = parent;
+        path->name = Py_NewRef(name);
+        path->depth = self->paths[parent].depth + 1;
+    }
+    cw_step_entry *step = &self->steps[slot];
+    step->parent = parent;
+    step->name = Py_NewRef(name);
+    step->hash = name_hash;
+    step->number = number;
+    self->step_used++;
+    return number;
+}
+
+/* ---- counting one operation (PhaseAccumulator.add_numbered_tree) ---- */
+
+static int cw_count_tree(cw_nester *self, Py_ssize_t entries) {
+    for (Py_ssize_t i = 0; i < entries; i++) {
+        cw_tree_entry *entry = &self->tree[i];
+        cw_path *path = &self->paths[entry->path];
+        if (!path->counted) {
+            if (CW_RESERVE(self->counted, self->counted_capacity, self->counted_count + 1) < 0)
+                return -1;
+            self->counted[self->counted_count++] = entry->path;
+            path->counted = 1;
+        }
+        path->spans += entry->spans;
+        path->total_ns += entry->sum;
+        if (entry->sum > 0) {
+            path->bucket = cw_bucket_of(entry->sum);
+            if (cw_histogram_add(&path->histogram, path->bucket, 1, entry->sum) < 0) return -1;
+        } else if (entry->sum) {
+            if (cw_histogram_add(&path->histogram, cw_bucket_of(entry->sum), 1, entry->sum) < 0)
+                return -1;
+        }
+        if (path->parent > 0) {
+            cw_tree_entry *parent = &self->tree[self->paths[path->parent].slot];
+            parent->children_ns += entry->sum;
+            parent->has_children = 1;
+        } else {
+            path->operations++;
+        }
+    }
+    for (Py_ssize_t i = 0; i < entries; i++) {
+        cw_tree_entry *entry = &self->tree[i];
+        if (!entry->has_children) continue;
+        cw_path *path = &self->paths[entry->path];
+        cw_wide whole = entry->sum;
+        path->children_ns += entry->children_ns;
+        path->has_rest = 1;
+        if (whole > 0) {
+            if (cw_histogram_add(&path->rest_change, path->bucket, -1, -whole) < 0) return -1;
+        } else if (whole) {
+            if (cw_histogram_add(&path->rest_change, cw_bucket_of(whole), -1, -whole) < 0)
+                return -1;
+        }
+        cw_wide rest = whole - entry->children_ns;
+        if (rest && cw_histogram_add(&path->rest_change, cw_bucket_of(rest), 1, rest) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- nesting one trace (otlp._TraceNester.trees) ---- */
+
+static int cw_by_start(const void *left, const void *right, void *spans) {
+    Py_ssize_t a = *(const Py_ssize_t *)left, b = *(const Py_ssize_t *)right;
+    int64_t start_a = ((cw_span *)spans)[a].start, start_b = ((cw_span *)spans)[b].start;
+    if (start_a != start_b) return start_a < start_b ? -1 : 1;
+    return a < b ? -1 : a > b; /* stable: ties in the order they came */
+}
+
+/* The id table's slot of `id`, or of the empty slot where it would go. */
+static size_t cw_id_slot(cw_nester *self, PyObject *id, Py_hash_t hash) {
+    size_t mask = self->id_mask;
+    size_t slot = (size_t)hash & mask;
+    while (self->ids[slot].id != NULL &&
+           !(self->ids[slot].hash == hash && cw_equal(self->ids[slot].id, id)))
+        slot = (slot + 1) & mask;
+    return slot;
+}
+
+static int cw_report_orphan(cw_nester *self, PyObject *trace, cw_span *span) {
+    PyObject *shown = PyObject_Repr(span->name);
+    if (shown == NULL) return -1;
+    PyObject *message = PyUnicode_FromFormat(
+        "%U: span %U of trace %U: its parent %U is not in the file; taken as outermost",
+        self->source, shown, trace, span->parent_id);
+    Py_DECREF(shown);
+    if (message == NULL) return -1;
+    PyObject *result = PyObject_CallOneArg(self->report, message);
+    Py_DECREF(message);
+    if (result == NULL) return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+/* Walk one outermost span's operation depth first into self->tree (its paths in the order
+ * they are first met) and count it. */
+static int cw_walk(cw_nester *self, cw_span *spans, Py_ssize_t root, int repeated_ids,
+                   Py_ssize_t *nested) {
+    uint64_t walk = ++self->walk_stamp;
+    uint64_t tree_stamp = ++self->tree_stamp;
+    Py_ssize_t entries = 0, depth = 0;
+    self->stack[depth++] = (cw_pending){root, 0};
+    while (depth) {
+        cw_pending pending = self->stack[--depth];
+        cw_span *span = &spans[pending.span];
+        cw_id *id = &self->ids[self->span_entry[pending.span]];
+        if (repeated_ids) {
+            if (id->visited == walk) continue; /* reached again through a repeated id */
+            id->visited = walk;
+        }
+        (*nested)++;
+        Py_ssize_t number = CW_NO_PHASE;
+        if (pending.parent_path != CW_NO_PHASE) {
+            number = cw_step(self, pending.parent_path, span->name);
+            if (number == -2) return -1;
+            if (number != CW_NO_PHASE) {
+                cw_path *path = &self->paths[number];
+                if (path->tree_stamp != tree_stamp) {
+                    if (CW_RESERVE(self->tree, self->tree_capacity, entries + 1) < 0) return -1;
+                    path->tree_stamp = tree_stamp;
+                    path->slot = entries;
+                    self->tree[entries++] =
+                        (cw_tree_entry){number, (cw_wide)(span->end - span->start), 0, 1, 0};
+                } else {
+                    self->tree[path->slot].sum += span->end - span->start;
+                    self->tree[path->slot].spans++;
+                }
+            }
+        }
+        /* each id's children are pushed once per walk (or each span's, without repeated
+         * ids): the stack never holds more than the trace's spans and the root */
+        if (id->kids_count > self->stack_capacity - depth) {
+            PyErr_SetString(PyExc_RuntimeError, "cutaway._cwotlp: the walk outgrew its stack");
+            return -1;
+        }
+        for (Py_ssize_t kid = id->kids_count; kid-- > 0;)
+            self->stack[depth++] = (cw_pending){self->kids[id->kids_start + kid], number};
+    }
+    return cw_count_tree(self, entries);
+}
+
+enum { CW_PROBLEMS = 1, CW_COUNT = 2 };
+
+/* Nest one trace: its problems (CW_PROBLEMS), and its operations counted (CW_COUNT); its
+ * first operation's start in trace->first_start. */
+static int cw_nest(cw_nester *self, cw_trace *trace, int what) {
+    Py_ssize_t count = trace->count;
+    cw_span *spans = trace->spans;
+    size_t id_size = cw_table_size(count);
+    if (id_size == 0 || id_size > SIZE_MAX / sizeof(cw_id)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (id_size > self->id_size) {
+        free(self->ids);
+        self->ids = malloc(id_size * sizeof(cw_id));
+        self->id_size = self->ids ? id_size : 0;
+        if (self->ids == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    if (count >= PY_SSIZE_T_MAX - 1 ||
+        CW_RESERVE(self->span_entry, self->span_capacity, count) < 0 ||
+        CW_RESERVE(self->parent_entry, self->parent_capacity, count) < 0 ||
+        CW_RESERVE(self->order, self->order_capacity, count) < 0 ||
+        CW_RESERVE(self->kids, self->kids_capacity, count) < 0 ||
+        CW_RESERVE(self->roots, self->roots_capacity, count) < 0 ||
+        CW_RESERVE(self->stack, self->stack_capacity, count + 1) < 0)
+        return -1;
+    /* only the part this trace uses: a trace of 10 spans after one of 100,000 */
+    self->id_mask = id_size - 1;
+    for (size_t i = 0; i <= self->id_mask; i++) self->ids[i].id = NULL;
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_hash_t hash = PyObject_Hash(spans[i].span_id);
+        if (hash == -1) return -1;
+        size_t slot = cw_id_slot(self, spans[i].span_id, hash);
+        cw_id *id = &self->ids[slot];
+        if (id->id == NULL) {
+            *id = (cw_id){spans[i].span_id, hash, 0, 0, 0, 0};
+            distinct++;
+        }
+        self->span_entry[i] = (Py_ssize_t)slot;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        self->parent_entry[i] = -1; /* outermost: no parent, or one not in the trace */
+        PyObject *parent = spans[i].parent_id;
+        if (parent == NULL) continue;
+        Py_hash_t hash = PyObject_Hash(parent);
+        if (hash == -1) return -1;
+        size_t slot = cw_id_slot(self, parent, hash);
+        /* a parent id that is its own id is no parent */
+        if (self->ids[slot].id != NULL && (Py_ssize_t)slot != self->span_entry[i])
+            self->parent_entry[i] = (Py_ssize_t)slot;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) self->order[i] = i;
+    qsort_r(self->order, (size_t)count, sizeof(Py_ssize_t), cw_by_start, spans);
+    Py_ssize_t roots = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_ssize_t i = self->order[k];
+        if (self->parent_entry[i] >= 0)
+            self->ids[self->parent_entry[i]].kids_count++;
+        else
+            self->roots[roots++] = i;
+    }
+    Py_ssize_t kids_start = 0; /* each id's children, in start order, one after another */
+    for (size_t slot = 0; slot <= self->id_mask; slot++) {
+        cw_id *id = &self->ids[slot];
+        if (id->id == NULL || !id->kids_count) continue;
+        id->kids_start = kids_start;
+        kids_start += id->kids_count;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_ssize_t i = self->order[k];
+        if (self->parent_entry[i] < 0) continue;
+        cw_id *parent = &self->ids[self->parent_entry[i]];
+        self->kids[parent->kids_start + parent->kids_filled++] = i;
+    }
+    trace->first_start = roots ? spans[self->roots[0]].start : 0;
+    if (what & CW_PROBLEMS) { /* in the order the spans came */
+        for (Py_ssize_t i = 0; i < count; i++) {
+            if (spans[i].parent_id != NULL && self->parent_entry[i] < 0 &&
+                cw_report_orphan(self, trace->trace, &spans[i]) < 0)
+                return -1;
+        }
+    }
+    if (!(what & CW_COUNT)) return 0;
+    Py_ssize_t nested = 0;
+    int repeated_ids = distinct < count;
+    for (Py_ssize_t r = 0; r < roots; r++)
+        if (cw_walk(self, spans, self->roots[r], repeated_ids, &nested) < 0) return -1;
+    if (nested < count) self->unnested += count - nested; /* in a cycle of parent ids */
+    return 0;
+}
+
+/* ---- held traces ---- */
+
+static void cw_trace_free(cw_trace *trace) {
+    for (Py_ssize_t i = 0; i < trace->count; i++) {
+        Py_DECREF(trace->spans[i].span_id);
+        Py_XDECREF(trace->spans[i].parent_id);
+        Py_DECREF(trace->spans[i].name);
+    }
+    free(trace->spans);
+    Py_DECREF(trace->trace);
+    free(trace);
+}
+
+static void cw_unlink(cw_nester *self, cw_trace *trace) {
+    cw_trace **link = &self->buckets[(size_t)trace->hash & (self->bucket_count - 1)];
+    while (*link != trace) link = &(*link)->next_in_bucket;
+    *link = trace->next_in_bucket;
+    if (trace->older) trace->older->newer = trace->newer;
+    else self->oldest = trace->newer;
+    if (trace->newer) trace->newer->older = trace->older;
+    else self->newest = trace->older;
+    if (self->last == trace) self->last = NULL;
+    self->trace_count--;
+    self->held_spans -= trace->count;
+}
+
+static int cw_buckets_grow(cw_nester *self) {
+    size_t count = self->bucket_count ? self->bucket_count * 2 : 1024;
+    if (count > SIZE_MAX / sizeof(cw_trace *)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    cw_trace **buckets = calloc(count, sizeof(cw_trace *));
+    if (buckets == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (cw_trace *trace = self->oldest; trace; trace = trace->newer) {
+        size_t slot = (size_t)trace->hash & (count - 1);
+        trace->next_in_bucket = buckets[slot];
+        buckets[slot] = trace;
+    }
+    free(self->buckets);
+    self->buckets = buckets;
+    self->bucket_count = count;
+    return 0;
+}
+
+/* The held trace `name`, made the most recently added (a new one if none). */
+static cw_trace *cw_trace_of(cw_nester *self, PyObject *name) {
+    cw_trace *trace = self->last;
+    if (trace == NULL || !cw_equal(trace->trace, name)) {
+        Py_hash_t hash = PyObject_Hash(name);
+        if (hash == -1) return NULL;
+        if ((size_t)self->trace_count >= self->bucket_count && cw_buckets_grow(self) < 0)
+            return NULL;
+        trace = self->buckets[(size_t)hash & (self->bucket_count - 1)];
+        while (trace && !(trace->hash == hash && cw_equal(trace->trace, name)))
+            trace = trace->next_in_bucket;
+        if (trace == NULL) {
+            trace = calloc(1, sizeof(cw_trace));
+            if (trace == NULL) {
+                PyErr_NoMemory();
+                return NULL;
+            }
+            trace->trace = Py_NewRef(name);
+            trace->hash = hash;
+            size_t slot = (size_t)hash & (self->bucket_count - 1);
+            trace->next_in_bucket = self->buckets[slot];
+            self->buckets[slot] = trace;
+            trace->older = self->newest;
+            if (self->newest) self->newest->newer = trace;
+            else self->oldest = trace;
+            self->newest = trace;
+            self->trace_count++;
+        }
+        self->last = trace;
+    }
+    if (trace != self->newest) { /* now the most recently added */
+        if (trace->older) trace->older->newer = trace->newer;
+        else self->oldest = trace->newer;
+        trace->newer->older = trace->older;
+        trace->older = self->newest;
+        trace->newer = NULL;
+        self->newest->newer = trace;
+        self->newest = trace;
+    }
+    return trace;
+}
+
+/* Let the oldest trace go: nested, its operations counted. */
+static int cw_let_go_oldest(cw_nester *self) {
+    cw_trace *trace = self->oldest;
+    cw_unlink(self, trace);
+    self->traces++;
+    int failed = cw_nest(self, trace, CW_PROBLEMS | CW_COUNT);
+    cw_trace_free(trace);
+    return failed;
+}
+
+/* Hold self->line's spans (references taken), then let the oldest traces go while more than
+ * the limit are held; the line's references are released in any case. */
+static int cw_hold_line(cw_nester *self) {
+    int failed = 0;
+    Py_ssize_t i = 0;
+    for (; i < self->line_count && !failed; i++) {
+        cw_trace *trace = cw_trace_of(self, self->line_traces[i]);
+        if (trace == NULL || CW_RESERVE(trace->spans, trace->capacity, trace->count + 1) < 0) {
+            failed = -1;
+            break;
+        }
+        trace->spans[trace->count++] = self->line[i]; /* the references move */
+        self->held_spans++;
+        Py_DECREF(self->line_traces[i]);
+    }
+    for (; i < self->line_count; i++) {
+        Py_DECREF(self->line[i].span_id);
+        Py_XDECREF(self->line[i].parent_id);
+        Py_DECREF(self->line[i].name);
+        Py_DECREF(self->line_traces[i]);
+    }
+    self->line_count = 0;
+    while (!failed && self->held_spans > self->held_limit && self->trace_count > 1)
+        failed = cw_let_go_oldest(self);
+    return failed;
+}
+
+static void cw_line_clear(cw_nester *self) {
+    for (Py_ssize_t i = 0; i < self->line_count; i++) {
+        Py_DECREF(self->line[i].span_id);
+        Py_XDECREF(self->line[i].parent_id);
+        Py_DECREF(self->line[i].name);
+        Py_DECREF(self->line_traces[i]);
+    }
+    self->line_count = 0;
+}
+
+/* Append a span to self->line, taking the references given (NULL parent: none). */
+static int cw_line_append(cw_nester *self, PyObject *trace, PyObject *span_id, PyObject *parent,
+                          PyObject *name, int64_t start, int64_t end) {
+    if (CW_RESERVE(self->line, self->line_capacity, self->line_count + 1) < 0 ||
+        CW_RESERVE(self->line_traces, self->line_traces_capacity, self->line_count + 1) < 0) {
+        Py_DECREF(trace);
+        Py_DECREF(span_id);
+        Py_XDECREF(parent);
+        Py_DECREF(name);
+        return -1;
+    }
+    self->line[self->line_count] = (cw_span){span_id, parent, name, start, end};
+    self->line_traces[self->line_count++] = trace;
+    return 0;
+}
+
+/* ---- times ---- */
+
+enum { CW_TIME_OK = 0, CW_TIME_BAD = 1, CW_TIME_ERROR = -1 };
+
+/* A time as the typed decoder took it (a str of ASCII digits, or an int >= 0): CW_TIME_BAD
+ * for anything else (the line goes to json.loads and the field checks), TooLarge past int64. */
+static int cw_time(PyObject *value, int64_t *time) {
+    if (PyUnicode_Check(value)) {
+        if (PyUnicode_READY(value) < 0) return CW_TIME_ERROR;
+        Py_ssize_t length = PyUnicode_GET_LENGTH(value);
+        if (length == 0 || PyUnicode_KIND(value) != PyUnicode_1BYTE_KIND) return CW_TIME_BAD;
+        const Py_UCS1 *digits = PyUnicode_1BYTE_DATA(value);
+        uint64_t number = 0;
+        for (Py_ssize_t i = 0; i < length; i++) {
+            if (digits[i] < '0' || digits[i] > '9') return CW_TIME_BAD;
+        }
+        for (Py_ssize_t i = 0; i < length; i++) {
+            unsigned digit = digits[i] - '0';
+            if (number > ((uint64_t)INT64_MAX - digit) / 10) {
+                PyErr_SetString(cw_too_large, "a time past int64");
+                return CW_TIME_ERROR;
+            }
+            number = number * 10 + digit;
+        }
+        *time = (int64_t)number;
+        return CW_TIME_OK;
+    }
+    if (PyLong_Check(value) && !PyBool_Check(value)) {
+        int overflow = 0;
+        long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow > 0) {
+            PyErr_SetString(cw_too_large, "a time past int64");
+            return CW_TIME_ERROR;
+        }
+        if (number == -1 && PyErr_Occurred()) return CW_TIME_ERROR;
+        if (overflow < 0 || number < 0) return CW_TIME_BAD;
+        *time = number;
+        return CW_TIME_OK;
+    }
+    return CW_TIME_BAD;
+}
+
+/* ---- the type ---- */
+
+static PyObject *cw_nester_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"held_spans", "source", "report", NULL};
+    Py_ssize_t held_limit;
+    PyObject *source, *report;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "nUO:Nester", keywords, &held_limit, &source,
+                                     &report))
+        return NULL;
+    if (!PyCallable_Check(report)) {
+        PyErr_SetString(PyExc_TypeError, "report must be callable");
+        return NULL;
+    }
+    cw_nester *self = (cw_nester *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->held_limit = held_limit;
+    self->source = Py_NewRef(source);
+    self->report = Py_NewRef(report);
+    if (CW_RESERVE(self->paths, self->path_capacity, 1) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    memset(&self->paths[0], 0, sizeof(cw_path));
+    self->paths[0].parent = -1;
+    self->path_count = 1;
+    return (PyObject *)self;
+}
+
+static void cw_nester_dealloc(cw_nester *self) {
+    cw_line_clear(self);
+    while (self->oldest) {
+        cw_trace *trace = self->oldest;
+        cw_unlink(self, trace);
+        cw_trace_free(trace);
+    }
+    free(self->buckets);
+    for (Py_ssize_t i = 0; i < self->path_count; i++) {
+        Py_XDECREF(self->paths[i].name);
+        free(self->paths[i].histogram.entries);
+        free(self->paths[i].rest_change.entries);
+    }
+    free(self->paths);
+    for (size_t i = 0; i < self->step_size; i++)
+        if (self->steps[i].parent >= 0) Py_DECREF(self->steps[i].name);
+    free(self->steps);
+    free(self->counted);
+    free(self->ids);
+    free(self->span_entry);
+    free(self->parent_entry);
+    free(self->order);
+    free(self->kids);
+    free(self->roots);
+    free(self->stack);
+    free(self->tree);
+    free(self->line);
+    free(self->line_traces);
+    Py_XDECREF(self->source);
+    Py_XDECREF(self->report);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int cw_not_finished(cw_nester *self) {
+    if (!self->finished) return 1;
+    PyErr_SetString(PyExc_RuntimeError, "the nester has finished");
+    return 0;
+}
+
+/* A field of a decoded struct, as a new reference; NULL with an exception. */
+static PyObject *cw_field(PyObject *item, PyObject *field) {
+    return PyObject_GetAttr(item, field);
+}
+
+/* Collect one scope's spans into self->line: 1 taken, 0 not taken (a time the typed decoder
+ * passes but the reader does not: the line goes to the field checks), -1 on error. */
+static int cw_scope_spans(cw_nester *self, PyObject *spans) {
+    if (!PyList_Check(spans)) return 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(spans); i++) {
+        PyObject *span = PyList_GET_ITEM(spans, i);
+        int64_t start = 0, end = 0;
+        PyObject *value = cw_field(span, cw_field_start);
+        if (value == NULL) return -1;
+        int found = cw_time(value, &start);
+        Py_DECREF(value);
+        if (found != CW_TIME_OK) return found == CW_TIME_BAD ? 0 : -1;
+        value = cw_field(span, cw_field_end);
+        if (value == NULL) return -1;
+        found = cw_time(value, &end);
+        Py_DECREF(value);
+        if (found != CW_TIME_OK) return found == CW_TIME_BAD ? 0 : -1;
+        if (end < start) return 0; /* ends before it starts: the checks word it */
+        PyObject *trace = cw_field(span, cw_field_trace);
+        PyObject *span_id = trace ? cw_field(span, cw_field_span_id) : NULL;
+        PyObject *name = span_id ? cw_field(span, cw_field_name) : NULL;
+        PyObject *parent = name ? cw_field(span, cw_field_parent) : NULL;
+        if (parent == NULL) {
+            Py_XDECREF(trace);
+            Py_XDECREF(span_id);
+            Py_XDECREF(name);
+            return -1;
+        }
+        int strings = PyUnicode_Check(trace) && PyUnicode_Check(span_id) &&
+                      PyUnicode_Check(name) && (parent == Py_None || PyUnicode_Check(parent));
+        if (!strings || PyUnicode_READY(trace) < 0 || PyUnicode_READY(span_id) < 0 ||
+            PyUnicode_READY(name) < 0 || (parent != Py_None && PyUnicode_READY(parent) < 0)) {
+            Py_DECREF(trace);
+            Py_DECREF(span_id);
+            Py_DECREF(name);
+            Py_DECREF(parent);
+            return strings ? -1 : 0;
+        }
+        if (parent == Py_None || PyUnicode_GET_LENGTH(parent) == 0) Py_CLEAR(parent);
+        if (cw_line_append(self, trace, span_id, parent, name, start, end) < 0) return -1;
+    }
+    return 1;
+}
+
+/* add_line(line): a line as the typed decoder gave it (resourceSpans[].scopeSpans[].spans[],
+ * each span's traceId, spanId, parentSpanId, name, startTimeUnixNano, endTimeUnixNano); True
+ * when its spans are held, False when the reader must read it by the field checks. */
+static PyObject *cw_add_line(cw_nester *self, PyObject *line) {
+    if (!cw_not_finished(self)) return NULL;
+    PyObject *resources = cw_field(line, cw_field_resources);
+    if (resources == NULL) return NULL;
+    int taken = PyList_Check(resources);
+    for (Py_ssize_t r = 0; taken == 1 && r < PyList_GET_SIZE(resources); r++) {
+        PyObject *scopes = cw_field(PyList_GET_ITEM(resources, r), cw_field_scopes);
+        if (scopes == NULL) {
+            taken = -1;
+            break;
+        }
+        taken = PyList_Check(scopes);
+        for (Py_ssize_t s = 0; taken == 1 && s < PyList_GET_SIZE(scopes); s++) {
+            PyObject *spans = cw_field(PyList_GET_ITEM(scopes, s), cw_field_spans);
+            if (spans == NULL) {
+                taken = -1;
+                break;
+            }
+            taken = cw_scope_spans(self, spans);
+            Py_DECREF(spans);
+        }
+        Py_DECREF(scopes);
+    }
+    Py_DECREF(resources);
+    if (taken != 1) {
+        cw_line_clear(self);
+        if (taken < 0) return NULL;
+        Py_RETURN_FALSE;
+    }
+    if (cw_hold_line(self) < 0) return NULL;
+    Py_RETURN_TRUE;
+}
+
+/* add_spans(spans): a line's spans as the field checks gave them, each a tuple (trace, span
+ * id, parent id or "", name, start ns, end ns). */
+static PyObject *cw_add_spans(cw_nester *self, PyObject *spans) {
+    if (!cw_not_finished(self)) return NULL;
+    if (!PyList_Check(spans)) {
+        PyErr_SetString(PyExc_TypeError, "add_spans: expected a list");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(spans); i++) {
+        PyObject *span = PyList_GET_ITEM(spans, i);
+        if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) != 6) {
+            cw_line_clear(self);
+            PyErr_SetString(PyExc_TypeError, "add_spans: expected tuples of 6");
+            return NULL;
+        }
+        PyObject *trace = PyTuple_GET_ITEM(span, 0), *span_id = PyTuple_GET_ITEM(span, 1);
+        PyObject *parent = PyTuple_GET_ITEM(span, 2), *name = PyTuple_GET_ITEM(span, 3);
+        int64_t start = 0, end = 0;
+        int start_found = CW_TIME_BAD, end_found = CW_TIME_BAD;
+        if (cw_text(trace, "trace") < 0 || cw_text(span_id, "span id") < 0 ||
+            cw_text(parent, "parent id") < 0 || cw_text(name, "name") < 0 ||
+            (start_found = cw_time(PyTuple_GET_ITEM(span, 4), &start)) == CW_TIME_ERROR ||
+            (end_found = cw_time(PyTuple_GET_ITEM(span, 5), &end)) == CW_TIME_ERROR) {
+            cw_line_clear(self);
+            return NULL;
+        }
+        if (start_found != CW_TIME_OK || end_found != CW_TIME_OK || end < start) {
+            cw_line_clear(self);
+            PyErr_SetString(PyExc_ValueError, "add_spans: times must be ints, start <= end");
+            return NULL;
+        }
+        PyObject *held_parent = PyUnicode_GET_LENGTH(parent) ? Py_NewRef(parent) : NULL;
+        if (cw_line_append(self, Py_NewRef(trace), Py_NewRef(span_id), held_parent,
+                           Py_NewRef(name), start, end) < 0) {
+            cw_line_clear(self);
+            return NULL;
+        }
+    }
+    if (cw_hold_line(self) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static int cw_by_first_start(const void *left, const void *right) {
+    const cw_trace *a = *(cw_trace *const *)left, *b = *(cw_trace *const *)right;
+    if (a->first_start != b->first_start) return a->first_start < b->first_start ? -1 : 1;
+    /* then by trace as Python orders str (by code point); two held traces never compare
+     * equal */
+    return PyUnicode_Compare(a->trace, b->trace);
+}
+
+/* finish(): nest the traces still held (each one's problems in the order they were held,
+ * then their operations counted in the order of their first start, then trace); returns
+ * (traces, spans not reached from an outermost span). */
+static PyObject *cw_finish(cw_nester *self, PyObject *unused) {
+    (void)unused;
+    if (!cw_not_finished(self)) return NULL;
+    self->finished = 1;
+    Py_ssize_t count = self->trace_count;
+    if ((size_t)count > SIZE_MAX / sizeof(cw_trace *)) return PyErr_NoMemory();
+    cw_trace **traces = malloc((size_t)(count ? count : 1) * sizeof(cw_trace *));
+    if (traces == NULL) return PyErr_NoMemory();
+    Py_ssize_t i = 0;
+    for (cw_trace *trace = self->oldest; trace; trace = trace->newer) traces[i++] = trace;
+    int failed = 0;
+    for (i = 0; i < count && !failed; i++) {
+        self->traces++;
+        failed = cw_nest(self, traces[i], CW_PROBLEMS);
+    }
+    if (!failed) qsort(traces, (size_t)count, sizeof(cw_trace *), cw_by_first_start);
+    for (i = 0; i < count && !failed; i++) failed = cw_nest(self, traces[i], CW_COUNT);
+    free(traces);
+    while (self->oldest) {
+        cw_trace *trace = self->oldest;
+        cw_unlink(self, trace);
+        cw_trace_free(trace);
+    }
+    if (failed) return NULL;
+    return Py_BuildValue("nn", self->traces, self->unnested);
+}
+
+/* A 128-bit sum as a Python int. */
+static PyObject *cw_long(cw_wide value) {
+    if (value >= INT64_MIN && value <= INT64_MAX) return PyLong_FromLongLong((long long)value);
+    PyObject *high = PyLong_FromLongLong((long long)(value >> 64));
+    PyObject *low = PyLong_FromUnsignedLongLong((unsigned long long)(uint64_t)value);
+    PyObject *bits = PyLong_FromLong(64);
+    PyObject *shifted = high && bits ? PyNumber_Lshift(high, bits) : NULL;
+    PyObject *sum = shifted && low ? PyNumber_Add(shifted, low) : NULL;
+    Py_XDECREF(high);
+    Py_XDECREF(low);
+    Py_XDECREF(bits);
+    Py_XDECREF(shifted);
+    return sum;
+}
+
+/* [(bucket, count, sum), ...] */
+static PyObject *cw_histogram_list(const cw_histogram *histogram) {
+    PyObject *list = PyList_New(0);
+    if (list == NULL) return NULL;
+    for (size_t i = 0; i < histogram->size; i++) {
+        const cw_bucket *entry = &histogram->entries[i];
+        if (!entry->used) continue;
+        PyObject *sum = cw_long(entry->sum);
+        PyObject *item = sum ? Py_BuildValue("lLN", (long)entry->bucket, (long long)entry->count, sum)
+                             : NULL;
+        if (item == NULL || PyList_Append(list, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(list);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    return list;
+}
+
+static PyObject *cw_path_tuple(cw_nester *self, Py_ssize_t number) {
+    PyObject *path = PyTuple_New(self->paths[number].depth);
+    if (path == NULL) return NULL;
+    for (Py_ssize_t at = number; at > 0; at = self->paths[at].parent)
+        PyTuple_SET_ITEM(path, self->paths[at].depth - 1, Py_NewRef(self->paths[at].name));
+    return path;
+}
+
+static void cw_histogram_release(cw_histogram *histogram) {
+    free(histogram->entries);
+    *histogram = (cw_histogram){NULL, 0, 0};
+}
+
+/* sums(first, count): per path counted, in the order first counted, from the `first` on (at
+ * most `count`): (path, total ns, spans, children ns, histogram, rest change or None),
+ * histograms as [(bucket, count, sum), ...]. A few at a time, each path's histograms released
+ * as they are handed over: 100,000 distinct phases are not held three times over. */
+static PyObject *cw_sums(cw_nester *self, PyObject *args) {
+    Py_ssize_t first, count;
+    if (!PyArg_ParseTuple(args, "nn:sums", &first, &count)) return NULL;
+    if (!self->finished) {
+        PyErr_SetString(PyExc_RuntimeError, "sums: the nester has not finished");
+        return NULL;
+    }
+    if (first < 0 || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "sums: first and count must be >= 0");
+        return NULL;
+    }
+    Py_ssize_t stop = first > self->counted_count - count ? self->counted_count : first + count;
+    PyObject *rows = PyList_New(0);
+    if (rows == NULL) return NULL;
+    for (Py_ssize_t i = first; i < stop; i++) {
+        cw_path *path = &self->paths[self->counted[i]];
+        PyObject *row = NULL;
+        PyObject *names = cw_path_tuple(self, self->counted[i]);
+        PyObject *total = names ? cw_long(path->total_ns) : NULL;
+        PyObject *children = total ? cw_long(path->children_ns) : NULL;
+        PyObject *histogram = children ? cw_histogram_list(&path->histogram) : NULL;
+        PyObject *rest = NULL;
+        if (histogram)
+            rest = path->has_rest ? cw_histogram_list(&path->rest_change) : Py_NewRef(Py_None);
+        if (rest)
+            row = Py_BuildValue("NNLNNN", names, total, (long long)path->spans, children,
+                                histogram, rest);
+        else {
+            Py_XDECREF(names);
+            Py_XDECREF(total);
+            Py_XDECREF(children);
+            Py_XDECREF(histogram);
+        }
+        if (row == NULL || PyList_Append(rows, row) < 0) {
+            Py_XDECREF(row);
+            Py_DECREF(rows);
+            return NULL;
+        }
+        Py_DECREF(row);
+        cw_histogram_release(&path->histogram);
+        cw_histogram_release(&path->rest_change);
+    }
+    return rows;
+}
+
+/* roots(): [(outermost span's name, operations), ...] */
+static PyObject *cw_roots(cw_nester *self, PyObject *unused) {
+    (void)unused;
+    PyObject *rows = PyList_New(0);
+    if (rows == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < self->counted_count; i++) {
+        cw_path *path = &self->paths[self->counted[i]];
+        if (path->parent != 0 || !path->operations) continue;
+        PyObject *row = Py_BuildValue("OL", path->name, (long long)path->operations);
+        if (row == NULL || PyList_Append(rows, row) < 0) {
+            Py_XDECREF(row);
+            Py_DECREF(rows);
+            return NULL;
+        }
+        Py_DECREF(row);
+    }
+    return rows;
+}
+
+static PyMethodDef cw_nester_methods[] = {
+    {"add_line", (PyCFunction)cw_add_line, METH_O,
+     "Hold a typed line's spans; False when the line must be read by the field checks."},
+    {"add_spans", (PyCFunction)cw_add_spans, METH_O,
+     "Hold a line's spans: tuples (trace, id, parent id or '', name, start, end)."},
+    {"finish", (PyCFunction)cw_finish, METH_NOARGS,
+     "Nest and count the traces still held: (traces, spans in a cycle or repeating an id)."},
+    {"sums", (PyCFunction)cw_sums, METH_VARARGS,
+     "sums(first, count): paths' totals in first-counted order (each handed over once)."},
+    {"roots", (PyCFunction)cw_roots, METH_NOARGS, "Operations per outermost span's name."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject cw_nester_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cutaway._cwotlp.Nester",
+    .tp_basicsize = sizeof(cw_nester),
+    .tp_dealloc = (destructor)cw_nester_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Nester(held_spans, source, report): an OTLP file's spans into phase sums.",
+    .tp_methods = cw_nester_methods,
+    .tp_new = cw_nester_new,
+};
+
+static struct PyModuleDef cw_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "cutaway._cwotlp",
+    .m_doc = "The OTLP reader's native nester and counter (otlp.stream_otlp).",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__cwotlp(void) {
+    if (PyType_Ready(&cw_nester_type) < 0) return NULL;
+    cw_log_base = log(1.01);
+    const char *names[] = {"resourceSpans", "scopeSpans", "spans", "traceId",
+                           "spanId", "parentSpanId", "name", "startTimeUnixNano",
+                           "endTimeUnixNano"};
+    PyObject **fields[] = {&cw_field_resources, &cw_field_scopes, &cw_field_spans,
+                           &cw_field_trace, &cw_field_span_id, &cw_field_parent,
+                           &cw_field_name, &cw_field_start, &cw_field_end};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        *fields[i] = PyUnicode_InternFromString(names[i]);
+        if (*fields[i] == NULL) return NULL;
+    }
+    PyObject *module = PyModule_Create(&cw_module);
+    if (module == NULL) return NULL;
+    cw_too_large = PyErr_NewException("cutaway._cwotlp.TooLarge", PyExc_OverflowError, NULL);
+    if (cw_too_large == NULL || PyModule_AddObjectRef(module, "TooLarge", cw_too_large) < 0 ||
+        PyModule_AddObjectRef(module, "Nester", (PyObject *)&cw_nester_type) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

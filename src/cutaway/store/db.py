@@ -31,7 +31,6 @@ from cutaway.store.checks import (
     metric_minimum,
 )
 from cutaway.store.engine import Connection, Cursor, Engine
-from cutaway.store.lease import Owner, owner_from_row
 from cutaway.store.listing import listing_rows
 from cutaway.store.location import is_postgresql_url
 from cutaway.store.records import (
@@ -60,6 +59,8 @@ from cutaway.visible import clip, left_out_note
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from cutaway.store.lease import Owner
 
 from cutaway.store.schema import EXPERIMENT_STATUSES, StoreError, StoreFull
 from cutaway.store.sqlite import SqliteEngine
@@ -320,6 +321,8 @@ class Store:
             ).fetchone()
             if row is None:
                 raise self._unknown(experiment_id)
+            from cutaway.store.lease import owner_from_row  # not on the path of reads
+
             status, holder = row[0], owner_from_row(*row[1:4])
             heartbeat_at = self._columns(experiment_id).optional_real(
                 "experiments.heartbeat_at", row[4]
@@ -699,6 +702,8 @@ def _find(connection: Connection, ref: str | None, location: str) -> int | None:
         row = connection.execute("SELECT MAX(id) FROM experiments").fetchone()
     elif ref == "latest-incomplete":
         # The newest experiment that stopped before its end and that no live process runs.
+        from cutaway.store.lease import owner_from_row  # (socket, tempfile) not for a report
+
         now = time.time()
         for found_id, host, pid, started, heartbeat_at in connection.execute(
             "SELECT id, owner_host, owner_pid, owner_started, heartbeat_at FROM experiments"

@@ -75,6 +75,20 @@ _INSERT_RUN = (
     " signal, started_at, message, leftover_processes, leftover_names, purpose)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
 )
+# Every row of one experiment, table by table, in a fixed order (Store.experiment_content).
+# Every table of the schema but ``triage`` (keyed by experiment names, not by an experiment):
+# a migration that adds a table adds its query here (tests/unit/test_kept_analysis.py).
+_OF_ITS_RUNS = "WHERE run_id IN (SELECT id FROM runs WHERE experiment_id = ?)"
+_CONTENT_QUERIES = {
+    "experiments": "SELECT * FROM experiments WHERE id = ?",
+    "variants": "SELECT * FROM variants WHERE experiment_id = ? ORDER BY position",
+    "runs": "SELECT * FROM runs WHERE experiment_id = ? ORDER BY id",
+    "measurements": f"SELECT * FROM measurements {_OF_ITS_RUNS} ORDER BY run_id, metric",
+    "run_data": f"SELECT * FROM run_data {_OF_ITS_RUNS} ORDER BY id",
+    "probes": "SELECT * FROM probes WHERE experiment_id = ? ORDER BY name",
+    "calibrations": "SELECT * FROM calibrations WHERE experiment_id = ?",
+}
+CONTENT_TABLES = tuple(_CONTENT_QUERIES)
 _RUN_COLUMNS = (
     "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message,"
     " leftover_processes, leftover_names, purpose"
@@ -530,6 +544,26 @@ class Store:
                 ).fetchone()
                 found.append(run_data_item(checked, data, columns, row[0]))
         return found
+
+    def experiment_content(
+        self, experiment_id: int, largest_run_data_bytes: int
+    ) -> list[tuple[str, list[tuple[object, ...]]]] | None:
+        """Every stored row of one experiment, table by table (CONTENT_TABLES), as stored and
+        unchecked, read in one snapshot: what a digest of its content reads
+        (cutaway.kept_analysis). None when it holds more than ``largest_run_data_bytes`` of
+        run data (a probe's records: reading them all would cost more than the digest saves).
+        Raises StoreError when there is no such experiment."""
+        with self._read(f"read experiment {experiment_id}") as connection:
+            self._require_experiment(connection, experiment_id)
+            (run_data_bytes,) = connection.execute(
+                f"SELECT SUM(LENGTH(data)) FROM run_data {_OF_ITS_RUNS}", (experiment_id,)
+            ).fetchone()
+            if run_data_bytes is not None and run_data_bytes > largest_run_data_bytes:
+                return None
+            return [
+                (table, connection.execute(query, (experiment_id,)).fetchall())
+                for table, query in _CONTENT_QUERIES.items()
+            ]
 
     def metric_names(self, experiment_id: int) -> tuple[str, ...]:
         """The names of every metric stored for any run of the experiment, sorted."""

@@ -74,7 +74,12 @@ def analysis_of(store: Store, experiment_id: int, *, all_pairs: bool = False) ->
     from cutaway.compare import analyze
 
     analysis = analyze(store, experiment_id, all_pairs=all_pairs)
-    if key is not None and _may_keep(store.experiment(experiment_id).spec, analysis):
+    if (
+        key is not None
+        # nothing changed while it was analysed (another process resuming it)
+        and _key(store, experiment_id, all_pairs) == key
+        and _may_keep(store.experiment(experiment_id).spec, analysis)
+    ):
         keep(key, analysis)
     return analysis
 

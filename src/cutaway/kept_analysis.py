@@ -33,6 +33,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -119,9 +120,6 @@ def _as_bytes(value: object) -> object:
 def _code_key() -> tuple[object, ...]:
     """What of the code an analysis depends on: cutaway's version and source files (a checkout
     that changed keeps its version), numpy's version file, the Python version."""
-    import cutaway
-
-    package = os.path.dirname(cutaway.__file__)
     numpy_version: tuple[object, ...] = ()
     for entry in sys.path:
         candidate = os.path.join(entry or ".", "numpy", "version.py")
@@ -131,7 +129,17 @@ def _code_key() -> tuple[object, ...]:
             continue
         numpy_version = (candidate, found.st_size, found.st_mtime_ns)
         break
-    return (__version__, sys.version, numpy_version, sorted(_source_files(package, package)))
+    return (__version__, sys.version, numpy_version, _package_files())
+
+
+@lru_cache(maxsize=1)
+def _package_files() -> tuple[tuple[str, int, int], ...]:
+    """cutaway's own source files, read once per process (a miss digests twice: before and
+    after the analysis)."""
+    import cutaway
+
+    package = os.path.dirname(cutaway.__file__)
+    return tuple(sorted(_source_files(package, package)))
 
 
 def _source_files(root: str, folder: str) -> list[tuple[str, int, int]]:

@@ -1,6 +1,6 @@
 """An experiment's analysis, kept between commands: `cutaway report` of an experiment that
-`cutaway run` (or an earlier report) analysed shows the kept analysis, without importing numpy
-or drawing the bootstrap's resamples again; each is most of a small report's time.
+`cutaway run` (or an earlier report or export) analysed shows the kept analysis, without importing
+numpy or drawing the bootstrap's resamples again; each is most of a small report's time.
 
 The rule (docs/how-it-works.md says the same for users): an analysis is kept in a file of
 cutaway's cache directory (:func:`directory`) named by a digest of everything it is a function

@@ -31,7 +31,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -330,6 +329,8 @@ def _write_atomically(path: str, text: str, option: str) -> None:
     target = _real_path(path)
     directory = os.path.dirname(target)
     try:
+        import tempfile  # here only: a command that writes no file does not import it
+
         handle, temporary = tempfile.mkstemp(
             prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory
         )

@@ -10,7 +10,6 @@ reads its own keys of the [probes] table and its own command-line options (Probe
 
 from __future__ import annotations
 
-import datetime
 import json
 import math
 import re
@@ -132,6 +131,8 @@ def describe(value: object) -> str:
         return "a table"
     if isinstance(value, list):
         return "an array"
+    import datetime  # here only: every command imports this module, TOML's dates are rare
+
     if isinstance(value, datetime.date | datetime.time):
         return "a date/time"
     return type(value).__name__

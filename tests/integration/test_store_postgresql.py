@@ -276,3 +276,19 @@ def test_a_dropped_connection_fails_clearly_and_resume_continues(postgresql_url:
         table = store.metric_table(1, "wall")
         assert table.rounds.tolist() == list(range(rounds))
         assert not (table.values != table.values).any()  # no NaN: every slot has its run
+
+
+def test_the_analysis_run_kept_is_found_on_postgresql(postgresql_url: str, tmp_path: Path) -> None:
+    """The digest of an experiment's rows (cutaway.kept_analysis) reads the same from
+    PostgreSQL each time, so the analysis `run` kept is the one `report` finds."""
+    from cutaway import kept_analysis
+
+    run = cutaway(*QUICK, db=postgresql_url, cwd=tmp_path)
+    assert run.returncode in (0, 1), run.stderr
+    store = Store(postgresql_url, create=False)
+    try:
+        key = kept_analysis._key(store, 1, False)
+        assert key is not None and key == kept_analysis._key(store, 1, False)
+        assert kept_analysis.read_kept(key) is not None
+    finally:
+        store.close()

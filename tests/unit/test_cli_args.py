@@ -398,6 +398,9 @@ def test_all_pairs_reaches_the_analysis(
         def resolve(self, reference: str | None) -> int:
             return 1
 
+        def experiment_content(self, experiment_id: int, largest: int) -> None:
+            return None  # as for an experiment not kept (cutaway.kept_analysis): analysed
+
     def fake(*args: object, **kwargs: object) -> None:
         seen.update(kwargs)
 

@@ -180,6 +180,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cutaway.families",
             "cutaway.verdicts",
             "cutaway.cautions",
+            "cutaway.kept_analysis",
             "cutaway.history",
             "cutaway.site",
             "cutaway.attribution*",

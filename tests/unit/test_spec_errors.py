@@ -255,6 +255,19 @@ def test_bad_matrix_value(tmp_path: Path) -> None:
     assert error.message == "expected a string, integer, float or boolean, found an array"
 
 
+def test_a_toml_date_where_a_number_belongs_is_named_as_one(tmp_path: Path) -> None:
+    error = load_error(
+        tmp_path,
+        """
+        name = "x"
+        command = "true"
+        rounds = 1979-05-27
+        """,
+    )
+    assert error.key == "rounds"
+    assert error.message.endswith("found a date/time")
+
+
 def test_empty_matrix_parameter(tmp_path: Path) -> None:
     error = load_error(tmp_path, 'name = "x"\ncommand = "true"\n[matrix]\nn = []\n')
     assert (error.line, error.key) == (4, "matrix.n")

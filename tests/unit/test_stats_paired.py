@@ -206,6 +206,22 @@ def test_the_ratio_of_means_bootstrap_sums_each_resample_as_a_direct_sum_would(
     assert sum(len(block) for block in indices) == 10_000
 
 
+@pytest.mark.parametrize("rounds", [2, 9, 37, 100, 300])  # 300 x 10,000 is two index blocks
+def test_the_geometric_mean_bootstrap_sums_each_resample_as_a_direct_sum_would(
+    rounds: int,
+) -> None:
+    """The log ratios' total of each resample, gathered a chunk at a time, is the sum numpy
+    makes of that resample's row of the whole gather, to the bit."""
+    rng = np.random.default_rng(rounds)
+    log_ratios = rng.normal(0.0, 0.1, rounds)
+    indices = list(paired_module._bootstrap_indices(5, rounds, 10_000))
+
+    totals = paired_module._resampled_totals(log_ratios, indices)
+
+    direct = np.concatenate([log_ratios[block].sum(axis=1) for block in indices])
+    assert np.array_equal(totals, direct)
+
+
 def test_reused_indices_are_the_draws_of_the_seed() -> None:
     baseline, variant = _noisy_pairs(seed=6, log_shift=0.01)
     (indices,) = paired_module._bootstrap_indices(3, ROUNDS, 1000)

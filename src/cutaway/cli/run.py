@@ -84,10 +84,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
         return interrupts.exit_status()
-    from cutaway.compare import analyze
+    from cutaway.kept_analysis import analysis_of  # analysed, and kept for `cutaway report`
 
     try:
-        emit(analyze(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
+        emit(analysis_of(store, outcome.experiment_id, all_pairs=args.all_pairs), args)
     except KeyboardInterrupt as error:  # every run is stored already: say where, as at the end
         where = stored_line(outcome.experiment_id, args.db).removeprefix("cutaway: ")
         print(visible(f"cutaway: interrupted during the report; {where}"), file=sys.stderr)

@@ -12,12 +12,13 @@ from cutaway.visible import visible
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from cutaway.compare import analyze
+    from cutaway.kept_analysis import analysis_of
     from cutaway.store import Store
 
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
     store = Store(args.db, create=False)  # reading never creates a store
-    analysis = analyze(store, store.resolve(args.experiment), all_pairs=args.all_pairs)
+    # The kept analysis when there is one: analysing imports numpy, which a kept one needs not.
+    analysis = analysis_of(store, store.resolve(args.experiment), all_pairs=args.all_pairs)
     emit(analysis, args, args.format)
     return EXIT_OK
 
@@ -61,7 +62,7 @@ def _skipped(error: Exception) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from cutaway.compare import analyze
+    from cutaway.kept_analysis import analysis_of
     from cutaway.output_files import write_output_file
     from cutaway.probes.registry import store_format
     from cutaway.report import FORMATS
@@ -86,7 +87,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(str(error)) from None
     else:
-        text = FORMATS[args.format].render(analyze(store, experiment_id))
+        text = FORMATS[args.format].render(analysis_of(store, experiment_id))
     if args.output is not None:
         write_output_file(args.output, text, "-o/--output")
     else:

@@ -55,6 +55,9 @@ RATIO_OF_MEANS = "ratio-of-means"
 # Resampled round indices are drawn in blocks of at most this many (8 bytes each), so that a
 # long experiment does not allocate resamples * rounds integers at once.
 _INDICES_PER_BLOCK = 2_000_000
+# Resampled round indices gathered at once when summing them (a chunk of 512 KB of values,
+# which the CPU's cache holds): see _resampled_totals.
+_GATHERED_VALUES = 65_536
 # Fewer resamples than this beyond 1 is a tail share the bootstrap cannot resolve.
 _RESOLVED_TAIL_RESAMPLES = 5
 # Bootstrap log ratios that differ by less than this (a relative 1e-12 on the ratio) differ by
@@ -223,20 +226,33 @@ def _blocks(rng: np.random.Generator, rounds: int, resamples: int) -> Iterator[I
 
 def _resampled_totals(columns: FloatArray, indices: Iterable[IndexArray]) -> FloatArray:
     """Column sums of bootstrap resamples of the rows (rounds) of ``columns``, one resample per
-    row of each block of ``indices``; for a vector of rounds, the sum of each resample."""
+    row of each block of ``indices``; for a vector of rounds, the sum of each resample.
+
+    The resamples are gathered a few at a time (_GATHERED_VALUES): a whole block's gather
+    (8 MB at 100 rounds) is a fresh mapping of memory each time, its pages faulted in and
+    evicted from the caches before they are summed; a chunk's stays in the cache, which
+    halves the time at 100 rounds. Each resample is summed as before, alone, so the totals
+    are the same to the bit."""
     blocks = []
     for block in indices:
-        if columns.ndim == 1:
-            # A (resamples, rounds) gather summed along its contiguous rows: a third faster
-            # than gathering a (rounds, 1) column, and the same sums to the bit.
-            blocks.append(columns[block].sum(axis=1))
-        else:
-            # numpy sums a (resamples, rounds, columns) gather over its middle axis round by
-            # round, striding through memory. The same round-by-round sums over a contiguous
-            # (rounds, resamples) gather of each column are equal to the bit and 5x faster.
-            by_round = np.ascontiguousarray(block.T)
-            sums = [columns[:, j][by_round].sum(axis=0) for j in range(columns.shape[1])]
-            blocks.append(np.column_stack(sums))
+        totals = np.empty((len(block), *columns.shape[1:]))
+        rows_per_chunk = max(1, _GATHERED_VALUES // max(1, block.shape[1]))
+        for start in range(0, len(block), rows_per_chunk):
+            rows = block[start : start + rows_per_chunk]
+            chunk = totals[start : start + len(rows)]
+            if columns.ndim == 1:
+                # A (resamples, rounds) gather summed along its contiguous rows: a third
+                # faster than gathering a (rounds, 1) column, and the same sums to the bit.
+                chunk[:] = np.take(columns, rows).sum(axis=1)
+            else:
+                # numpy sums a (resamples, rounds, columns) gather over its middle axis round
+                # by round, striding through memory. The same round-by-round sums over a
+                # contiguous (rounds, resamples) gather of each column are equal to the bit
+                # and 5x faster.
+                by_round = np.ascontiguousarray(rows.T)
+                for j in range(columns.shape[1]):
+                    chunk[:, j] = np.take(columns[:, j], by_round).sum(axis=0)
+        blocks.append(totals)
     return np.concatenate(blocks)
 
 

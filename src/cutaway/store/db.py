@@ -31,7 +31,6 @@ from cutaway.store.checks import (
     metric_minimum,
 )
 from cutaway.store.engine import Connection, Cursor, Engine
-from cutaway.store.lease import Owner, owner_from_row
 from cutaway.store.listing import listing_rows
 from cutaway.store.location import is_postgresql_url
 from cutaway.store.records import (
@@ -61,6 +60,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from cutaway.store.lease import Owner
+
 from cutaway.store.schema import EXPERIMENT_STATUSES, StoreError, StoreFull
 from cutaway.store.sqlite import SqliteEngine
 
@@ -74,6 +75,20 @@ _INSERT_RUN = (
     " signal, started_at, message, leftover_processes, leftover_names, purpose)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
 )
+# Every row of one experiment, table by table, in a fixed order (Store.experiment_content).
+# Every table of the schema but ``triage`` (keyed by experiment names, not by an experiment):
+# a migration that adds a table adds its query here (tests/unit/test_kept_analysis.py).
+_OF_ITS_RUNS = "WHERE run_id IN (SELECT id FROM runs WHERE experiment_id = ?)"
+_CONTENT_QUERIES = {
+    "experiments": "SELECT * FROM experiments WHERE id = ?",
+    "variants": "SELECT * FROM variants WHERE experiment_id = ? ORDER BY position",
+    "runs": "SELECT * FROM runs WHERE experiment_id = ? ORDER BY id",
+    "measurements": f"SELECT * FROM measurements {_OF_ITS_RUNS} ORDER BY run_id, metric",
+    "run_data": f"SELECT * FROM run_data {_OF_ITS_RUNS} ORDER BY id",
+    "probes": "SELECT * FROM probes WHERE experiment_id = ? ORDER BY name",
+    "calibrations": "SELECT * FROM calibrations WHERE experiment_id = ?",
+}
+CONTENT_TABLES = tuple(_CONTENT_QUERIES)
 _RUN_COLUMNS = (
     "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message,"
     " leftover_processes, leftover_names, purpose"
@@ -320,6 +335,8 @@ class Store:
             ).fetchone()
             if row is None:
                 raise self._unknown(experiment_id)
+            from cutaway.store.lease import owner_from_row  # not on the path of reads
+
             status, holder = row[0], owner_from_row(*row[1:4])
             heartbeat_at = self._columns(experiment_id).optional_real(
                 "experiments.heartbeat_at", row[4]
@@ -528,6 +545,26 @@ class Store:
                 found.append(run_data_item(checked, data, columns, row[0]))
         return found
 
+    def experiment_content(
+        self, experiment_id: int, largest_run_data_bytes: int
+    ) -> list[tuple[str, list[tuple[object, ...]]]] | None:
+        """Every stored row of one experiment, table by table (CONTENT_TABLES), as stored and
+        unchecked, read in one snapshot: what a digest of its content reads
+        (cutaway.kept_analysis). None when it holds more than ``largest_run_data_bytes`` of
+        run data (a probe's records: reading them all would cost more than the digest saves).
+        Raises StoreError when there is no such experiment."""
+        with self._read(f"read experiment {experiment_id}") as connection:
+            self._require_experiment(connection, experiment_id)
+            (run_data_bytes,) = connection.execute(
+                f"SELECT SUM(LENGTH(data)) FROM run_data {_OF_ITS_RUNS}", (experiment_id,)
+            ).fetchone()
+            if run_data_bytes is not None and run_data_bytes > largest_run_data_bytes:
+                return None
+            return [
+                (table, connection.execute(query, (experiment_id,)).fetchall())
+                for table, query in _CONTENT_QUERIES.items()
+            ]
+
     def metric_names(self, experiment_id: int) -> tuple[str, ...]:
         """The names of every metric stored for any run of the experiment, sorted."""
         with self._read(f"read the metrics of experiment {experiment_id}") as connection:
@@ -699,6 +736,8 @@ def _find(connection: Connection, ref: str | None, location: str) -> int | None:
         row = connection.execute("SELECT MAX(id) FROM experiments").fetchone()
     elif ref == "latest-incomplete":
         # The newest experiment that stopped before its end and that no live process runs.
+        from cutaway.store.lease import owner_from_row  # (socket, tempfile) not for a report
+
         now = time.time()
         for found_id, host, pid, started, heartbeat_at in connection.execute(
             "SELECT id, owner_host, owner_pid, owner_started, heartbeat_at FROM experiments"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 # Finishing an experiment writes a few pages to the WAL (the experiments row and the end
@@ -66,6 +65,8 @@ def _anonymous_file(directory: Path) -> int:
     try:
         return os.open(directory, os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC, 0o600)
     except (OSError, AttributeError):
+        import tempfile  # only here: opening a store to read it imports none of its modules
+
         handle, name = tempfile.mkstemp(prefix=".cutaway-reserve-", dir=directory)
         os.unlink(name)
         return handle

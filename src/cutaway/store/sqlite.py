@@ -20,7 +20,13 @@ not pay an fsync every few hundred milliseconds."""
 from __future__ import annotations
 
 import contextlib
-import sqlite3
+
+try:
+    # The C module alone, as store/schema.py opens it: the sqlite3 package around it adds the
+    # datetime adapters the store never uses (importing datetime, about 3 ms of a report).
+    import _sqlite3 as sqlite3
+except ImportError:  # an interpreter that does not build it separately
+    import sqlite3  # type: ignore[no-redef]
 import time
 from pathlib import Path
 

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,10 +75,19 @@ _INSERT_RUN = (
     " signal, started_at, message, leftover_processes, leftover_names, purpose)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
 )
+# Every Store not yet closed: cli/main.py ends the process without the interpreter's
+# finalization only when none is left open.
+_OPEN_STORES: weakref.WeakSet[Store] = weakref.WeakSet()
 _RUN_COLUMNS = (
     "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message,"
     " leftover_processes, leftover_names, purpose"
 )
+
+
+def open_stores() -> int:
+    """How many stores this process has opened and not closed (one that was garbage-collected
+    unclosed is not counted: its connection closed with it)."""
+    return len(_OPEN_STORES)
 
 
 class Store:
@@ -97,6 +107,7 @@ class Store:
             self._engine = SqliteEngine(Path(location), create=create)
         # When add_run last renewed each experiment's lease (time.monotonic()).
         self._heartbeats: dict[int, float] = {}
+        _OPEN_STORES.add(self)
 
     @property
     def location(self) -> str:
@@ -117,6 +128,7 @@ class Store:
 
     def close(self) -> None:
         self._engine.close()
+        _OPEN_STORES.discard(self)
 
     def __enter__(self) -> Store:
         return self

@@ -13,6 +13,7 @@ schema live in their own modules.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -75,6 +76,7 @@ _INSERT_RUN = (
     " signal, started_at, message, leftover_processes, leftover_names, purpose)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
 )
+MEASUREMENTS_PER_STATEMENT = 300
 # Every Store not yet closed: cli/main.py ends the process without the interpreter's
 # finalization only when none is left open.
 _OPEN_STORES: weakref.WeakSet[Store] = weakref.WeakSet()
@@ -233,10 +235,15 @@ class Store:
                         "UPDATE experiments SET heartbeat_at = ? WHERE id = ?",
                         (time.time(), experiment_id),
                     )
-                connection.executemany(
-                    "INSERT INTO measurements (run_id, metric, value) VALUES (?, ?, ?)",
-                    [(run_id, metric, value) for metric, value in measurements],
-                )
+                # Many rows a statement: a statement a row cost more than the rest of the
+                # transaction; at most MEASUREMENTS_PER_STATEMENT, within SQLite's 999
+                # parameters of old.
+                for start in range(0, len(measurements), MEASUREMENTS_PER_STATEMENT):
+                    rows = measurements[start : start + MEASUREMENTS_PER_STATEMENT]
+                    connection.execute(
+                        _insert_measurements(len(rows)),
+                        [item for metric, value in rows for item in (run_id, metric, value)],
+                    )
                 if data:
                     connection.executemany(
                         "INSERT INTO run_data (run_id, kind, key, count, data)"
@@ -669,6 +676,13 @@ class Store:
         if found is None:
             return self._unknown(experiment_id)
         return StoreError(f"experiment {experiment_id} has no variant {variant!r}")
+
+
+@functools.cache
+def _insert_measurements(count: int) -> str:
+    """The INSERT of a run's ``count`` measurements, in one statement."""
+    rows = ", ".join(["(?, ?, ?)"] * count)
+    return f"INSERT INTO measurements (run_id, metric, value) VALUES {rows}"
 
 
 def _run_row(experiment_id: int, run: Run) -> tuple[object, ...]:

@@ -40,6 +40,28 @@ def test_a_run_leaves_every_run_in_the_store_file_itself(tmp_path: Path) -> None
     assert runs == 4  # the warmup run and three rounds
 
 
+def test_a_command_that_leaves_its_store_to_be_collected_still_closes_it(tmp_path: Path) -> None:
+    """`report` drops its store without closing it: the store closes with its engine, not
+    when the cyclic collector would have run (never, in a process that ends at once)."""
+    db = tmp_path / "x.db"
+    ran = subprocess.run(
+        [sys.executable, "-m", "cutaway", "run", "-c", "true", "--rounds", "1", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env=ENVIRONMENT,
+    )
+    assert ran.returncode == 0, ran.stderr
+    for command in (["report"], ["export", "--format", "json"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "cutaway", *command, "--db", str(db)],
+            capture_output=True,
+            text=True,
+            env=ENVIRONMENT,
+        )
+        assert result.returncode == 0, result.stderr
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["x.db"], command
+
+
 def test_atexit_functions_run_and_buffered_output_is_written() -> None:
     result = program(
         "import atexit, sys\n"

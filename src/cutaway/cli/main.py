@@ -132,9 +132,9 @@ def _left_open() -> bool:
 def _collect_garbage_less_often() -> None:
     """Python's cyclic garbage collector, at its default thresholds, ran about 70 times while a
     command imported its modules (15 to 20 ms of a `run` session), finding next to nothing:
-    modules, classes and functions live until the process ends. A collection of the youngest
-    objects every 50,000 new ones instead of 700 (the older generations in proportion) skips
-    them, and still bounds what cycles of garbage may pile up in a long experiment."""
+    modules, classes and functions live until the process ends. The youngest objects collected
+    every 50,000 new ones instead of 700 (the middle generation every 20 of those, not 10)
+    skips them, and still bounds what cycles of garbage may pile up in a long experiment."""
     import gc
 
     gc.set_threshold(50_000, 20, 10)

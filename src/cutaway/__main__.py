@@ -1,7 +1,5 @@
 """`python -m cutaway` is the `cutaway` command."""
 
-import sys
+from cutaway.cli.main import run
 
-from cutaway.cli.main import main
-
-sys.exit(main())
+run()

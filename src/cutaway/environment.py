@@ -17,6 +17,7 @@ from pathlib import Path
 from cutaway import __version__
 from cutaway.cpu_steal import cpu_ticks
 
+GIT_TIMEOUT_SECONDS = 5.0
 # Keys whose difference makes a comparison of two stored experiments doubtful.
 COMPARABLE_KEYS = ("host", "kernel", "cpu_model", "cores", "python", "cutaway_version")
 # What `cutaway history` compares between consecutive points: what changes the speed of the same
@@ -39,19 +40,32 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def _git_commit(directory: str) -> str | None:
+def _start_git_commit(directory: str) -> subprocess.Popen[str] | None:
+    """``git rev-parse HEAD`` in ``directory``, started (its answer: :func:`_git_commit`)."""
     try:
-        result = subprocess.run(
+        return subprocess.Popen(
             ["git", "-C", directory, "rev-parse", "HEAD"],
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             text=True,
-            timeout=5,
-            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    commit = result.stdout.strip()
-    return commit if result.returncode == 0 and commit else None
+
+
+def _git_commit(started: subprocess.Popen[str] | None) -> str | None:
+    """The commit the started ``git rev-parse HEAD`` printed, None when it failed or took over
+    GIT_TIMEOUT_SECONDS."""
+    if started is None:
+        return None
+    try:
+        output, _ = started.communicate(timeout=GIT_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        started.kill()
+        started.communicate()
+        return None
+    commit = output.strip()
+    return commit if started.returncode == 0 and commit else None
 
 
 def _cpu_governor() -> str | None:
@@ -70,22 +84,29 @@ def load_average() -> list[float]:
 def capture_environment(directory: str | None = None) -> dict[str, object]:
     """Fingerprint the machine and the working directory at the start of an experiment."""
     directory = directory or os.getcwd()
-    return {
-        "host": socket.gethostname(),
-        "kernel": platform.release(),
-        "os": platform.platform(),
-        "cpu_model": _cpu_model(),
-        "cores": os.cpu_count(),
-        "cpu_governor": _cpu_governor(),
-        "python": platform.python_version(),
-        "cutaway_version": __version__,
-        "loadavg_start": load_average(),
-        "cpu_ticks_start": cpu_ticks(),
-        "cwd": directory,
-        "git_commit": _git_commit(directory),
-        "argv": list(sys.argv),
-        "captured_at": time.time(),
-    }
+    # git runs while the rest is read (platform spawns `uname -p`): one wait, not two.
+    git = _start_git_commit(directory)
+    try:
+        fingerprint: dict[str, object] = {
+            "host": socket.gethostname(),
+            "kernel": platform.release(),
+            "os": platform.platform(),
+            "cpu_model": _cpu_model(),
+            "cores": os.cpu_count(),
+            "cpu_governor": _cpu_governor(),
+            "python": platform.python_version(),
+            "cutaway_version": __version__,
+            "loadavg_start": load_average(),
+            "cpu_ticks_start": cpu_ticks(),
+            "cwd": directory,
+            "git_commit": None,
+            "argv": list(sys.argv),
+            "captured_at": time.time(),
+        }
+    finally:
+        commit = _git_commit(git)  # waited for on every path: no child is left behind
+    fingerprint["git_commit"] = commit
+    return fingerprint
 
 
 def capture_end() -> dict[str, object]:

@@ -14,6 +14,8 @@ from cutaway.model import Calibration, Run
 
 @dataclass(frozen=True)
 class ExperimentStarted:
+    """An experiment starts, or resumes, its runs."""
+
     experiment_id: int
     name: str
     variants: tuple[str, ...]
@@ -24,6 +26,8 @@ class ExperimentStarted:
 
 @dataclass(frozen=True)
 class HookRan:
+    """A variant's hook ran (its exit code, or TIMED_OUT or STOPPED from runner/hooks.py)."""
+
     variant: str
     hook: str  # "setup", "prepare", "conclude", "cleanup"
     command: str
@@ -32,6 +36,8 @@ class HookRan:
 
 @dataclass(frozen=True)
 class CalibrationDone:
+    """The harness's cost is known: measured now, or reused."""
+
     calibration: Calibration
     # When the figure was measured (Unix seconds), and whether it was reused from an earlier
     # measurement on the same machine (cutaway.runner.calibration) rather than measured now.
@@ -41,6 +47,8 @@ class CalibrationDone:
 
 @dataclass(frozen=True)
 class RunStarted:
+    """A run is about to start (its hooks first)."""
+
     variant: str
     round_index: int
     order_in_round: int
@@ -49,6 +57,8 @@ class RunStarted:
 
 @dataclass(frozen=True)
 class RunFinished:
+    """A run ended and is stored."""
+
     run: Run
     runs_done: int  # counted + warmup runs finished so far in this invocation
     runs_planned: int
@@ -57,6 +67,8 @@ class RunFinished:
 
 @dataclass(frozen=True)
 class RoundFinished:
+    """Every variant of a counted round has run."""
+
     round_index: int
     planned_rounds: int
 
@@ -70,6 +82,8 @@ class Notice:
 
 @dataclass(frozen=True)
 class ExperimentFinished:
+    """The experiment stopped: done, or why not."""
+
     experiment_id: int
     status: str  # "complete" or "incomplete" as stored; "running" if that could not be stored
     reason: str  # "done", "interrupted", "error", "budget", "no-pairs"

@@ -19,6 +19,7 @@ from stores import raw_execute
 from cutaway.model import Calibration, Hooks, Run, RunStatus, Spec, Variant
 from cutaway.store import LATEST_VERSION, ProbeInfo, Store, StoreError
 from cutaway.store import schema as store_schema
+from cutaway.store.db import MEASUREMENTS_PER_STATEMENT
 
 WALL_AND_RSS = {"wall": 0.5, "max_rss": 1_048_576.0}
 
@@ -324,6 +325,17 @@ def test_runs_round_trip_in_round_order(store: Store) -> None:
     assert read_back[1].metrics == every_metric
     assert read_back[0].warmup and read_back[0].signal is None
     assert store.runs(experiment_id, include_warmup=False) == expected[1:]
+
+
+def test_a_run_of_more_metrics_than_one_statement_takes_keeps_them_all(store: Store) -> None:
+    """A run's measurements are written many rows a statement (store/db.py), in as many
+    statements as they need."""
+    experiment_id = new_experiment(store)
+    count = 2 * MEASUREMENTS_PER_STATEMENT + 7
+    metrics = {f"phase:step {index}": index / 8 for index in range(count)}
+    store.add_run(experiment_id, make_run("base", 0, metrics=metrics))
+    (read_back,) = store.runs(experiment_id)
+    assert read_back.metrics == metrics
 
 
 def test_a_run_for_the_same_slot_replaces_the_earlier_one(store: Store) -> None:

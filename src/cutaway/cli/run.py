@@ -26,17 +26,18 @@ from cutaway.cli.streams import stdout_closed
 from cutaway.visible import visible
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from cutaway.model import Spec
     from cutaway.runner.runner import Outcome
+    from cutaway.store import Store
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from cutaway.cli.progress import TerminalProgress
     from cutaway.environment import capture_environment
-    from cutaway.output_files import OutputWriteError
     from cutaway.probes.core import check_stored_settings
     from cutaway.runner.executor import program_problem
-    from cutaway.runner.runner import refuse_unrunnable, run_experiment
+    from cutaway.runner.runner import refuse_unrunnable
     from cutaway.store import Store
 
     asked = _probe_run_mode(args)
@@ -61,6 +62,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         refuse_unrunnable(spec, program_problem)  # a typo in a command: not even a store
         resume_id, environment = None, capture_environment()
         store = Store(args.db)
+    try:
+        return _run_and_report(args, spec, store, resume_id, environment, label)
+    finally:
+        store.close()  # its WAL checkpointed into the file now: the process may end at once
+
+
+def _run_and_report(
+    args: argparse.Namespace,
+    spec: Spec,
+    store: Store,
+    resume_id: int | None,
+    environment: Mapping[str, object],
+    label: str | None,
+) -> int:
+    """The runs, then the analysis and the report (or, when interrupted, where the runs are)."""
+    from cutaway.cli.progress import TerminalProgress
+    from cutaway.output_files import OutputWriteError
+    from cutaway.runner.runner import run_experiment
+
     _, bar, lines = STYLES[args.style]
     # The analysis and the reports (numpy, rich) are imported after the runs, never during
     # them: on 2 cores an import competes with the measured command.

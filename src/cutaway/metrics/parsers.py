@@ -92,6 +92,8 @@ REDIS_STATS = _fields(
 
 @dataclass(frozen=True)
 class Parser:
+    """A known tool's output read into metrics: its fields, and the function that reads them."""
+
     name: str
     fields: Mapping[str, Field]  # for redis-benchmark: the STAT part of TEST.STAT
     parse: Callable[[str], dict[str, float]]  # every field found in an output

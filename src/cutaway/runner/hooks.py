@@ -89,6 +89,8 @@ class Restoring:
 
 @dataclass(frozen=True)
 class HookResult:
+    """How one hook ended, and the tail of what it printed."""
+
     hook: str
     command: str
     exit_code: int  # TIMED_OUT, STOPPED when stopped at the time limit, by an interrupt

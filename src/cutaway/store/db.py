@@ -13,10 +13,12 @@ schema live in their own modules.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -89,10 +91,20 @@ _CONTENT_QUERIES = {
     "calibrations": "SELECT * FROM calibrations WHERE experiment_id = ?",
 }
 CONTENT_TABLES = tuple(_CONTENT_QUERIES)
+MEASUREMENTS_PER_STATEMENT = 300
+# Every Store not yet closed: cli/main.py ends the process without the interpreter's
+# finalization only when none is left open.
+_OPEN_STORES: weakref.WeakSet[Store] = weakref.WeakSet()
 _RUN_COLUMNS = (
     "id, variant, round_index, order_in_round, status, exit_code, signal, started_at, message,"
     " leftover_processes, leftover_names, purpose"
 )
+
+
+def open_stores() -> int:
+    """How many stores this process has opened and not closed (one that was garbage-collected
+    unclosed is not counted: its connection closed with it)."""
+    return len(_OPEN_STORES)
 
 
 class Store:
@@ -112,6 +124,7 @@ class Store:
             self._engine = SqliteEngine(Path(location), create=create)
         # When add_run last renewed each experiment's lease (time.monotonic()).
         self._heartbeats: dict[int, float] = {}
+        _OPEN_STORES.add(self)
 
     @property
     def location(self) -> str:
@@ -132,6 +145,7 @@ class Store:
 
     def close(self) -> None:
         self._engine.close()
+        _OPEN_STORES.discard(self)
 
     def __enter__(self) -> Store:
         return self
@@ -236,10 +250,15 @@ class Store:
                         "UPDATE experiments SET heartbeat_at = ? WHERE id = ?",
                         (time.time(), experiment_id),
                     )
-                connection.executemany(
-                    "INSERT INTO measurements (run_id, metric, value) VALUES (?, ?, ?)",
-                    [(run_id, metric, value) for metric, value in measurements],
-                )
+                # Many rows a statement: a statement a row cost more than the rest of the
+                # transaction; at most MEASUREMENTS_PER_STATEMENT, within SQLite's 999
+                # parameters of old.
+                for start in range(0, len(measurements), MEASUREMENTS_PER_STATEMENT):
+                    rows = measurements[start : start + MEASUREMENTS_PER_STATEMENT]
+                    connection.execute(
+                        _insert_measurements(len(rows)),
+                        [item for metric, value in rows for item in (run_id, metric, value)],
+                    )
                 if data:
                     connection.executemany(
                         "INSERT INTO run_data (run_id, kind, key, count, data)"
@@ -694,6 +713,13 @@ class Store:
         if found is None:
             return self._unknown(experiment_id)
         return StoreError(f"experiment {experiment_id} has no variant {variant!r}")
+
+
+@functools.cache
+def _insert_measurements(count: int) -> str:
+    """The INSERT of a run's ``count`` measurements, in one statement."""
+    rows = ", ".join(["(?, ?, ?)"] * count)
+    return f"INSERT INTO measurements (run_id, metric, value) VALUES {rows}"
 
 
 def _run_row(experiment_id: int, run: Run) -> tuple[object, ...]:

@@ -23,6 +23,8 @@ TRIAGE_STATES = ("confirmed", "false alarm", "accepted")
 
 @dataclass(frozen=True)
 class Triage:
+    """How a change flagged in a history was judged, with a note, and when."""
+
     change_id: str
     state: str
     note: str

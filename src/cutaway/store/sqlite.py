@@ -104,3 +104,11 @@ class SqliteEngine:
             self._connection.close()
             self._connection = None
         self._reserve.release()
+
+    def __del__(self) -> None:
+        # An sqlite3 connection is in a reference cycle with its statement cache: dropped
+        # unclosed, it would stay open (its WAL not checkpointed, its -wal and -shm files
+        # left) until the cyclic collector runs, which a process that ends at once
+        # (cli/main.py) never waits for. Closed with its engine instead.
+        with contextlib.suppress(Exception):  # at the interpreter's exit, whatever is left
+            self.close()

@@ -15,7 +15,12 @@ Each profiled run is started as ``perf record ... -- COMMAND``:
 ``check`` finds what works here, one step at a time: perf missing or not allowed (exit 2,
 with the reason); kernel symbols unreadable -> user frames only; DWARF unwinding failing or
 too costly -> frame pointers; the scheduler tracepoint unavailable -> on-CPU only. What was
-used is the probe's description, stored and shown in every report."""
+used is the probe's description, stored and shown in every report.
+
+Its length: the probe's one life cycle, from finding what perf may do here (a trial record per
+capability) through each run's record to reading its ``perf script`` output back into stacks,
+with the sampling cost it reports, is one class and the readers it calls; split, each part
+would import the others' private details."""
 
 from __future__ import annotations
 

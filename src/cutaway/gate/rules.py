@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cutaway.model import DEFAULT_MARGIN, PRIMARY_METRIC, Spec
-from cutaway.probes.core import spec_metrics
+from cutaway.probes.core import plugins, spec_metrics
 from cutaway.spec import SpecError, fields
 from cutaway.spec.errors import describe
 from cutaway.spec.locate import find_line
@@ -85,7 +85,7 @@ def _check_settings(
     known = [metric.name for metric in spec_metrics(spec)]
     for rule in rules:
         if rule.metric not in known:
-            hint = " (add --instructions to count them)" if rule.metric == "instructions" else ""
+            hint = _counting_hint(rule.metric)
             message = (
                 f"the experiment does not measure {describe(rule.metric)}{hint}; "
                 f"its metrics: {', '.join(known)}"
@@ -119,6 +119,16 @@ def _default_rule(spec: Spec) -> GateRule:
         return GateRule(metric, spec.margin)
     given = spec.margin != DEFAULT_MARGIN  # --margin or the file's margin: the user's choice
     return GateRule(PRIMARY_METRIC, spec.margin if given else DEFAULT_WALL_THRESHOLD)
+
+
+def _counting_hint(metric: str) -> str:
+    """How to count ``metric`` when a probe counts it (a deterministic metric of a plugin with
+    a ``cutaway run`` flag: the instructions probe's ``--instructions``), else nothing."""
+    for plugin in plugins():
+        counts = any(m.name == metric and m.deterministic for m in plugin.known_metrics)
+        if counts and plugin.options:
+            return f" (add {plugin.options[0]} to count them)"
+    return ""
 
 
 def _check_table(spec: Spec) -> Mapping[str, object]:

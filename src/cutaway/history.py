@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cutaway.model import Metric
+from cutaway.model import PHASE_METRIC_PREFIX, Metric
 from cutaway.stats.changepoints import Segmentation, change_points
 from cutaway.store.records import Triage
 
@@ -207,12 +207,15 @@ def default_metrics(
     or a load's throughput), its CPU time and peak memory where measured, then its declared
     metrics and its probes' counted metrics (instructions, phases) in their order."""
     spec = newest.spec
-    known = [m.name for m in measured.get(newest.id, ())]
+    newest_metrics = measured.get(newest.id, ())
+    known = [m.name for m in newest_metrics]
     from cutaway.probes.core import primary_metric
 
     chosen = [primary_metric(spec), "cpu", "max_rss"]
     chosen += [m.name for m in spec.metrics]
-    chosen += [n for n in known if n == "instructions" or n.startswith("phase:")]
+    chosen += [
+        m.name for m in newest_metrics if m.deterministic or m.name.startswith(PHASE_METRIC_PREFIX)
+    ]
     return tuple(n for n in dict.fromkeys(chosen) if n in known)
 
 

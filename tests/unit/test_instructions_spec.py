@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cutaway.model import INSTRUCTIONS_METRIC, ProbeSpec, Run, RunStatus, Spec, Variant
+from cutaway.model import ProbeSpec, Run, RunStatus, Spec, Variant
 from cutaway.probes.core import spec_metrics
+from cutaway.probes.instructions.plugin import INSTRUCTIONS_METRIC
 from cutaway.probes.instructions.settings import instructions_counted, with_instructions
 from cutaway.probes.load.settings import load_settings
 from cutaway.spec import SpecError, parse_spec

@@ -153,3 +153,82 @@ def test_the_load_check_finds_a_load_phase(tmp_path: Path) -> None:
         "    return spec.load, document['load'], ('cw_load',), args.url\n"
     )
     assert _load_names(source) == {"LoadSpec", ".load", "load", "cw_load", ".url"}
+
+
+# The metrics a probe stores are its plugin's (ProbePlugin.known_metrics): the core reads them
+# through cutaway.probes.core (known_metrics, reserved_metric_names, stack_metrics), and the
+# gate judges a metric flagged deterministic, none by name. These names held them in the core.
+PROBE_METRIC_NAMES = (
+    "LOAD_METRICS",
+    "CONNECT_METRICS",
+    "SERVER_METRICS",
+    "GENERATOR_METRICS",
+    "INSTRUCTIONS_METRIC",
+    "KNOWN_METRICS",  # the process metrics with every probe's
+    "METRICS_BY_NAME",  # the process metrics with the instructions probe's
+)
+# Strings of the core equal to a probe's metric name that mean something else, with what.
+CORE_METRIC_WORDS: dict[str, set[str]] = {
+    "cutaway.attribution.sections": {"instructions"},  # a kind of stacks and its unit
+    "cutaway.gate.where": {"instructions"},  # a kind of stacks (cutaway.probes.stacks)
+    # Not yet asked of the plugins: the server's CPU time a load phase samples, which a
+    # system-wide profile narrowed to the server's processes is reconciled with.
+    "cutaway.attribution.analysis": {"server_cpu"},
+}
+
+
+def _probe_metric_names() -> frozenset[str]:
+    from cutaway.probes.registry import plugins
+
+    return frozenset(m.name for plugin in plugins() for m in plugin.known_metrics)
+
+
+def _metric_names(path: Path, metric_names: frozenset[str]) -> set[str]:
+    """What a module's code (not its docstrings and comments) says of a probe's metrics: a name
+    of PROBE_METRIC_NAMES (imported, or an attribute: ``model.LOAD_METRICS``), or a string that
+    is one of ``metric_names``."""
+    tree = ast.parse(path.read_text())
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in metric_names and not _is_docstring(node, parents):
+                found.add(node.value)
+        elif isinstance(node, ast.Name):
+            found.update({node.id} & set(PROBE_METRIC_NAMES))
+        elif isinstance(node, ast.Attribute):
+            found.update({node.attr} & set(PROBE_METRIC_NAMES))
+        elif isinstance(node, ast.alias):
+            found.update({node.name, node.asname or ""} & set(PROBE_METRIC_NAMES))
+    return found
+
+
+def test_the_core_names_no_probes_metric() -> None:
+    """The load phase's and the instructions probe's metrics are their plugins': the core (model,
+    spec, compare, the gate, bisect, the reports ...) asks the plugins for them."""
+    metric_names = _probe_metric_names()
+    assert {"throughput", "server_cpu", "instructions"} <= metric_names
+    named = {}
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        if module.startswith(CORE_EXCLUDED):
+            continue
+        words = _metric_names(path, metric_names) - CORE_METRIC_WORDS.get(module, set())
+        if words:
+            named[module] = sorted(words)
+    assert named == {}
+
+
+def test_the_metric_check_finds_a_probes_metric(tmp_path: Path) -> None:
+    source = tmp_path / "core.py"
+    source.write_text(
+        '"""Docstrings may say "throughput" and LOAD_METRICS."""\n'
+        "from cutaway.model import INSTRUCTIONS_METRIC as counted\n"
+        "import cutaway.model\n"
+        "def f(metrics):\n"
+        '    """So may "instructions" here."""\n'
+        "    return cutaway.model.LOAD_METRICS, metrics['server_cpu'], 'wall'\n"
+    )
+    found = _metric_names(source, frozenset({"server_cpu", "instructions", "throughput"}))
+    assert found == {"INSTRUCTIONS_METRIC", "LOAD_METRICS", "server_cpu"}

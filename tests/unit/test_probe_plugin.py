@@ -505,6 +505,7 @@ class TallyTable:
 
 class TallyPlugin(ProbePlugin):
     name = "tally"
+    known_metrics = (TALLY_METRIC,)
 
     @property
     def phase_table(self) -> TallyTable:
@@ -570,6 +571,12 @@ def test_a_measured_phase_owns_its_table_variants_metrics_and_primary_metric(
     assert [m.name for m in analysis.metrics] == ["wall", "tallied"]
     (tallied,) = [c for c in analysis.comparisons if c.metric == "tallied"]
     assert tallied.ratio == pytest.approx(1.5)
+    # Its metric is known by name (known_metrics): the JSON export gives its unit.
+    summaries = json.loads(FORMATS["json"].render(analysis))["summaries"]
+    assert {(s["metric"], s["unit"]) for s in summaries} == {
+        ("wall", "seconds"),
+        ("tallied", "count"),
+    }
 
 
 def test_a_measured_phase_re_keys_its_settings_for_conditions(
@@ -629,3 +636,55 @@ def test_a_measured_phase_s_keys_need_its_table_and_its_registration(
     monkeypatch.setattr(registry, "PLUGINS", registry.PLUGINS[:-1])
     with pytest.raises(SpecError, match="tally: unknown key"):
         load_spec(str(path))
+
+
+# -- a toy probe that counts a deterministic metric: the gate judges it when no rule is given,
+# says how to count it when it is not counted, and no declared metric may take its name
+
+
+WORDS_METRIC = Metric(
+    "words", "count", "words the toy counted: the same in every run", deterministic=True
+)
+
+
+class CountingPlugin(ProbePlugin):
+    name = "counting"
+    options = ("--count-words",)
+    known_metrics = (WORDS_METRIC,)
+    reserved_metrics = (WORDS_METRIC.name,)
+
+    def selected(self, spec: Spec) -> bool:
+        return spec.name == "counted"
+
+    def metrics(self, spec: Spec) -> tuple[Metric, ...]:
+        return (WORDS_METRIC,)
+
+
+def _counting_spec(name: str) -> Spec:
+    return Spec(
+        name=name, variants=(Variant("a", ("true",)), Variant("b", ("true",))), baseline="a"
+    )
+
+
+def test_a_probes_deterministic_metric_is_the_gates_and_its_name_is_reserved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cutaway.gate.rules import GateRule, check_settings
+    from cutaway.spec.metrics import read_metric
+
+    declared = {"name": "words", "source": "file", "path": "."}
+    assert check_settings(_counting_spec("counted")).rules == (GateRule("wall", 0.05),)
+    assert read_metric(declared, ("metrics", 0)).name == "words"  # unregistered: a free name
+
+    monkeypatch.setattr(registry, "PLUGINS", (*registry.PLUGINS, CountingPlugin()))
+    assert check_settings(_counting_spec("counted")).rules == (GateRule("words", 0.005),)
+    assert check_settings(_counting_spec("plain")).rules == (GateRule("wall", 0.05),)
+    with pytest.raises(SpecError) as error:
+        check_settings(_counting_spec("plain"), (GateRule("words", 0.01),))
+    assert str(error.value).startswith(
+        '--fail-on: the experiment does not measure "words" (add --count-words to count them)'
+    )
+    with pytest.raises(
+        SpecError, match='"words" is a whole-process metric cutaway always measures'
+    ):
+        read_metric(declared, ("metrics", 0))

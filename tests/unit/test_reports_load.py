@@ -17,10 +17,11 @@ from pathlib import Path
 from hostile import HOSTILE
 from markdown_it import MarkdownIt
 
-from cutaway.model import LOAD_METRICS, PERCENTILE_GRID, PROCESS_METRICS, Analysis, Verdict
+from cutaway.model import PERCENTILE_GRID, PROCESS_METRICS, Analysis, Verdict
 from cutaway.probes.load.analysis import load_cautions
 from cutaway.probes.load.result import (
     AB_PERCENTILES,
+    LOAD_METRICS,
     LOAD_PERCENTILES,
     LatencySummary,
     LoadPhasesResult,

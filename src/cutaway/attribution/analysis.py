@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 from cutaway.attribution import JSON_LISTED, LISTED
 from cutaway.model import (
     ATTRIBUTION_KINDS,
-    INSTRUCTIONS_METRIC,
     AttributionEntry,
     AttributionPoint,
     AttributionTotal,
@@ -52,11 +51,10 @@ from cutaway.store import Store
 
 # Points of the curve (and always the last function).
 CURVE_RANKS = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
-# The whole-process metric each kind of profile is reconciled with, and the runs it is read in.
-MEASURED: Mapping[str, tuple[str, str]] = {
-    stacks.INSTRUCTIONS: (INSTRUCTIONS_METRIC.name, INSTRUCTIONS_METRIC.purpose),
-    stacks.ON_CPU: ("cpu", "timed"),
-}
+# The timed runs' whole-process metric on-CPU samples are reconciled with, and the runs it is
+# read in; a kind of profile a probe counts in runs of its own is reconciled with its metric
+# (cutaway.probes.core.stack_metrics: the instructions probe's).
+ON_CPU_MEASURED = ("cpu", "timed")
 # A measured phase's CPU time of the server its runs load (a metric of the phase, where it
 # samples the server), for a system-wide profile narrowed to the server's processes.
 SERVER_CPU_METRIC = "server_cpu"
@@ -296,13 +294,19 @@ def measured_metrics(spec: Spec) -> dict[str, tuple[str, str]]:
     command's."""
     # The profile probe's settings as stored (cutaway.probes.profile.settings.ProfileSpec's
     # to_dict): the attribution reads three keys and imports no probe.
+    from cutaway.probes.core import stack_metrics
+
     stored = spec.probes.setting("profile")
     profile: Mapping[str, object] = stored if isinstance(stored, Mapping) else {}
+    chosen = {
+        what: (metric.name, metric.purpose)
+        for what, metric in stack_metrics().items()
+        if what != stacks.ON_CPU
+    }
     if profile.get("under"):
-        return {what: found for what, found in MEASURED.items() if what != stacks.ON_CPU}
+        return chosen
     if not profile.get("system_wide"):
-        return dict(MEASURED)
-    chosen = {what: found for what, found in MEASURED.items() if what != stacks.ON_CPU}
+        return {**chosen, stacks.ON_CPU: ON_CPU_MEASURED}
     if profile.get("processes") and _phase_samples_server(spec):
         chosen[stacks.ON_CPU] = (SERVER_CPU_METRIC, "timed")
     return chosen

@@ -47,14 +47,14 @@ from cutaway.gate.decision import (
     plan,
     settled_when,
 )
-from cutaway.gate.rules import GateRule
+from cutaway.gate.rules import GateRule, default_metric
 from cutaway.model import (
     HIGHER_IS_BETTER,
-    METRICS_BY_NAME,
     ProbeSpec,
     Spec,
     Variant,
 )
+from cutaway.probes.core import known_metrics
 from cutaway.report.units import format_change, format_change_interval
 from cutaway.runner.errors import RunnerError
 from cutaway.runner.hooks import TIMED_OUT, run_in_group
@@ -260,23 +260,7 @@ class Bisection:
     # -- experiments ---------------------------------------------------------------------------
 
     def spec(self, commit: str, directory: str, good_directory: str, scale: int) -> Spec:
-        settings = self.settings
-        good_name = f"{settings.good[:12]} (good)"
-        variants = tuple(
-            Variant(name=name, command=settings.workload, shell=settings.shell, cwd=where)
-            for name, where in ((good_name, good_directory), (commit[:12], directory))
-        )
-        budget = settings.max_time_seconds
-        return Spec(
-            name=f"bisect: {commit[:12]} against {settings.good[:12]}",
-            variants=variants,
-            baseline=good_name,
-            rounds=settings.rounds,
-            timeout_seconds=settings.timeout_seconds,
-            max_time_seconds=None if budget is None else budget * scale,
-            seed=settings.seed,
-            probes=read_probe_option("--instructions", settings.instructions, ProbeSpec()),
-        )
+        return commit_spec(self.settings, commit, directory, good_directory, scale)
 
     def test(
         self,
@@ -429,6 +413,36 @@ def run_bisect(
     return result
 
 
+def commit_spec(
+    settings: BisectSettings, commit: str, directory: str, good_directory: str, scale: int
+) -> Spec:
+    """The experiment that tests ``commit`` (built in ``directory``) against GOOD (built in
+    ``good_directory``), its time budget ``scale`` times the settings'."""
+    good_name = f"{settings.good[:12]} (good)"
+    variants = tuple(
+        Variant(name=name, command=settings.workload, shell=settings.shell, cwd=where)
+        for name, where in ((good_name, good_directory), (commit[:12], directory))
+    )
+    budget = settings.max_time_seconds
+    return Spec(
+        name=f"bisect: {commit[:12]} against {settings.good[:12]}",
+        variants=variants,
+        baseline=good_name,
+        rounds=settings.rounds,
+        timeout_seconds=settings.timeout_seconds,
+        max_time_seconds=None if budget is None else budget * scale,
+        seed=settings.seed,
+        probes=read_probe_option("--instructions", settings.instructions, ProbeSpec()),
+    )
+
+
+def judged_metric(settings: BisectSettings) -> str:
+    """The metric a bisection with ``settings`` judges: the gate's default for its tests'
+    experiments (a deterministic one, the instructions probe's when ``instructions`` counts
+    them, else wall time)."""
+    return default_metric(commit_spec(settings, settings.bad, ".", ".", 1))
+
+
 def _resolved(settings: BisectSettings, good: str, bad: str) -> BisectSettings:
     return dataclasses.replace(settings, good=good, bad=bad)
 
@@ -572,7 +586,7 @@ def _explain(
 
 
 def _better(settings: BisectSettings) -> str:
-    return METRICS_BY_NAME[settings.metric].better
+    return known_metrics()[settings.metric].better
 
 
 def _change(ratio: float) -> str:

@@ -139,9 +139,10 @@ def _say(message: str) -> None:
 
 
 def _settings(args: argparse.Namespace) -> BisectSettings:
-    from cutaway.bisect.session import BisectSettings
+    import dataclasses
+
+    from cutaway.bisect.session import BisectSettings, judged_metric
     from cutaway.cli.shared import UsageError
-    from cutaway.model import INSTRUCTIONS_METRIC, PRIMARY_METRIC
     from cutaway.spec import SpecError, fields, limits
     from cutaway.spec.command import command_for
 
@@ -168,13 +169,12 @@ def _settings(args: argparse.Namespace) -> BisectSettings:
     def duration(value: str | None, option: str) -> float | None:
         return None if value is None else fields.read_run_timeout(value, (option,))
 
-    return BisectSettings(
+    settings = BisectSettings(
         good=args.good,
         bad=args.bad,
         workload=workload,
         build=args.build,
         shell=shell == "sh",
-        metric=INSTRUCTIONS_METRIC.name if args.instructions else PRIMARY_METRIC,
         threshold=None
         if args.threshold is None
         else fields.read_margin(args.threshold, ("--threshold",)),
@@ -190,6 +190,7 @@ def _settings(args: argparse.Namespace) -> BisectSettings:
         seed=args.seed,
         explain=args.explain != "none",
     )
+    return dataclasses.replace(settings, metric=judged_metric(settings))
 
 
 def _where(store: Store, result: BisectResult, args: argparse.Namespace) -> list[str]:

@@ -6,10 +6,10 @@ experiment file's ``[check]`` table::
     max_rounds = 200
 
 Given on the command line, ``--fail-on`` replaces the file's ``fail_on`` as a whole (so a rule
-can be dropped as well as changed). With neither, the gate is ``instructions`` at the
-experiment's equivalence margin when the instructions probe counts them (a deterministic
-metric, which settles a 0.5 % threshold at the first look), else the primary metric (``wall``)
-at the margin when one is given, else at ``DEFAULT_WALL_THRESHOLD``."""
+can be dropped as well as changed). With neither, the gate is the first deterministic metric
+the experiment measures at its equivalence margin (``instructions`` when the instructions probe
+counts them: a count, which settles a 0.5 % threshold at the first look), else the primary
+metric (``wall``) at the margin when one is given, else at ``DEFAULT_WALL_THRESHOLD``."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cutaway.model import DEFAULT_MARGIN, INSTRUCTIONS_METRIC, PRIMARY_METRIC, Spec
-from cutaway.probes.core import spec_metrics
+from cutaway.model import DEFAULT_MARGIN, PRIMARY_METRIC, Spec
+from cutaway.probes.core import plugins, spec_metrics
 from cutaway.spec import SpecError, fields
 from cutaway.spec.errors import describe
 from cutaway.spec.locate import find_line
@@ -85,7 +85,7 @@ def _check_settings(
     known = [metric.name for metric in spec_metrics(spec)]
     for rule in rules:
         if rule.metric not in known:
-            hint = " (add --instructions to count them)" if rule.metric == "instructions" else ""
+            hint = _counting_hint(rule.metric)
             message = (
                 f"the experiment does not measure {describe(rule.metric)}{hint}; "
                 f"its metrics: {', '.join(known)}"
@@ -105,11 +105,30 @@ def _check_settings(
     return CheckSettings(rules, max_rounds)
 
 
+def default_metric(spec: Spec) -> str:
+    """The metric the gate judges when no rule is given (and ``cutaway bisect`` judges the
+    same): the first deterministic metric the experiment measures, a count that settles at the
+    first look (the instructions probe's), else the primary metric (wall time)."""
+    counted = (metric.name for metric in spec_metrics(spec) if metric.deterministic)
+    return next(counted, PRIMARY_METRIC)
+
+
 def _default_rule(spec: Spec) -> GateRule:
-    if INSTRUCTIONS_METRIC in spec_metrics(spec):  # counted, so the gate's natural metric
-        return GateRule(INSTRUCTIONS_METRIC.name, spec.margin)
+    metric = default_metric(spec)
+    if metric != PRIMARY_METRIC:  # counted, so the gate's natural metric
+        return GateRule(metric, spec.margin)
     given = spec.margin != DEFAULT_MARGIN  # --margin or the file's margin: the user's choice
     return GateRule(PRIMARY_METRIC, spec.margin if given else DEFAULT_WALL_THRESHOLD)
+
+
+def _counting_hint(metric: str) -> str:
+    """How to count ``metric`` when a probe counts it (a deterministic metric of a plugin with
+    a ``cutaway run`` flag: the instructions probe's ``--instructions``), else nothing."""
+    for plugin in plugins():
+        counts = any(m.name == metric and m.deterministic for m in plugin.known_metrics)
+        if counts and plugin.options:
+            return f" (add {plugin.options[0]} to count them)"
+    return ""
 
 
 def _check_table(spec: Spec) -> Mapping[str, object]:

@@ -28,8 +28,7 @@ if TYPE_CHECKING:
 
 WHERE_FUNCTIONS = 10  # the functions listed per failed variant
 CURVE_POINTS = (1, 5, 20)  # "the largest N explain X %", then all of them
-PREFERRED = {"instructions": ("instructions",)}
-DEFAULT_ORDER = ("on-cpu", "instructions", "off-cpu")
+DEFAULT_ORDER = ("on-cpu", "instructions", "off-cpu")  # the kinds of stacks (probes.stacks)
 
 
 def profile_kind(analysis: Analysis, variant: str, metric: str) -> str | None:
@@ -38,8 +37,16 @@ def profile_kind(analysis: Analysis, variant: str, metric: str) -> str | None:
     kinds: set[str] = {
         t.what for t in attribution_of(analysis).attribution_totals if t.variant == variant
     }
-    order: list[str] = [*PREFERRED.get(metric, ()), *DEFAULT_ORDER, *sorted(kinds)]
+    order: list[str] = [*_counted_in(metric), *DEFAULT_ORDER, *sorted(kinds)]
     return next((what for what in order if what in kinds), None)
+
+
+def _counted_in(metric: str) -> list[str]:
+    """The kinds of profile whose total is ``metric`` (the instructions probe's callgrind
+    stacks for ``instructions``): the one that explains its change exactly."""
+    from cutaway.probes.core import stack_metrics
+
+    return [what for what, counted in stack_metrics().items() if counted.name == metric]
 
 
 def top_entries(analysis: Analysis, variant: str, what: str) -> list[AttributionEntry]:

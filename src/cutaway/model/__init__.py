@@ -31,19 +31,12 @@ from cutaway.model.experiment import (
 )
 from cutaway.model.frozen import frozen_mapping
 from cutaway.model.metrics import (
-    CONNECT_METRICS,
     DEFAULT_MARGIN,
     DIRECTIONS,
-    GENERATOR_METRICS,
     HIGHER_IS_BETTER,
-    INSTRUCTIONS_METRIC,
-    KNOWN_METRICS,
-    LOAD_METRICS,
     LOWER_IS_BETTER,
-    METRICS_BY_NAME,
     PRIMARY_METRIC,
     PROCESS_METRICS,
-    SERVER_METRICS,
     Metric,
 )
 from cutaway.model.phases import (
@@ -82,18 +75,12 @@ from cutaway.model.runs import TIMED, Run, RunData, RunStatus
 __all__ = [
     "ATTRIBUTION_KINDS",
     "CALL_POSITIONS",
-    "CONNECT_METRICS",
     "DEFAULT_HOOK_TIMEOUT_SECONDS",
     "DEFAULT_MARGIN",
     "DEFAULT_SAMPLE_INTERVAL",
     "DIRECTIONS",
-    "GENERATOR_METRICS",
     "HIGHER_IS_BETTER",
-    "INSTRUCTIONS_METRIC",
-    "KNOWN_METRICS",
-    "LOAD_METRICS",
     "LOWER_IS_BETTER",
-    "METRICS_BY_NAME",
     "METRIC_SOURCES",
     "OUTPUT_MODES",
     "OUTPUT_STREAMS",
@@ -103,7 +90,6 @@ __all__ = [
     "PRIMARY_METRIC",
     "PROCESS_METRICS",
     "PROCESS_STATS",
-    "SERVER_METRICS",
     "TIMED",
     "UNACCOUNTED",
     "VERSION_KEYS",

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import ClassVar, TypeVar
 
 from cutaway.model.experiment import Condition
-from cutaway.model.metrics import KNOWN_METRICS, PRIMARY_METRIC, PROCESS_METRICS, Metric
+from cutaway.model.metrics import PRIMARY_METRIC, PROCESS_METRICS, Metric
 from cutaway.model.runs import Run
 
 # ---------------------------------------------------------------------------------------------
@@ -200,8 +200,9 @@ class Analysis:
         return self.calibration if len(self.experiments) == 1 else None
 
     def metric(self, name: str) -> Metric | None:
-        """The metric called ``name``, None for one this analysis does not describe."""
+        """The metric called ``name`` as this analysis describes it, None for one it does not
+        (the reports then read a metric known by name: cutaway.probes.core.known_metrics)."""
         for metric in self.metrics:
             if metric.name == name:
                 return metric
-        return KNOWN_METRICS.get(name)
+        return None

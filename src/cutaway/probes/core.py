@@ -3,8 +3,8 @@
 a plugin that owns a top-level table of the file (:class:`PhaseTable`) to read it, the
 runner attaches the selected probes' capture sides (and lets the one that owns the measured
 phase run it), the analysis (compare, history, the gate) lists the metrics they add to each run
-(:func:`spec_metrics`, :func:`primary_metric`) and runs their analyses, knowing none by
-name.
+(:func:`spec_metrics`, :func:`primary_metric`), reads a stored metric by its name
+(:func:`known_metrics`) and runs their analyses, knowing none by name.
 
 It sits low (it imports the model and the probe capture interface only) so that the runner and
 the analysis never import upward: a plugin joins its probe's report sections and figures too,
@@ -136,6 +136,9 @@ class CorePlugin(Protocol):
     recorded_event: str
     settings_keys: tuple[str, ...]
     options: tuple[str, ...]
+    known_metrics: tuple[Metric, ...]
+    reserved_metrics: tuple[str, ...]
+    stack_metrics: Mapping[str, Metric]
 
     @property
     def phase_table(self) -> PhaseTable | None: ...
@@ -246,6 +249,31 @@ def primary_metric(spec: Spec) -> str:
     load experiment's throughput)."""
     named = (plugin.primary_metric(spec) for plugin in plugins() if plugin.selected(spec))
     return next((name for name in named if name is not None), PRIMARY_METRIC)
+
+
+def known_metrics() -> dict[str, Metric]:
+    """Every metric cutaway may store, by name, for reading a stored metric by its name alone
+    (the units of the exports, a metric a report shows that its analysis does not describe):
+    the process metrics, then each plugin's ``known_metrics``. A declared metric is its
+    experiment's: read it from the spec."""
+    found = {metric.name: metric for metric in PROCESS_METRICS}
+    for plugin in plugins():
+        for metric in plugin.known_metrics:
+            found.setdefault(metric.name, metric)
+    return found
+
+
+def reserved_metric_names() -> frozenset[str]:
+    """The names no declared metric may take, in any experiment: the process metrics', and
+    those the plugins add beside them (``reserved_metrics``: the instructions probe's)."""
+    reserved = {metric.name for metric in PROCESS_METRICS}
+    return frozenset(reserved.union(*(plugin.reserved_metrics for plugin in plugins())))
+
+
+def stack_metrics() -> dict[str, Metric]:
+    """Per kind of stacks (cutaway.probes.stacks), the metric a plugin counts their total in
+    (the instructions probe's), in the plugins' order, for the attribution."""
+    return {kind: m for plugin in plugins() for kind, m in plugin.stack_metrics.items()}
 
 
 def records_kept(spec: Spec, kind: str) -> bool:

@@ -34,6 +34,21 @@ layers above hand the registry's plugins):
 - ``primary_metric(spec)``: the metric tested at full alpha when the plugin is selected (the
   load phase's ``throughput``), None to leave it to wall time (cutaway.probes.core
   .primary_metric);
+- ``known_metrics``: every metric it may ever store under a name of its own, whatever its
+  settings, with unit and direction (``metrics`` and ``phase_metrics`` give an experiment's):
+  how the core reads a stored metric by name (cutaway.probes.core.known_metrics: a metric's
+  unit in the JSON and CSV exports, a metric a report shows that its analysis does not
+  describe, the direction of the metric ``cutaway bisect`` judges). A metric flagged
+  ``deterministic`` (a count, the same in every run: the instructions probe's) is the one the
+  gate judges when no rule is given (cutaway.gate.rules);
+- ``reserved_metrics``: the names of its known metrics that no declared ``[[metrics]]`` may take
+  in any experiment, those it adds beside the process metrics (``metrics``: the instructions
+  probe's); a measured phase's metrics replace them, and its table's ``check`` refuses their
+  names in its own experiments only (cutaway.probes.core.reserved_metric_names);
+- ``stack_metrics``: for each kind of stacks it stores (cutaway.probes.stacks), the known
+  metric whose runs count the same total, which the attribution reconciles the profiles with
+  (the instructions probe's callgrind stacks: ``instructions``; cutaway.probes.core
+  .stack_metrics);
 - ``record_kinds``: the kinds of records it stores that another probe's analysis reads
   (cutaway.probes.core: ``CALL_RECORDS``, ``PROFILE_RECORDS``, ``PHASE_RECORDS``);
 - ``capture(spec)``: the capture-side :class:`~cutaway.probes.base.Probe` the runner attaches
@@ -83,7 +98,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import import_module
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Protocol
 
 from cutaway.model import Analysis, Caution, Metric, ProbeResult, ProbeSpec, Spec
@@ -268,6 +283,12 @@ class ProbePlugin:
     # Keys of the JSON report this probe's part follows (None: at the end, before "results").
     json_after: str | None = None
     csv_formats: tuple[CsvFormat, ...] = ()
+    # Every metric it may store under a name of its own (a class attribute: the core reads it
+    # by name without a spec), the names of those no declared metric may take, and per kind of
+    # stacks it stores the metric that counts their total (the module docstring says more).
+    known_metrics: tuple[Metric, ...] = ()
+    reserved_metrics: tuple[str, ...] = ()
+    stack_metrics: Mapping[str, Metric] = MappingProxyType({})
     store_formats: tuple[StoreFormat, ...] = ()
     run_modes: tuple[RunMode, ...] = ()
     quick_modes: tuple[QuickMode, ...] = ()

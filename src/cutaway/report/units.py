@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from cutaway.model import KNOWN_METRICS, PROCESS_METRICS, RunStatus
+from cutaway.model import PROCESS_METRICS, Metric, RunStatus
 
 NOT_AVAILABLE = "n/a"  # what a human report shows for NaN or infinity (n = 1, zero baseline)
 SIGNIFICANT_DIGITS = 3
@@ -35,9 +35,18 @@ _METRIC_POSITION = {metric.name: position for position, metric in enumerate(PROC
 
 
 def metric_unit(metric: str) -> str | None:
-    """The unit of a metric known to this version of cutaway, None for one it does not know."""
-    known = KNOWN_METRICS.get(metric)
+    """The unit of a metric known to this version of cutaway (a process metric or a registered
+    probe's: cutaway.probes.core.known_metrics), None for one it does not know."""
+    known = known_metric(metric)
     return known.unit if known is not None else None
+
+
+def known_metric(name: str) -> Metric | None:
+    """The metric called ``name`` that cutaway or a registered probe measures, None for none:
+    what a report knows of a stored metric's name alone."""
+    from cutaway.probes.core import known_metrics
+
+    return known_metrics().get(name)
 
 
 def metric_sort_key(metric: str) -> tuple[int, str]:

@@ -55,6 +55,7 @@ from cutaway.report.units import (
     format_quantity,
     format_seconds,
     format_value,
+    known_metric,
     metric_sort_key,
     run_status_name,
 )
@@ -68,8 +69,9 @@ STATISTICS = ("n", "total", "average", "median", "sd", "min", "max")
 
 
 def metric_of(analysis: Analysis, name: str) -> Metric:
-    """The metric called ``name``, or one in no known unit for a name the analysis lacks."""
-    return analysis.metric(name) or Metric(name, "", "")
+    """The metric called ``name``: as the analysis describes it, else as cutaway knows it by
+    name (a process metric or a registered probe's), else one in no known unit."""
+    return analysis.metric(name) or known_metric(name) or Metric(name, "", "")
 
 
 def one_baseline(comparisons: Sequence[Comparison]) -> bool:

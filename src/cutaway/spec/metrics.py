@@ -14,11 +14,11 @@ from cutaway.metrics.parsers import PARSERS, compile_pattern, normal_field
 from cutaway.model import (
     DIRECTIONS,
     METRIC_SOURCES,
-    METRICS_BY_NAME,
     OUTPUT_STREAMS,
     PROCESS_STATS,
     MetricSpec,
 )
+from cutaway.probes.core import reserved_metric_names
 from cutaway.spec import fields, limits
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 
@@ -65,7 +65,7 @@ def read_metric(table: Mapping[str, object], key_path: KeyPath) -> MetricSpec:
     if not _NAME.fullmatch(name) or name.startswith("calls."):
         message = f"{describe(name)} is not a metric name (letters, digits, _ . -; not calls.*)"
         raise SpecError(message, key_path=key("name"))
-    if name in METRICS_BY_NAME:
+    if name in reserved_metric_names():
         message = (
             f"{describe(name)} is a whole-process metric cutaway always measures: choose another"
         )

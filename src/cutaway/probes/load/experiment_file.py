@@ -18,8 +18,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from cutaway.model import CONNECT_METRICS, LOAD_METRICS, SERVER_METRICS, Spec, Variant
+from cutaway.model import Spec, Variant
 from cutaway.probes.core import VariantEntry
+from cutaway.probes.load.result import CONNECT_METRICS, LOAD_METRICS, SERVER_METRICS
 from cutaway.probes.load.settings import (
     DEFAULT_LOAD_CONNECTIONS,
     GENERATOR_PROGRAM,

@@ -16,17 +16,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cutaway.model import (
+from cutaway.model import PROCESS_METRICS, Caution, Metric, ProbeResult, Spec
+from cutaway.probes.load.result import (
     CONNECT_METRICS,
     LOAD_METRICS,
-    PROCESS_METRICS,
     SERVER_METRICS,
-    Caution,
-    Metric,
-    ProbeResult,
-    Spec,
-)
-from cutaway.probes.load.result import (
     THROUGHPUT_METRIC,
     LoadPhasesResult,
     LoadSummary,
@@ -130,6 +124,10 @@ def _quick_spec(args: Namespace, hooks: Mapping[str, Sequence[str]]) -> Spec:
 class LoadPlugin(ProbePlugin):
     name = "load"
     json_after = "attribution_curve"  # where format version 7 put it
+    # Every metric a load phase may measure, whatever its settings (``phase_metrics`` gives an
+    # experiment's); a declared metric may take one of their names outside a load experiment
+    # (the [load] table's check refuses it inside one), so none is reserved.
+    known_metrics = (*LOAD_METRICS, *CONNECT_METRICS, *SERVER_METRICS)
     csv_formats = (
         CsvFormat(
             "load-csv",

@@ -53,7 +53,7 @@ typedef struct {
     int64_t pid;
     long span_kind, begin_kind, end_kind;
     PyObject *report; /* callable(thread, message or None, more left out) */
-    int finished;
+    int finished, busy; /* busy: in add or finish (report must not call back into it) */
     cw_phases phases;
     /* threads, in the order first seen: an index by thread id */
     int64_t *threads;
@@ -511,8 +511,8 @@ static PyObject *cw_add(cw_nester *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOOO!:add", &objects[0], &objects[1], &objects[2],
                           &objects[3], &objects[4], &objects[5], &PyList_Type, &texts))
         return NULL;
-    if (self->finished) {
-        PyErr_SetString(PyExc_RuntimeError, "the nester has finished");
+    if (self->finished || self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the nester has finished, or is busy");
         return NULL;
     }
     cw_column columns[6] = {0};
@@ -540,6 +540,7 @@ static PyObject *cw_add(cw_nester *self, PyObject *args) {
                   *levels = columns[2].view.buf, *names = columns[3].view.buf,
                   *begins = columns[4].view.buf, *ends = columns[5].view.buf;
     int failed = 0;
+    self->busy = 1;
     Py_ssize_t last_thread = -1;
     int64_t last_tid = 0;
     for (Py_ssize_t i = 0; i < length && !failed; i++) {
@@ -548,9 +549,11 @@ static PyObject *cw_add(cw_nester *self, PyObject *args) {
             failed = 1;
             break;
         }
-        PyObject *name = PyList_GET_ITEM(texts, names[i]);
+        /* held: report runs Python, which could change the list */
+        PyObject *name = Py_NewRef(PyList_GET_ITEM(texts, names[i]));
         if (cw_text(name, "name") < 0 || levels[i] < 0 || levels[i] >= INT64_MAX) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "add: a negative level");
+            Py_DECREF(name);
             failed = 1;
             break;
         }
@@ -558,6 +561,7 @@ static PyObject *cw_add(cw_nester *self, PyObject *args) {
         if (thread < 0 || tids[i] != last_tid) {
             thread = cw_thread_of(self, tids[i]);
             if (thread < 0) {
+                Py_DECREF(name);
                 failed = 1;
                 break;
             }
@@ -570,7 +574,9 @@ static PyObject *cw_add(cw_nester *self, PyObject *args) {
             failed = cw_begin_record(self, thread, name, levels[i], begins[i]) < 0;
         else if (kinds[i] == self->end_kind)
             failed = cw_end_record(self, thread, name, begins[i]) < 0;
+        Py_DECREF(name);
     }
+    self->busy = 0;
     cw_columns_release(columns, 6);
     if (failed) return NULL;
     Py_RETURN_NONE;
@@ -585,8 +591,8 @@ static int cw_by_thread_level(const void *left, const void *right) {
 /* finish(): ThreadNester.finish for every thread, in the order first seen. */
 static PyObject *cw_finish(cw_nester *self, PyObject *unused) {
     (void)unused;
-    if (self->finished) {
-        PyErr_SetString(PyExc_RuntimeError, "the nester has finished");
+    if (self->finished || self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the nester has finished, or is busy");
         return NULL;
     }
     self->finished = 1;

@@ -57,6 +57,7 @@ LOADER_SOURCES = ["native/cw_load.c"]
 LOADER_HEADERS = ["native/cw_hdr.h"]
 UPROBE_CALIBRATOR = "cw_uprobe_calibrate"  # must match src/cutaway/probes/uprobes/tracer.py
 UPROBE_CALIBRATOR_SOURCES = ["native/cw_uprobe_calibrate.c"]
+PHASES_HEADERS = ["native/cw_phases.h"]  # the counting both span readers' extensions compile
 NATIVE_OUTPUTS = (
     EXECUTABLE, LIBRARY, SPANS_LIBRARY, CALIBRATOR, FOLDER, LOADER, UPROBE_CALIBRATOR,
 )  # fmt: skip
@@ -205,6 +206,7 @@ class BuildExtWithForkServer(build_ext):
             *LOADER_SOURCES,
             *LOADER_HEADERS,
             *UPROBE_CALIBRATOR_SOURCES,
+            *PHASES_HEADERS,
         ]
         return [*super().get_source_files(), *native]
 
@@ -223,14 +225,14 @@ SPANS_EXTENSION = Extension(
 OTLP_EXTENSION = Extension(
     "cutaway._cwotlp",
     sources=["native/cw_otlp_python.c"],
-    depends=["native/cw_phases.h"],
+    depends=PHASES_HEADERS,
     extra_compile_args=FLAGS,
 )
 
 SDK_EXTENSION = Extension(
     "cutaway._cwsdk",
     sources=["native/cw_sdk_python.c"],
-    depends=["native/cw_phases.h"],
+    depends=PHASES_HEADERS,
     extra_compile_args=FLAGS,
 )
 

@@ -166,9 +166,14 @@ def test_deep_and_deepest_levels_and_a_cut_record(tmp_path: Path) -> None:
         (SPAN, 4, 0xFFFD, 1, 3, 1),
     ]
     chain += [(SPAN_BEGIN, 5, level, 2, level, 0) for level in range(500)]
-    span_file, _, table = _same(_write(tmp_path / "spans.1.0.bin", chain, tail=b"\x01" * 7))
+    # distinct names deeper than a phase path goes: cut at MAX_DEPTH names
+    names = {**NAMES, **{100 + level: f"level {level}".encode() for level in range(100)}}
+    chain += [(SPAN, 6, level, 100 + level, level, 500 - level) for level in range(99, -1, -1)]
+    path = _write(tmp_path / "spans.1.0.bin", chain, names, tail=b"\x01" * 7)
+    span_file, _, table = _same(path)
     assert span_file.truncated_bytes == 7
-    assert max(len(phase.path) for phase in phases.decode(table).phases) <= phases.MAX_DEPTH + 1
+    depths = {len(phase.path) for phase in phases.decode(table).phases if not phase.unaccounted}
+    assert max(depths) == phases.MAX_DEPTH
 
 
 _RECORDS = st.lists(

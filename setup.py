@@ -1,10 +1,12 @@
 """Build the native parts with the package, so that `pip install .` and `pip install -e .` need
 no manual step.
 
-All metadata lives in pyproject.toml. Two C extension modules: cutaway._cwspans
+All metadata lives in pyproject.toml. Three C extension modules: cutaway._cwspans
 (native/cw_spans_python.c), cutaway.spans's C path, which hands Python spans to the C span
-writer; and cutaway._cwotlp (native/cw_otlp_python.c), the OTLP reader's nester and counter
-(each builds as any extension; cutaway.spans and the reader fall back to Python without it). And
+writer; cutaway._cwotlp (native/cw_otlp_python.c), the OTLP reader's nester and counter; and
+cutaway._cwsdk (native/cw_sdk_python.c), the span SDK reader's, both counting with
+native/cw_phases.h (each builds as any extension; cutaway.spans and the readers fall back to
+Python without it). And
 `build_ext` is extended to compile, next to the package's __init__.py (build/lib*/cutaway/ for
 a wheel, src/cutaway/ for an in-place or editable build):
 - native/cw_forkserver.c into the executable cw_forkserver, where
@@ -55,6 +57,7 @@ LOADER_SOURCES = ["native/cw_load.c"]
 LOADER_HEADERS = ["native/cw_hdr.h"]
 UPROBE_CALIBRATOR = "cw_uprobe_calibrate"  # must match src/cutaway/probes/uprobes/tracer.py
 UPROBE_CALIBRATOR_SOURCES = ["native/cw_uprobe_calibrate.c"]
+PHASES_HEADERS = ["native/cw_phases.h"]  # the counting both span readers' extensions compile
 NATIVE_OUTPUTS = (
     EXECUTABLE, LIBRARY, SPANS_LIBRARY, CALIBRATOR, FOLDER, LOADER, UPROBE_CALIBRATOR,
 )  # fmt: skip
@@ -203,6 +206,7 @@ class BuildExtWithForkServer(build_ext):
             *LOADER_SOURCES,
             *LOADER_HEADERS,
             *UPROBE_CALIBRATOR_SOURCES,
+            *PHASES_HEADERS,
         ]
         return [*super().get_source_files(), *native]
 
@@ -221,11 +225,19 @@ SPANS_EXTENSION = Extension(
 OTLP_EXTENSION = Extension(
     "cutaway._cwotlp",
     sources=["native/cw_otlp_python.c"],
+    depends=PHASES_HEADERS,
+    extra_compile_args=FLAGS,
+)
+
+SDK_EXTENSION = Extension(
+    "cutaway._cwsdk",
+    sources=["native/cw_sdk_python.c"],
+    depends=PHASES_HEADERS,
     extra_compile_args=FLAGS,
 )
 
 setup(
     distclass=BinaryDistribution,
     cmdclass={"build_ext": BuildExtWithForkServer},
-    ext_modules=[SPANS_EXTENSION, OTLP_EXTENSION],
+    ext_modules=[SPANS_EXTENSION, OTLP_EXTENSION, SDK_EXTENSION],
 )

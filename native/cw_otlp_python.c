@@ -20,172 +20,11 @@
  * Problems (a parent that is not in the file) are handed to the reader's callable in the
  * words and order of the Python nester.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-#include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-typedef __int128 cw_wide;
-
-#define CW_NO_PHASE ((Py_ssize_t)-1) /* phase_tables.NO_PHASE */
-#define CW_MAX_DEPTH 64              /* phase_tables.MAX_DEPTH */
+#include "cw_phases.h"
 
 static PyObject *cw_too_large; /* the exception: a time past int64 */
 static PyObject *cw_field_resources, *cw_field_scopes, *cw_field_spans, *cw_field_trace,
     *cw_field_span_id, *cw_field_parent, *cw_field_name, *cw_field_start, *cw_field_end;
-static double cw_log_base; /* log(1.01): phase_tables.HISTOGRAM_BASE */
-
-/* ---- memory ---- */
-
-/* Grow `*items` (of `size`-byte elements) to hold at least `wanted`; -1 with MemoryError. */
-static int cw_reserve(void **items, Py_ssize_t *capacity, Py_ssize_t wanted, size_t size) {
-    if (wanted <= *capacity) return 0;
-    Py_ssize_t grown = *capacity < 16 ? 16 : *capacity;
-    while (grown < wanted) {
-        if (grown > PY_SSIZE_T_MAX / 2) {
-            grown = wanted;
-            break;
-        }
-        grown *= 2;
-    }
-    if ((size_t)grown > SIZE_MAX / size) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    void *moved = realloc(*items, (size_t)grown * size);
-    if (moved == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *items = moved;
-    *capacity = grown;
-    return 0;
-}
-
-#define CW_RESERVE(items, capacity, wanted) \
-    cw_reserve((void **)&(items), &(capacity), (wanted), sizeof(*(items)))
-
-/* The smallest power of two >= 2 * count (a table at most half full); 0 if too large. */
-static size_t cw_table_size(Py_ssize_t count) {
-    size_t size = 16;
-    while (size < (size_t)count * 2) {
-        if (size > SIZE_MAX / 4) return 0;
-        size *= 2;
-    }
-    return size;
-}
-
-/* ---- strings ---- */
-
-/* Equal as Python compares two str (both ready: compact strings of the same text have the
- * same kind). */
-static int cw_equal(PyObject *a, PyObject *b) {
-    if (a == b) return 1;
-    Py_ssize_t length = PyUnicode_GET_LENGTH(a);
-    if (length != PyUnicode_GET_LENGTH(b) || PyUnicode_KIND(a) != PyUnicode_KIND(b)) return 0;
-    return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * PyUnicode_KIND(a)) == 0;
-}
-
-/* A str the reader handed over, ready; -1 with TypeError for anything else. */
-static int cw_text(PyObject *value, const char *what) {
-    if (!PyUnicode_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "%s: expected a str, got %.100s", what,
-                     Py_TYPE(value)->tp_name);
-        return -1;
-    }
-    return PyUnicode_READY(value);
-}
-
-/* ---- histograms: bucket -> (count, sum) ---- */
-
-typedef struct {
-    cw_wide sum;
-    int64_t count;
-    int32_t bucket; /* |bucket| <= 1 + log(2^127) / log(1.01), under 9,000 */
-    int32_t used;
-} cw_bucket;
-
-typedef struct {
-    cw_bucket *entries;
-    size_t size; /* a power of two, or 0 before the first bucket */
-    size_t used;
-} cw_histogram;
-
-static int cw_histogram_add(cw_histogram *histogram, long bucket, int64_t count, cw_wide sum) {
-    if ((histogram->used + 1) * 2 > histogram->size) {
-        size_t size = histogram->size ? histogram->size * 2 : 2; /* most paths: one bucket */
-        if (size > SIZE_MAX / sizeof(cw_bucket)) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        cw_bucket *entries = calloc(size, sizeof(cw_bucket));
-        if (entries == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        for (size_t i = 0; i < histogram->size; i++) {
-            cw_bucket *old = &histogram->entries[i];
-            if (!old->used) continue;
-            size_t slot = (size_t)old->bucket & (size - 1);
-            while (entries[slot].used) slot = (slot + 1) & (size - 1);
-            entries[slot] = *old;
-        }
-        free(histogram->entries);
-        histogram->entries = entries;
-        histogram->size = size;
-    }
-    size_t slot = (size_t)bucket & (histogram->size - 1);
-    while (histogram->entries[slot].used && histogram->entries[slot].bucket != bucket)
-        slot = (slot + 1) & (histogram->size - 1);
-    cw_bucket *entry = &histogram->entries[slot];
-    if (!entry->used) {
-        entry->used = 1;
-        entry->bucket = (int32_t)bucket;
-        histogram->used++;
-    }
-    entry->count += count;
-    entry->sum += sum;
-    return 0;
-}
-
-/* A time's double as Python's math.log takes an int (correctly rounded). */
-static double cw_double(cw_wide value) {
-    if (value >= INT64_MIN && value <= INT64_MAX) return (double)(int64_t)value;
-    return (double)value;
-}
-
-/* phase_tables.bucket_of: 1 + int(log(|value|) / log(1.01)), negative for a negative value. */
-static long cw_bucket_of(cw_wide value) {
-    cw_wide magnitude = value < 0 ? -value : value;
-    long index = 1 + (long)(log(cw_double(magnitude)) / cw_log_base);
-    return value > 0 ? index : -index;
-}
-
-/* ---- phase paths ---- */
-
-typedef struct {
-    Py_ssize_t parent; /* its parent path's number; -1 for path 0, above the outermost spans */
-    PyObject *name;    /* the last name (NULL for path 0) */
-    int depth;         /* names in the path */
-    int counted;       /* has totals: in `counted`, in the order first counted */
-    cw_wide total_ns, children_ns;
-    int64_t spans, operations; /* operations: of a root path */
-    cw_histogram histogram, rest_change;
-    int has_rest;
-    long bucket;          /* of its time in the operation being counted, where that is > 0 */
-    uint64_t tree_stamp;  /* the operation whose tree holds it at `slot` */
-    Py_ssize_t slot;
-} cw_path;
-
-typedef struct {
-    Py_ssize_t parent; /* -1: an empty slot */
-    PyObject *name;    /* strong */
-    Py_hash_t hash;
-    Py_ssize_t number; /* the path under parent, or CW_NO_PHASE */
-} cw_step_entry;
 
 /* ---- held spans ---- */
 
@@ -218,13 +57,6 @@ typedef struct {
 } cw_pending;
 
 typedef struct {
-    Py_ssize_t path;
-    cw_wide sum, children_ns;
-    int64_t spans;
-    int has_children;
-} cw_tree_entry;
-
-typedef struct {
     PyObject_HEAD
     Py_ssize_t held_limit;
     PyObject *source; /* str: problems name the file so */
@@ -236,13 +68,7 @@ typedef struct {
     cw_trace *oldest, *newest, *last;
     Py_ssize_t traces, unnested;
     int finished;
-    /* paths, numbered (0: above the outermost spans), and the steps between them */
-    cw_path *paths;
-    Py_ssize_t path_count, path_capacity;
-    cw_step_entry *steps;
-    size_t step_size, step_used;
-    Py_ssize_t *counted;
-    Py_ssize_t counted_count, counted_capacity;
+    cw_phases phases; /* the paths, their steps and totals (cw_phases.h) */
     /* scratch, reused from trace to trace */
     cw_id *ids;
     size_t id_size, id_mask;
@@ -250,134 +76,12 @@ typedef struct {
     Py_ssize_t span_capacity, order_capacity, kids_capacity, roots_capacity, parent_capacity;
     cw_pending *stack;
     Py_ssize_t stack_capacity;
-    cw_tree_entry *tree;
-    Py_ssize_t tree_capacity;
-    uint64_t tree_stamp, walk_stamp;
+    uint64_t walk_stamp;
     /* one line's spans before they are held */
     cw_span *line;
     PyObject **line_traces;
     Py_ssize_t line_count, line_capacity, line_traces_capacity;
 } cw_nester;
-
-/* ---- steps: (parent path, name) -> path ---- */
-
-static Py_hash_t cw_step_hash(Py_ssize_t parent, Py_hash_t name_hash) {
-    return (Py_hash_t)((uint64_t)name_hash ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ULL));
-}
-
-static int cw_steps_grow(cw_nester *self) {
-    size_t size = self->step_size ? self->step_size * 2 : 64;
-    if (size > SIZE_MAX / sizeof(cw_step_entry)) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    cw_step_entry *steps = malloc(size * sizeof(cw_step_entry));
-    if (steps == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (size_t i = 0; i < size; i++) steps[i].parent = -1;
-    for (size_t i = 0; i < self->step_size; i++) {
-        cw_step_entry *old = &self->steps[i];
-        if (old->parent < 0) continue;
-        size_t slot = (size_t)cw_step_hash(old->parent, old->hash) & (size - 1);
-        while (steps[slot].parent >= 0) slot = (slot + 1) & (size - 1);
-        steps[slot] = *old;
-    }
-    free(self->steps);
-    self->steps = steps;
-    self->step_size = size;
-    return 0;
-}
-
-/* PhaseAccumulator.step_number: the path of a span `name` under path `parent`, made once:
- * CW_NO_PHASE inside a span of the same name (recursion) or MAX_DEPTH deep. -2 on error. */
-static Py_ssize_t cw_step(cw_nester *self, Py_ssize_t parent, PyObject *name) {
-    Py_hash_t name_hash = PyObject_Hash(name);
-    if (name_hash == -1) return -2;
-    if ((self->step_used + 1) * 2 > self->step_size && cw_steps_grow(self) < 0) return -2;
-    size_t mask = self->step_size - 1;
-    size_t slot = (size_t)cw_step_hash(parent, name_hash) & mask;
-    for (;; slot = (slot + 1) & mask) {
-        cw_step_entry *step = &self->steps[slot];
-        if (step->parent < 0) break;
-        if (step->parent == parent && step->hash == name_hash && cw_equal(step->name, name))
-            return step->number;
-    }
-    Py_ssize_t number = CW_NO_PHASE;
-    int recursive = 0;
-    for (Py_ssize_t above = parent; above > 0; above = self->paths[above].parent) {
-        if (cw_equal(self->paths[above].name, name)) {
-            recursive = 1;
-            break;
-        }
-    }
-    if (!recursive && self->paths[parent].depth < CW_MAX_DEPTH) {
-        if (CW_RESERVE(self->paths, self->path_capacity, self->path_count + 1) < 0) return -2;
-        number = self->path_count++;
-        cw_path *path = &self->paths[number];
-        memset(path, 0, sizeof(*path));
-        path->parent = parent;
-        path->name = Py_NewRef(name);
-        path->depth = self->paths[parent].depth + 1;
-    }
-    cw_step_entry *step = &self->steps[slot];
-    step->parent = parent;
-    step->name = Py_NewRef(name);
-    step->hash = name_hash;
-    step->number = number;
-    self->step_used++;
-    return number;
-}
-
-/* ---- counting one operation (PhaseAccumulator.add_numbered_tree) ---- */
-
-static int cw_count_tree(cw_nester *self, Py_ssize_t entries) {
-    for (Py_ssize_t i = 0; i < entries; i++) {
-        cw_tree_entry *entry = &self->tree[i];
-        cw_path *path = &self->paths[entry->path];
-        if (!path->counted) {
-            if (CW_RESERVE(self->counted, self->counted_capacity, self->counted_count + 1) < 0)
-                return -1;
-            self->counted[self->counted_count++] = entry->path;
-            path->counted = 1;
-        }
-        path->spans += entry->spans;
-        path->total_ns += entry->sum;
-        if (entry->sum > 0) {
-            path->bucket = cw_bucket_of(entry->sum);
-            if (cw_histogram_add(&path->histogram, path->bucket, 1, entry->sum) < 0) return -1;
-        } else if (entry->sum) {
-            if (cw_histogram_add(&path->histogram, cw_bucket_of(entry->sum), 1, entry->sum) < 0)
-                return -1;
-        }
-        if (path->parent > 0) {
-            cw_tree_entry *parent = &self->tree[self->paths[path->parent].slot];
-            parent->children_ns += entry->sum;
-            parent->has_children = 1;
-        } else {
-            path->operations++;
-        }
-    }
-    for (Py_ssize_t i = 0; i < entries; i++) {
-        cw_tree_entry *entry = &self->tree[i];
-        if (!entry->has_children) continue;
-        cw_path *path = &self->paths[entry->path];
-        cw_wide whole = entry->sum;
-        path->children_ns += entry->children_ns;
-        path->has_rest = 1;
-        if (whole > 0) {
-            if (cw_histogram_add(&path->rest_change, path->bucket, -1, -whole) < 0) return -1;
-        } else if (whole) {
-            if (cw_histogram_add(&path->rest_change, cw_bucket_of(whole), -1, -whole) < 0)
-                return -1;
-        }
-        cw_wide rest = whole - entry->children_ns;
-        if (rest && cw_histogram_add(&path->rest_change, cw_bucket_of(rest), 1, rest) < 0)
-            return -1;
-    }
-    return 0;
-}
 
 /* ---- nesting one trace (otlp._TraceNester.trees) ---- */
 
@@ -413,12 +117,12 @@ static int cw_report_orphan(cw_nester *self, PyObject *trace, cw_span *span) {
     return 0;
 }
 
-/* Walk one outermost span's operation depth first into self->tree (its paths in the order
+/* Walk one outermost span's operation depth first into the phases' tree (its paths in the order
  * they are first met) and count it. */
 static int cw_walk(cw_nester *self, cw_span *spans, Py_ssize_t root, int repeated_ids,
                    Py_ssize_t *nested) {
     uint64_t walk = ++self->walk_stamp;
-    uint64_t tree_stamp = ++self->tree_stamp;
+    cw_tree_begin(&self->phases);
     Py_ssize_t entries = 0, depth = 0;
     self->stack[depth++] = (cw_pending){root, 0};
     while (depth) {
@@ -432,21 +136,12 @@ static int cw_walk(cw_nester *self, cw_span *spans, Py_ssize_t root, int repeate
         (*nested)++;
         Py_ssize_t number = CW_NO_PHASE;
         if (pending.parent_path != CW_NO_PHASE) {
-            number = cw_step(self, pending.parent_path, span->name);
+            number = cw_step(&self->phases, pending.parent_path, span->name);
             if (number == -2) return -1;
-            if (number != CW_NO_PHASE) {
-                cw_path *path = &self->paths[number];
-                if (path->tree_stamp != tree_stamp) {
-                    if (CW_RESERVE(self->tree, self->tree_capacity, entries + 1) < 0) return -1;
-                    path->tree_stamp = tree_stamp;
-                    path->slot = entries;
-                    self->tree[entries++] =
-                        (cw_tree_entry){number, (cw_wide)(span->end - span->start), 0, 1, 0};
-                } else {
-                    self->tree[path->slot].sum += span->end - span->start;
-                    self->tree[path->slot].spans++;
-                }
-            }
+            if (number != CW_NO_PHASE &&
+                cw_tree_add(&self->phases, &entries, number,
+                            (cw_wide)span->end - (cw_wide)span->start, 1) < 0)
+                return -1;
         }
         /* each id's children are pushed once per walk (or each span's, without repeated
          * ids): the stack never holds more than the trace's spans and the root */
@@ -457,7 +152,7 @@ static int cw_walk(cw_nester *self, cw_span *spans, Py_ssize_t root, int repeate
         for (Py_ssize_t kid = id->kids_count; kid-- > 0;)
             self->stack[depth++] = (cw_pending){self->kids[id->kids_start + kid], number};
     }
-    return cw_count_tree(self, entries);
+    return cw_count_tree(&self->phases, NULL, entries);
 }
 
 enum { CW_PROBLEMS = 1, CW_COUNT = 2 };
@@ -768,13 +463,10 @@ static PyObject *cw_nester_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     self->held_limit = held_limit;
     self->source = Py_NewRef(source);
     self->report = Py_NewRef(report);
-    if (CW_RESERVE(self->paths, self->path_capacity, 1) < 0) {
+    if (cw_phases_init(&self->phases) < 0) {
         Py_DECREF(self);
         return NULL;
     }
-    memset(&self->paths[0], 0, sizeof(cw_path));
-    self->paths[0].parent = -1;
-    self->path_count = 1;
     return (PyObject *)self;
 }
 
@@ -786,16 +478,7 @@ static void cw_nester_dealloc(cw_nester *self) {
         cw_trace_free(trace);
     }
     free(self->buckets);
-    for (Py_ssize_t i = 0; i < self->path_count; i++) {
-        Py_XDECREF(self->paths[i].name);
-        free(self->paths[i].histogram.entries);
-        free(self->paths[i].rest_change.entries);
-    }
-    free(self->paths);
-    for (size_t i = 0; i < self->step_size; i++)
-        if (self->steps[i].parent >= 0) Py_DECREF(self->steps[i].name);
-    free(self->steps);
-    free(self->counted);
+    cw_phases_free(&self->phases);
     free(self->ids);
     free(self->span_entry);
     free(self->parent_entry);
@@ -803,7 +486,6 @@ static void cw_nester_dealloc(cw_nester *self) {
     free(self->kids);
     free(self->roots);
     free(self->stack);
-    free(self->tree);
     free(self->line);
     free(self->line_traces);
     Py_XDECREF(self->source);
@@ -982,120 +664,19 @@ static PyObject *cw_finish(cw_nester *self, PyObject *unused) {
     return Py_BuildValue("nn", self->traces, self->unnested);
 }
 
-/* A 128-bit sum as a Python int. */
-static PyObject *cw_long(cw_wide value) {
-    if (value >= INT64_MIN && value <= INT64_MAX) return PyLong_FromLongLong((long long)value);
-    PyObject *high = PyLong_FromLongLong((long long)(value >> 64));
-    PyObject *low = PyLong_FromUnsignedLongLong((unsigned long long)(uint64_t)value);
-    PyObject *bits = PyLong_FromLong(64);
-    PyObject *shifted = high && bits ? PyNumber_Lshift(high, bits) : NULL;
-    PyObject *sum = shifted && low ? PyNumber_Add(shifted, low) : NULL;
-    Py_XDECREF(high);
-    Py_XDECREF(low);
-    Py_XDECREF(bits);
-    Py_XDECREF(shifted);
-    return sum;
-}
-
-/* [(bucket, count, sum), ...] */
-static PyObject *cw_histogram_list(const cw_histogram *histogram) {
-    PyObject *list = PyList_New(0);
-    if (list == NULL) return NULL;
-    for (size_t i = 0; i < histogram->size; i++) {
-        const cw_bucket *entry = &histogram->entries[i];
-        if (!entry->used) continue;
-        PyObject *sum = cw_long(entry->sum);
-        PyObject *item = sum ? Py_BuildValue("lLN", (long)entry->bucket, (long long)entry->count, sum)
-                             : NULL;
-        if (item == NULL || PyList_Append(list, item) < 0) {
-            Py_XDECREF(item);
-            Py_DECREF(list);
-            return NULL;
-        }
-        Py_DECREF(item);
-    }
-    return list;
-}
-
-static PyObject *cw_path_tuple(cw_nester *self, Py_ssize_t number) {
-    PyObject *path = PyTuple_New(self->paths[number].depth);
-    if (path == NULL) return NULL;
-    for (Py_ssize_t at = number; at > 0; at = self->paths[at].parent)
-        PyTuple_SET_ITEM(path, self->paths[at].depth - 1, Py_NewRef(self->paths[at].name));
-    return path;
-}
-
-static void cw_histogram_release(cw_histogram *histogram) {
-    free(histogram->entries);
-    *histogram = (cw_histogram){NULL, 0, 0};
-}
-
-/* sums(first, count): per path counted, in the order first counted, from the `first` on (at
- * most `count`): (path, total ns, spans, children ns, histogram, rest change or None),
- * histograms as [(bucket, count, sum), ...]. A few at a time, each path's histograms released
- * as they are handed over: 100,000 distinct phases are not held three times over. */
+/* sums(first, count): cw_phases_sums, once finished. */
 static PyObject *cw_sums(cw_nester *self, PyObject *args) {
-    Py_ssize_t first, count;
-    if (!PyArg_ParseTuple(args, "nn:sums", &first, &count)) return NULL;
     if (!self->finished) {
         PyErr_SetString(PyExc_RuntimeError, "sums: the nester has not finished");
         return NULL;
     }
-    if (first < 0 || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "sums: first and count must be >= 0");
-        return NULL;
-    }
-    Py_ssize_t stop = first > self->counted_count - count ? self->counted_count : first + count;
-    PyObject *rows = PyList_New(0);
-    if (rows == NULL) return NULL;
-    for (Py_ssize_t i = first; i < stop; i++) {
-        cw_path *path = &self->paths[self->counted[i]];
-        PyObject *row = NULL;
-        PyObject *names = cw_path_tuple(self, self->counted[i]);
-        PyObject *total = names ? cw_long(path->total_ns) : NULL;
-        PyObject *children = total ? cw_long(path->children_ns) : NULL;
-        PyObject *histogram = children ? cw_histogram_list(&path->histogram) : NULL;
-        PyObject *rest = NULL;
-        if (histogram)
-            rest = path->has_rest ? cw_histogram_list(&path->rest_change) : Py_NewRef(Py_None);
-        if (rest)
-            row = Py_BuildValue("NNLNNN", names, total, (long long)path->spans, children,
-                                histogram, rest);
-        else {
-            Py_XDECREF(names);
-            Py_XDECREF(total);
-            Py_XDECREF(children);
-            Py_XDECREF(histogram);
-        }
-        if (row == NULL || PyList_Append(rows, row) < 0) {
-            Py_XDECREF(row);
-            Py_DECREF(rows);
-            return NULL;
-        }
-        Py_DECREF(row);
-        cw_histogram_release(&path->histogram);
-        cw_histogram_release(&path->rest_change);
-    }
-    return rows;
+    return cw_phases_sums(&self->phases, args);
 }
 
 /* roots(): [(outermost span's name, operations), ...] */
 static PyObject *cw_roots(cw_nester *self, PyObject *unused) {
     (void)unused;
-    PyObject *rows = PyList_New(0);
-    if (rows == NULL) return NULL;
-    for (Py_ssize_t i = 0; i < self->counted_count; i++) {
-        cw_path *path = &self->paths[self->counted[i]];
-        if (path->parent != 0 || !path->operations) continue;
-        PyObject *row = Py_BuildValue("OL", path->name, (long long)path->operations);
-        if (row == NULL || PyList_Append(rows, row) < 0) {
-            Py_XDECREF(row);
-            Py_DECREF(rows);
-            return NULL;
-        }
-        Py_DECREF(row);
-    }
-    return rows;
+    return cw_phases_roots(&self->phases);
 }
 
 static PyMethodDef cw_nester_methods[] = {
@@ -1131,7 +712,7 @@ static struct PyModuleDef cw_module = {
 
 PyMODINIT_FUNC PyInit__cwotlp(void) {
     if (PyType_Ready(&cw_nester_type) < 0) return NULL;
-    cw_log_base = log(1.01);
+    cw_phases_setup();
     const char *names[] = {"resourceSpans", "scopeSpans", "spans", "traceId",
                            "spanId", "parentSpanId", "name", "startTimeUnixNano",
                            "endTimeUnixNano"};

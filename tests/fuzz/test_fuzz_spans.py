@@ -5,7 +5,7 @@ documented error (SpanFileError for a file that is not a span file, PhaseBlobErr
 damaged table), never another exception or a hang; and every name it keeps encodes as UTF-8,
 within the display cap, through nesting, the phase table and the store's encoding. OTLP lines
 read by the typed decoder give what json.loads and the field checks give, and the native
-nester and counter what the Python ones give."""
+nesters and counters (OTLP's, the span SDK's) what the Python ones give."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from cutaway.probes import phase_tables as phases
 from cutaway.probes.span_model import MAX_NAME_CHARACTERS, Span, nest
-from cutaway.probes.spans import otlp
+from cutaway.probes.spans import otlp, records
 from cutaway.probes.spans.otlp import parse_otlp, stream_otlp
 from cutaway.probes.spans.records import (
     SpanFileError,
@@ -126,6 +126,13 @@ def _span_file(data: bytes) -> None:
         with no_hang():
             streamed = stream_span_file(path, accumulator, unbalanced, chunk_records=3)
         assert streamed.problems == span_file.problems
+        # the Python nester (the native one's reference) gives the same, in any chunks
+        by_python = phases.PhaseAccumulator()
+        python_unbalanced: Unbalanced = {}
+        with mock.patch.object(records, "_native", None), no_hang():
+            python_read = stream_span_file(path, by_python, python_unbalanced, chunk_records=3)
+        assert (python_read, python_unbalanced) == (streamed, unbalanced)
+        assert phases.encode(by_python.table()) == phases.encode(accumulator.table())
         for thread in unbalanced.values():
             for problem in thread.messages:
                 problem.encode("utf-8")

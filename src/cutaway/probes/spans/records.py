@@ -15,7 +15,9 @@ records into begin/end events for :func:`cutaway.probes.span_model.nest`.
 The spans probe does not keep a run's events: :func:`stream_span_files` reads each file's
 records in chunks and nests them as they come (:func:`stream_span_file`,
 cutaway.probes.spans.stream) straight into the run's phase sums, so that ten million spans take
-the memory of ten. A thread must be nested in one piece, in time order, as nest() nests it: a
+the memory of ten: a native nester (cutaway._cwsdk, native/cw_sdk_python.c) where the package
+was built with it, else ThreadNester, the reference (the tests compare both). A thread must be
+nested in one piece, in time order, as nest() nests it: a
 process one of whose threads has records in several of its files (an exec'ed image's first
 thread, or a writer that opened a second file while the thread had spans open) is read whole."""
 
@@ -25,8 +27,9 @@ import dataclasses
 import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,6 +49,14 @@ from cutaway.probes.interposer import (
 from cutaway.probes.phase_tables import PhaseAccumulator
 from cutaway.probes.span_model import DEEPEST_LEVEL, Edge, SpanEvent, nest, span_name
 from cutaway.probes.spans.stream import ThreadNester, ThreadProblems
+
+if TYPE_CHECKING:
+    from cutaway import _cwotlp, _cwsdk
+
+try:
+    from cutaway import _cwsdk as _native
+except ImportError:  # built without it: ThreadNester and the accumulator, the same sums
+    _native = None  # type: ignore[assignment]
 
 LIBRARY_NAME = "libcwspans.so"  # must match SPANS_LIBRARY in setup.py
 LIBRARY_VARIABLE = "CUTAWAY_SPANS_LIBRARY"  # span.h loads the writer this names
@@ -191,7 +202,6 @@ def stream_span_file(
     raw = _span_header(path)
     if int(raw.header["version"]) < SPANS_AS_WHOLE_VERSION:
         return _nest_whole_file(path, accumulator, unbalanced)
-    pid = int(raw.header["pid"])
     problems: list[str] = []
     definitions, texts = [], []
     for chunk in raw_record_chunks(path, raw, chunk_records):
@@ -201,8 +211,18 @@ def stream_span_file(
     names = _names(np.concatenate(definitions), np.concatenate(texts), name, problems)
     del definitions, texts
     undefined: set[int] = set()
-    nesters: dict[int, ThreadNester] = {}
-    deepest_level = 0
+    nest_records = _nest_native if _native is not None else _nest_python
+    deepest_level = nest_records(
+        path, raw, names, undefined, accumulator, unbalanced, chunk_records
+    )
+    return _summary(raw, name, problems, undefined, deepest_level)
+
+
+def _span_chunks(
+    path: str | os.PathLike[str], raw: RawFile, chunk_records: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """A file's span records, a chunk at a time: the records, their levels, begin and end
+    (CLOCK_MONOTONIC ns, int64)."""
     for chunk in raw_record_chunks(path, raw, chunk_records):
         kind = chunk["function_id"]
         spans = chunk[(kind == SPAN) | (kind == SPAN_BEGIN) | (kind == SPAN_END)]
@@ -213,11 +233,27 @@ def stream_span_file(
             spans["duration_high"].astype(np.int64) << 32
         )
         levels = spans["error"].astype(np.int64) & 0xFFFF
+        yield spans, levels, raw.monotonic_ns(starts), raw.monotonic_ns(starts + durations)
+
+
+def _nest_python(
+    path: str | os.PathLike[str],
+    raw: RawFile,
+    names: dict[int, str],
+    undefined: set[int],
+    accumulator: PhaseAccumulator,
+    unbalanced: Unbalanced,
+    chunk_records: int,
+) -> int:
+    """Nest a version 5 file's records with ThreadNester (the reference); its deepest level."""
+    pid = int(raw.header["pid"])
+    nesters: dict[int, ThreadNester] = {}
+    deepest_level = 0
+    for spans, levels, begins_ns, ends_ns in _span_chunks(path, raw, chunk_records):
         deepest_level = max(deepest_level, int(levels.max()))
         for kind_id, tid, name_id, level, begin_ns, end_ns in zip(
             spans["function_id"].tolist(), spans["thread_id"].tolist(),
-            spans["call_index"].tolist(), levels.tolist(),
-            raw.monotonic_ns(starts).tolist(), raw.monotonic_ns(starts + durations).tolist(),
+            spans["call_index"].tolist(), levels.tolist(), begins_ns.tolist(), ends_ns.tolist(),
             strict=True,
         ):  # fmt: skip
             nester = nesters.get(tid)
@@ -236,7 +272,65 @@ def stream_span_file(
                 nester.end_without_begin(text, begin_ns)
     for nester in nesters.values():
         nester.finish()
-    return _summary(raw, name, problems, undefined, deepest_level)
+    return deepest_level
+
+
+def _nest_native(
+    path: str | os.PathLike[str],
+    raw: RawFile,
+    names: dict[int, str],
+    undefined: set[int],
+    accumulator: PhaseAccumulator,
+    unbalanced: Unbalanced,
+    chunk_records: int,
+) -> int:
+    """_nest_python by the native nester: a chunk's columns go to it as int64 arrays, the
+    names as numbers into a list of their texts; its sums go into `accumulator` at the end."""
+    assert _native is not None
+    pid = int(raw.header["pid"])
+
+    def report(tid: int, message: str | None, left_out: int) -> None:
+        thread = unbalanced.setdefault((pid, tid), ThreadProblems())
+        if message is not None:
+            thread.add(message)
+        thread.count += left_out
+
+    nester = _native.Nester(pid, SPAN, SPAN_BEGIN, SPAN_END, report)
+    texts: list[str] = []
+    number_of: dict[int, int] = {}  # name id -> its text's number in texts
+    deepest_level = 0
+    for spans, levels, begins_ns, ends_ns in _span_chunks(path, raw, chunk_records):
+        deepest_level = max(deepest_level, int(levels.max()))
+        threads = spans["thread_id"].astype(np.int64)
+        for tid in np.unique(threads).tolist():  # every thread's entry, as ThreadNester makes
+            unbalanced.setdefault((pid, tid), ThreadProblems())
+        name_ids, name_at = np.unique(spans["call_index"], return_inverse=True)
+        for name_id in name_ids.tolist():
+            if name_id not in number_of:
+                text = names.get(name_id)
+                if text is None:
+                    undefined.add(name_id)
+                    text = f"<undefined span name {name_id}>"
+                number_of[name_id] = len(texts)
+                texts.append(text)
+        numbers = np.array([number_of[i] for i in name_ids.tolist()], dtype=np.int64)
+        nester.add(
+            spans["function_id"].astype(np.int64), threads, levels,
+            np.ascontiguousarray(numbers[name_at.reshape(-1)]),
+            np.ascontiguousarray(begins_ns, dtype=np.int64),
+            np.ascontiguousarray(ends_ns, dtype=np.int64), texts,
+        )  # fmt: skip
+    nester.finish()
+    accumulator.absorb_sums(_native_sums(nester), nester.roots())
+    return deepest_level
+
+
+def _native_sums(nester: _cwsdk.Nester, rows_at_once: int = 4096) -> Iterator[_cwotlp.PathSums]:
+    """The native nester's sums per path, taken a few thousand at a time."""
+    first = 0
+    while rows := nester.sums(first, rows_at_once):
+        yield from rows
+        first += len(rows)
 
 
 def stream_span_files(

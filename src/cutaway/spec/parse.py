@@ -3,6 +3,11 @@
 The format is documented key by key in docs/experiment-file.md, with its version history.
 Every problem raises one :class:`SpecError` naming the file, line and key; a typo is never
 silently ignored, so unknown keys are errors everywhere.
+
+Its length: the top level and the variants (commands, hooks, streams, versions, matrix
+templates, a plugin's per-variant keys) are one reader, each key's check next to the message
+it gives; the values' readers (``fields``), the matrix, conditions and metrics are modules of
+their own.
 """
 
 from __future__ import annotations

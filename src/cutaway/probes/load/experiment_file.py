@@ -8,7 +8,12 @@ setup hook writes. Its command is not the user's: every run is a load phase by c
 generator (``cw_load``) against the target, so a ``command`` is refused.
 
 It sits with the experiment file's reader (cutaway.spec), whose readers of values it uses;
-cutaway.spec asks it through the plugin's ``phase_table`` and never imports it."""
+cutaway.spec asks it through the plugin's ``phase_table`` and never imports it.
+
+Its length: every key of ``[load]`` has a range and a message naming file, line and key, and a
+target is checked part by part (scheme, host, port, path; no credentials, no fragment) at parse
+time so that nothing fails after the first run; quick mode's ``--url`` goes through the same
+checks."""
 
 from __future__ import annotations
 

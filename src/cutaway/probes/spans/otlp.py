@@ -29,7 +29,11 @@ The spans decoded are held, nested and counted by a native nester (cutaway._cwot
 native/cw_otlp_python.c; a quarter of the CPU time, bench/spans_volume.py) where the package
 was built with it, else by _TraceNester and the accumulator in Python: the reference, which the
 tests compare it with. It keeps times in 64 bits: a file with a later time is read again in
-Python."""
+Python.
+
+Its length: the reader exists twice on purpose, typed (msgspec) and checked field by field
+(json.loads, which words the problems), and its nesting twice, native and in Python (the
+reference); both pairs must give the same spans and problems, so they sit side by side."""
 
 from __future__ import annotations
 

@@ -19,7 +19,11 @@ the memory of ten: a native nester (cutaway._cwsdk, native/cw_sdk_python.c) wher
 was built with it, else ThreadNester, the reference (the tests compare both). A thread must be
 nested in one piece, in time order, as nest() nests it: a
 process one of whose threads has records in several of its files (an exec'ed image's first
-thread, or a writer that opened a second file while the thread had spans open) is read whole."""
+thread, or a writer that opened a second file while the thread had spans open) is read whole.
+
+Its length: two ways to read (whole, for ``cutaway spans`` and the exports; streamed, for the
+probe) and two nesters (native and the reference) over one record format, whose checks they
+share."""
 
 from __future__ import annotations
 

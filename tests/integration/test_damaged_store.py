@@ -140,7 +140,31 @@ DAMAGES = {
         "UPDATE experiments SET spec_json ="
         " json_set(spec_json, '$.probes.profile', json('{\"frequency_hz\": \"x\"}'))",
         "experiments.spec_json",
-        "probes.profile.frequency_hz: 'x' is not a frequency",
+        'probes.profile.frequency_hz: "x" is not a frequency',
+    ),
+    "spec_json profile frequency beyond perf's": (
+        "UPDATE experiments SET spec_json ="
+        " json_set(spec_json, '$.probes.profile', json('{\"frequency_hz\": 1000000000}'))",
+        "experiments.spec_json",
+        "probes.profile.frequency_hz: 1000000000 is not a frequency",
+    ),
+    "spec_json profile unwinding no probe writes": (
+        "UPDATE experiments SET spec_json ="
+        " json_set(spec_json, '$.probes.profile', json('{\"call_graph\": \"lbr\"}'))",
+        "experiments.spec_json",
+        'probes.profile.call_graph: "lbr" is not one of',
+    ),
+    "spec_json profile phase that is no object": (
+        "UPDATE experiments SET spec_json ="
+        " json_set(spec_json, '$.probes.profile', json('{\"phases\": [3]}'))",
+        "experiments.spec_json",
+        "probes.profile.phases[0]: 3 is not an object",
+    ),
+    "spec_json profile phase that is no regular expression": (
+        "UPDATE experiments SET spec_json = json_set(spec_json, '$.probes.profile',"
+        ' json(\'{"phases": [{"name": "p", "frames": "("}]}\'))',
+        "experiments.spec_json",
+        "probes.profile.phases[0].frames: not a regular expression",
     ),
     "environment_json not JSON": (
         "UPDATE experiments SET environment_json = 'nope'",

@@ -693,7 +693,10 @@ def _first_run_failure(variant: Variant, run: Run, ignoring: bool) -> str:
     elif run.signal is not None and run.status is RunStatus.FAILED:
         how = f"killed by {_signal_name(run.signal)}: {how}"
     lines.append(f"  {how}")
-    if run.status is RunStatus.FAILED and run.signal is None and not ignoring:
+    # Only for a non-zero exit: a run that exited 0 failed for another reason (a declared
+    # metric without its number), which --ignore-failure does not change.
+    exited_non_zero = run.exit_code is not None and run.exit_code != 0
+    if run.status is RunStatus.FAILED and run.signal is None and exited_non_zero and not ignoring:
         lines.append(
             "  (a command that exits non-zero by design, such as grep without a match, is "
             "timed with --ignore-failure or ignore_failure = true)"

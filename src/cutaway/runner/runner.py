@@ -533,15 +533,16 @@ def _run_experiment(
             experiment_id, spec.name, names, spec.rounds, spec.warmup_rounds, resumed
         )
     )
+    # A resumed experiment keeps the probe costs it measured (read here: a damaged store is
+    # named before anything runs).
+    measured = set() if resume_id is None else {p.name for p in store.probes(experiment_id)}
     status, reason = "incomplete", "error"
     stopped_by: BaseException | None = None  # the error that ends the experiment, if any
     try:
         try:
             interrupts.check()
             for probe, description in zip(probes, described, strict=True):
-                if resume_id is None or not any(
-                    p.name == probe.name for p in store.probes(experiment_id)
-                ):
+                if probe.name not in measured:
                     cost = _probe_overhead(probe)
                     store.set_probe(
                         experiment_id, probe.name, description, cost.per_event, cost.per_process

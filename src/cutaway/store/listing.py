@@ -40,6 +40,8 @@ LISTING_QUERY = (
     " FROM experiments e ORDER BY e.id DESC"
 )
 
+_LATEST_INSTANT = 253_402_300_799.0  # store.checks.LATEST_INSTANT: the end of the year 9999
+
 ListingRow = tuple[int, str, str, float, "str | None", int, int]
 
 
@@ -107,7 +109,7 @@ def _well_typed(row: ListingRow) -> bool:
         and status in EXPERIMENT_STATUSES
         and isinstance(created_at, int | float)
         and not isinstance(created_at, bool)
-        and created_at == created_at  # not NaN
+        and 0 <= created_at <= _LATEST_INSTANT  # not NaN, a time (store/checks.py)
         and (label is None or isinstance(label, str))
     )
 

@@ -9,7 +9,9 @@ so that a lightweight tag (``git tag v1.2``, the common kind) names the version 
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +21,9 @@ if TYPE_CHECKING:
 
 # A version_command that prints more than this is not printing a version.
 MAX_VERSION_CHARS = 200
+# What is read of a version_command's output (and of its stderr's end): surrounding blank
+# space aside, a version fits many times over.
+MAX_VERSION_BYTES = 64 * 1024
 
 
 class VersionError(ValueError):
@@ -84,26 +89,48 @@ def _read(spec: Spec, variant: Variant, source: VersionSource, env: dict[str, st
 
 def _command_output(command: str, env: dict[str, str], cwd: str | None, timeout: float) -> str:
     """What ``/bin/sh -c command`` prints on stdout, stripped; VersionError when it fails,
-    times out or prints nothing."""
-    try:
-        result = subprocess.run(
-            ["/bin/sh", "-c", command],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=env,
-            cwd=cwd,
-            check=False,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        raise VersionError(f"the command did not end within {timeout:g} s") from None
-    except OSError as error:
-        raise VersionError(f"the command could not start: {error}") from None
-    stderr = result.stderr.decode(errors="replace").strip()
-    if result.returncode != 0:
+    times out or prints nothing. It runs as a hook does, in a process group of its own,
+    stopped whole at its time limit or within a second of an interrupt (which is then
+    raised): subprocess.run would kill the shell alone, and then wait for whatever the shell
+    started to close its standard output (``sleep 600; git describe`` ran its full ten
+    minutes past the limit, and past Ctrl-C, and stayed behind after SIGTERM)."""
+    from cutaway import interrupts
+    from cutaway.runner.hooks import STOPPED, TIMED_OUT, run_in_group
+
+    with tempfile.TemporaryFile() as output, tempfile.TemporaryFile() as errors:
+        try:
+            exit_code = run_in_group(
+                ["/bin/sh", "-c", command],
+                output,
+                errors=errors,
+                env=env,
+                cwd=cwd,
+                timeout_seconds=timeout,
+                stopped_by_pending=True,
+            )
+        except OSError as error:
+            raise VersionError(f"the command could not start: {error}") from None
+        printed_bytes = output.seek(0, os.SEEK_END)
+        output.seek(0)
+        # Only what a version could be is read: a command that printed megabytes is not
+        # printing a version (and its output is not worth the memory).
+        printed = output.read(MAX_VERSION_BYTES).decode(errors="replace")
+        errors.seek(max(0, errors.seek(0, os.SEEK_END) - MAX_VERSION_BYTES))
+        stderr = errors.read().decode(errors="replace").strip()
+    if exit_code == STOPPED:
+        interrupts.check()  # the interrupt that stopped it, held by the runner until here
+        raise VersionError("the command was stopped by an interrupt")
+    if exit_code == TIMED_OUT:
+        raise VersionError(f"the command did not end within {timeout:g} s")
+    if exit_code != 0:
         tail = stderr.splitlines()[-1] if stderr else "nothing on stderr"
-        raise VersionError(f"the command exited with status {result.returncode} ({tail})")
-    version = result.stdout.decode(errors="replace").strip()
+        raise VersionError(f"the command exited with status {exit_code} ({tail})")
+    version = printed.strip()
+    if printed_bytes > MAX_VERSION_BYTES:
+        raise VersionError(
+            f"the command printed {printed_bytes} bytes, more than a version's "
+            f"{MAX_VERSION_CHARS} characters"
+        )
     if not version:
         raise VersionError("the command printed nothing on stdout")
     if len(version) > MAX_VERSION_CHARS:

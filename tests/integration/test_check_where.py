@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cutaway_command import cutaway
+from tests.cutaway_command import CUTAWAY, cutaway, environment
 
 pytestmark = pytest.mark.skipif(shutil.which("perf") is None, reason="needs perf (linux-perf)")
 
@@ -96,3 +96,28 @@ def test_explain_none_and_a_passing_gate_add_nothing(program: Path, tmp_path: Pa
     assert result.returncode == 1
     assert "Where it went" not in (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert len(_experiments(tmp_path)) == 1
+
+
+def test_an_interrupt_while_the_gate_profiles_ends_the_check_as_interrupted(
+    program: Path, tmp_path: Path
+) -> None:
+    """SIGTERM during the profiled experiment run after a failed gate: the check exits 143
+    (128 + SIGTERM), as every interrupted command does; it exited 1, the gate's failure, as if
+    it had not been asked to stop (found by a hostile re-run). The candidate sends the signal
+    from its first run under perf, the profiled experiment's."""
+    pid_file = tmp_path / "cutaway.pid"
+    candidate = (
+        f'case "$(cat /proc/$PPID/comm)" in perf*) kill -TERM $(cat {pid_file});; esac; '
+        f"exec {program} 3000000"
+    )
+    process = subprocess.Popen(
+        [*CUTAWAY, "check", "--shell", "-n", "base", "-c", f"{program} 1000000",
+         "-n", "cand", "-c", candidate, "--fail-on", "wall=5%", "--summary", "summary.md"],
+        cwd=tmp_path, env=environment({"GITHUB_STEP_SUMMARY": ""}),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    pid_file.write_text(str(process.pid))
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 143, stderr
+    assert "cutaway: interrupted" in stderr
+    assert _experiments(tmp_path)[-1].endswith(" (where)")

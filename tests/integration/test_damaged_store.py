@@ -52,6 +52,7 @@ def real_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(db) as connection:
         connection.execute("UPDATE experiments SET status = 'incomplete'")
+    connection.close()  # and so checkpointed into the file that damaged() copies
     return db
 
 
@@ -140,7 +141,31 @@ DAMAGES = {
         "UPDATE experiments SET spec_json ="
         " json_set(spec_json, '$.probes.profile', json('{\"frequency_hz\": \"x\"}'))",
         "experiments.spec_json",
-        "probes.profile.frequency_hz: 'x' is not a frequency",
+        'probes.profile.frequency_hz: "x" is not a frequency',
+    ),
+    "spec_json profile frequency beyond perf's": (
+        "UPDATE experiments SET spec_json ="
+        " json_set(spec_json, '$.probes.profile', json('{\"frequency_hz\": 1000000000}'))",
+        "experiments.spec_json",
+        "probes.profile.frequency_hz: 1000000000 is not a frequency",
+    ),
+    "spec_json profile unwinding no probe writes": (
+        "UPDATE experiments SET spec_json ="
+        " json_set(spec_json, '$.probes.profile', json('{\"call_graph\": \"lbr\"}'))",
+        "experiments.spec_json",
+        'probes.profile.call_graph: "lbr" is not one of',
+    ),
+    "spec_json profile phase that is no object": (
+        "UPDATE experiments SET spec_json ="
+        " json_set(spec_json, '$.probes.profile', json('{\"phases\": [3]}'))",
+        "experiments.spec_json",
+        "probes.profile.phases[0]: 3 is not an object",
+    ),
+    "spec_json profile phase that is no regular expression": (
+        "UPDATE experiments SET spec_json = json_set(spec_json, '$.probes.profile',"
+        ' json(\'{"phases": [{"name": "p", "frames": "("}]}\'))',
+        "experiments.spec_json",
+        "probes.profile.phases[0].frames: not a regular expression",
     ),
     "environment_json not JSON": (
         "UPDATE experiments SET environment_json = 'nope'",
@@ -156,6 +181,11 @@ DAMAGES = {
         "UPDATE experiments SET created_at = 'yesterday'",
         "experiments.created_at",
         "text 'yesterday' is not a number",
+    ),
+    "created_at beyond any date": (
+        "UPDATE experiments SET created_at = 1e300",
+        "experiments.created_at",
+        "1e+300 is not a time from 1970 to 9999",
     ),
     "unknown run status": (
         f"UPDATE runs SET status = 'weird' WHERE id = {ONE_RUN}",
@@ -247,6 +277,21 @@ def test_a_damaged_store_is_named_by_experiment_column_and_problem(
         assert f"experiment #1 in {db} is damaged: {column}: " in stderr, (command, stderr)
         assert problem in stderr, (command, stderr)
         assert stderr.count("\n") == 1, stderr  # one message
+
+
+@pytest.mark.parametrize("damage", ["created_at beyond any date", "measurement of the wrong type"])
+def test_history_and_publish_name_the_damage_too(
+    damage: str, real_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cutaway publish` formatted a created_at of 1e300 as a date: a traceback (found by a
+    hostile re-run). Both history readers name the damage as every other reader does."""
+    sql, column, problem = DAMAGES[damage]
+    db = str(damaged(real_store, tmp_path, sql))
+    for command in (["history", "damage"], ["publish", str(tmp_path / "site")]):
+        status, _, stderr = cutaway(capsys, *command, "--db", db)
+        assert status == 2, (command, stderr)
+        assert f"experiment #1 in {db} is damaged: {column}: " in stderr, (command, stderr)
+        assert problem in stderr and stderr.count("\n") == 1, (command, stderr)
 
 
 def test_list_leaves_a_damaged_experiment_out_and_lists_the_others(

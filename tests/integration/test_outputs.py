@@ -226,6 +226,20 @@ def test_a_store_beside_a_device_journal_is_refused(tmp_path: Path) -> None:
     assert is_device(wal, 1, 3)
 
 
+def test_list_beside_a_fifo_journal_is_refused_not_left_waiting(tmp_path: Path) -> None:
+    """`list` reads the store without the Store class, to start fast: it handed SQLite a store
+    whose `-journal` was a FIFO, and SQLite, opening it to read a journal's header, waited for
+    a writer for ever (found by a hostile re-run). Refused as every other command refuses it."""
+    assert cutaway(*quick_run(tmp_path), cwd=tmp_path).returncode == 0
+    journal = tmp_path / ".cutaway" / "cutaway.db-journal"
+    os.mkfifo(journal)
+    for argv in (["list"], ["list", "--db", ".cutaway/cutaway.db"]):
+        result = cutaway(*argv, cwd=tmp_path, timeout=60)
+        assert result.returncode == 2, result.stderr
+        assert "'.cutaway/cutaway.db-journal' beside it is a FIFO" in result.stderr
+    assert stat.S_ISFIFO(journal.lstat().st_mode)
+
+
 def test_standard_output_on_a_full_device_is_a_message_not_a_traceback(tmp_path: Path) -> None:
     full = device_copy(tmp_path, "full", 1, 7)
     assert cutaway(*quick_run(tmp_path), cwd=tmp_path).returncode == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -145,3 +146,28 @@ def test_the_cache_directory_follows_the_variables(
     monkeypatch.delenv("CUTAWAY_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert calibration.cache_path() == str(tmp_path / "xdg" / "cutaway" / "calibration.json")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_cache_that_is_no_file_is_neither_waited_for_nor_replaced(
+    tmp_path: Path, forkserver: str, kind: str
+) -> None:
+    """A FIFO at the cache's path kept every run waiting for a writer (with interrupts held),
+    and a device there (a copy of /dev/null) was replaced by a file, as root too (found by a
+    hostile re-run): the figure is measured, and the node left as it was."""
+    if kind == "device" and os.geteuid() != 0:
+        pytest.skip("mknod of a character device needs root")
+    stored = cache(tmp_path, forkserver)
+    path = Path(stored.path)
+    path.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    executor = CountingExecutor()
+    assert calibrate(executor, stored) is not None
+    assert calibrate(executor, stored) is not None
+    assert executor.spawns == 2 * (calibration.WARMUP_SPAWNS + calibration.CALIBRATION_RUNS)
+    mode = path.lstat().st_mode
+    assert stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISCHR(mode)
+    assert os.listdir(path.parent) == [path.name]  # no temporary file either

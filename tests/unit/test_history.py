@@ -4,6 +4,7 @@ step between versions is found where it is, triage round-trips, bad input exits 
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,31 @@ def test_bad_input_exits_2_with_a_clear_message(
 ) -> None:
     status, _, err = _history(store, capsys, *extra)
     assert status == 2 and message in err
+
+
+def test_an_output_that_would_replace_the_store_or_cannot_be_written_is_refused_first(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """-o naming the store itself replaced the store with the page; -o into a missing
+    directory failed only after --triage had been stored (found by a hostile re-run). Both
+    are refused before the store is read: exit 2, the store as it was."""
+    db = tmp_path / "copy.db"
+    with sqlite3.connect(store) as source, sqlite3.connect(db) as copy:
+        source.backup(copy)  # the write-ahead log's pages too
+    source.close()
+    copy.close()
+    before = db.read_bytes()
+    for output in ("html", "json"):
+        status, _, err = _history(db, capsys, "--format", output, "-o", str(db))
+        assert status == 2 and "would replace the store (--db)" in err
+    assert db.read_bytes() == before
+    _, out, _ = _history(db, capsys, "--format", "json")
+    change_id = json.loads(out)["changes"][0]["id"]
+    missing = str(tmp_path / "missing" / "history.md")
+    status, _, err = _history(db, capsys, "--triage", change_id, "confirmed", "-o", missing)
+    assert status == 2 and "no such directory" in err
+    _, out, _ = _history(db, capsys, "--format", "json")
+    assert json.loads(out)["changes"][0]["triage"] is None
 
 
 def test_an_unknown_name_exits_2(store: Path, capsys: pytest.CaptureFixture[str]) -> None:

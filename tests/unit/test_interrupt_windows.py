@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import os
 import signal
+import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from cutaway import events, interrupts
-from cutaway.model import Hooks, MetricSpec, RunStatus, Spec, Variant
-from cutaway.probes.base import Attachment
+from cutaway.model import Hooks, MetricSpec, RunData, RunStatus, Spec, Variant
+from cutaway.probes.base import Attachment, Overhead
+from cutaway.runner import runner as runner_module
 from cutaway.runner.executor import Measurement
 from cutaway.runner.hooks import STOPPED
 from cutaway.runner.runner import run_experiment
@@ -193,3 +196,71 @@ def test_a_signal_while_a_metric_command_runs_interrupts_the_experiment(
     assert "stopped by an interrupt" in runs[-1].message
     (end,) = finished
     assert end.runs_kept == interrupted_run - 1  # the interrupted one is kept, never counted
+
+
+class SlowStartProbe:
+    """A probe whose check or overhead measurement takes seconds (perf, strace and valgrind
+    trial runs do) and is interrupted by SIGTERM as it starts."""
+
+    name = "slow-start"
+    own_runs = False
+
+    def __init__(self, slow_step: str) -> None:
+        self.slow_step = slow_step
+        self.finished: list[str] = []  # the slow steps that ran to their end
+        self.closed = False
+
+    def _step(self, step: str) -> None:
+        if step == self.slow_step:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        self.finished.append(step)
+
+    def check(self) -> str:
+        self._step("check")
+        return "slow to start"
+
+    def overhead(self) -> Overhead:
+        self._step("overhead")
+        return Overhead(None, None)
+
+    def check_program(self, program: str) -> str | None:
+        return None
+
+    def before_run(self, environment: Mapping[str, str]) -> Attachment:
+        return Attachment({}, ())
+
+    def after_run(self) -> list[RunData]:
+        return []
+
+    def run_metrics(self) -> Mapping[str, float]:
+        return {}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("slow_step", ["check", "overhead"])
+def test_a_signal_while_a_probe_starts_stops_it_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow_step: str
+) -> None:
+    """The probes' checks and overhead measurements (seconds of trial runs) held interrupts to
+    their end: 24 s after Ctrl-C with --profile on a busy machine (found by a hostile re-run).
+    Interrupted in its check, nothing is stored; in its overhead, the experiment is made
+    already and ends as interrupted, with no run; the probe is closed either way."""
+    probe = SlowStartProbe(slow_step)
+    monkeypatch.setattr(runner_module, "build_probes", lambda spec: [probe])
+    store = Store(tmp_path / "db.sqlite")
+    spec = Spec(name="windows", variants=(Variant("a", ("true",)),), baseline="a", rounds=2)
+    if slow_step == "check":
+        with pytest.raises(interrupts.Stopped):
+            run_experiment(spec, store, environment={}, executor=QuickExecutor())
+        assert store.list_experiments() == []
+    else:
+        outcome = run_experiment(spec, store, environment={}, executor=QuickExecutor())
+        assert outcome.reason == "interrupted"
+        assert store.experiment(outcome.experiment_id).status == "incomplete"
+        assert store.runs(outcome.experiment_id) == []
+    assert interrupts.first_signal() == signal.SIGTERM
+    assert slow_step not in probe.finished
+    assert probe.closed

@@ -5,6 +5,8 @@ flame graphs' stacks and attribution from one reading of the profiles), its resu
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,21 @@ def test_flame_graphs_are_written_beside_the_summary_and_a_missing_one_is_said(
     assert written.read_text(encoding="utf-8").lstrip().startswith("<?xml")
     assert sorted(p.name for p in summary.parent.iterdir()) == [files["slow"]]
     assert "cutaway: warning: no flame graph of absent:" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
+def test_no_flame_graph_goes_beside_a_summary_that_is_a_device_or_a_fifo(tmp_path: Path) -> None:
+    """`check --summary /dev/null` (or /dev/stdout, a FIFO) writes no graph "beside" it: that
+    was `/dev/null.NAME.flamegraph-diff.svg`, a file left in /dev (found by a hostile re-run).
+    A copy of /dev/null and a FIFO in a directory of their own stand for /dev."""
+    devices = tmp_path / "dev"
+    devices.mkdir()
+    null = devices / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    fifo = devices / "fifo"
+    os.mkfifo(fifo)
+    with Store(tmp_path / "s.db") as store:
+        experiment = _experiment(store, "a")
+        for summary in (null, fifo):
+            assert write_flame_graphs(store, experiment, {"slow": "slow"}, str(summary)) == {}
+    assert sorted(p.name for p in devices.iterdir()) == ["fifo", "null"]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from cutaway import events
-from cutaway.model import Hooks, RunStatus, Spec, Variant
+from cutaway.model import Hooks, MetricSpec, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment
 from cutaway.runner.adaptive import widest_interval
 from cutaway.runner.errors import UnrunnableCommand
@@ -176,6 +176,21 @@ def test_a_variant_whose_first_run_fails_stops_the_experiment(store: Store) -> N
     assert [e.hook for e in seen if isinstance(e, events.HookRan)] == ["setup", "cleanup"]
     (stored,) = store.list_experiments()
     assert stored.status == "incomplete"
+
+
+def test_a_run_failed_by_its_metric_is_not_sent_to_ignore_failure(store: Store) -> None:
+    """A run whose command exited 0 but whose declared metric printed no number failed: the
+    hint that a command exiting non-zero by design wants --ignore-failure was given for it
+    too (found by a hostile re-run), and --ignore-failure does not make such a run count."""
+    spec = make_spec(
+        variants=(Variant("a", ("sleep", "0.1")),),
+        metrics=(MetricSpec(name="m", source="command", command="echo not-a-number"),),
+    )
+    with pytest.raises(RunnerError) as raised:
+        run_experiment(spec, store, environment={}, executor=FakeExecutor())
+    message = str(raised.value)
+    assert "'a' failed on its warmup run" in message and "not a number" in message
+    assert "--ignore-failure" not in message
 
 
 def test_a_huge_failing_command_and_name_are_quoted_cut_short(store: Store) -> None:

@@ -13,6 +13,24 @@ CASES = {
     "argument": ('command = ["echo", "a\\u0000b"]', "2: command[1]:"),
     "cwd": (VARIANT + 'cwd = "/tmp\\u0000x"', "5: variants[0].cwd:"),
     "hook": (VARIANT + 'setup = "true\\u0000"', "5: variants[0].setup:"),
+    # Found by a hostile re-run: each was accepted, and failed in the first run as a traceback.
+    "metric command": (
+        VARIANT + '[[metrics]]\nname = "m"\nsource = "command"\ncommand = "echo 1\\u0000"',
+        "8: metrics[0].command:",
+    ),
+    "metric file": (
+        VARIANT + '[[metrics]]\nname = "m"\nsource = "file"\npath = "/tmp\\u0000x"',
+        "8: metrics[0].path:",
+    ),
+    "metric pid file": (
+        VARIANT + '[[metrics]]\nname = "m"\nsource = "process"\nstat = "rss"\n'
+        'pid_file = "/run/x\\u0000.pid"',
+        "9: metrics[0].pid_file:",
+    ),
+    "OTLP file": (
+        VARIANT + '[probes]\nspans = { otlp_file = "/tmp/t\\u0000.jsonl" }',
+        "6: probes.spans.otlp_file:",
+    ),
 }
 
 

@@ -6,6 +6,7 @@ exits 2 and stores nothing."""
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 from pathlib import Path
 
@@ -240,3 +241,72 @@ def test_a_resumed_experiment_keeps_the_versions_read_when_it_started(
     state.write_text("second")
     assert entry.main(["run", "--db", str(db), "--resume", "1"]) == 0
     assert _stored_versions(db) == {"a": "first"}
+
+
+def _versioned_spec(tmp_path: Path, command: str, hook_timeout: str = "10s") -> str:
+    path = tmp_path / "e.toml"
+    path.write_text(
+        f'name = "e"\nhook_timeout = "{hook_timeout}"\n[[variants]]\nname = "a"\n'
+        f'command = ["true"]\nversion_command = "{command}"\n'
+    )
+    return str(path)
+
+
+def test_a_version_command_past_its_time_limit_is_stopped_with_what_it_started(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At hook_timeout the command's whole process group is stopped, as a hook's is: a child it
+    started in the background (holding its output) neither outlives it nor keeps cutaway
+    waiting for that output to close (found by a hostile re-run: the shell alone was killed,
+    its child ran on)."""
+    experiment = _versioned_spec(tmp_path, f"sleep {LEFT_BEHIND} & wait; echo v", "0.5s")
+    db = tmp_path / "v.db"
+    capsys.readouterr()
+    assert _run(db, experiment) == 2
+    err = capsys.readouterr().err
+    assert "variants[0].version_command: the version of variant 'a' cannot be read" in err
+    assert "the command did not end within 0.5 s" in err
+    assert _running(f"sleep {LEFT_BEHIND}") == []  # stopped with the shell
+    assert not db.exists() or "no experiments" in _listing(db, capsys)
+
+
+def test_an_interrupt_while_a_version_command_runs_stops_it_and_stores_nothing(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM (to cutaway, from the command itself) stops the command at once, not when it
+    ends, and the experiment is not made: nothing was measured."""
+    from cutaway import interrupts
+    from cutaway.runner.runner import run_experiment
+    from cutaway.spec import load_spec
+    from cutaway.store import Store
+
+    marker = tmp_path / "ran-to-its-end"
+    experiment = _versioned_spec(tmp_path, f"kill -TERM $PPID; sleep 5; touch {marker}; echo v")
+    store = Store(tmp_path / "v.db")
+    with pytest.raises(interrupts.Stopped):
+        run_experiment(load_spec(experiment), store, environment={})
+    assert interrupts.first_signal() == signal.SIGTERM
+    assert not marker.exists()
+    assert store.list_experiments() == []
+
+
+LEFT_BEHIND = "30.4711"  # a sleep no other process runs
+
+
+def _running(command_line: str) -> list[int]:
+    """The processes whose command line is ``command_line``."""
+    found = []
+    for process in Path("/proc").iterdir():
+        if process.name.isdigit():
+            try:
+                words = (process / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b" ".join(word for word in words if word).decode(errors="replace") == command_line:
+                found.append(int(process.name))
+    return found
+
+
+def _listing(db: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    assert entry.main(["list", "--db", str(db)]) == 0
+    return capsys.readouterr().out

@@ -236,7 +236,9 @@ def _profiled_experiment(
     except RunnerError as error:
         return f"Where the difference went could not be profiled here: {error}"
     if outcome.reason == "interrupted":
-        return "The profiled experiment was interrupted."
+        # The user asked to stop: exit 128+n, as bisect's profile does, not the gate's status
+        # as if nothing had happened (the gate's experiment and the profiled runs are stored).
+        raise KeyboardInterrupt
     return outcome.experiment_id
 
 

@@ -53,10 +53,14 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from cutaway.cli.shared import EXIT_OK, UsageError, write_document
+    from cutaway.cli.shared import EXIT_OK, UsageError, check_outputs, write_document
     from cutaway.history import load_history
     from cutaway.store import Store
 
+    if args.output is not None:
+        # Before anything is read or triaged: -o naming the store itself replaced it with the
+        # page, and a place that cannot be written failed after the triage was stored.
+        check_outputs(args, [("-o/--output", args.output)])
     store = Store(args.db, create=False)  # reading never creates a store
     history = load_history(store, args.name, args.metric, args.variant, args.reference)
     if args.triage is not None:

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING
 from cutaway.attribution.result import attribution_of
 from cutaway.attribution.sections import share_percent, signed_amount
 from cutaway.model import Analysis, AttributionEntry, AttributionPoint, AttributionTotal
-from cutaway.output_files import OutputPathError, OutputWriteError, write_output_file
+from cutaway.output_files import (
+    ATOMIC,
+    OutputPathError,
+    OutputWriteError,
+    output_plan,
+    write_output_file,
+)
 from cutaway.report.markdown_text import code, escape, table
 from cutaway.visible import visible
 
@@ -179,17 +185,26 @@ def _interval(entry: AttributionEntry) -> str:
     )
 
 
+def _is_file(summary: str) -> bool:
+    """Whether the summary is written as a file (atomically), so that files may go beside it:
+    not ``-``, ``/dev/stdout``, ``/dev/null``, a terminal or a FIFO, whose "beside" is /dev or
+    wherever the FIFO is (a graph beside ``/dev/null`` was ``/dev/null.NAME.flamegraph-diff.svg``,
+    a file left in /dev)."""
+    plan = output_plan(summary)
+    return not isinstance(plan, str) and plan.how == ATOMIC and plan.descriptor is None
+
+
 def write_flame_graphs(
     store: Store, experiment_id: int, named: Mapping[str, str], summary: str | None
 ) -> dict[str, str]:
     """Each variant of ``named`` (variant -> the part of the file's name that names it)
-    against the baseline as a differential flame graph, written beside the summary file
-    (none when the summary is not a file) as ``SUMMARY-STEM.PART.flamegraph-diff.svg``; by
-    variant, the file's name. A graph that cannot be drawn or written is a warning on
-    stderr, and is left out."""
+    against the baseline as a differential flame graph, written beside the summary file (none
+    when the summary is not a file: ``-``, a device, a FIFO) as
+    ``SUMMARY-STEM.PART.flamegraph-diff.svg``; by variant, the file's name. A graph that
+    cannot be drawn or written is a warning on stderr, and is left out."""
     from cutaway.probes.registry import store_format
 
-    if summary is None or summary == "-":
+    if summary is None or not _is_file(summary):
         return {}
     flame_graph = store_format("flamegraph-diff")
     directory = os.path.dirname(os.path.abspath(summary))

@@ -23,6 +23,7 @@ failure."""
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -101,7 +102,12 @@ def process_cost(attached: Launch, plain: Launch, *, pairs: int = PROCESS_COST_P
     def wall(launch: Launch) -> int:
         start = time.perf_counter_ns()
         pid = os.posix_spawnp(launch.argv[0], list(launch.argv), launch.env, file_actions=quiet)
-        os.waitpid(pid, 0)
+        try:
+            os.waitpid(pid, 0)
+        except BaseException:  # an interrupt: the tool (valgrind runs a second) goes too
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise
         return time.perf_counter_ns() - start
 
     differences = []

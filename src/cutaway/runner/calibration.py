@@ -23,9 +23,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from cutaway import __version__, interrupts
 from cutaway.model import Calibration, RunStatus, Variant
@@ -42,6 +45,7 @@ CACHE_FILE_NAME = "calibration.json"
 MACHINE_KEYS = ("host", "kernel", "cpu_model", "cores", "cpu_governor", "cutaway_version")
 _BOOT_ID = "/proc/sys/kernel/random/boot_id"
 _FORMAT = 1
+_MOST_BYTES = 1 << 20  # a cache file is a few hundred bytes
 
 
 @dataclass(frozen=True)
@@ -104,8 +108,7 @@ class CalibrationCache:
         ago; None otherwise (also for a file that cannot be read or parsed)."""
         now = time.time() if now is None else now
         try:
-            with open(self.path, encoding="utf-8") as file:
-                record = json.load(file)
+            record = _read_record(self.path)
             if record.get("format") != _FORMAT or record.get("key") != self.key:
                 return None
             measured_at = float(record["measured_at"])
@@ -138,15 +141,50 @@ class CalibrationCache:
                 "min_wall_seconds": calibration.min_wall_seconds,
             },
         }
-        temporary = f"{self.path}.{os.getpid()}.tmp"
+        if not _replaceable(self.path):
+            return
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(temporary, "w", encoding="utf-8") as file:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            directory, name = os.path.split(self.path)
+            handle, temporary = tempfile.mkstemp(
+                prefix=f".{name}.", suffix=".tmp", dir=directory or "."
+            )
+        except OSError:
+            return
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
                 json.dump(record, file, indent=1)
             os.replace(temporary, self.path)
-        except OSError:
+        except BaseException as error:  # an interrupt too: no temporary file left behind
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+            if not isinstance(error, OSError):
+                raise
+
+
+def _read_record(path: str) -> Any:
+    """The cache file's JSON. Opened without waiting and read only when it is a regular file of
+    a sensible size: a FIFO of that name kept every `cutaway run` waiting for a writer, with
+    Ctrl-C held (found by a hostile re-run); anything else raises ValueError."""
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(handle, encoding="utf-8") as file:
+        status = os.fstat(handle)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > _MOST_BYTES:
+            raise ValueError(f"{path} is no calibration file")
+        return json.load(file)
+
+
+def _replaceable(path: str) -> bool:
+    """Whether the cache file may be replaced: nothing there yet, a file, or a symbolic link
+    (the link is replaced, not what it names). A device or a FIFO of that name is left as it is:
+    the figure is then measured every time."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
 
 
 def calibrate(executor: Executor, cache: CalibrationCache | None) -> Measured | None:

@@ -33,6 +33,7 @@ from cutaway.probes.base import (
     Attachment,
     MeasuredPhase,
     Measurement,
+    Overhead,
     PhaseError,
     PhaseRun,
     Probe,
@@ -532,17 +533,21 @@ def _run_experiment(
             experiment_id, spec.name, names, spec.rounds, spec.warmup_rounds, resumed
         )
     )
-    for probe, description in zip(probes, described, strict=True):
-        if resume_id is None or not any(p.name == probe.name for p in store.probes(experiment_id)):
-            cost = probe.overhead()
-            store.set_probe(
-                experiment_id, probe.name, description, cost.per_event, cost.per_process
-            )
-        runner.emit(events.Notice(f"probe {probe.name}: {description}"))
+    # A resumed experiment keeps the probe costs it measured (read here: a damaged store is
+    # named before anything runs).
+    measured = set() if resume_id is None else {p.name for p in store.probes(experiment_id)}
     status, reason = "incomplete", "error"
     stopped_by: BaseException | None = None  # the error that ends the experiment, if any
     try:
         try:
+            interrupts.check()
+            for probe, description in zip(probes, described, strict=True):
+                if probe.name not in measured:
+                    cost = _probe_overhead(probe)
+                    store.set_probe(
+                        experiment_id, probe.name, description, cost.per_event, cost.per_process
+                    )
+                runner.emit(events.Notice(f"probe {probe.name}: {description}"))
             interrupts.check()
             runner.setup_all()
             runner.wait_until_ready()
@@ -618,14 +623,38 @@ def _finish(runner: ExperimentRunner, status: str, stopped_by: BaseException | N
 
 def _checked_probes(spec: Spec) -> tuple[list[Probe], list[str]]:
     """The spec's probes, each checked (its backend described), or RunnerError saying why one
-    cannot work here; nothing is left behind either way."""
+    cannot work here; nothing is left behind either way, an interrupt included."""
     probes = _built_probes(spec)
     try:
-        return probes, [probe.check() for probe in probes]
+        return probes, _probe_checks(probes)
     except (ProbeError, OSError) as error:
-        for probe in probes:
-            probe.close()
+        _close_probes(probes)
         raise ProbeUnavailable(f"probe cannot run here: {error}") from None
+    except BaseException:
+        _close_probes(probes)
+        raise
+
+
+@interrupts.raising
+def _probe_checks(probes: Sequence[Probe]) -> list[str]:
+    """Each probe's check: seconds of trial runs of its tool (perf records, strace, valgrind)
+    before anything is stored, where an interrupt may land anywhere. Held, it waited for all
+    of them: 24 s after Ctrl-C with --profile on a busy machine (found by a hostile re-run)."""
+    interrupts.check()
+    return [probe.check() for probe in probes]
+
+
+@interrupts.raising
+def _probe_overhead(probe: Probe) -> Overhead:
+    """A probe's cost, measured by trial runs of its tool that store nothing: an interrupt may
+    land anywhere in them (the experiment then ends as interrupted before its first run)."""
+    interrupts.check()
+    return probe.overhead()
+
+
+def _close_probes(probes: Sequence[Probe]) -> None:
+    for probe in probes:
+        probe.close()
 
 
 def _built_probes(spec: Spec) -> list[Probe]:
@@ -665,7 +694,10 @@ def _first_run_failure(variant: Variant, run: Run, ignoring: bool) -> str:
     elif run.signal is not None and run.status is RunStatus.FAILED:
         how = f"killed by {_signal_name(run.signal)}: {how}"
     lines.append(f"  {how}")
-    if run.status is RunStatus.FAILED and run.signal is None and not ignoring:
+    # Only for a non-zero exit: a run that exited 0 failed for another reason (a declared
+    # metric without its number), which --ignore-failure does not change.
+    exited_non_zero = run.exit_code is not None and run.exit_code != 0
+    if run.status is RunStatus.FAILED and run.signal is None and exited_non_zero and not ignoring:
         lines.append(
             "  (a command that exits non-zero by design, such as grep without a match, is "
             "timed with --ignore-failure or ignore_failure = true)"

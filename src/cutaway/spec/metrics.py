@@ -29,6 +29,8 @@ SOURCE_KEYS: Mapping[str, tuple[str, ...]] = {
     "file": ("path", "interval", "series"),
     "process": ("pid_file", "process_name", "port", "stat", "interval", "series"),
 }
+# Text handed to the operating system (shell code, paths): a NUL byte is refused here.
+SYSTEM_TEXT_KEYS = ("command", "path", "pid_file")
 METRIC_KEYS = tuple(dict.fromkeys(COMMON_KEYS + sum(SOURCE_KEYS.values(), ())))
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # unit and direction of each process stat, and what it is
@@ -86,6 +88,9 @@ def read_metric(table: Mapping[str, object], key_path: KeyPath) -> MetricSpec:
     for text_key in ("unit", "description", "command", "path", "pid_file", "process_name"):
         if text_key in table:
             values[text_key] = fields.read_string(table[text_key], key(text_key))
+    for system_key in SYSTEM_TEXT_KEYS:  # a NUL there failed in the first run, as a traceback
+        if system_key in values:
+            fields.read_text_without_nul(str(values[system_key]), key(system_key))
     if "better" in table:
         if table["better"] not in DIRECTIONS:
             raise expected('"lower" or "higher"', table["better"], key("better"))

@@ -28,6 +28,8 @@ SIGNED_METRICS = frozenset({"phase:unaccounted"})
 # ratio divides by them), which the analysis would meet as numpy warnings and infinities.
 LARGEST_MEASUREMENT = 1e18
 SMALLEST_MEASUREMENT = 1e-30
+# The last second of the year 9999 (Unix seconds): the latest time a stored experiment may name.
+LATEST_INSTANT = 253_402_300_799.0
 
 
 def metric_minimum(metric: str) -> float | None:
@@ -128,6 +130,17 @@ class Columns:
         if problem is not None:
             raise self.damaged(column, problem, where)
         return number
+
+    def instant(self, column: str, value: object, where: str = "") -> float:
+        """A time cutaway wrote (Unix seconds): from 1970 to the year 9999, as dates are shown
+        (a created_at of 1e300 stopped `cutaway publish` with a traceback)."""
+        seconds = self.real(column, value, where=where)
+        if not 0 <= seconds <= LATEST_INSTANT:
+            raise self.damaged(column, f"{seconds:g} is not a time from 1970 to 9999", where)
+        return seconds
+
+    def optional_instant(self, column: str, value: object, where: str = "") -> float | None:
+        return None if value is None else self.instant(column, value, where=where)
 
     def optional_real(self, column: str, value: object, where: str = "") -> float | None:
         return None if value is None else self.real(column, value, where=where)

@@ -10,6 +10,7 @@ experiment being written."""
 from __future__ import annotations
 
 import os
+import stat
 
 try:
     # The C module alone: the sqlite3 package around it adds the datetime adapters (importing
@@ -39,6 +40,8 @@ LISTING_QUERY = (
     " FROM experiments e ORDER BY e.id DESC"
 )
 
+_LATEST_INSTANT = 253_402_300_799.0  # store.checks.LATEST_INSTANT: the end of the year 9999
+
 ListingRow = tuple[int, str, str, float, "str | None", int, int]
 
 
@@ -54,6 +57,8 @@ def read_listing(path: str | os.PathLike[str]) -> list[ListingRow] | None:
         # "//" would start a URI's authority; Store says what a missing file is, and opens a
         # postgresql:// URL (which is no file)
         return None
+    if not _companions_are_files(location):
+        return None  # Store refuses it, naming the file (output_files.store_path_problem)
     try:
         # mode=rw: never create a file (isfile above may be stale); a write-protected file is
         # opened read-only by SQLite itself, and reading a WAL store needs no write.
@@ -78,6 +83,25 @@ def read_listing(path: str | os.PathLike[str]) -> list[ListingRow] | None:
         connection.close()
 
 
+# The files SQLite keeps beside a store (output_files.STORE_COMPANIONS, not imported here: it
+# costs `cutaway list` its start-up time).
+_COMPANIONS = ("-journal", "-wal", "-shm")
+
+
+def _companions_are_files(location: str) -> bool:
+    """Whether each file SQLite may open beside the store is a regular file or nothing. SQLite
+    opens a ``-journal`` it finds to read its header: a FIFO of that name kept `cutaway list`
+    waiting for a writer for ever."""
+    for suffix in _COMPANIONS:
+        try:
+            mode = os.stat(location + suffix).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            return False
+    return True
+
+
 def _well_typed(row: ListingRow) -> bool:
     _, name, status, created_at, label, _, _ = row
     return (
@@ -85,7 +109,7 @@ def _well_typed(row: ListingRow) -> bool:
         and status in EXPERIMENT_STATUSES
         and isinstance(created_at, int | float)
         and not isinstance(created_at, bool)
-        and created_at == created_at  # not NaN
+        and 0 <= created_at <= _LATEST_INSTANT  # not NaN, a time (store/checks.py)
         and (label is None or isinstance(label, str))
     )
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -53,7 +54,12 @@ def _cpu_seconds(argv: list[str]) -> float:
         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
     ]
     pid = os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=quiet)
-    _, status, usage = os.wait4(pid, 0)
+    try:
+        _, status, usage = os.wait4(pid, 0)
+    except BaseException:  # an interrupt: valgrind goes too, not left running on its own
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
     if os.waitstatus_to_exitcode(status) != 0:
         raise ProbeError(f"{' '.join(argv[:3])} ... failed (status {status})")
     return usage.ru_utime + usage.ru_stime

@@ -97,17 +97,21 @@ class ProfileSpec:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> ProfileSpec:
-        """The stored form read back; ValueError naming the key for a value cutaway never
-        stores (a damaged store)."""
+        """The stored form read back; StoredSettingError naming the key for a value cutaway
+        never stores (a damaged store)."""
         frequency = data.get("frequency_hz", DEFAULT_PROFILE_FREQUENCY)
-        if isinstance(frequency, bool) or not isinstance(frequency, int) or frequency < 1:
+        if (
+            isinstance(frequency, bool)
+            or not isinstance(frequency, int)
+            or not 1 <= frequency <= MAX_PROFILE_FREQUENCY
+        ):
             raise StoredSettingError(
-                f"probes.profile.frequency_hz: {frequency!r} is not a frequency"
+                f"probes.profile.frequency_hz: {describe(frequency)} is not a frequency"
             )
         call_graph = data.get("call_graph", "fp")
         if call_graph not in CALL_GRAPHS:
-            raise ValueError(
-                f"probes.profile.call_graph: {call_graph!r} is not one of {CALL_GRAPHS}"
+            raise StoredSettingError(
+                f"probes.profile.call_graph: {describe(call_graph)} is not one of {CALL_GRAPHS}"
             )
         return cls(
             frequency_hz=frequency,
@@ -139,16 +143,16 @@ def _stored_phases(value: object) -> tuple[PhaseRule, ...]:
     for index, rule in enumerate(value):
         at = f"probes.profile.phases[{index}]"
         if not isinstance(rule, Mapping):
-            raise ValueError(f"{at}: {rule!r} is not an object")
+            raise StoredSettingError(f"{at}: {rule!r} is not an object")
         name, frames = rule.get("name"), rule.get("frames")
         if not isinstance(name, str) or not isinstance(frames, str):
-            raise ValueError(f"{at}: a phase needs a name and frames, as text")
+            raise StoredSettingError(f"{at}: a phase needs a name and frames, as text")
         try:
             re.compile(frames)
         except re.error as error:
-            raise ValueError(f"{at}.frames: not a regular expression: {error}") from None
+            raise StoredSettingError(f"{at}.frames: not a regular expression: {error}") from None
         if any(earlier.name == name for earlier in rules):
-            raise ValueError(f"{at}.name: {name!r} names two phases")
+            raise StoredSettingError(f"{at}.name: {name!r} names two phases")
         rules.append(PhaseRule(name, frames))
     return tuple(rules)
 

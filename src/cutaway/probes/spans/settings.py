@@ -85,6 +85,8 @@ def read_spans(value: object, key_path: KeyPath) -> SpansSpec | None:
     if "otlp_file" in value:
         if not isinstance(value["otlp_file"], str) or not value["otlp_file"].strip():
             raise expected("a file path", value["otlp_file"], (*key_path, "otlp_file"))
+        if "\0" in value["otlp_file"]:  # it failed in the first run, as a traceback
+            raise SpecError("cannot contain a NUL byte (\\0)", key_path=(*key_path, "otlp_file"))
         otlp_file = value["otlp_file"]
     return SpansSpec(otlp_file=otlp_file)
 

@@ -38,6 +38,24 @@ class QuickExecutor:
         pass
 
 
+def _run_to_the_end(spec: Spec, store: Store) -> tuple[int, events.ExperimentFinished]:
+    """Run ``spec`` with the quick executor: the experiment's id and its end event; it must
+    have stopped as interrupted."""
+    finished: list[events.ExperimentFinished] = []
+    outcome = run_experiment(
+        spec,
+        store,
+        environment={},
+        executor=QuickExecutor(),
+        listeners=[
+            lambda e: finished.append(e) if isinstance(e, events.ExperimentFinished) else None
+        ],
+    )
+    assert outcome.reason == "interrupted"
+    (end,) = finished
+    return outcome.experiment_id, end
+
+
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_while_a_run_is_stored_keeps_and_counts_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_signal: int
@@ -60,22 +78,11 @@ def test_a_signal_while_a_run_is_stored_keeps_and_counts_it(
         rounds=10,
         warmup_rounds=0,
     )
-    finished: list[events.ExperimentFinished] = []
-    outcome = run_experiment(
-        spec,
-        store,
-        environment={},
-        executor=QuickExecutor(),
-        listeners=[
-            lambda e: finished.append(e) if isinstance(e, events.ExperimentFinished) else None
-        ],
-    )
-    assert outcome.reason == "interrupted"
+    experiment_id, end = _run_to_the_end(spec, store)
     assert interrupts.first_signal() == stop_signal
-    (end,) = finished
-    experiment = store.experiment(outcome.experiment_id)
+    experiment = store.experiment(experiment_id)
     assert experiment.status == "incomplete"
-    assert len(store.completed_slots(outcome.experiment_id)) == 3  # the third is kept
+    assert len(store.completed_slots(experiment_id)) == 3  # the third is kept
     assert end.runs_kept == 3
 
 
@@ -176,25 +183,14 @@ def test_a_signal_while_a_metric_command_runs_interrupts_the_experiment(
         warmup_rounds=0,
         metrics=(MetricSpec(name="answer", source="command", command=command),),
     )
-    finished: list[events.ExperimentFinished] = []
-    outcome = run_experiment(
-        spec,
-        store,
-        environment={},
-        executor=QuickExecutor(),
-        listeners=[
-            lambda e: finished.append(e) if isinstance(e, events.ExperimentFinished) else None
-        ],
-    )
-    assert outcome.reason == "interrupted"
+    experiment_id, end = _run_to_the_end(spec, store)
     assert interrupts.first_signal() == stop_signal
-    assert store.experiment(outcome.experiment_id).status == "incomplete"
-    runs = store.runs(outcome.experiment_id)
+    assert store.experiment(experiment_id).status == "incomplete"
+    runs = store.runs(experiment_id)
     assert [run.status for run in runs] == [RunStatus.OK] * (interrupted_run - 1) + [
         RunStatus.INTERRUPTED
     ]
     assert "stopped by an interrupt" in runs[-1].message
-    (end,) = finished
     assert end.runs_kept == interrupted_run - 1  # the interrupted one is kept, never counted
 
 

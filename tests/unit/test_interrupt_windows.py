@@ -14,9 +14,8 @@ import pytest
 
 from cutaway import events, interrupts
 from cutaway.model import Hooks, MetricSpec, RunData, RunStatus, Spec, Variant
-from cutaway.probes.base import Attachment, Overhead
+from cutaway.probes.base import Attachment, Measurement, Overhead
 from cutaway.runner import runner as runner_module
-from cutaway.runner.executor import Measurement
 from cutaway.runner.hooks import STOPPED
 from cutaway.runner.runner import run_experiment
 from cutaway.store import Store

@@ -171,9 +171,6 @@ PROBE_METRIC_NAMES = (
 CORE_METRIC_WORDS: dict[str, set[str]] = {
     "cutaway.attribution.sections": {"instructions"},  # a kind of stacks and its unit
     "cutaway.gate.where": {"instructions"},  # a kind of stacks (cutaway.probes.stacks)
-    # Not yet asked of the plugins: the server's CPU time a load phase samples, which a
-    # system-wide profile narrowed to the server's processes is reconciled with.
-    "cutaway.attribution.analysis": {"server_cpu"},
 }
 
 

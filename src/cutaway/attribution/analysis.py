@@ -16,7 +16,8 @@ profiles (the same count, so they agree exactly), the timed runs' ``cpu`` for on
 (samples estimate CPU time; the difference between the two is the sampling noise plus
 what profiling perturbed). A system-wide profile samples the whole machine while ``cpu`` counts
 the measured command only: narrowed to a server's processes under a load phase, it is
-reconciled with the server's CPU in the timed runs' load phases (``server_cpu``, judged like
+reconciled with the server's CPU in the timed runs' load phases (the phase's
+``sampled_cpu_metric``, judged like
 any metric: with a fixed request count per phase, the server's CPU per request times that
 count); otherwise with its own total. Off-CPU time has no whole-process metric of its own here.
 
@@ -55,9 +56,6 @@ CURVE_RANKS = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 # read in; a kind of profile a probe counts in runs of its own is reconciled with its metric
 # (cutaway.probes.core.stack_metrics: the instructions probe's).
 ON_CPU_MEASURED = ("cpu", "timed")
-# A measured phase's CPU time of the server its runs load (a metric of the phase, where it
-# samples the server), for a system-wide profile narrowed to the server's processes.
-SERVER_CPU_METRIC = "server_cpu"
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -288,13 +286,13 @@ def measured_metrics(spec: Spec) -> dict[str, tuple[str, str]]:
     A system-wide profile samples every process on the machine, while ``cpu`` counts only the
     measured command's: the two cannot be reconciled. Narrowed to some processes under a load
     whose server is sampled, the profile is the server's (the process the load's target
-    reaches, as the case studies name it in ``processes``), and so is ``server_cpu``; with
+    reaches, as the case studies name it in ``processes``), and so is the phase's sampled CPU; with
     neither, such a profile is reconciled with its own total (as off-CPU time always is). So is
     one narrowed to the stacks ``under`` some functions: ``cpu`` counts every stack of the
     command's."""
     # The profile probe's settings as stored (cutaway.probes.profile.settings.ProfileSpec's
     # to_dict): the attribution reads three keys and imports no probe.
-    from cutaway.probes.core import stack_metrics
+    from cutaway.probes.core import sampled_cpu_metric, stack_metrics
 
     stored = spec.probes.setting("profile")
     profile: Mapping[str, object] = stored if isinstance(stored, Mapping) else {}
@@ -307,17 +305,10 @@ def measured_metrics(spec: Spec) -> dict[str, tuple[str, str]]:
         return chosen
     if not profile.get("system_wide"):
         return {**chosen, stacks.ON_CPU: ON_CPU_MEASURED}
-    if profile.get("processes") and _phase_samples_server(spec):
-        chosen[stacks.ON_CPU] = (SERVER_CPU_METRIC, "timed")
+    sampled = sampled_cpu_metric(spec) if profile.get("processes") else None
+    if sampled is not None:
+        chosen[stacks.ON_CPU] = (sampled.name, "timed")
     return chosen
-
-
-def _phase_samples_server(spec: Spec) -> bool:
-    """Whether each run's measured phase, a plugin's, samples the server's CPU time."""
-    from cutaway.probes.core import phase_metrics
-
-    measured = phase_metrics(spec) or ()
-    return any(metric.name == SERVER_CPU_METRIC for metric in measured)
 
 
 def attribution_analysis(

@@ -161,6 +161,8 @@ class CorePlugin(Protocol):
 
     def primary_metric(self, spec: Spec) -> str | None: ...
 
+    def sampled_cpu_metric(self, spec: Spec) -> Metric | None: ...
+
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]: ...
 
     def run_metrics(self, store: Store, experiment_id: int) -> list[Metric]: ...
@@ -249,6 +251,16 @@ def primary_metric(spec: Spec) -> str:
     load experiment's throughput)."""
     named = (plugin.primary_metric(spec) for plugin in plugins() if plugin.selected(spec))
     return next((name for name in named if name is not None), PRIMARY_METRIC)
+
+
+def sampled_cpu_metric(spec: Spec) -> Metric | None:
+    """The metric of the CPU time of the processes a selected plugin's measured phase samples
+    in each run (a load phase's server), None where no phase samples any."""
+    for plugin in plugins():
+        found = plugin.sampled_cpu_metric(spec) if plugin.selected(spec) else None
+        if found is not None:
+            return found
+    return None
 
 
 def known_metrics() -> dict[str, Metric]:

@@ -45,6 +45,9 @@ layers above hand the registry's plugins):
   in any experiment, those it adds beside the process metrics (``metrics``: the instructions
   probe's); a measured phase's metrics replace them, and its table's ``check`` refuses their
   names in its own experiments only (cutaway.probes.core.reserved_metric_names);
+- ``sampled_cpu_metric(spec)``: a measured phase's metric of the CPU time of the processes
+  it samples (the load phase's ``server_cpu``), which the attribution reconciles a system-wide
+  profile narrowed to those processes with (cutaway.probes.core.sampled_cpu_metric);
 - ``stack_metrics``: for each kind of stacks it stores (cutaway.probes.stacks), the known
   metric whose runs count the same total, which the attribution reconciles the profiles with
   (the instructions probe's callgrind stacks: ``instructions``; cutaway.probes.core
@@ -364,6 +367,12 @@ class ProbePlugin:
 
     def primary_metric(self, spec: Spec) -> str | None:
         """The metric tested at full alpha in an experiment that selects it, None: wall time."""
+        return None
+
+    def sampled_cpu_metric(self, spec: Spec) -> Metric | None:
+        """For a plugin that owns the measured phase and samples the processes each variant
+        names (a load phase's server): the metric of their CPU time in each run, which a
+        system-wide profile narrowed to those processes adds up to; None for none."""
         return None
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:

@@ -183,6 +183,13 @@ class LoadPlugin(ProbePlugin):
     def primary_metric(self, spec: Spec) -> str | None:
         return THROUGHPUT_METRIC
 
+    def sampled_cpu_metric(self, spec: Spec) -> Metric | None:
+        """The server's CPU time, where the load phase samples the server."""
+        load = load_settings(spec)
+        if load is None or not load.server_metrics:
+            return None
+        return SERVER_METRICS[0]
+
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         from cutaway.probes.load.analysis import load_cautions, load_summaries
 

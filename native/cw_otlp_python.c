@@ -340,6 +340,18 @@ static int cw_let_go_oldest(cw_nester *self) {
     return failed;
 }
 
+/* Empty self->line, releasing the references of its spans from the `first` on (those before
+ * it are held). */
+static void cw_line_clear(cw_nester *self, Py_ssize_t first) {
+    for (Py_ssize_t i = first; i < self->line_count; i++) {
+        Py_DECREF(self->line[i].span_id);
+        Py_XDECREF(self->line[i].parent_id);
+        Py_DECREF(self->line[i].name);
+        Py_DECREF(self->line_traces[i]);
+    }
+    self->line_count = 0;
+}
+
 /* Hold self->line's spans (references taken), then let the oldest traces go while more than
  * the limit are held; the line's references are released in any case. */
 static int cw_hold_line(cw_nester *self) {
@@ -355,26 +367,10 @@ static int cw_hold_line(cw_nester *self) {
         self->held_spans++;
         Py_DECREF(self->line_traces[i]);
     }
-    for (; i < self->line_count; i++) {
-        Py_DECREF(self->line[i].span_id);
-        Py_XDECREF(self->line[i].parent_id);
-        Py_DECREF(self->line[i].name);
-        Py_DECREF(self->line_traces[i]);
-    }
-    self->line_count = 0;
+    cw_line_clear(self, i);
     while (!failed && self->held_spans > self->held_limit && self->trace_count > 1)
         failed = cw_let_go_oldest(self);
     return failed;
-}
-
-static void cw_line_clear(cw_nester *self) {
-    for (Py_ssize_t i = 0; i < self->line_count; i++) {
-        Py_DECREF(self->line[i].span_id);
-        Py_XDECREF(self->line[i].parent_id);
-        Py_DECREF(self->line[i].name);
-        Py_DECREF(self->line_traces[i]);
-    }
-    self->line_count = 0;
 }
 
 /* Append a span to self->line, taking the references given (NULL parent: none). */
@@ -452,7 +448,7 @@ static PyObject *cw_nester_new(PyTypeObject *type, PyObject *args, PyObject *kwa
 }
 
 static void cw_nester_dealloc(cw_nester *self) {
-    cw_line_clear(self);
+    cw_line_clear(self, 0);
     while (self->oldest) {
         cw_trace *trace = self->oldest;
         cw_unlink(self, trace);
@@ -555,7 +551,7 @@ static PyObject *cw_add_line(cw_nester *self, PyObject *line) {
     }
     Py_DECREF(resources);
     if (taken != 1) {
-        cw_line_clear(self);
+        cw_line_clear(self, 0);
         if (taken < 0) return NULL;
         Py_RETURN_FALSE;
     }
@@ -574,7 +570,7 @@ static PyObject *cw_add_spans(cw_nester *self, PyObject *spans) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(spans); i++) {
         PyObject *span = PyList_GET_ITEM(spans, i);
         if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) != 6) {
-            cw_line_clear(self);
+            cw_line_clear(self, 0);
             PyErr_SetString(PyExc_TypeError, "add_spans: expected tuples of 6");
             return NULL;
         }
@@ -586,18 +582,18 @@ static PyObject *cw_add_spans(cw_nester *self, PyObject *spans) {
             cw_text(parent, "parent id") < 0 || cw_text(name, "name") < 0 ||
             (start_found = cw_time(PyTuple_GET_ITEM(span, 4), &start)) == CW_TIME_ERROR ||
             (end_found = cw_time(PyTuple_GET_ITEM(span, 5), &end)) == CW_TIME_ERROR) {
-            cw_line_clear(self);
+            cw_line_clear(self, 0);
             return NULL;
         }
         if (start_found != CW_TIME_OK || end_found != CW_TIME_OK || end < start) {
-            cw_line_clear(self);
+            cw_line_clear(self, 0);
             PyErr_SetString(PyExc_ValueError, "add_spans: times must be ints, start <= end");
             return NULL;
         }
         PyObject *held_parent = PyUnicode_GET_LENGTH(parent) ? Py_NewRef(parent) : NULL;
         if (cw_line_append(self, Py_NewRef(trace), Py_NewRef(span_id), held_parent,
                            Py_NewRef(name), start, end) < 0) {
-            cw_line_clear(self);
+            cw_line_clear(self, 0);
             return NULL;
         }
     }

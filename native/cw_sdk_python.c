@@ -152,6 +152,15 @@ static int cw_group_append(cw_group *group, const cw_member_entry *entries, Py_s
     return 0;
 }
 
+/* The group's counter of folded members, made if it has none; NULL with MemoryError. */
+static cw_counter *cw_group_folded(cw_group *group) {
+    if (group->folded == NULL) {
+        group->folded = calloc(1, sizeof(cw_counter));
+        if (group->folded == NULL) PyErr_NoMemory();
+    }
+    return group->folded;
+}
+
 /* Count one subtree as an operation into `counter` (NULL: the reader's accumulator). */
 static int cw_count_member(cw_nester *self, cw_counter *counter, const cw_member_entry *entries,
                            Py_ssize_t count) {
@@ -167,13 +176,7 @@ static int cw_count_member(cw_nester *self, cw_counter *counter, const cw_member
 /* _Group._fold: the `count` oldest members counted as operations into the group's counter. */
 static int cw_group_fold(cw_nester *self, cw_group *group, Py_ssize_t count) {
     if (count <= 0) return 0;
-    if (group->folded == NULL) {
-        group->folded = calloc(1, sizeof(cw_counter));
-        if (group->folded == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-    }
+    if (cw_group_folded(group) == NULL) return -1;
     Py_ssize_t offset = 0;
     for (Py_ssize_t m = 0; m < count; m++) {
         if (cw_count_member(self, group->folded, &group->entries[offset],
@@ -226,14 +229,8 @@ static void cw_group_take_begins(cw_group *group, cw_group *later) {
 /* _Group.absorb: `later`'s subtrees (begun after these) as siblings of these. */
 static int cw_group_absorb(cw_nester *self, cw_group *group, cw_group *later) {
     if (later->folded != NULL) {
-        if (cw_group_fold(self, group, group->member_count) < 0) return -1;
-        if (group->folded == NULL) {
-            group->folded = calloc(1, sizeof(cw_counter));
-            if (group->folded == NULL) {
-                PyErr_NoMemory();
-                return -1;
-            }
-        }
+        if (cw_group_fold(self, group, group->member_count) < 0 || cw_group_folded(group) == NULL)
+            return -1;
         if (cw_counter_absorb(&self->phases, group->folded, later->folded) < 0) return -1;
     }
     Py_ssize_t offset = 0;

@@ -57,18 +57,15 @@ typedef struct {
 } cw_pending;
 
 typedef struct {
-    PyObject_HEAD
+    CW_READER_HEAD /* report: callable(message) */
     Py_ssize_t held_limit;
     PyObject *source; /* str: problems name the file so */
-    PyObject *report; /* callable(message) */
     /* held traces: a hash table by trace, and a list from the oldest (least recently added) */
     cw_trace **buckets;
     size_t bucket_count;
     Py_ssize_t trace_count, held_spans;
     cw_trace *oldest, *newest, *last;
     Py_ssize_t traces, unnested;
-    int finished;
-    cw_phases phases; /* the paths, their steps and totals (cw_phases.h) */
     /* scratch, reused from trace to trace */
     cw_id *ids;
     size_t id_size, id_mask;
@@ -278,15 +275,8 @@ static void cw_unlink(cw_nester *self, cw_trace *trace) {
 
 static int cw_buckets_grow(cw_nester *self) {
     size_t count = self->bucket_count ? self->bucket_count * 2 : 1024;
-    if (count > SIZE_MAX / sizeof(cw_trace *)) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    cw_trace **buckets = calloc(count, sizeof(cw_trace *));
-    if (buckets == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    cw_trace **buckets = cw_new_array(count, sizeof(cw_trace *));
+    if (buckets == NULL) return -1;
     for (cw_trace *trace = self->oldest; trace; trace = trace->newer) {
         size_t slot = (size_t)trace->hash & (count - 1);
         trace->next_in_bucket = buckets[slot];
@@ -350,6 +340,18 @@ static int cw_let_go_oldest(cw_nester *self) {
     return failed;
 }
 
+/* Empty self->line, releasing the references of its spans from the `first` on (those before
+ * it are held). */
+static void cw_line_clear(cw_nester *self, Py_ssize_t first) {
+    for (Py_ssize_t i = first; i < self->line_count; i++) {
+        Py_DECREF(self->line[i].span_id);
+        Py_XDECREF(self->line[i].parent_id);
+        Py_DECREF(self->line[i].name);
+        Py_DECREF(self->line_traces[i]);
+    }
+    self->line_count = 0;
+}
+
 /* Hold self->line's spans (references taken), then let the oldest traces go while more than
  * the limit are held; the line's references are released in any case. */
 static int cw_hold_line(cw_nester *self) {
@@ -365,26 +367,10 @@ static int cw_hold_line(cw_nester *self) {
         self->held_spans++;
         Py_DECREF(self->line_traces[i]);
     }
-    for (; i < self->line_count; i++) {
-        Py_DECREF(self->line[i].span_id);
-        Py_XDECREF(self->line[i].parent_id);
-        Py_DECREF(self->line[i].name);
-        Py_DECREF(self->line_traces[i]);
-    }
-    self->line_count = 0;
+    cw_line_clear(self, i);
     while (!failed && self->held_spans > self->held_limit && self->trace_count > 1)
         failed = cw_let_go_oldest(self);
     return failed;
-}
-
-static void cw_line_clear(cw_nester *self) {
-    for (Py_ssize_t i = 0; i < self->line_count; i++) {
-        Py_DECREF(self->line[i].span_id);
-        Py_XDECREF(self->line[i].parent_id);
-        Py_DECREF(self->line[i].name);
-        Py_DECREF(self->line_traces[i]);
-    }
-    self->line_count = 0;
 }
 
 /* Append a span to self->line, taking the references given (NULL parent: none). */
@@ -454,31 +440,21 @@ static PyObject *cw_nester_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "nUO:Nester", keywords, &held_limit, &source,
                                      &report))
         return NULL;
-    if (!PyCallable_Check(report)) {
-        PyErr_SetString(PyExc_TypeError, "report must be callable");
-        return NULL;
-    }
-    cw_nester *self = (cw_nester *)type->tp_alloc(type, 0);
+    cw_nester *self = (cw_nester *)cw_reader_new(type, report);
     if (self == NULL) return NULL;
     self->held_limit = held_limit;
     self->source = Py_NewRef(source);
-    self->report = Py_NewRef(report);
-    if (cw_phases_init(&self->phases) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
     return (PyObject *)self;
 }
 
 static void cw_nester_dealloc(cw_nester *self) {
-    cw_line_clear(self);
+    cw_line_clear(self, 0);
     while (self->oldest) {
         cw_trace *trace = self->oldest;
         cw_unlink(self, trace);
         cw_trace_free(trace);
     }
     free(self->buckets);
-    cw_phases_free(&self->phases);
     free(self->ids);
     free(self->span_entry);
     free(self->parent_entry);
@@ -489,8 +465,7 @@ static void cw_nester_dealloc(cw_nester *self) {
     free(self->line);
     free(self->line_traces);
     Py_XDECREF(self->source);
-    Py_XDECREF(self->report);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    cw_reader_dealloc((cw_reader *)self);
 }
 
 static int cw_not_finished(cw_nester *self) {
@@ -576,7 +551,7 @@ static PyObject *cw_add_line(cw_nester *self, PyObject *line) {
     }
     Py_DECREF(resources);
     if (taken != 1) {
-        cw_line_clear(self);
+        cw_line_clear(self, 0);
         if (taken < 0) return NULL;
         Py_RETURN_FALSE;
     }
@@ -595,7 +570,7 @@ static PyObject *cw_add_spans(cw_nester *self, PyObject *spans) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(spans); i++) {
         PyObject *span = PyList_GET_ITEM(spans, i);
         if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) != 6) {
-            cw_line_clear(self);
+            cw_line_clear(self, 0);
             PyErr_SetString(PyExc_TypeError, "add_spans: expected tuples of 6");
             return NULL;
         }
@@ -607,18 +582,18 @@ static PyObject *cw_add_spans(cw_nester *self, PyObject *spans) {
             cw_text(parent, "parent id") < 0 || cw_text(name, "name") < 0 ||
             (start_found = cw_time(PyTuple_GET_ITEM(span, 4), &start)) == CW_TIME_ERROR ||
             (end_found = cw_time(PyTuple_GET_ITEM(span, 5), &end)) == CW_TIME_ERROR) {
-            cw_line_clear(self);
+            cw_line_clear(self, 0);
             return NULL;
         }
         if (start_found != CW_TIME_OK || end_found != CW_TIME_OK || end < start) {
-            cw_line_clear(self);
+            cw_line_clear(self, 0);
             PyErr_SetString(PyExc_ValueError, "add_spans: times must be ints, start <= end");
             return NULL;
         }
         PyObject *held_parent = PyUnicode_GET_LENGTH(parent) ? Py_NewRef(parent) : NULL;
         if (cw_line_append(self, Py_NewRef(trace), Py_NewRef(span_id), held_parent,
                            Py_NewRef(name), start, end) < 0) {
-            cw_line_clear(self);
+            cw_line_clear(self, 0);
             return NULL;
         }
     }
@@ -664,21 +639,6 @@ static PyObject *cw_finish(cw_nester *self, PyObject *unused) {
     return Py_BuildValue("nn", self->traces, self->unnested);
 }
 
-/* sums(first, count): cw_phases_sums, once finished. */
-static PyObject *cw_sums(cw_nester *self, PyObject *args) {
-    if (!self->finished) {
-        PyErr_SetString(PyExc_RuntimeError, "sums: the nester has not finished");
-        return NULL;
-    }
-    return cw_phases_sums(&self->phases, args);
-}
-
-/* roots(): [(outermost span's name, operations), ...] */
-static PyObject *cw_roots(cw_nester *self, PyObject *unused) {
-    (void)unused;
-    return cw_phases_roots(&self->phases);
-}
-
 static PyMethodDef cw_nester_methods[] = {
     {"add_line", (PyCFunction)cw_add_line, METH_O,
      "Hold a typed line's spans; False when the line must be read by the field checks."},
@@ -686,9 +646,7 @@ static PyMethodDef cw_nester_methods[] = {
      "Hold a line's spans: tuples (trace, id, parent id or '', name, start, end)."},
     {"finish", (PyCFunction)cw_finish, METH_NOARGS,
      "Nest and count the traces still held: (traces, spans in a cycle or repeating an id)."},
-    {"sums", (PyCFunction)cw_sums, METH_VARARGS,
-     "sums(first, count): paths' totals in first-counted order (each handed over once)."},
-    {"roots", (PyCFunction)cw_roots, METH_NOARGS, "Operations per outermost span's name."},
+    CW_READER_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -711,8 +669,6 @@ static struct PyModuleDef cw_module = {
 };
 
 PyMODINIT_FUNC PyInit__cwotlp(void) {
-    if (PyType_Ready(&cw_nester_type) < 0) return NULL;
-    cw_phases_setup();
     const char *names[] = {"resourceSpans", "scopeSpans", "spans", "traceId",
                            "spanId", "parentSpanId", "name", "startTimeUnixNano",
                            "endTimeUnixNano"};
@@ -723,11 +679,10 @@ PyMODINIT_FUNC PyInit__cwotlp(void) {
         *fields[i] = PyUnicode_InternFromString(names[i]);
         if (*fields[i] == NULL) return NULL;
     }
-    PyObject *module = PyModule_Create(&cw_module);
+    PyObject *module = cw_reader_module(&cw_module, &cw_nester_type);
     if (module == NULL) return NULL;
     cw_too_large = PyErr_NewException("cutaway._cwotlp.TooLarge", PyExc_OverflowError, NULL);
-    if (cw_too_large == NULL || PyModule_AddObjectRef(module, "TooLarge", cw_too_large) < 0 ||
-        PyModule_AddObjectRef(module, "Nester", (PyObject *)&cw_nester_type) < 0) {
+    if (cw_too_large == NULL || PyModule_AddObjectRef(module, "TooLarge", cw_too_large) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -4,6 +4,8 @@
  * names, each step (parent path, name) made once; one operation's tree of paths counted
  * into totals and histograms as phase_tables.PhaseAccumulator.add_tree counts it (the
  * reference: the tests compare both); and the totals handed to the reader's accumulator.
+ * Also what both modules' Python types share: the nester's first fields (CW_READER_HEAD), its
+ * making and release, the sums() and roots() methods, and the module's making.
  *
  * Totals live in the paths themselves (the reader's accumulator: counter NULL) or in a
  * cw_counter, sparse by path, which the SDK reader keeps for the subtrees waiting at one level
@@ -71,6 +73,78 @@ static inline size_t cw_table_size(Py_ssize_t count) {
     return size;
 }
 
+/* A zeroed array of `count` elements of `size` bytes (count > 0); NULL with MemoryError. */
+static inline void *cw_new_array(size_t count, size_t size) {
+    if (count > SIZE_MAX / size) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    void *items = calloc(count, size);
+    if (items == NULL) PyErr_NoMemory();
+    return items;
+}
+
+/* ---- numberings: int64 keys numbered in the order first seen ---- */
+
+typedef struct {
+    int64_t *keys; /* by number */
+    Py_ssize_t count, capacity;
+    Py_ssize_t *index; /* open addressing: numbers, -1 empty */
+    size_t index_size; /* a power of two, or 0 before the first key */
+} cw_numbering;
+
+static inline void cw_numbering_free(cw_numbering *numbering) {
+    free(numbering->keys);
+    free(numbering->index);
+    memset(numbering, 0, sizeof(*numbering));
+}
+
+static inline size_t cw_key_hash(int64_t key) {
+    return (size_t)((uint64_t)key * 0x9E3779B97F4A7C15ULL >> 16);
+}
+
+/* The index twice as large (16 slots at first), every key put back; -1 with MemoryError. */
+static inline int cw_numbering_grow(cw_numbering *numbering) {
+    size_t size = numbering->index_size ? numbering->index_size * 2 : 16;
+    Py_ssize_t *index = cw_new_array(size, sizeof(Py_ssize_t));
+    if (index == NULL) return -1;
+    for (size_t i = 0; i < size; i++) index[i] = -1;
+    for (Py_ssize_t number = 0; number < numbering->count; number++) {
+        size_t slot = cw_key_hash(numbering->keys[number]) & (size - 1);
+        while (index[slot] >= 0) slot = (slot + 1) & (size - 1);
+        index[slot] = number;
+    }
+    free(numbering->index);
+    numbering->index = index;
+    numbering->index_size = size;
+    return 0;
+}
+
+/* The number of `key`, or -1 if it has none yet (then `*slot` is where cw_numbering_add puts
+ * it, if nothing is added in between); -2 with MemoryError. */
+static inline Py_ssize_t cw_numbering_find(cw_numbering *numbering, int64_t key, size_t *slot) {
+    if (((size_t)numbering->count + 1) * 2 > numbering->index_size &&
+        cw_numbering_grow(numbering) < 0)
+        return -2;
+    size_t mask = numbering->index_size - 1;
+    size_t at = cw_key_hash(key) & mask;
+    while (numbering->index[at] >= 0) {
+        if (numbering->keys[numbering->index[at]] == key) return numbering->index[at];
+        at = (at + 1) & mask;
+    }
+    *slot = at;
+    return -1;
+}
+
+/* Number `key` (not numbered yet) next, at the `slot` cw_numbering_find gave; -1 with
+ * MemoryError. */
+static inline Py_ssize_t cw_numbering_add(cw_numbering *numbering, int64_t key, size_t slot) {
+    if (CW_RESERVE(numbering->keys, numbering->capacity, numbering->count + 1) < 0) return -1;
+    numbering->keys[numbering->count] = key;
+    numbering->index[slot] = numbering->count;
+    return numbering->count++;
+}
+
 /* ---- strings ---- */
 
 /* Equal as Python compares two str (both ready: compact strings of the same text have the
@@ -110,15 +184,8 @@ typedef struct {
 static inline int cw_histogram_add(cw_histogram *histogram, long bucket, int64_t count, cw_wide sum) {
     if ((histogram->used + 1) * 2 > histogram->size) {
         size_t size = histogram->size ? histogram->size * 2 : 2; /* most paths: one bucket */
-        if (size > SIZE_MAX / sizeof(cw_bucket)) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        cw_bucket *entries = calloc(size, sizeof(cw_bucket));
-        if (entries == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
+        cw_bucket *entries = cw_new_array(size, sizeof(cw_bucket));
+        if (entries == NULL) return -1;
         for (size_t i = 0; i < histogram->size; i++) {
             cw_bucket *old = &histogram->entries[i];
             if (!old->used) continue;
@@ -172,6 +239,15 @@ static inline PyObject *cw_long(cw_wide value) {
     return sum;
 }
 
+/* Append `item` (a new reference, or NULL after an error) to `list`, giving the reference up;
+ * -1 on error. */
+static inline int cw_append(PyObject *list, PyObject *item) {
+    if (item == NULL) return -1;
+    int failed = PyList_Append(list, item);
+    Py_DECREF(item);
+    return failed;
+}
+
 /* [(bucket, count, sum), ...] */
 static inline PyObject *cw_histogram_list(const cw_histogram *histogram) {
     PyObject *list = PyList_New(0);
@@ -182,12 +258,10 @@ static inline PyObject *cw_histogram_list(const cw_histogram *histogram) {
         PyObject *sum = cw_long(entry->sum);
         PyObject *item = sum ? Py_BuildValue("lLN", (long)entry->bucket, (long long)entry->count, sum)
                              : NULL;
-        if (item == NULL || PyList_Append(list, item) < 0) {
-            Py_XDECREF(item);
+        if (cw_append(list, item) < 0) {
             Py_DECREF(list);
             return NULL;
         }
-        Py_DECREF(item);
     }
     return list;
 }
@@ -230,11 +304,9 @@ typedef struct {
 
 /* Totals sparse by path (PhaseAccumulator.absorb's other side): in the order first counted. */
 typedef struct {
-    Py_ssize_t *paths;
+    cw_numbering paths; /* entry numbers: the totals' */
     cw_totals *totals;
-    Py_ssize_t count, capacity, totals_capacity;
-    Py_ssize_t *index; /* open addressing: entry numbers, -1 empty */
-    size_t index_size;
+    Py_ssize_t totals_capacity;
 } cw_counter;
 
 typedef struct {
@@ -289,15 +361,8 @@ static inline Py_hash_t cw_step_hash(Py_ssize_t parent, Py_hash_t name_hash) {
 
 static inline int cw_steps_grow(cw_phases *phases) {
     size_t size = phases->step_size ? phases->step_size * 2 : 64;
-    if (size > SIZE_MAX / sizeof(cw_step_entry)) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    cw_step_entry *steps = malloc(size * sizeof(cw_step_entry));
-    if (steps == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    cw_step_entry *steps = cw_new_array(size, sizeof(cw_step_entry));
+    if (steps == NULL) return -1;
     for (size_t i = 0; i < size; i++) steps[i].parent = -1;
     for (size_t i = 0; i < phases->step_size; i++) {
         cw_step_entry *old = &phases->steps[i];
@@ -377,38 +442,10 @@ static inline int cw_tree_add(cw_phases *phases, Py_ssize_t *entries, Py_ssize_t
 
 static inline void cw_counter_free(cw_counter *counter) {
     if (counter == NULL) return;
-    for (Py_ssize_t i = 0; i < counter->count; i++) cw_totals_release(&counter->totals[i]);
-    free(counter->paths);
+    for (Py_ssize_t i = 0; i < counter->paths.count; i++) cw_totals_release(&counter->totals[i]);
+    cw_numbering_free(&counter->paths);
     free(counter->totals);
-    free(counter->index);
     free(counter);
-}
-
-static inline size_t cw_path_hash(Py_ssize_t path) {
-    return (size_t)((uint64_t)path * 0x9E3779B97F4A7C15ULL >> 16);
-}
-
-static inline int cw_counter_grow(cw_counter *counter) {
-    size_t size = counter->index_size ? counter->index_size * 2 : 16;
-    if (size > SIZE_MAX / sizeof(Py_ssize_t)) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Py_ssize_t *index = malloc(size * sizeof(Py_ssize_t));
-    if (index == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (size_t i = 0; i < size; i++) index[i] = -1;
-    for (Py_ssize_t entry = 0; entry < counter->count; entry++) {
-        size_t slot = cw_path_hash(counter->paths[entry]) & (size - 1);
-        while (index[slot] >= 0) slot = (slot + 1) & (size - 1);
-        index[slot] = entry;
-    }
-    free(counter->index);
-    counter->index = index;
-    counter->index_size = size;
-    return 0;
 }
 
 /* The totals of path `number` in `counter` (NULL: the reader's accumulator, in the paths),
@@ -425,22 +462,15 @@ static inline cw_totals *cw_totals_of(cw_phases *phases, cw_counter *counter, Py
         }
         return &path->totals;
     }
-    if (((size_t)counter->count + 1) * 2 > counter->index_size && cw_counter_grow(counter) < 0)
+    size_t slot = 0;
+    Py_ssize_t entry = cw_numbering_find(&counter->paths, number, &slot);
+    if (entry >= 0) return &counter->totals[entry];
+    if (entry == -2 ||
+        CW_RESERVE(counter->totals, counter->totals_capacity, counter->paths.count + 1) < 0)
         return NULL;
-    size_t mask = counter->index_size - 1;
-    size_t slot = cw_path_hash(number) & mask;
-    while (counter->index[slot] >= 0) {
-        if (counter->paths[counter->index[slot]] == number)
-            return &counter->totals[counter->index[slot]];
-        slot = (slot + 1) & mask;
-    }
-    if (CW_RESERVE(counter->paths, counter->capacity, counter->count + 1) < 0) return NULL;
-    if (CW_RESERVE(counter->totals, counter->totals_capacity, counter->count + 1) < 0)
-        return NULL;
-    Py_ssize_t entry = counter->count++;
-    counter->paths[entry] = number;
+    entry = cw_numbering_add(&counter->paths, number, slot);
+    if (entry < 0) return NULL;
     memset(&counter->totals[entry], 0, sizeof(cw_totals));
-    counter->index[slot] = entry;
     return &counter->totals[entry];
 }
 
@@ -507,8 +537,8 @@ static inline int cw_histogram_absorb(cw_histogram *into, const cw_histogram *fr
 /* PhaseAccumulator.absorb: every operation `from` counted, into `into` (NULL: the reader's
  * accumulator), its new paths last. */
 static inline int cw_counter_absorb(cw_phases *phases, cw_counter *into, const cw_counter *from) {
-    for (Py_ssize_t i = 0; i < from->count; i++) {
-        cw_totals *ours = cw_totals_of(phases, into, from->paths[i]);
+    for (Py_ssize_t i = 0; i < from->paths.count; i++) {
+        cw_totals *ours = cw_totals_of(phases, into, from->paths.keys[i]);
         if (ours == NULL) return -1;
         const cw_totals *theirs = &from->totals[i];
         ours->total_ns += theirs->total_ns;
@@ -570,12 +600,10 @@ static inline PyObject *cw_phases_sums(cw_phases *phases, PyObject *args) {
             Py_XDECREF(children);
             Py_XDECREF(histogram);
         }
-        if (row == NULL || PyList_Append(rows, row) < 0) {
-            Py_XDECREF(row);
+        if (cw_append(rows, row) < 0) {
             Py_DECREF(rows);
             return NULL;
         }
-        Py_DECREF(row);
         cw_totals_release(totals);
     }
     return rows;
@@ -589,14 +617,86 @@ static inline PyObject *cw_phases_roots(cw_phases *phases) {
         cw_path *path = &phases->paths[phases->counted[i]];
         if (path->parent != 0 || !path->totals.operations) continue;
         PyObject *row = Py_BuildValue("OL", path->name, (long long)path->totals.operations);
-        if (row == NULL || PyList_Append(rows, row) < 0) {
-            Py_XDECREF(row);
+        if (cw_append(rows, row) < 0) {
             Py_DECREF(rows);
             return NULL;
         }
-        Py_DECREF(row);
     }
     return rows;
+}
+
+/* ---- the nester as a Python object ---- */
+
+/* The fields each module's nester type starts with, as PyObject_HEAD starts every object: the
+ * life cycle and the methods below take any nester as a cw_reader. */
+#define CW_READER_HEAD                                                                          \
+    PyObject_HEAD                                                                               \
+    PyObject *report; /* the reader's callable, handed the problems */                         \
+    int finished;     /* finish() has run: sums() may hand the totals over */                  \
+    cw_phases phases; /* the paths, their steps and totals */
+
+typedef struct {
+    CW_READER_HEAD
+} cw_reader;
+
+/* A new nester of `type` (its own fields zero) reporting to `report`, path 0 made; NULL with
+ * an exception (TypeError if `report` is not callable). */
+static inline cw_reader *cw_reader_new(PyTypeObject *type, PyObject *report) {
+    if (!PyCallable_Check(report)) {
+        PyErr_SetString(PyExc_TypeError, "report must be callable");
+        return NULL;
+    }
+    cw_reader *self = (cw_reader *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->report = Py_NewRef(report);
+    if (cw_phases_init(&self->phases) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return self;
+}
+
+/* The end of a nester's tp_dealloc, after its own fields are released. */
+static inline void cw_reader_dealloc(cw_reader *self) {
+    cw_phases_free(&self->phases);
+    Py_XDECREF(self->report);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* sums(first, count): cw_phases_sums, once finished. */
+static inline PyObject *cw_reader_sums(PyObject *object, PyObject *args) {
+    cw_reader *self = (cw_reader *)object;
+    if (!self->finished) {
+        PyErr_SetString(PyExc_RuntimeError, "sums: the nester has not finished");
+        return NULL;
+    }
+    return cw_phases_sums(&self->phases, args);
+}
+
+/* roots(): cw_phases_roots. */
+static inline PyObject *cw_reader_roots(PyObject *object, PyObject *unused) {
+    (void)unused;
+    return cw_phases_roots(&((cw_reader *)object)->phases);
+}
+
+/* The method table's entries of the methods every nester has. */
+#define CW_READER_METHODS                                                                       \
+    {"sums", cw_reader_sums, METH_VARARGS,                                                      \
+     "sums(first, count): paths' totals in first-counted order (each handed over once)."},      \
+    {"roots", cw_reader_roots, METH_NOARGS, "Operations per outermost span's name."}
+
+/* The module of `definition`, with the nester type `nester` in it as Nester, the counting set
+ * up; NULL with an exception. */
+static inline PyObject *cw_reader_module(PyModuleDef *definition, PyTypeObject *nester) {
+    if (PyType_Ready(nester) < 0) return NULL;
+    cw_phases_setup();
+    PyObject *module = PyModule_Create(definition);
+    if (module == NULL) return NULL;
+    if (PyModule_AddObjectRef(module, "Nester", (PyObject *)nester) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }
 
 #endif /* CW_PHASES_H */

@@ -49,17 +49,11 @@ typedef struct cw_group {
 } cw_group;
 
 typedef struct {
-    PyObject_HEAD
+    CW_READER_HEAD /* report: callable(thread, message or None, more left out) */
     int64_t pid;
     long span_kind, begin_kind, end_kind;
-    PyObject *report; /* callable(thread, message or None, more left out) */
-    int finished, busy; /* busy: in add or finish (report must not call back into it) */
-    cw_phases phases;
-    /* threads, in the order first seen: an index by thread id */
-    int64_t *threads;
-    Py_ssize_t thread_count, thread_capacity;
-    Py_ssize_t *thread_index; /* open addressing: thread numbers, -1 empty */
-    size_t thread_index_size;
+    int busy; /* in add or finish (report must not call back into it) */
+    cw_numbering threads; /* thread ids, numbered in the order first seen */
     /* groups by (thread number, level) */
     cw_group **buckets;
     size_t bucket_count;
@@ -69,42 +63,13 @@ typedef struct {
 
 /* ---- threads ---- */
 
-static size_t cw_thread_hash(int64_t tid) {
-    return (size_t)((uint64_t)tid * 0x9E3779B97F4A7C15ULL >> 20);
-}
-
+/* The number of thread `tid`, the next if it is new; -1 with MemoryError. */
 static Py_ssize_t cw_thread_of(cw_nester *self, int64_t tid) {
-    if (((size_t)self->thread_count + 1) * 2 > self->thread_index_size) {
-        size_t size = self->thread_index_size ? self->thread_index_size * 2 : 16;
-        if (size > SIZE_MAX / sizeof(Py_ssize_t)) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        Py_ssize_t *index = malloc(size * sizeof(Py_ssize_t));
-        if (index == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        for (size_t i = 0; i < size; i++) index[i] = -1;
-        for (Py_ssize_t t = 0; t < self->thread_count; t++) {
-            size_t slot = cw_thread_hash(self->threads[t]) & (size - 1);
-            while (index[slot] >= 0) slot = (slot + 1) & (size - 1);
-            index[slot] = t;
-        }
-        free(self->thread_index);
-        self->thread_index = index;
-        self->thread_index_size = size;
-    }
-    size_t mask = self->thread_index_size - 1;
-    size_t slot = cw_thread_hash(tid) & mask;
-    while (self->thread_index[slot] >= 0) {
-        if (self->threads[self->thread_index[slot]] == tid) return self->thread_index[slot];
-        slot = (slot + 1) & mask;
-    }
-    if (CW_RESERVE(self->threads, self->thread_capacity, self->thread_count + 1) < 0) return -1;
-    self->threads[self->thread_count] = tid;
-    self->thread_index[slot] = self->thread_count;
-    return self->thread_count++;
+    size_t slot = 0;
+    Py_ssize_t thread = cw_numbering_find(&self->threads, tid, &slot);
+    if (thread >= 0) return thread;
+    if (thread == -2) return -1;
+    return cw_numbering_add(&self->threads, tid, slot);
 }
 
 /* ---- groups ---- */
@@ -146,15 +111,8 @@ static cw_group *cw_group_at(cw_nester *self, Py_ssize_t thread, int64_t level) 
     if (group != NULL) return group;
     if ((size_t)self->group_count + 1 > self->bucket_count) {
         size_t size = self->bucket_count ? self->bucket_count * 2 : 64;
-        if (size > SIZE_MAX / sizeof(cw_group *)) {
-            PyErr_NoMemory();
-            return NULL;
-        }
-        cw_group **buckets = calloc(size, sizeof(cw_group *));
-        if (buckets == NULL) {
-            PyErr_NoMemory();
-            return NULL;
-        }
+        cw_group **buckets = cw_new_array(size, sizeof(cw_group *));
+        if (buckets == NULL) return NULL;
         for (size_t i = 0; i < self->bucket_count; i++) {
             while (self->buckets[i]) {
                 cw_group *moved = self->buckets[i];
@@ -194,6 +152,15 @@ static int cw_group_append(cw_group *group, const cw_member_entry *entries, Py_s
     return 0;
 }
 
+/* The group's counter of folded members, made if it has none; NULL with MemoryError. */
+static cw_counter *cw_group_folded(cw_group *group) {
+    if (group->folded == NULL) {
+        group->folded = calloc(1, sizeof(cw_counter));
+        if (group->folded == NULL) PyErr_NoMemory();
+    }
+    return group->folded;
+}
+
 /* Count one subtree as an operation into `counter` (NULL: the reader's accumulator). */
 static int cw_count_member(cw_nester *self, cw_counter *counter, const cw_member_entry *entries,
                            Py_ssize_t count) {
@@ -209,13 +176,7 @@ static int cw_count_member(cw_nester *self, cw_counter *counter, const cw_member
 /* _Group._fold: the `count` oldest members counted as operations into the group's counter. */
 static int cw_group_fold(cw_nester *self, cw_group *group, Py_ssize_t count) {
     if (count <= 0) return 0;
-    if (group->folded == NULL) {
-        group->folded = calloc(1, sizeof(cw_counter));
-        if (group->folded == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-    }
+    if (cw_group_folded(group) == NULL) return -1;
     Py_ssize_t offset = 0;
     for (Py_ssize_t m = 0; m < count; m++) {
         if (cw_count_member(self, group->folded, &group->entries[offset],
@@ -268,14 +229,8 @@ static void cw_group_take_begins(cw_group *group, cw_group *later) {
 /* _Group.absorb: `later`'s subtrees (begun after these) as siblings of these. */
 static int cw_group_absorb(cw_nester *self, cw_group *group, cw_group *later) {
     if (later->folded != NULL) {
-        if (cw_group_fold(self, group, group->member_count) < 0) return -1;
-        if (group->folded == NULL) {
-            group->folded = calloc(1, sizeof(cw_counter));
-            if (group->folded == NULL) {
-                PyErr_NoMemory();
-                return -1;
-            }
-        }
+        if (cw_group_fold(self, group, group->member_count) < 0 || cw_group_folded(group) == NULL)
+            return -1;
         if (cw_counter_absorb(&self->phases, group->folded, later->folded) < 0) return -1;
     }
     Py_ssize_t offset = 0;
@@ -292,8 +247,9 @@ static int cw_group_absorb(cw_nester *self, cw_group *group, cw_group *later) {
 /* ---- problems ---- */
 
 static int cw_report(cw_nester *self, Py_ssize_t thread, PyObject *message, int64_t more) {
-    PyObject *result = PyObject_CallFunction(self->report, "LOL", (long long)self->threads[thread],
-                                             message ? message : Py_None, (long long)more);
+    PyObject *result =
+        PyObject_CallFunction(self->report, "LOL", (long long)self->threads.keys[thread],
+                              message ? message : Py_None, (long long)more);
     if (result == NULL) return -1;
     Py_DECREF(result);
     return 0;
@@ -312,13 +268,13 @@ static int cw_report_begins(cw_nester *self, cw_group *group, PyObject *enclosin
             message = PyUnicode_FromFormat(
                 "process %lld, thread %lld, at %lld ns: begin of %U without an end (the end of "
                 "the enclosing %U came first)",
-                (long long)self->pid, (long long)self->threads[group->thread],
+                (long long)self->pid, (long long)self->threads.keys[group->thread],
                 (long long)group->begins[i].time_ns, shown, enclosing_shown);
         else if (shown)
             message = PyUnicode_FromFormat(
                 "process %lld, thread %lld, at %lld ns: begin of %U without an end (still open "
                 "when the records end)",
-                (long long)self->pid, (long long)self->threads[group->thread],
+                (long long)self->pid, (long long)self->threads.keys[group->thread],
                 (long long)group->begins[i].time_ns, shown);
         Py_XDECREF(shown);
         failed = message == NULL || cw_report(self, group->thread, message, 0) < 0;
@@ -377,8 +333,8 @@ static int cw_span_record(cw_nester *self, Py_ssize_t thread, PyObject *name, in
     if (inner != NULL && !failed) {
         failed = cw_report_begins(self, inner, name) < 0;
         phases->moved_stamp++;
-        for (Py_ssize_t i = 0; inner->folded && i < inner->folded->count && !failed; i++) {
-            Py_ssize_t moved = cw_under(self, root, inner->folded->paths[i]);
+        for (Py_ssize_t i = 0; inner->folded && i < inner->folded->paths.count && !failed; i++) {
+            Py_ssize_t moved = cw_under(self, root, inner->folded->paths.keys[i]);
             failed = moved == -2 ||
                      (moved != CW_NO_PHASE &&
                       cw_tree_add(phases, &entries, moved, inner->folded->totals[i].total_ns,
@@ -434,7 +390,7 @@ static int cw_end_record(cw_nester *self, Py_ssize_t thread, PyObject *name, int
     if (shown == NULL) return -1;
     PyObject *message =
         PyUnicode_FromFormat("process %lld, thread %lld, at %lld ns: end of %U without a begin",
-                             (long long)self->pid, (long long)self->threads[thread],
+                             (long long)self->pid, (long long)self->threads.keys[thread],
                              (long long)time_ns, shown);
     Py_DECREF(shown);
     if (message == NULL) return -1;
@@ -453,21 +409,12 @@ static PyObject *cw_nester_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LlllO:Nester", keywords, &pid, &span_kind,
                                      &begin_kind, &end_kind, &report))
         return NULL;
-    if (!PyCallable_Check(report)) {
-        PyErr_SetString(PyExc_TypeError, "report must be callable");
-        return NULL;
-    }
-    cw_nester *self = (cw_nester *)type->tp_alloc(type, 0);
+    cw_nester *self = (cw_nester *)cw_reader_new(type, report);
     if (self == NULL) return NULL;
     self->pid = pid;
     self->span_kind = span_kind;
     self->begin_kind = begin_kind;
     self->end_kind = end_kind;
-    self->report = Py_NewRef(report);
-    if (cw_phases_init(&self->phases) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
     return (PyObject *)self;
 }
 
@@ -487,11 +434,8 @@ static void cw_groups_free(cw_nester *self) {
 
 static void cw_nester_dealloc(cw_nester *self) {
     cw_groups_free(self);
-    cw_phases_free(&self->phases);
-    free(self->threads);
-    free(self->thread_index);
-    Py_XDECREF(self->report);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    cw_numbering_free(&self->threads);
+    cw_reader_dealloc((cw_reader *)self);
 }
 
 typedef struct {
@@ -615,27 +559,12 @@ static PyObject *cw_finish(cw_nester *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static PyObject *cw_sums(cw_nester *self, PyObject *args) {
-    if (!self->finished) {
-        PyErr_SetString(PyExc_RuntimeError, "sums: the nester has not finished");
-        return NULL;
-    }
-    return cw_phases_sums(&self->phases, args);
-}
-
-static PyObject *cw_roots(cw_nester *self, PyObject *unused) {
-    (void)unused;
-    return cw_phases_roots(&self->phases);
-}
-
 static PyMethodDef cw_nester_methods[] = {
     {"add", (PyCFunction)cw_add, METH_VARARGS,
      "add(kinds, threads, levels, names, begin_ns, end_ns, texts): a chunk's span records."},
     {"finish", (PyCFunction)cw_finish, METH_NOARGS,
      "The records ended: count what still waits, report the begins still open."},
-    {"sums", (PyCFunction)cw_sums, METH_VARARGS,
-     "sums(first, count): paths' totals in first-counted order (each handed over once)."},
-    {"roots", (PyCFunction)cw_roots, METH_NOARGS, "Operations per outermost span's name."},
+    CW_READER_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -658,14 +587,4 @@ static struct PyModuleDef cw_module = {
     .m_size = -1,
 };
 
-PyMODINIT_FUNC PyInit__cwsdk(void) {
-    if (PyType_Ready(&cw_nester_type) < 0) return NULL;
-    cw_phases_setup();
-    PyObject *module = PyModule_Create(&cw_module);
-    if (module == NULL) return NULL;
-    if (PyModule_AddObjectRef(module, "Nester", (PyObject *)&cw_nester_type) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
-}
+PyMODINIT_FUNC PyInit__cwsdk(void) { return cw_reader_module(&cw_module, &cw_nester_type); }

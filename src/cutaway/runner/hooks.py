@@ -29,14 +29,13 @@ import os
 import select
 import signal
 import subprocess
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cutaway import interrupts
 from cutaway.model import Variant
-from cutaway.runner.captured import Captured
+from cutaway.runner.captured import Captured, OutputPipes
 from cutaway.runner.executor import SHELL
 from cutaway.variant_environment import run_environment
 
@@ -52,10 +51,6 @@ GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL when a hook's group is stoppe
 INTERRUPT_GRACE_SECONDS = 0.5  # the same at an interrupt: within a second of it
 WAIT_SLICE_SECONDS = 0.05  # how often a hook's wait looks for an interrupt
 ANNOUNCE_AFTER_SECONDS = 0.5  # a restoring hook still running then: the interrupt is announced
-READ_CHUNK_BYTES = 64 * 1024
-# At most this much is read from one pipe at one look: a process that prints faster than it is
-# read must not hold the wait (a look for interrupts, the time limit, the shell's exit).
-READ_LIMIT_BYTES = 1024 * 1024
 TIMED_OUT = -1  # HookResult.exit_code of a hook stopped at its time limit
 STOPPED = -2  # HookResult.exit_code of a hook stopped by an interrupt
 
@@ -190,7 +185,7 @@ def run_in_group(
         interrupts_before = interrupts.count()
         if stopped_by_pending and interrupts.pending():
             interrupts_before -= 1
-        pipes = _Pipes()
+        pipes = OutputPipes()
         try:
             process = _start(argv, pipes, output, errors, env, cwd)
             if stops is None:
@@ -208,7 +203,7 @@ def run_in_group(
 
 def _start(
     argv: list[str],
-    pipes: _Pipes,
+    pipes: OutputPipes,
     output: Captured,
     errors: Captured | None,
     env: dict[str, str] | None,
@@ -244,7 +239,7 @@ def _wait(
     process: subprocess.Popen[bytes],
     timeout_seconds: float | None,
     stops: Callable[[], bool],
-    pipes: _Pipes,
+    pipes: OutputPipes,
 ) -> int:
     """The hook's exit status; TIMED_OUT or STOPPED after stopping its group at its time limit
     or once ``stops`` says so (an interrupt came). A pidfd says when the shell exits (not the
@@ -269,88 +264,6 @@ def _wait(
             pipes.read(readable)
     finally:
         os.close(pidfd)
-
-
-class _Pipes:
-    """The read ends of a command's output pipes (non-blocking), each with what keeps its
-    output."""
-
-    def __init__(self) -> None:
-        self.captured: dict[int, Captured] = {}
-
-    def open_pipe(self, captured: Captured) -> int:
-        """A new pipe read into ``captured``: its write end, for the command."""
-        read_end, write_end = os.pipe()
-        os.set_blocking(read_end, False)
-        self.captured[read_end] = captured
-        return write_end
-
-    def read_ends(self) -> list[int]:
-        return list(self.captured)
-
-    def read(self, read_ends: Iterable[int]) -> None:
-        """Read what waits in these pipes, up to READ_LIMIT_BYTES from each; one whose every
-        write end is closed is closed."""
-        for read_end in read_ends:
-            if read_end in self.captured:
-                self._read_one(read_end)
-
-    def read_waiting(self) -> None:
-        self.read(self.read_ends())
-
-    def _read_one(self, read_end: int) -> None:
-        read_bytes = 0
-        while read_bytes < READ_LIMIT_BYTES:
-            try:
-                data = os.read(read_end, READ_CHUNK_BYTES)
-            except BlockingIOError:
-                return
-            except OSError:
-                data = b""
-            if not data:
-                del self.captured[read_end]
-                os.close(read_end)
-                return
-            self.captured[read_end].add(data)
-            read_bytes += len(data)
-
-    def close(self) -> None:
-        """Once the command's shell is gone: read what waits in the pipes, without waiting for
-        more. A pipe still open for writing (a process the shell left behind holds it) is
-        handed to a thread that reads and drops what comes until it closes."""
-        self.read_waiting()
-        for read_end in self.read_ends():
-            del self.captured[read_end]
-            _discard_in_background(read_end)
-
-
-def _discard_in_background(read_end: int) -> None:
-    """Read and drop what comes through ``read_end`` until every write end is closed, in a
-    thread: the process left behind (a daemon a hook started) must neither block on a full pipe
-    nor die of SIGPIPE, as it would if the read end were closed. The thread starts with the
-    interrupting signals blocked, so that the kernel gives them to the main thread."""
-    thread = threading.Thread(
-        target=_discard_until_closed, args=(read_end,), name="cutaway-hook-output", daemon=True
-    )
-    previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, interrupts.STOP_SIGNALS)
-    try:
-        thread.start()
-    except BaseException:
-        os.close(read_end)
-        raise
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
-
-
-def _discard_until_closed(read_end: int) -> None:
-    try:
-        os.set_blocking(read_end, True)
-        while os.read(read_end, READ_CHUNK_BYTES):
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(read_end)
 
 
 def reap(

@@ -9,9 +9,7 @@ so that a lightweight tag (``git tag v1.2``, the common kind) names the version 
 
 from __future__ import annotations
 
-import os
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,28 +93,28 @@ def _command_output(command: str, env: dict[str, str], cwd: str | None, timeout:
     started to close its standard output (``sleep 600; git describe`` ran its full ten
     minutes past the limit, and past Ctrl-C, and stayed behind after SIGTERM)."""
     from cutaway import interrupts
+    from cutaway.runner.captured import Captured
     from cutaway.runner.hooks import STOPPED, TIMED_OUT, run_in_group
 
-    with tempfile.TemporaryFile() as output, tempfile.TemporaryFile() as errors:
-        try:
-            exit_code = run_in_group(
-                ["/bin/sh", "-c", command],
-                output,
-                errors=errors,
-                env=env,
-                cwd=cwd,
-                timeout_seconds=timeout,
-                stopped_by_pending=True,
-            )
-        except OSError as error:
-            raise VersionError(f"the command could not start: {error}") from None
-        printed_bytes = output.seek(0, os.SEEK_END)
-        output.seek(0)
-        # Only what a version could be is read: a command that printed megabytes is not
-        # printing a version (and its output is not worth the memory).
-        printed = output.read(MAX_VERSION_BYTES).decode(errors="replace")
-        errors.seek(max(0, errors.seek(0, os.SEEK_END) - MAX_VERSION_BYTES))
-        stderr = errors.read().decode(errors="replace").strip()
+    # Only what a version could be is kept: a command that printed megabytes is not printing
+    # a version (and its output is not worth the memory).
+    output = Captured(head_bytes=MAX_VERSION_BYTES)
+    errors = Captured(tail_bytes=MAX_VERSION_BYTES)
+    try:
+        exit_code = run_in_group(
+            ["/bin/sh", "-c", command],
+            output,
+            errors=errors,
+            env=env,
+            cwd=cwd,
+            timeout_seconds=timeout,
+            stopped_by_pending=True,
+        )
+    except OSError as error:
+        raise VersionError(f"the command could not start: {error}") from None
+    printed_bytes = output.total_bytes
+    printed = output.head_text()
+    stderr = errors.tail_text().strip()
     if exit_code == STOPPED:
         interrupts.check()  # the interrupt that stopped it, held by the runner until here
         raise VersionError("the command was stopped by an interrupt")

@@ -180,6 +180,29 @@ def test_a_command_that_prints_no_number_fails_the_run_naming_the_metric(tmp_pat
     assert stored.status is RunStatus.FAILED and "words" not in stored.metrics
 
 
+def test_a_command_that_prints_more_than_a_mib_fails_clearly(tmp_path: Path) -> None:
+    """A number is short: what a command prints past 1 MiB is neither kept nor parsed, and the
+    run fails saying so (its output went to a temporary file, read whole into memory)."""
+    noisy = spec(
+        """
+        command = "true"
+        [[metrics]]
+        name = "noisy"
+        source = "command"
+        command = "yes x | head -c 2097152; echo 42"
+        """
+    )
+    store = Store(tmp_path / "cutaway.db")
+    with pytest.raises(RunnerError) as raised:
+        run_experiment(noisy, store, environment={})
+    message = str(raised.value)
+    assert "metric 'noisy': `yes x | head -c 2097152; echo 42` printed more than 1 MiB" in message
+    assert "(2097155 bytes), not one number; it ended: ...x x x" in message
+    assert message.endswith("x x 42")
+    (stored,) = store.runs(store.resolve("latest"))
+    assert stored.status is RunStatus.FAILED and "noisy" not in stored.metrics
+
+
 @pytest.mark.parametrize("printed", ["nan", "inf"])
 def test_a_command_that_prints_no_finite_number_fails_the_run(printed: str, tmp_path: Path) -> None:
     """Found by tests/fuzz: "nan" was taken as a value, which the store cannot hold (a NaN is

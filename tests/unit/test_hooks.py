@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,9 @@ import pytest
 from cutaway.model import Hooks, Variant
 from cutaway.runner import hooks
 from cutaway.runner.hooks import run_hook
+from cutaway.runner.runner import RunnerError, run_experiment
+from cutaway.spec import parse_spec
+from cutaway.store import Store
 
 
 def running(pid: int) -> bool:
@@ -74,3 +78,68 @@ def test_an_interrupt_that_leaves_popens_wait_lock_held_does_not_hang(tmp_path: 
     waiting.join(10)
     assert not waiting.is_alive(), "waiting for the hook hung"
     assert process.returncode is not None
+
+
+# -- output: read from a pipe as it comes, only its tail kept ------------------------------------
+
+
+def test_a_hook_printing_50_mb_keeps_no_file_of_it_and_quotes_a_bounded_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its output went to a temporary file, which grew for as long as the hook printed (``yes``
+    filled /tmp until hook_timeout). The hook reports what its standard output holds once it
+    has printed 50 MB: a pipe holds nothing, a file 50 MB."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR read again
+    command = 'yes | head -c 50000000; echo "stdout holds $(stat -L -c %s /proc/$$/fd/1)"; exit 3'
+    variant = Variant("v", ("true",), hooks=Hooks(setup=command))
+    result = run_hook(variant, "setup", timeout_seconds=600)
+    assert result is not None and result.exit_code == 3  # it printed everything and ended
+    assert len(result.output.encode()) <= hooks.OUTPUT_TAIL_BYTES
+    *printed, last = result.output.splitlines()
+    assert set(printed) == {"y"}
+    held_bytes = int(last.removeprefix("stdout holds "))
+    assert held_bytes < 1_000_000
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_hook_printing_without_end_is_stopped_at_its_limit_and_quoted_bounded(
+    tmp_path: Path,
+) -> None:
+    experiment = parse_spec(
+        'name = "e"\nhook_timeout = "0.5s"\n'
+        '[[variants]]\nname = "a"\ncommand = ["true"]\nsetup = "yes"\n'
+    )
+    with pytest.raises(RunnerError) as raised:
+        run_experiment(experiment, Store(tmp_path / "cutaway.db"), environment={})
+    message = str(raised.value)
+    assert "setup hook `yes` timed out after 0.5 s" in message
+    quoted = message.split("stopped): ", 1)[1]
+    assert len(quoted) <= hooks.OUTPUT_TAIL_BYTES
+    assert set(quoted.split()) == {"y"}
+
+
+def test_a_hook_whose_child_keeps_its_output_open_ends_with_its_shell(tmp_path: Path) -> None:
+    """The wait ends when the shell exits, not when the pipe closes; the child goes on printing
+    (read and dropped: it neither blocks on a full pipe nor dies of SIGPIPE)."""
+    child, done = tmp_path / "child", tmp_path / "done"
+    command = (
+        f"(sleep 0.3; yes | head -c 5000000; echo printed > {done}; exec sleep 60) & "
+        f"echo $! > {child}; echo started"
+    )
+    variant = Variant("v", ("true",), hooks=Hooks(setup=command))
+    results: list[hooks.HookResult | None] = []
+    waiting = threading.Thread(target=lambda: results.append(run_hook(variant, "setup")))
+    waiting.daemon = True  # before the fix it never returned
+    try:
+        waiting.start()
+        waiting.join(60)
+        assert not waiting.is_alive(), "the hook's wait lasted as long as its child"
+        (result,) = results
+        assert result is not None and result.ok and result.output == "started"
+        deadline = time.monotonic() + 60
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert done.read_text() == "printed\n"
+    finally:
+        os.killpg(os.getpgid(int(child.read_text())), signal.SIGKILL)

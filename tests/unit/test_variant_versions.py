@@ -139,6 +139,18 @@ def test_quick_mode_takes_a_version_per_command_or_one_for_all(tmp_path: Path) -
             "the command exited with status 3 (boom)",
         ),
         ('version_command = "true"', 8, "variants[1].version_command", "printed nothing"),
+        (
+            'version_command = "yes | head -c 3000000"',
+            8,
+            "variants[1].version_command",
+            "the command printed 3000000 bytes, more than a version's 200 characters",
+        ),
+        (
+            'version_command = "echo nothing of use; yes no | head -c 3000000 >&2; exit 4"',
+            8,
+            "variants[1].version_command",
+            "the command exited with status 4 (no)",
+        ),
         ('version_from = "."', 8, "variants[1].version_from", "not a git checkout"),
         ('version_from = "nowhere"', 8, "variants[1].version_from", "not a directory"),
     ],

@@ -56,6 +56,7 @@ from cutaway.model import (
 )
 from cutaway.probes.core import known_metrics
 from cutaway.report.units import format_change, format_change_interval
+from cutaway.runner.captured import Captured
 from cutaway.runner.errors import RunnerError
 from cutaway.runner.hooks import TIMED_OUT, run_in_group
 from cutaway.runner.runner import run_experiment
@@ -68,6 +69,7 @@ NOT_WORSE = "not worse"  # BAD, measured against GOOD first, when it is not wors
 EXPLAIN_ROUNDS = 10
 # Build output kept for the message when a build fails.
 BUILD_TAIL_CHARS = 2_000
+BUILD_TAIL_BYTES = 4 * BUILD_TAIL_CHARS  # enough for that many characters of UTF-8
 
 
 @dataclass(frozen=True)
@@ -240,16 +242,15 @@ class Bisection:
         self.notify(f"building {commit[:12]}")
         # In a process group of its own, stopped whole at its time limit or an interrupt: a
         # compiler it started must not go on in a worktree that is about to be removed.
-        with tempfile.TemporaryFile() as output:
-            exit_code = run_in_group(
-                ["/bin/sh", "-c", self.settings.build],
-                output,
-                cwd=directory,
-                timeout_seconds=self.settings.build_timeout_seconds,
-            )
-            interrupts.check()  # one that stopped the build
-            output.seek(0)
-            text = output.read().decode(errors="replace").strip()[-BUILD_TAIL_CHARS:]
+        output = Captured(tail_bytes=BUILD_TAIL_BYTES)
+        exit_code = run_in_group(
+            ["/bin/sh", "-c", self.settings.build],
+            output,
+            cwd=directory,
+            timeout_seconds=self.settings.build_timeout_seconds,
+        )
+        interrupts.check()  # one that stopped the build
+        text = output.tail_text().strip()[-BUILD_TAIL_CHARS:]
         if exit_code == TIMED_OUT:
             return f"the build timed out after {self.settings.build_timeout_seconds:g} s"
         if exit_code == 0:

@@ -8,19 +8,23 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Mapping
 
 from cutaway.metrics.parsers import PARSERS, ParseError, compile_pattern, read_pattern
 from cutaway.metrics.process import ProcessGone, ProcessNotFound, find_process, read_stat
 from cutaway.metrics.sampler import Reading, Series
 from cutaway.model import MetricSpec, Variant
+from cutaway.runner.captured import Captured
 from cutaway.runner.executor import SHELL
 from cutaway.runner.hooks import STOPPED, TIMED_OUT, run_in_group
 from cutaway.variant_environment import run_environment, substitute, variant_path
 
 COMMAND_TIMEOUT_SECONDS = 60.0
 OUTPUT_TAIL_CHARS = 200
+# A metric command prints one number: more than this is a failure, and not kept in memory.
+MAX_COMMAND_OUTPUT_MIB = 1
+MAX_COMMAND_OUTPUT_BYTES = MAX_COMMAND_OUTPUT_MIB * 1024 * 1024
+COMMAND_TAIL_BYTES = 4 * 1024  # what a failure's message quotes the end of (OUTPUT_TAIL_CHARS)
 
 
 class MetricFailure(Exception):
@@ -62,23 +66,23 @@ def read_command(spec: MetricSpec, variant: Variant) -> float:
     number it prints."""
     assert spec.command is not None
     code = substitute(spec.command, variant, variables=False)
-    # In a process group of its own, stopped whole at its time limit or an interrupt.
-    with tempfile.TemporaryFile() as output, tempfile.TemporaryFile() as errors:
-        try:
-            exit_code = run_in_group(
-                [SHELL, "-c", code],
-                output,
-                errors=errors,
-                env=run_environment(variant),
-                cwd=variant.cwd,
-                timeout_seconds=COMMAND_TIMEOUT_SECONDS,
-            )
-        except OSError as error:
-            raise MetricFailure(f"cannot run `{code}`: {error}") from None
-        output.seek(0)
-        errors.seek(0)
-        printed = output.read().decode(errors="replace").strip()
-        complaint = errors.read().decode(errors="replace")
+    # In a process group of its own, stopped whole at its time limit or an interrupt. Only a
+    # bounded part of what it prints is kept: a number is short.
+    output = Captured(head_bytes=MAX_COMMAND_OUTPUT_BYTES, tail_bytes=COMMAND_TAIL_BYTES)
+    errors = Captured(tail_bytes=COMMAND_TAIL_BYTES)
+    try:
+        exit_code = run_in_group(
+            [SHELL, "-c", code],
+            output,
+            errors=errors,
+            env=run_environment(variant),
+            cwd=variant.cwd,
+            timeout_seconds=COMMAND_TIMEOUT_SECONDS,
+        )
+    except OSError as error:
+        raise MetricFailure(f"cannot run `{code}`: {error}") from None
+    printed = (output.tail_text() if output.truncated else output.head_text()).strip()
+    complaint = errors.tail_text()
     if exit_code == STOPPED:
         raise MetricStopped(f"`{code}` was stopped by an interrupt")
     if exit_code == TIMED_OUT:
@@ -86,6 +90,11 @@ def read_command(spec: MetricSpec, variant: Variant) -> float:
     if exit_code != 0:
         detail = _tail(complaint or printed)
         raise MetricFailure(f"`{code}` exited with status {exit_code}: {detail}")
+    if output.truncated:
+        raise MetricFailure(
+            f"`{code}` printed more than {MAX_COMMAND_OUTPUT_MIB:g} MiB "
+            f"({output.total_bytes} bytes), not one number; it ended: {_tail(printed)}"
+        )
     shown = repr(_tail(printed)) if printed else "nothing"
     try:
         value = float(printed)

@@ -1,10 +1,14 @@
 """The unmeasured commands around a variant's runs: setup, prepare, conclude, cleanup.
 
 Hooks always run through ``/bin/sh -c`` with the variant's environment and directory. Their
-output goes to a temporary file, not a pipe: a hook that starts a daemon (``nscd``, ``slapd``)
-leaves it holding whatever stdout it inherited, and reading a pipe to its end would then wait
-for the daemon to exit. Each hook runs in a process group of its own, so that the Ctrl-C that
-interrupts an experiment does not also kill the cleanup that must follow it.
+output goes to a pipe that the wait for the hook reads as it comes, keeping only its last
+OUTPUT_TAIL_BYTES (:class:`~cutaway.runner.captured.Captured`): a hook that prints without end
+(``yes``) fills neither the disk nor the memory, and never blocks on a full pipe. The wait ends
+when the hook's shell exits, not when the pipe closes: a hook that starts a daemon (``nscd``,
+``slapd``) leaves it holding whatever stdout it inherited, and what such a process prints
+afterwards is read and dropped by a thread until it closes its end (it must neither block on a
+full pipe nor die of SIGPIPE). Each hook runs in a process group of its own, so that the Ctrl-C
+that interrupts an experiment does not also kill the cleanup that must follow it.
 
 Every hook has a time limit (``hook_timeout``, generous by default): at it, the hook's whole
 process group is stopped (SIGTERM, then SIGKILL) and the hook counts as failed. An interrupt
@@ -25,14 +29,13 @@ import os
 import select
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import BinaryIO
 
 from cutaway import interrupts
 from cutaway.model import Variant
+from cutaway.runner.captured import Captured, OutputPipes
 from cutaway.runner.executor import SHELL
 from cutaway.variant_environment import run_environment
 
@@ -144,68 +147,88 @@ def run_hook(
     stops = None
     if restoring is not None and hook in HOOKS_RESTORING:
         stops = functools.partial(restoring.stops, variant.name, hook, time.monotonic())
-    with tempfile.TemporaryFile() as output:
-        exit_code = run_in_group(
-            [SHELL, "-c", command],
-            output,
-            env=run_environment(variant),
-            cwd=variant.cwd,
-            timeout_seconds=timeout_seconds,
-            stopped_by_pending=hook in HOOKS_BEFORE,
-            stops=stops,
-        )
-        output.seek(0, 2)
-        output.seek(max(0, output.tell() - OUTPUT_TAIL_BYTES))
-        text = output.read().decode(errors="replace").strip()
-    return HookResult(hook, command, exit_code, text, timeout_seconds)
+    output = Captured(tail_bytes=OUTPUT_TAIL_BYTES)
+    exit_code = run_in_group(
+        [SHELL, "-c", command],
+        output,
+        env=run_environment(variant),
+        cwd=variant.cwd,
+        timeout_seconds=timeout_seconds,
+        stopped_by_pending=hook in HOOKS_BEFORE,
+        stops=stops,
+    )
+    return HookResult(hook, command, exit_code, output.tail_text().strip(), timeout_seconds)
 
 
 @interrupts.holding
 def run_in_group(
     argv: list[str],
-    output: BinaryIO,
+    output: Captured,
     *,
-    errors: BinaryIO | None = None,
+    errors: Captured | None = None,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     timeout_seconds: float | None = None,
     stopped_by_pending: bool = False,
     stops: Callable[[], bool] | None = None,
 ) -> int:
-    """Run ``argv`` in a process group of its own, stdout (and stderr, unless ``errors``) to
-    ``output``, and wait
-    for it: its exit status (negative: killed by that signal), or TIMED_OUT or STOPPED after
-    stopping its whole group at ``timeout_seconds`` or at an interrupt that arrived meanwhile.
-    That interrupt is then raised where the caller lets it be (cutaway.interrupts); anything
-    else that stops the wait stops the group too. With ``stopped_by_pending``, an interrupt
-    received before the call and still held counts as one received meanwhile; with ``stops``,
-    the group is stopped when it says so instead (a restoring hook). Used by hooks, bisect's
-    builds and metric commands."""
+    """Run ``argv`` in a process group of its own, stdout (and stderr, unless ``errors``) to a
+    pipe read into ``output`` while it runs, and wait for it: its exit status (negative: killed
+    by that signal), or TIMED_OUT or STOPPED after stopping its whole group at
+    ``timeout_seconds`` or at an interrupt that arrived meanwhile. That interrupt is then
+    raised where the caller lets it be (cutaway.interrupts); anything else that stops the wait
+    stops the group too. With ``stopped_by_pending``, an interrupt received before the call and
+    still held counts as one received meanwhile; with ``stops``, the group is stopped when it
+    says so instead (a restoring hook). Used by hooks, bisect's builds and metric commands."""
     with interrupts.handling():
         # Counted inside handling(): its outermost call resets the count.
         interrupts_before = interrupts.count()
         if stopped_by_pending and interrupts.pending():
             interrupts_before -= 1
-        # Held from before Popen: an interrupt while Popen starts the command (which may already
-        # run) must not leave it behind; the wait below sees it and stops the group.
-        process = subprocess.Popen(
+        pipes = OutputPipes()
+        try:
+            process = _start(argv, pipes, output, errors, env, cwd)
+            if stops is None:
+                stops = functools.partial(_interrupted_since, interrupts_before)
+            try:
+                exit_code = _wait(process, timeout_seconds, stops, pipes)
+            except BaseException:
+                stop_group(process, INTERRUPT_GRACE_SECONDS, pipes.read_waiting)
+                raise
+        finally:
+            pipes.close()
+    interrupts.check_for_caller()
+    return exit_code
+
+
+def _start(
+    argv: list[str],
+    pipes: OutputPipes,
+    output: Captured,
+    errors: Captured | None,
+    env: dict[str, str] | None,
+    cwd: str | None,
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` with its output to the pipes, which only it then holds open for writing.
+    Interrupts are held from before Popen (by the caller): an interrupt while Popen starts the
+    command (which may already run) must not leave it behind; the wait sees it and stops the
+    group."""
+    write_ends = [pipes.open_pipe(output)]
+    if errors is not None:
+        write_ends.append(pipes.open_pipe(errors))
+    try:
+        return subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT if errors is None else errors,
+            stdout=write_ends[0],
+            stderr=subprocess.STDOUT if errors is None else write_ends[1],
             env=env,
             cwd=cwd,
             process_group=0,
         )
-        if stops is None:
-            stops = functools.partial(_interrupted_since, interrupts_before)
-        try:
-            exit_code = _wait(process, timeout_seconds, stops)
-        except BaseException:
-            stop_group(process, INTERRUPT_GRACE_SECONDS)
-            raise
-    interrupts.check_for_caller()
-    return exit_code
+    finally:
+        for write_end in write_ends:
+            os.close(write_end)
 
 
 def _interrupted_since(interrupts_before: int) -> bool:
@@ -213,37 +236,47 @@ def _interrupted_since(interrupts_before: int) -> bool:
 
 
 def _wait(
-    process: subprocess.Popen[bytes], timeout_seconds: float | None, stops: Callable[[], bool]
+    process: subprocess.Popen[bytes],
+    timeout_seconds: float | None,
+    stops: Callable[[], bool],
+    pipes: OutputPipes,
 ) -> int:
     """The hook's exit status; TIMED_OUT or STOPPED after stopping its group at its time limit
-    or once ``stops`` says so (an interrupt came). A pidfd says when the shell exits; ``stops``
-    is asked every WAIT_SLICE_SECONDS."""
+    or once ``stops`` says so (an interrupt came). A pidfd says when the shell exits (not the
+    pipes' end, which a process the shell left behind may hold open); the pipes are read as
+    they fill; ``stops`` is asked every WAIT_SLICE_SECONDS at least."""
     deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
     pidfd = os.pidfd_open(process.pid)
     try:
         while True:
             if stops():
-                stop_group(process, INTERRUPT_GRACE_SECONDS)
+                stop_group(process, INTERRUPT_GRACE_SECONDS, pipes.read_waiting)
                 return STOPPED
             left = WAIT_SLICE_SECONDS
             if deadline is not None:
                 left = min(left, deadline - time.monotonic())
                 if left <= 0:
-                    stop_group(process, GRACE_SECONDS)
+                    stop_group(process, GRACE_SECONDS, pipes.read_waiting)
                     return TIMED_OUT
-            readable, _, _ = select.select([pidfd], [], [], left)
-            if readable:
+            readable, _, _ = select.select([pidfd, *pipes.read_ends()], [], [], left)
+            if pidfd in readable:
                 return reap(process)
+            pipes.read(readable)
     finally:
         os.close(pidfd)
 
 
-def reap(process: subprocess.Popen[bytes], timeout_seconds: float | None = None) -> int:
+def reap(
+    process: subprocess.Popen[bytes],
+    timeout_seconds: float | None = None,
+    meanwhile: Callable[[], None] | None = None,
+) -> int:
     """Wait for a hook's shell after an interrupt, without Popen.wait: an interrupt that lands
     inside Popen.wait can leave its internal lock held (https://bugs.python.org/issue29988,
     a signal between a lock's acquire and the ``with`` that releases it), and any later
     Popen.wait then blocks for ever. Raises subprocess.TimeoutExpired after
-    ``timeout_seconds``."""
+    ``timeout_seconds``. ``meanwhile`` is called between looks (to read the hook's output, so
+    that it does not block on a full pipe while it handles SIGTERM)."""
     deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
     while process.returncode is None:
         try:
@@ -256,25 +289,34 @@ def reap(process: subprocess.Popen[bytes], timeout_seconds: float | None = None)
         elif deadline is not None and time.monotonic() > deadline:
             raise subprocess.TimeoutExpired(process.args, timeout_seconds or 0.0)
         else:
+            if meanwhile is not None:
+                meanwhile()
             time.sleep(0.01)
     return process.returncode
 
 
 @interrupts.holding
-def stop_group(process: subprocess.Popen[bytes], grace_seconds: float = GRACE_SECONDS) -> None:
+def stop_group(
+    process: subprocess.Popen[bytes],
+    grace_seconds: float = GRACE_SECONDS,
+    meanwhile: Callable[[], None] | None = None,
+) -> None:
     """Stop a hook's whole process group: SIGTERM, then SIGKILL after ``grace_seconds``; reap
-    it. Interrupts are held meanwhile: a second Ctrl-C must not leave the group running."""
-    _stop_group(process, grace_seconds)
+    it (calling ``meanwhile`` between looks, see reap). Interrupts are held meanwhile: a second
+    Ctrl-C must not leave the group running."""
+    _stop_group(process, grace_seconds, meanwhile)
 
 
-def _stop_group(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
+def _stop_group(
+    process: subprocess.Popen[bytes], grace_seconds: float, meanwhile: Callable[[], None] | None
+) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(process.pid, sig)
         except ProcessLookupError:
             break
         try:
-            reap(process, grace_seconds)
+            reap(process, grace_seconds, meanwhile)
             # The shell is gone; what it left in its group goes too.
             os.killpg(process.pid, signal.SIGKILL)
             break

@@ -109,8 +109,13 @@ def exports(args: argparse.Namespace) -> list[tuple[str, str, str]]:
 MEASURING_COMMANDS = ("run", "check")  # the commands with run's --input and --output
 
 
-def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) -> None:
-    """Every file the command will write, checked before it does anything else (exit 2)."""
+def check_outputs(
+    args: argparse.Namespace,
+    outputs: Sequence[tuple[str, str]],
+    appended: Sequence[str] = (),
+) -> None:
+    """Every file the command will write, checked before it does anything else (exit 2); the
+    options in ``appended`` add to their file (``$GITHUB_STEP_SUMMARY``), the others replace it."""
     from cutaway.output_files import check_output_paths
 
     keep = [] if is_postgresql_url(args.db) else [("the store (--db)", args.db)]
@@ -124,7 +129,7 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) 
             keep.append(("the --input file", args.input))
         if args.output not in (None, "null", "pipe", "inherit"):
             keep.append(("the --output file", args.output))
-    check_output_paths(outputs, keep)
+    check_output_paths(outputs, keep, appended)
 
 
 def report_width(args: argparse.Namespace | None = None) -> int:

@@ -14,10 +14,15 @@ from hostile import HOSTILE
 
 from cutaway.attribution.result import attribution_of
 from cutaway.model import Analysis, FlameProfile
-from cutaway.report import FORMATS, format_for_filename, render_html
+from cutaway.report import (
+    FORMATS,
+    format_for_filename,
+    render_html,
+    render_markdown,
+    render_terminal,
+)
 from cutaway.report.figures import build_figures
 from cutaway.report.html import CHART_KINDS, asset, script_json
-from cutaway.report.markdown import render_markdown
 from cutaway.visible import DISPLAY_CHARACTERS, PROSE_CHARACTERS, visible
 
 DATA = re.compile(r'<script type="application/json" id="cutaway-data">(.*?)</script>', re.DOTALL)
@@ -229,8 +234,8 @@ def test_texts_of_megabytes_are_clipped_in_html_and_markdown_as_on_the_terminal(
         assert text[: shown + 1] not in page, what
     assert "more characters)" in page
     assert 'class="flamegraph"' in page  # the flame graphs are there, clipped too
-    markdown = render_markdown(analysis)
-    assert len(markdown) < 200 * 1_000 * len(HUGE)
-    for what, text in HUGE.items():
-        shown = PROSE_CHARACTERS if what == "text" else DISPLAY_CHARACTERS
-        assert text[: shown + 1] not in markdown, what
+    for rendered in (render_markdown(analysis), render_terminal(analysis, color=False)):
+        assert len(rendered) < 200 * 1_000 * len(HUGE)
+        for what, text in HUGE.items():
+            shown = PROSE_CHARACTERS if what == "text" else DISPLAY_CHARACTERS
+            assert text[: shown + 1] not in rendered, what

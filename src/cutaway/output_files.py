@@ -19,6 +19,10 @@ One rule for every path, decided by what is there when the command starts (:func
 - anything else (a directory, a block device, a socket, a missing directory): refused before
   any work, naming the option, the path and what is there.
 
+A file appended to (``$GITHUB_STEP_SUMMARY``, :func:`append_output_file`) is checked by the
+same rule and appended to in place (what is there stays); a FIFO is opened without waiting
+for a reader: with none, nothing is written (no hang).
+
 :func:`store_path_problem` is the store's own rule (an SQLite file and the journals beside it:
 regular files or nothing, never a device). This module imports nothing of cutaway but
 cutaway.visible (a leaf): the CLI, the spec readers and the store all use it.
@@ -31,7 +35,7 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -84,6 +88,19 @@ def output_plan(path: str) -> OutputPlan | str:
     except OSError as error:
         return error.strerror or str(error)
     return _existing_plan(path, status.st_mode)
+
+
+def append_plan(path: str) -> OutputPlan | str:
+    """How ``path`` would be appended to now, or why it cannot be: as :func:`output_plan`,
+    but an existing file is written through (in place), so only the file itself must be
+    writable, not its directory."""
+    plan = output_plan(path)
+    if isinstance(plan, OutputPlan) and plan.how == THROUGH:
+        return plan
+    with contextlib.suppress(OSError, ValueError):
+        if stat.S_ISREG(os.stat(path).st_mode) and os.access(path, os.W_OK):
+            return OutputPlan(THROUGH)
+    return plan
 
 
 def output_path_problem(path: str) -> str | None:
@@ -224,26 +241,37 @@ def store_path_problem(path: str) -> str | None:
 
 
 def check_output_paths(
-    outputs: Iterable[tuple[str, str]], keep: Sequence[tuple[str, str]] = ()
+    outputs: Iterable[tuple[str, str]],
+    keep: Sequence[tuple[str, str]] = (),
+    appended: Collection[str] = (),
 ) -> None:
     """Raise OutputPathError for the first output, an (option, path) pair, that cannot be
     written, that another output also names, or that names a file in ``keep`` (what, path):
-    an export must never replace the store or the experiment file it came from. Outputs
-    written through (``-``, ``/dev/null``) may be named more than once."""
+    an export must never replace the store or the experiment file it came from, nor a file
+    be appended to them (the options in ``appended``). Outputs written through (``-``,
+    ``/dev/null``) may be named more than once."""
     seen: dict[str, str] = {}
     kept = {_real_path(path): what for what, path in keep if path}
     for option, path in outputs:
         target = _real_path(path) if path and "\0" not in path else path
         if target in kept:
-            raise OutputPathError(f"{option} {path!r} would replace {kept[target]}")
-        plan = output_plan(path)
+            verb = "would append to" if option in appended else "would replace"
+            raise OutputPathError(f"{option} {path!r} {verb} {kept[target]}")
+        plan = append_plan(path) if option in appended else output_plan(path)
         if isinstance(plan, str):
             raise OutputPathError(f"{option} {path!r}: {plan}")
-        if plan.how == THROUGH:
+        # A file appended to is one file still: an export may not replace it as well.
+        if plan.how == THROUGH and not (option in appended and _is_regular_file(path)):
             continue
         if target in seen:
             raise OutputPathError(f"{option} {path!r} names the same file as {seen[target]}")
         seen[target] = option
+
+
+def _is_regular_file(path: str) -> bool:
+    with contextlib.suppress(OSError, ValueError):
+        return stat.S_ISREG(os.stat(path).st_mode)
+    return False
 
 
 def write_output_file(path: str, text: str, option: str) -> None:
@@ -261,6 +289,43 @@ def write_output_file(path: str, text: str, option: str) -> None:
         _write_through(path, text, option)
     else:
         _write_atomically(path, text, option)
+
+
+def append_output_file(path: str, text: str, option: str) -> None:
+    """Append ``text`` (UTF-8) to ``path`` by the rule of :func:`output_plan`: a file (made if
+    missing) keeps what it holds, a device or a descriptor is written through, a FIFO only
+    when a reader has it open (it is opened without waiting: a FIFO nobody reads would hang
+    the command forever). Raises OutputWriteError naming ``option`` and the path."""
+    plan = append_plan(path)
+    if isinstance(plan, str):
+        raise OutputWriteError(f"cannot append to {option} {path!r}: {plan}")
+    if plan.descriptor is not None:
+        _write_descriptor(plan.descriptor, text, option, path)
+        return
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOCTTY | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        handle = os.open(path, flags, 0o666)
+    except OSError as error:
+        if error.errno == errno.ENXIO:  # a FIFO with no reader (O_NONBLOCK says so, at once)
+            raise OutputWriteError(
+                f"cannot append to {option} {path!r}: a FIFO that nobody reads"
+            ) from None
+        raise _through_error(option, path, error) from None
+    try:
+        # A reader is there: writes may wait for it now, as a shell's >> would.
+        os.set_blocking(handle, True)
+        if os.isatty(handle):
+            from cutaway.visible import visible
+
+            text = visible(text, keep_newlines=True)
+        _write_all(handle, text.encode("utf-8"))
+    except BrokenPipeError:
+        return
+    except OSError as error:
+        raise _through_error(option, path, error) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(handle)
 
 
 def _write_descriptor(descriptor: int, text: str, option: str, path: str) -> None:

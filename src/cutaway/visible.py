@@ -36,6 +36,10 @@ def visible(text: str, *, keep_newlines: bool = False) -> str:
 # The most characters of one user-given text (a name, a command, a path, a URL) a message
 # shows: a 1 MB variant name must not become a 1 MB error.
 DISPLAY_CHARACTERS = 200
+# The most characters of one piece of a report's prose (a line or a fact, which may quote a
+# command or a message, or a value of the environment's record): far more than any sentence of
+# cutaway's own, so that only a user's or a program's text is ever clipped.
+PROSE_CHARACTERS = 1_000
 
 
 def clip(text: str | bytes, limit: int = DISPLAY_CHARACTERS) -> tuple[str, int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 import subprocess
 from pathlib import Path
 
@@ -150,3 +151,76 @@ def test_a_bad_check_table_names_the_file_and_line(tmp_path: Path) -> None:
     result = check("gate.toml", "--db", "gate.db", cwd=tmp_path)
     assert result.returncode == 2
     assert "gate.toml:9: check.fail_of: unknown key" in result.stderr
+
+
+# A check that measures `touch ran` twice: whether anything was measured shows in the directory.
+MEASURED = ("-c", "touch ran", "-c", "touch ran", "--rounds", "2", "--max-rounds", "2")
+
+
+def test_a_step_summary_that_would_damage_is_refused_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    """$GITHUB_STEP_SUMMARY is checked as every output file is: never the store, the
+    experiment's --input, a directory, or the file --summary replaces."""
+    made = subprocess.run([*CUTAWAY, "run", "-c", "true", "--rounds", "2", "--db", "gate.db"],
+                          cwd=tmp_path, capture_output=True, timeout=300)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    store = (tmp_path / "gate.db").read_bytes()
+    (tmp_path / "directory").mkdir()
+    (tmp_path / "in.txt").write_text("input\n")
+    variable = "$GITHUB_STEP_SUMMARY"
+    cases = [
+        ("gate.db", [], f"{variable} 'gate.db' would append to the store (--db)"),
+        ("in.txt", ["--input", "in.txt"], f"{variable} 'in.txt' would append to the --input file"),
+        ("directory", [], f"{variable} 'directory': is a directory, not a file"),
+        ("s.md", ["--summary", "s.md"], f"{variable} 's.md' names the same file as --summary"),
+    ]
+    for path, options, message in cases:
+        result = check(
+            *MEASURED, *options, "--db", "gate.db", cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": path}
+        )
+        assert result.returncode == 2, (path, result.stderr)
+        assert message in result.stderr, path
+        assert not (tmp_path / "ran").exists(), path  # nothing was measured
+    assert (tmp_path / "gate.db").read_bytes() == store  # nor stored, nor damaged
+    assert (tmp_path / "in.txt").read_text() == "input\n"
+    assert not (tmp_path / "s.md").exists()
+
+
+def test_a_step_summary_fifo_that_nobody_reads_does_not_hang_the_check(tmp_path: Path) -> None:
+    """Opened without waiting for a reader: with none, a warning, and the verdict stands (a
+    check that waited for ever would meet the timeout)."""
+    fifo = tmp_path / "summary.fifo"
+    os.mkfifo(fifo)
+    environment = {**os.environ, "NO_COLOR": "1", "GITHUB_STEP_SUMMARY": str(fifo)}
+    result = subprocess.run(
+        [*CUTAWAY, "check", *MEASURED],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
+    assert result.returncode == 3, result.stderr  # inconclusive in two rounds, as without it
+    assert f"cannot append to $GITHUB_STEP_SUMMARY '{fifo}': a FIFO that nobody reads" in (
+        result.stderr
+    )
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_step_summary_on_a_device_or_a_fifo_with_a_reader_is_written_through(
+    tmp_path: Path,
+) -> None:
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    result = check(*MEASURED, cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(null)})
+    assert result.returncode == 3, result.stderr
+    status = os.lstat(null)
+    assert stat.S_ISCHR(status.st_mode) and status.st_rdev == os.makedev(1, 3)
+    fifo = tmp_path / "summary.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    result = check(*MEASURED, cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(fifo)})
+    assert result.returncode == 3, result.stderr
+    received, _ = reader.communicate(timeout=60)
+    assert received.startswith("### cutaway check: ⚠️ inconclusive"), received

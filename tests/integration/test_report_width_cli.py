@@ -70,9 +70,9 @@ def test_width_wins_over_columns_on_report_compare_and_run(store: Path) -> None:
     assert _median_headers(run.stdout) == [list(NAMES)]
 
 
-@pytest.mark.parametrize("width", ["10", "wide", "-5"])
+@pytest.mark.parametrize("width", ["10", "wide", "-5", "1001"])
 def test_a_width_that_is_no_width_is_a_usage_error(store: Path, width: str) -> None:
     result = cutaway("report", "--width", width, cwd=store, check=False)
     assert result.returncode == 2
-    assert "--width" in result.stderr and "at least 40" in result.stderr
+    assert "--width" in result.stderr and "at least 40 and at most 1000" in result.stderr
     assert result.stdout == ""

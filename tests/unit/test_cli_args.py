@@ -459,3 +459,28 @@ def test_commands_without_a_seed_get_a_fresh_one_and_a_given_seed_is_kept() -> N
     seeds = {spec_of("-c", "true", "-c", "false").seed for _ in range(5)}
     assert len(seeds) == 5
     assert spec_of("-c", "true", "-c", "false", "--seed", "0").seed == 0
+
+
+@pytest.mark.parametrize("command", ["run", "report", "compare", "history", "check"])
+@pytest.mark.parametrize("width", ["1001", "100000000000000000000000"])
+def test_a_width_past_the_widest_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], command: str, width: str
+) -> None:
+    err = usage_error(capsys, command, "--width", width)
+    assert "--width" in err and "at least 40 and at most 1000" in err
+
+
+def test_the_widest_width_is_accepted() -> None:
+    assert cli.parse_arguments(["report", "--width", "1000"]).width == 1000
+
+
+@pytest.mark.parametrize("columns", ["100000000000000000000000", "1001", "²", "10"])
+def test_columns_that_is_no_width_gives_the_width_off_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, columns: str
+) -> None:
+    """COLUMNS past the widest, or digits int() cannot read, are not a width (no traceback)."""
+    from cutaway.cli.shared import WIDTH_OFF_TERMINAL, report_width
+
+    monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    assert report_width() == WIDTH_OFF_TERMINAL

@@ -293,3 +293,37 @@ def test_a_link_this_process_may_not_read_is_refused_in_words() -> None:
     assert output_path_problem(unreadable) == "Permission denied"
     with pytest.raises(OutputPathError, match="Permission denied"):
         check_output_paths([("-o/--output", unreadable)], keep=[("the store", "/proc/1/fd/2")])
+
+
+def test_append_keeps_what_the_file_holds_even_in_a_read_only_directory(tmp_path: Path) -> None:
+    """Appending writes the file in place: only the file must be writable, not its directory
+    (a replacing write needs the directory for its rename)."""
+    from cutaway.output_files import append_output_file
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    summary = locked / "summary.md"
+    summary.write_text("earlier step\n")
+    locked.chmod(0o555)
+    try:
+        with contextlib.suppress(OutputPathError):  # root may write anywhere: no refusal then
+            check_output_paths([("--export-json", str(summary))])
+        check_output_paths([("$S", str(summary))], appended=("$S",))
+        append_output_file(str(summary), "### verdict\n", "$S")
+    finally:
+        locked.chmod(0o755)
+    assert summary.read_text() == "earlier step\n### verdict\n"
+
+
+def test_append_to_a_fifo_nobody_reads_is_an_error_at_once(tmp_path: Path) -> None:
+    from cutaway.output_files import append_output_file
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputWriteError, match="a FIFO that nobody reads"):
+        append_output_file(str(fifo), "text", "$S")
+    thread, received = read_fifo(fifo)
+    with open(fifo, "wb"):  # the reader's open returns; then the FIFO is open for both
+        append_output_file(str(fifo), "text", "$S")
+    thread.join(timeout=30)
+    assert received == [b"text"]

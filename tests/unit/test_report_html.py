@@ -9,15 +9,21 @@ import re
 from dataclasses import replace
 
 import pytest
-from analyses import generated_analysis
+from analyses import generated_analysis, with_profile
 from hostile import HOSTILE
 
 from cutaway.attribution.result import attribution_of
-from cutaway.model import Analysis
-from cutaway.report import FORMATS, format_for_filename, render_html
+from cutaway.model import Analysis, FlameProfile
+from cutaway.report import (
+    FORMATS,
+    format_for_filename,
+    render_html,
+    render_markdown,
+    render_terminal,
+)
 from cutaway.report.figures import build_figures
 from cutaway.report.html import CHART_KINDS, asset, script_json
-from cutaway.visible import visible
+from cutaway.visible import DISPLAY_CHARACTERS, PROSE_CHARACTERS, visible
 
 DATA = re.compile(r'<script type="application/json" id="cutaway-data">(.*?)</script>', re.DOTALL)
 
@@ -188,3 +194,48 @@ def test_the_attribution_curves_close_the_probes_figures() -> None:
     waterfall among them), before the other metrics'."""
     kinds = [figure.kind for figure in build_figures(generated_analysis())]
     assert kinds.index("waterfall") < kinds.index("attribution") < kinds.index("distribution", 1)
+
+
+# Texts of 5 MB, each distinct: a variant's, the experiment's, a function's and every other field a
+# user or a measured program fills (commands, messages, the environment).
+MEGABYTES = 5_000_000
+HUGE = {what: what[0] * MEGABYTES for what in ("variant", "experiment", "function", "text")}
+
+
+def _huge() -> Analysis:
+    analysis = generated_analysis(
+        (HUGE["variant"], "short"), 4, functions=(HUGE["function"], "read"),
+        name=HUGE["experiment"], label=HUGE["text"], text=HUGE["text"],
+    )  # fmt: skip
+    frames = ((f"on-CPU;proc;main;{HUGE['function']}", 0.002), ("on-CPU;proc;main;work", 0.01))
+    runs = (("on-CPU", 3),)
+    return with_profile(
+        analysis,
+        flame_profiles=(
+            FlameProfile(HUGE["variant"], "seconds", runs, frames),
+            FlameProfile("short", "seconds", runs, frames),
+        ),
+    )
+
+
+def test_texts_of_megabytes_are_clipped_in_html_and_markdown_as_on_the_terminal() -> None:
+    """A 5 MB name made a 155 MB page: every text a user or a program gave is shown clipped
+    (cutaway.visible.display), whatever the section, the figures' data or the flame graphs
+    hold. The page is bounded by the clip, not by the texts: each text shown at most a few
+    dozen times, each time at most a thousand characters, around a page of ordinary size."""
+    analysis = _huge()
+    ordinary = len(render_html(generated_analysis(("long", "short"), 4)))
+    page = render_html(analysis)
+    assert len(page) < ordinary + 200 * 1_000 * len(HUGE)
+    for what, text in HUGE.items():
+        # A name is clipped where it is shown; other texts may be quoted in a line of prose,
+        # clipped at PROSE_CHARACTERS.
+        shown = PROSE_CHARACTERS if what == "text" else DISPLAY_CHARACTERS
+        assert text[: shown + 1] not in page, what
+    assert "more characters)" in page
+    assert 'class="flamegraph"' in page  # the flame graphs are there, clipped too
+    for rendered in (render_markdown(analysis), render_terminal(analysis, color=False)):
+        assert len(rendered) < 200 * 1_000 * len(HUGE)
+        for what, text in HUGE.items():
+            shown = PROSE_CHARACTERS if what == "text" else DISPLAY_CHARACTERS
+            assert text[: shown + 1] not in rendered, what

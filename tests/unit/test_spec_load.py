@@ -4,10 +4,14 @@ the option)."""
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
+
 import pytest
 
+from cutaway.cli import commands as cli
 from cutaway.probes.core import primary_metric, spec_metrics
-from cutaway.probes.load.experiment_file import quick_load, quick_load_spec
+from cutaway.probes.load.experiment_file import add_quick_arguments, quick_load, quick_load_spec
 from cutaway.probes.load.settings import LoadTarget, load_settings
 from cutaway.spec import SpecError, parse_spec
 
@@ -172,6 +176,30 @@ def test_quick_mode_errors_name_the_option(options: dict[str, object], key: str)
     with pytest.raises(SpecError) as error:
         quick_load(["http://127.0.0.1:8080/"], **options)  # type: ignore[arg-type]
     assert error.value.key == key
+
+
+def _load_options() -> list[tuple[str, list[str]]]:
+    """Every option quick mode's load phase adds but --url (and --max-rate-under, a run mode of
+    its own), each with a value that is its type's zero (a flag with none)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_quick_arguments(parser)
+    return [
+        (action.option_strings[0], [] if action.nargs == 0 else ["0"])
+        for action in parser._actions
+        if action.dest not in ("url", "max_rate_under")
+    ]
+
+
+@pytest.mark.parametrize(("option", "value"), _load_options())
+def test_a_load_option_without_url_is_refused_and_nothing_stored(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, option: str, value: list[str]
+) -> None:
+    """Even one whose value is 0 (``--connections 0``, ``--rate 0``), which is not its default."""
+    store = tmp_path / "store.db"
+    argv = ["run", "-c", "true", "--rounds", "2", "--db", str(store), option, *value]
+    assert cli.main(argv) == 2
+    assert f"{option} only apply to --url servers" in capsys.readouterr().err
+    assert not store.exists()
 
 
 def test_quick_mode_names_match_urls() -> None:

@@ -41,6 +41,7 @@ CHECK_ROUNDS = 5
 # Options of `run` that mean nothing to a check.
 NOT_FOR_CHECK = ("help", "resume")
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
+STEP_SUMMARY_OPTION = f"${SUMMARY_VARIABLE}"  # as messages name it
 # Rounds of the profiled experiment a failed gate runs to say where the difference went: the
 # attribution's intervals are per-round differences, and ten rounds resolve a function that
 # makes up a few percent of a 5 % slowdown (docs/ci.md).
@@ -108,7 +109,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     outputs = [(option, path) for option, _, path in exports(args)]
     if args.summary is not None:
         outputs.append(("--summary", args.summary))
-    check_outputs(args, outputs)
+    step_summary = os.environ.get(SUMMARY_VARIABLE)
+    if step_summary:
+        outputs.append((STEP_SUMMARY_OPTION, step_summary))
+    check_outputs(args, outputs, appended=(STEP_SUMMARY_OPTION,))
     if not args.file and args.rounds is None:
         args.rounds = CHECK_ROUNDS
     spec = spec_from_args(args)
@@ -148,7 +152,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         markdown += _explained(spec, store, args, analysis, outcome.experiment_id, failed, started)
     if args.summary is not None:
         write_output_file(args.summary, markdown, "--summary")
-    _append_step_summary(markdown)
+    if step_summary:
+        _append_step_summary(step_summary, markdown)
     if not args.quiet:
         print(visible(stored_line(outcome.experiment_id, args.db)), file=sys.stderr)
     if failure is not None:
@@ -287,16 +292,13 @@ def _stopped(verdict: GateVerdict, outcome: Outcome, rounds: int, max_rounds: in
     return "stopped"
 
 
-def _append_step_summary(markdown: str) -> None:
-    """GitHub Actions shows what a step appends to this file on the run's page."""
-    path = os.environ.get(SUMMARY_VARIABLE)
-    if not path:
-        return
+def _append_step_summary(path: str, markdown: str) -> None:
+    """GitHub Actions shows what a step appends to this file on the run's page. Its path was
+    checked before the runs (cutaway.output_files' rule); what fails now (a full disk, a FIFO
+    nobody reads) is a warning: the gate's verdict stands."""
+    from cutaway.output_files import OutputWriteError, append_output_file
+
     try:
-        with open(path, "a", encoding="utf-8") as summary:
-            summary.write(markdown + "\n")
-    except OSError as error:
-        print(
-            visible(f"cutaway: warning: cannot append to ${SUMMARY_VARIABLE} {path}: {error}"),
-            file=sys.stderr,
-        )
+        append_output_file(path, markdown + "\n", STEP_SUMMARY_OPTION)
+    except OutputWriteError as error:
+        print(visible(f"cutaway: warning: {error}"), file=sys.stderr)

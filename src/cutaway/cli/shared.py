@@ -30,8 +30,10 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2  # and 128 + a signal's number (cutawa
 WIDTH_OFF_TERMINAL, WIDTH_FALLBACK = 100, 80
 
 
-# The narrowest report --width accepts: a verdict row needs about this much.
-MIN_WIDTH = 40
+# The narrowest report --width accepts: a verdict row needs about this much. The widest: past
+# it no table gains a column a person could read, and a width of 10**23 would have each rule
+# line drawn that long.
+MIN_WIDTH, MAX_WIDTH = 40, 1000
 
 
 # hyperfine's --style: style -> (colour, progress bar: None on a terminal only, progress lines).
@@ -65,20 +67,22 @@ def add_width_option(parser: argparse.ArgumentParser) -> None:
         "--width",
         type=_width,
         metavar="N",
-        help="the terminal report's width in columns, on a terminal, in a file or in a pipe "
+        help=f"the terminal report's width in columns ({MIN_WIDTH} to {MAX_WIDTH}), on a "
+        "terminal, in a file or in a pipe "
         f"(default: $COLUMNS, else the terminal's, else {WIDTH_OFF_TERMINAL} off a terminal)",
     )
 
 
 def _width(text: str) -> int:
-    """--width's value: a whole number of columns, at least MIN_WIDTH."""
+    """--width's value: a whole number of columns, from MIN_WIDTH to MAX_WIDTH."""
     try:
         columns = int(text)
     except ValueError:
         columns = 0
-    if columns < MIN_WIDTH:
+    if not MIN_WIDTH <= columns <= MAX_WIDTH:
         raise argparse.ArgumentTypeError(
-            f"expected a whole number of columns, at least {MIN_WIDTH}, not {display(text)!r}"
+            f"expected a whole number of columns, at least {MIN_WIDTH} and at most {MAX_WIDTH}, "
+            f"not {display(text)!r}"
         )
     return columns
 
@@ -105,8 +109,13 @@ def exports(args: argparse.Namespace) -> list[tuple[str, str, str]]:
 MEASURING_COMMANDS = ("run", "check")  # the commands with run's --input and --output
 
 
-def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) -> None:
-    """Every file the command will write, checked before it does anything else (exit 2)."""
+def check_outputs(
+    args: argparse.Namespace,
+    outputs: Sequence[tuple[str, str]],
+    appended: Sequence[str] = (),
+) -> None:
+    """Every file the command will write, checked before it does anything else (exit 2); the
+    options in ``appended`` add to their file (``$GITHUB_STEP_SUMMARY``), the others replace it."""
     from cutaway.output_files import check_output_paths
 
     keep = [] if is_postgresql_url(args.db) else [("the store (--db)", args.db)]
@@ -120,22 +129,24 @@ def check_outputs(args: argparse.Namespace, outputs: Sequence[tuple[str, str]]) 
             keep.append(("the --input file", args.input))
         if args.output not in (None, "null", "pipe", "inherit"):
             keep.append(("the --output file", args.output))
-    check_output_paths(outputs, keep)
+    check_output_paths(outputs, keep, appended)
 
 
 def report_width(args: argparse.Namespace | None = None) -> int:
     """The terminal report's width: --width when given; else COLUMNS when it is set to a
-    width, on a terminal or not (`COLUMNS=220 cutaway report > file`); else the terminal's
-    columns, 80 when it reports none; 100 when standard output is not a terminal."""
+    width --width would accept, on a terminal or not (`COLUMNS=220 cutaway report > file`);
+    else the terminal's columns, 80 when it reports none; 100 when standard output is not a
+    terminal."""
     given: int | None = getattr(args, "width", None)
     if given is not None:
         return given
     columns = os.environ.get("COLUMNS", "").strip()
-    if columns.isdigit() and int(columns) >= MIN_WIDTH:
+    # isdecimal, not isdigit: int() refuses the digits "²" or "①" that isdigit accepts.
+    if columns.isdecimal() and MIN_WIDTH <= int(columns) <= MAX_WIDTH:
         return int(columns)
     if not sys.stdout.isatty():
         return WIDTH_OFF_TERMINAL
-    return shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK
+    return min(MAX_WIDTH, shutil.get_terminal_size((WIDTH_FALLBACK, 24)).columns or WIDTH_FALLBACK)
 
 
 def write_document(text: str, stream: TextIO) -> None:

@@ -30,7 +30,7 @@ from cutaway.report.sections import (
     VerdictCell,
 )
 from cutaway.report.views import cautions_block, conclusion_block
-from cutaway.visible import display
+from cutaway.visible import PROSE_CHARACTERS, display
 
 STRONG_VERDICTS = (Verdict.REGRESSED, Verdict.IMPROVED)
 
@@ -79,7 +79,13 @@ def render_blocks(blocks: Sequence[Block]) -> str:
 
 
 def _inline(parts: Sequence[Inline]) -> str:
-    return "".join(code(p.text) if isinstance(p, Name) else escape(p) for p in parts)
+    return "".join(code(p.text) if isinstance(p, Name) else _prose(p) for p in parts)
+
+
+def _prose(text: str) -> str:
+    """A piece of a line, a fact or a record, which may quote a user's or a program's text:
+    clipped (cutaway.visible.display), as a name is in its code span."""
+    return escape(display(text, PROSE_CHARACTERS))
 
 
 def _title_block(block: Block) -> list[str]:
@@ -130,7 +136,7 @@ def _section(section: Section) -> list[str]:
     if isinstance(section, Table):
         return _table(section)
     if isinstance(section, Details):
-        rows = [[escape(key), escape(value)] for key, value in section.pairs]
+        rows = [[_prose(key), _prose(value)] for key, value in section.pairs]
         return [
             "<details>",
             f"<summary>{escape(section.title)}</summary>",
@@ -169,4 +175,4 @@ def _cell(cell: object, text: str) -> str:
         return code(cell.text)
     if isinstance(cell, VerdictCell) and cell.verdict in STRONG_VERDICTS:
         return f"**{escape(text)}**"
-    return escape(text)
+    return escape(display(text))  # it may hold a name ("new vs old"), clipped as the terminal

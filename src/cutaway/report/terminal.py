@@ -31,7 +31,7 @@ from cutaway.report.sections import (
 from cutaway.report.styled_text import StyledText, plain_lines
 from cutaway.report.terminal_table import VERDICT_STYLES as VERDICT_STYLES
 from cutaway.report.terminal_table import draw_table
-from cutaway.visible import display, visible
+from cutaway.visible import PROSE_CHARACTERS, display, visible
 
 TONE_STYLES: Mapping[Tone, str] = {
     Tone.PLAIN: "",
@@ -110,8 +110,8 @@ def _text(parts: Sequence[Inline], style: str = "", name_style: str = "") -> Sty
     for part in parts:
         if isinstance(part, Name):  # a name of megabytes is cut short, as messages cut it
             text.append(visible(display(part.text)), style=name_style or style)
-        else:
-            text.append(visible(part))
+        else:  # prose, which may quote a user's or a program's text: clipped as HTML clips it
+            text.append(visible(display(part, PROSE_CHARACTERS)))
     return text
 
 

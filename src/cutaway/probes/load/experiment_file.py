@@ -518,11 +518,12 @@ def add_quick_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def quick_options_given(args: argparse.Namespace) -> list[str]:
-    """The load options given on the command line, which need --url servers."""
+    """The load options given on the command line, which need --url servers: each whose value
+    is not its default (None, or False for a flag). A given 0 counts (``--connections 0``)."""
     return [
         option
         for dest, option in QUICK_OPTIONS.items()
-        if getattr(args, dest) not in (None, False, [])
+        if getattr(args, dest) is not None and getattr(args, dest) is not False
     ]
 
 

@@ -44,7 +44,7 @@ from cutaway.probes.profile.analysis import merge_profiles
 from cutaway.probes.profile.result import profile_of
 from cutaway.probes.stacks import KIND_ORDER, report_unit
 from cutaway.store import Store
-from cutaway.visible import visible
+from cutaway.visible import PROSE_CHARACTERS, display, visible
 
 WIDTH = 1200
 FRAME_HEIGHT = 16
@@ -110,7 +110,7 @@ def _encode(root: _Node, root_name: str) -> tuple[list[str], list[object], int]:
     index: dict[str, int] = {}
 
     def name_index(name: str) -> int:
-        shown = visible(name)
+        shown = visible(display(name))  # a frame's name of megabytes is clipped, as anywhere
         if shown not in index:
             index[shown] = len(names)
             names.append(shown)
@@ -259,7 +259,7 @@ def _document(
         "names": names,
         "tree": tree,
         "unit": unit,
-        "diff": None if diff is None else [visible(diff[0]), visible(diff[1])],
+        "diff": None if diff is None else [visible(display(diff[0])), visible(display(diff[1]))],
         "width": WIDTH,
         "frameHeight": FRAME_HEIGHT,
         "top": TOP,
@@ -272,8 +272,9 @@ def _document(
         'xmlns="http://www.w3.org/2000/svg" class="cw-flamegraph">\n'
         f"<style>{_STYLE}</style>\n"
         f'<rect class="cw-background" x="0" y="0" width="{WIDTH}" height="{height}"/>\n'
-        f'<text class="cw-title" x="{WIDTH // 2}" y="22">{xml_text(title)}</text>\n'
-        f'<text class="cw-subtitle" x="{WIDTH // 2}" y="40">{xml_text(subtitle)}</text>\n'
+        f'<text class="cw-title" x="{WIDTH // 2}" y="22">{xml_text(display(title))}</text>\n'
+        f'<text class="cw-subtitle" x="{WIDTH // 2}" y="40">'
+        f"{xml_text(display(subtitle, PROSE_CHARACTERS))}</text>\n"
         f"{legend}"
         '<text class="cw-button cw-reset" x="10" y="22">Reset zoom</text>\n'
         f'<text class="cw-button cw-search" x="{WIDTH - 10}" y="22">Search</text>\n'
@@ -521,7 +522,7 @@ def export_flamegraph(store: Store, experiment_id: int, variant: str | None) -> 
     stacks, unit, runs = variant_stacks(profiles, name)
     return render_flamegraph(
         stacks,
-        title=f"{experiment.name}: {name}",
+        title=f"{display(experiment.name)}: {display(name)}",
         subtitle=f"experiment {experiment_id}; widths per profiled run ({_runs_text(runs)})",
         unit=unit,
     )
@@ -535,22 +536,25 @@ def export_flamegraph_diff(store: Store, experiment_id: int, variant: str | None
     if variant is None or variant == baseline:
         others = [v.name for v in experiment.spec.variants if v.name != baseline]
         raise ValueError(
-            f"--format flamegraph-diff compares a variant with the baseline ({baseline!r}): "
-            f"name one with --variant (variants: {', '.join(map(repr, others)) or 'none'})"
+            f"--format flamegraph-diff compares a variant with the baseline "
+            f"({display(baseline)!r}): name one with --variant (variants: "
+            f"{', '.join(repr(display(other)) for other in others) or 'none'})"
         )
     profiles = _profiles(store, experiment_id)
     variant = _variant(profiles, variant)
     base_stacks, base_unit, base_runs = variant_stacks(profiles, _variant(profiles, baseline))
     stacks, unit, runs = variant_stacks(profiles, variant)
     if unit != base_unit:
-        raise ValueError(f"the baseline's profiles are in {base_unit}, {variant!r}'s in {unit}")
+        raise ValueError(
+            f"the baseline's profiles are in {base_unit}, {display(variant)!r}'s in {unit}"
+        )
     return render_flamegraph_diff(
         base_stacks,
         stacks,
-        title=f"{experiment.name}: {variant} against {baseline}",
+        title=f"{display(experiment.name)}: {display(variant)} against {display(baseline)}",
         subtitle=(
-            f"experiment {experiment_id}; per profiled run: {baseline} ({_runs_text(base_runs)}), "
-            f"{variant} ({_runs_text(runs)})"
+            f"experiment {experiment_id}; per profiled run: {display(baseline)} "
+            f"({_runs_text(base_runs)}), {display(variant)} ({_runs_text(runs)})"
         ),
         unit=unit,
         names=(baseline, variant),
@@ -589,10 +593,10 @@ def report_flame_graphs(analysis: Analysis) -> list[tuple[str, str]]:
     by_name = {p.variant: p for p in profiles}
     graphs = [
         (
-            f"{p.variant}",
+            display(p.variant),
             render_flamegraph(
                 dict(p.stacks),
-                title=f"{experiment.name}: {p.variant}",
+                title=f"{display(experiment.name)}: {display(p.variant)}",
                 subtitle=f"widths per profiled run ({_profiled_runs(p)})",
                 unit=p.unit,
             ),
@@ -605,15 +609,18 @@ def report_flame_graphs(analysis: Analysis) -> list[tuple[str, str]]:
         document = render_flamegraph_diff(
             dict(baseline.stacks),
             dict(p.stacks),
-            title=f"{experiment.name}: {p.variant} against {baseline.variant}",
+            title=(
+                f"{display(experiment.name)}: {display(p.variant)} "
+                f"against {display(baseline.variant)}"
+            ),
             subtitle=(
-                f"per profiled run: {baseline.variant} ({_profiled_runs(baseline)}), "
-                f"{p.variant} ({_profiled_runs(p)})"
+                f"per profiled run: {display(baseline.variant)} ({_profiled_runs(baseline)}), "
+                f"{display(p.variant)} ({_profiled_runs(p)})"
             ),
             unit=p.unit,
             names=(baseline.variant, p.variant),
         )
-        graphs.append((f"{p.variant} against {baseline.variant}", document))
+        graphs.append((f"{display(p.variant)} against {display(baseline.variant)}", document))
     return graphs
 
 

@@ -32,6 +32,7 @@ from cutaway.report.html import elements, flamegraphs
 from cutaway.report.html.flamegraphs import FlameGraph, flame_graphs
 from cutaway.report.layout import build_report
 from cutaway.report.sections import Block, Heading, Name, Report, Table, VerdictCell
+from cutaway.visible import display
 
 ECHARTS_VERSION = "6.1.0"
 ECHARTS_FILE = "vendor/echarts/echarts.common.min.js"
@@ -105,7 +106,7 @@ def html_page(
     the chart library and the renderers of the kinds used inlined, the figures' data as one
     JSON document, and a Content-Security-Policy that runs only these scripts (and
     ``framed``, the scripts of frames inside the page) and fetches nothing."""
-    data = script_json({"figures": [_figure_data(f) for f in figures]})
+    data = script_json({"figures": [clipped(_figure_data(f)) for f in figures]})
     scripts = [
         _script(asset(ECHARTS_FILE), ECHARTS_FILE),
         _script(asset("assets/report.js"), "report.js"),
@@ -127,7 +128,7 @@ def html_page(
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{elements.text(policy)}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{elements.text(title)} · cutaway</title>\n"
+        f"<title>{elements.text(display(title))} · cutaway</title>\n"
         f"<style>{_style()}</style>\n</head>\n<body>\n{body}\n"
         f'<script type="application/json" id="cutaway-data">{data}</script>\n'
         f"{script_elements}\n</body>\n</html>\n"
@@ -189,8 +190,22 @@ def _header_block(block: Block, *, first: bool) -> str:
 
 
 def _plain(heading: Heading) -> str:
-    """A heading as plain text (for an attribute), names as they are."""
-    return "".join(p.text if isinstance(p, Name) else p for p in (*heading.parts, *heading.detail))
+    """A heading as plain text (for an attribute), names clipped as where they are shown."""
+    parts = (*heading.parts, *heading.detail)
+    return display("".join(display(p.text) if isinstance(p, Name) else p for p in parts))
+
+
+def clipped(value: JsonValue) -> JsonValue:
+    """The figures' data with every text clipped as the page's names are (cutaway.visible.
+    display): the charts label their series and points with them. Equal texts stay equal, so
+    a series is still found by its name; the JSON export keeps the full texts."""
+    if isinstance(value, str):
+        return display(value)
+    if isinstance(value, list):
+        return [clipped(item) for item in value]
+    if isinstance(value, dict):
+        return {key: clipped(item) for key, item in value.items()}
+    return value
 
 
 def figure_element(index: int, figure: Figure) -> str:

@@ -4,7 +4,12 @@ every view, as the other formats draw them.
 Every piece of text goes through ``text()``: control characters become visible escapes (as in
 the terminal), then ``&``, ``<``, ``>`` and both quotes become character references, so that no
 name can open an element, close one, or leave an attribute. Nothing from the data is ever
-written unescaped; class names come only from cutaway's own enums."""
+written unescaped; class names come only from cutaway's own enums.
+
+Every text from the data is clipped as the terminal clips it (cutaway.visible.display): a name
+or a table's cell to DISPLAY_CHARACTERS, prose and recorded values to PROSE_CHARACTERS, each
+followed by how many characters were left out. A 5 MB variant name would otherwise be written
+in every table it has a row in; the JSON and CSV exports keep the full text."""
 
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ from cutaway.report.sections import (
     Table,
     VerdictCell,
 )
-from cutaway.visible import visible
+from cutaway.visible import PROSE_CHARACTERS, display, visible
 
 
 def text(value: str) -> str:
@@ -40,11 +45,18 @@ def text(value: str) -> str:
     return html.escape(visible(value), quote=True)
 
 
+def name(value: str) -> str:
+    """A name (a variant's, a metric's, a function's) as code, clipped."""
+    return f'<code class="name">{text(display(value))}</code>'
+
+
+def prose(value: str) -> str:
+    """A piece of a line, a fact or a record, which may quote a user's or a program's text."""
+    return text(display(value, PROSE_CHARACTERS))
+
+
 def inline(parts: Sequence[Inline]) -> str:
-    return "".join(
-        f'<code class="name">{text(p.text)}</code>' if isinstance(p, Name) else text(p)
-        for p in parts
-    )
+    return "".join(name(p.text) if isinstance(p, Name) else prose(p) for p in parts)
 
 
 def block(sections: Block) -> str:
@@ -73,9 +85,9 @@ def _detail(s: Heading) -> str:
 
 
 def details(s: Details) -> str:
-    rows = "".join(f"<tr><th>{text(k)}</th><td>{text(v)}</td></tr>" for k, v in s.pairs)
+    rows = "".join(f"<tr><th>{prose(k)}</th><td>{prose(v)}</td></tr>" for k, v in s.pairs)
     return (
-        f'<details class="record"><summary>{text(s.title)}</summary>'
+        f'<details class="record"><summary>{prose(s.title)}</summary>'
         f'<table class="pairs">{rows}</table></details>'
     )
 
@@ -85,7 +97,7 @@ def table(s: Table, *, caption: bool = True) -> str:
     verdicts carry their verdict as a class (coloured by the style sheet)."""
     texts_units = table_texts(s, with_settle=True)
     head = "".join(
-        f'<th class="{_align(c.align)}">{text(c.name)}'
+        f'<th class="{_align(c.align)}">{text(display(c.name))}'
         + (f'<span class="unit">{text(unit)}</span>' if unit else "")
         + "</th>"
         for c, (_, unit) in zip(s.columns, texts_units, strict=True)
@@ -122,10 +134,11 @@ def _align(align: Align) -> str:
 def _cell(cell: object, cell_text: str, align: Align) -> str:
     css = _align(align)
     if isinstance(cell, Name):
-        return f'<td class="{css}"><code class="name">{text(cell.text)}</code></td>'
+        return f'<td class="{css}">{name(cell.text)}</td>'
     if isinstance(cell, VerdictCell):
         value = cell.verdict.value
         return f'<td class="{css}"><span class="verdict v-{value}">{text(cell_text)}</span></td>'
     if isinstance(cell, Change | Interval | Quantity):
         return f'<td class="{css}">{text(cell_text)}</td>'
-    return f'<td class="{css}">{text(cell_text)}</td>'
+    # Any other cell's text may hold a name ("new vs old"): clipped as the terminal's cells.
+    return f'<td class="{css}">{text(display(cell_text))}</td>'

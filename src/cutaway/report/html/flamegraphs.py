@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from cutaway.model import Analysis
 from cutaway.probes.registry import plugins
 from cutaway.report.html import elements
+from cutaway.visible import display
 
 _SCRIPT = re.compile(r"<script type=\"text/ecmascript\"><!\[CDATA\[(.*?)\]\]></script>", re.S)
 _FRAME_STYLE = "html,body{margin:0;background:#f8f8f8}svg{display:block;width:100%;height:auto}"
@@ -62,9 +63,9 @@ def _graph(title: str, svg: str) -> FlameGraph:
 def section(graphs: list[FlameGraph]) -> str:
     """The "Flame graphs" section, each graph folded away."""
     items = "".join(
-        f'<details class="flamegraph"><summary>{elements.text(g.title)}</summary>'
+        f'<details class="flamegraph"><summary>{elements.text(display(g.title))}</summary>'
         f'<iframe class="flamegraph" sandbox="allow-scripts allow-modals" '
-        f'style="aspect-ratio: 1200 / {g.height}" title="{elements.text(g.title)}" '
+        f'style="aspect-ratio: 1200 / {g.height}" title="{elements.text(display(g.title))}" '
         f'srcdoc="{html.escape(g.document, quote=True)}"></iframe></details>'
         for g in graphs
     )

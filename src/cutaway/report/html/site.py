@@ -38,6 +38,7 @@ from cutaway.report.sections import (
 from cutaway.report.units import axis_scale, format_percent, metric_unit
 from cutaway.site import SitePage
 from cutaway.stats.changepoints import ChangePoint
+from cutaway.visible import display
 
 INDEX_FILE = "index.html"
 
@@ -52,7 +53,7 @@ def history_page(
     parts = ['<main class="report">', '<header class="experiment">']
     if index is not None:
         parts.append(f'<p class="line"><a href="{elements.text(index)}">all experiments</a></p>')
-    parts.append(f"<h1>{elements.text(title)} <small>history</small></h1>")
+    parts.append(f"<h1>{elements.text(display(title))} <small>history</small></h1>")
     parts.append(summary)
     parts.append("</header>")
     drawn = "".join(figure_element(i, f) for i, f in enumerate(figures))
@@ -127,7 +128,7 @@ def index_page(pages: Sequence[SitePage], location: str, *, generated_at: float)
     )
     body = (
         '<main class="report"><header class="experiment"><h1>cutaway history</h1>'
-        f'<p class="line">{elements.text(lead)}</p></header>'
+        f'<p class="line">{elements.prose(lead)}</p></header>'
         f'<section class="answer" id="answer"><h2>Experiments</h2>{markup}</section>'
         '<footer><p class="line tone-dim">cutaway publish</p></footer></main>'
     )
@@ -139,7 +140,7 @@ def _linked_names(markup: str, pages: Sequence[SitePage]) -> str:
     name is made safe by cutaway.site.page_file, the name is escaped as every cell is."""
     out, start = [], 0
     for page in pages:
-        name = f'<code class="name">{elements.text(page.name)}</code>'
+        name = elements.name(page.name)  # as the table shows it: clipped
         cell = f'<tr class="strong"><td class="txt">{name}' if page.open_steps else None
         at = markup.find(cell or f'<tr><td class="txt">{name}', start)
         if at < 0:

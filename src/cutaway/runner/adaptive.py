@@ -1,7 +1,9 @@
 """Adaptive mode (``--until WIDTH``): how wide the primary metric's intervals are so far.
 
 After the planned rounds the runner keeps adding rounds until every comparison of the primary
-metric (wall time) against the baseline has a confidence interval no wider than the target, or
+metric (wall time, or the one a plugin's measured phase names: a load experiment's throughput,
+whose phases all last the same wall time) against the baseline has a confidence interval no
+wider than the target, or
 the time budget is spent. Only the primary metric steers: counts such as faults can be exactly
 equal in every run, and their intervals say nothing about how many rounds are enough.
 Checking uses fewer bootstrap resamples than the final report, since it runs after every round.
@@ -19,7 +21,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from cutaway.model import PRIMARY_METRIC, Spec
+from cutaway.model import Spec
+from cutaway.probes.core import primary_metric
 
 if TYPE_CHECKING:
     from cutaway.store import Store
@@ -47,7 +50,7 @@ def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | Non
     from cutaway.numeric import np
     from cutaway.stats import describe, paired_ratio
 
-    table = store.metric_table(experiment_id, PRIMARY_METRIC)
+    table = store.metric_table(experiment_id, primary_metric(spec))
     names = list(table.variants)
     if spec.baseline not in names:
         return None

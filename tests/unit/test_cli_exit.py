@@ -93,3 +93,17 @@ def test_the_exit_status_is_the_commands() -> None:
     )
     assert result.returncode == 2
     assert "nonsense" in result.stderr
+
+
+def test_a_profiler_watching_gets_its_ordinary_exit(tmp_path: Path) -> None:
+    # `python -m cProfile -o FILE -m cutaway ...` (and coverage) write what they saw as the
+    # interpreter ends: skipping that left no profile at all.
+    output = tmp_path / "profile.out"
+    result = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(output), "-m", "cutaway", "--version"],
+        capture_output=True,
+        text=True,
+        env=ENVIRONMENT,
+    )
+    assert result.returncode == 0, result.stderr
+    assert output.stat().st_size > 0

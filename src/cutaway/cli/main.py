@@ -114,8 +114,12 @@ def _exit_at_once(status: int) -> NoReturn:
 
 
 def _left_open() -> bool:
-    """Whether a store is still open, or a thread other than a daemon still runs: what the
-    interpreter's finalization would close or wait for."""
+    """Whether a store is still open, a thread other than a daemon still runs, or a profiler
+    or tracer watches (``python -m cProfile``, coverage: they write what they saw as the
+    interpreter ends): what the interpreter's finalization would close, wait for or let
+    finish."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return True
     store = sys.modules.get("cutaway.store.db")
     if store is not None and store.open_stores():
         return True

@@ -14,7 +14,9 @@ Each cutaway experiment gets its own ``--seed`` (the repetition), so no two shar
 variants; ``--fixed-seed N`` gives them all the same one instead, and ``--no-seed`` none, as a
 user runs cutaway (before each experiment drew its own seed, they all ran seed 0's orders).
 The verdict read is that of ``--metric`` (wall by default; cpu = user + sys); ``--until`` and
-``--margin`` are passed on. With ``--before GIT_REF`` the cutaway experiments also run with that
+``--margin`` are passed on, and with ``--primary-metric`` the metric is declared primary (judged
+at full alpha and steering ``--until``; otherwise a non-wall metric is Holm-adjusted beside
+wall time). With ``--before GIT_REF`` the cutaway experiments also run with that
 commit's sources (a temporary git worktree, its fork server compiled there, first on
 PYTHONPATH), interleaved with this tree's, and the summary sets them side by side.
 
@@ -118,6 +120,7 @@ class Settings:
     no_seed: bool = False  # give no --seed: each cutaway's default, as a user runs it
     until: str | None = None
     margin: str | None = None
+    primary_metric: bool = False  # pass --primary-metric METRIC: judged at full alpha
     # Where each cutaway under test comes from: None for this tree's installed cutaway, else a
     # source directory put first on PYTHONPATH.
     sources: dict[str, Path | None] = field(default_factory=lambda: {THIS_TREE: None})
@@ -165,6 +168,8 @@ def run_cutaway(
         options["--until"] = settings.until
     if settings.margin:
         options["--margin"] = settings.margin
+    if settings.primary_metric:
+        options["--primary-metric"] = settings.metric
     command, env = source_invocation(settings.sources[source_name])
     argv = [*command, "run", "-c", workload.command(workload.iterations_a)]
     argv += ["-c", workload.command(second), "-n", "A", "-n", second_name]
@@ -513,7 +518,8 @@ def summarize(records: list[Record], details: bool = False) -> str:
             for name in ("until", "margin", "fixed_seed")
             if setup.get(name) is not None
         )
-        passed = (passed + (" --no-seed" if setup.get("no_seed") else "")).strip()
+        passed += " --no-seed" if setup.get("no_seed") else ""
+        passed = (passed + (" --primary-metric" if setup.get("primary_metric") else "")).strip()
         header = [
             f"Workload: A = `spin {setup['iterations_a']}`, B = `spin {setup['iterations_b']}` "
             f"({100.0 * change:+.2f} % of work; mean {1000.0 * setup['mean_run_seconds']:.1f} ms "
@@ -588,6 +594,12 @@ def parse_arguments() -> argparse.Namespace:
     )
     parser.add_argument("--until", help="passed to cutaway run (e.g. 0.1%%)")
     parser.add_argument("--margin", help="passed to cutaway run (e.g. 0.1%%)")
+    parser.add_argument(
+        "--primary-metric",
+        action="store_true",
+        help="declare --metric the experiments' primary metric (cutaway run --primary-metric): "
+        "judged at full alpha instead of Holm-adjusted beside wall time",
+    )
     parser.add_argument(
         "--tools",
         default="cutaway,hyperfine",
@@ -669,7 +681,8 @@ def main() -> int:
                 arguments.no_seed,
                 arguments.until,
                 arguments.margin,
-                sources,
+                sources=sources,
+                primary_metric=arguments.primary_metric,
             )
             records = run_all(arguments, tools, settings, paths, lines_path)
         finally:
@@ -702,6 +715,7 @@ def run_all(
         "no_seed": settings.no_seed,
         "until": settings.until,
         "margin": settings.margin,
+        "primary_metric": settings.primary_metric,
         "tools": tools,
         "sources": {
             name: None if source is None else commit_of(source)

@@ -2,8 +2,9 @@
 
 Within one experiment every variant is compared with the baseline round by round (the paired
 design: see cutaway.stats.paired). The p-values of one variant's metrics form one family and are
-adjusted with Holm's method, except wall time, the pre-declared primary metric, which is tested
-at full alpha: reading ten more metrics does not manufacture a verdict. Two
+adjusted with Holm's method, except the pre-declared primary metric (wall time, or the one the
+experiment names), which is tested at full alpha: reading ten more metrics does not manufacture
+a verdict. Two
 stored experiments (``cutaway compare``) have no pairs; they are compared as independent
 samples, and the report lists how their environments differ.
 
@@ -142,6 +143,7 @@ def analyze(
         else (),
         runs=tuple(runs),
         series=_series(store, experiment_id) if any(m.series for m in spec.metrics) else (),
+        declared_primary=spec.primary_metric,
     )
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from cutaway import events
-from cutaway.model import Hooks, MetricSpec, Run, RunStatus, Spec, Variant
+from cutaway.model import Hooks, MetricSpec, RunStatus, Spec, Variant
 from cutaway.probes.base import Attachment
 from cutaway.runner.adaptive import widest_interval
 from cutaway.runner.errors import UnrunnableCommand
@@ -379,25 +379,3 @@ def test_time_budget_stops_between_rounds(store: Store) -> None:
     # Nothing was compared, so the experiment is not called complete.
     assert (outcome.status, outcome.reason) == ("incomplete", "budget")
     assert store.runs(outcome.experiment_id) == []
-
-
-def test_adaptive_mode_steers_on_the_primary_metric_a_plugin_names(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A load experiment's phases all last the same wall time: steering on wall, --until would
-    # stop at once whatever its throughput's interval. Here wall is the same in every run and
-    # cpu varies: the width is cpu's once cpu is the primary metric.
-    spec = make_spec(variants=(Variant("a", ("x",)), Variant("b", ("y",))), rounds=8)
-    experiment_id = store.create_experiment(spec, {}, None, "test")
-    for round_index in range(8):
-        for position, name in enumerate(("a", "b")):
-            cpu = 0.1 * (1.0 + 0.01 * ((round_index * 7 + position * 3) % 5))
-            metrics = {"wall": 0.2, "cpu": cpu}
-            store.add_run(
-                experiment_id,
-                Run(name, round_index, position, RunStatus.OK, 0, None, metrics, 0.0, ""),
-            )
-    assert widest_interval(store, experiment_id, spec) == 0.0  # wall's: no spread at all
-    monkeypatch.setattr("cutaway.runner.adaptive.primary_metric", lambda spec: "cpu")
-    width = widest_interval(store, experiment_id, spec)
-    assert width is not None and width > 0.005

@@ -172,6 +172,12 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--timeout", help="per-run timeout, e.g. 10s")
     run.add_argument("--hook-timeout", help="time limit of each hook (default 10m), e.g. 30s")
     run.add_argument("--margin", help="equivalence margin, e.g. 1%% (default 0.5%%)")
+    run.add_argument(
+        "--primary-metric",
+        metavar="NAME",
+        help="the metric judged at full alpha and steering --until, e.g. cpu (default wall; "
+        "the others are Holm-adjusted)",
+    )
     run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
     run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
     run.add_argument("--seed", type=integer, help="seed for round orders and the bootstrap")

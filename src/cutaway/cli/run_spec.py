@@ -93,6 +93,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--timeout": args.timeout,
             "--hook-timeout": args.hook_timeout,
             "--margin": args.margin,
+            "--primary-metric": getattr(args, "primary_metric", None),
             "--until": args.until,
             "--max-time": args.max_time,
             # An experiment file without a seed got a fresh one when it was read.

@@ -250,6 +250,10 @@ class Spec:
     # form, a JSON value), sorted by key, unset ones left out. The plugin writes them and reads
     # them back; the store keeps them as they are, as top-level keys of the stored spec.
     plugin_tables: tuple[tuple[str, object], ...] = ()
+    # The metric the user declares primary (``primary_metric``): judged at full alpha, the
+    # others Holm-adjusted, and the one --until steers on. None: wall time, or the metric a
+    # plugin's measured phase names (cutaway.probes.core.primary_metric).
+    primary_metric: str | None = None
     source_path: str | None = None  # the experiment file, None in quick mode
     source_text: str | None = None  # the file exactly as given
 
@@ -294,6 +298,7 @@ class Spec:
             "hook_timeout_seconds": self.hook_timeout_seconds,
             "keep_leftovers": self.keep_leftovers,
             **dict(self.plugin_tables),
+            **({"primary_metric": self.primary_metric} if self.primary_metric else {}),
             "source_path": self.source_path,
         }
 

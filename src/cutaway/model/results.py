@@ -178,6 +178,9 @@ class Analysis:
     # The registered probes' results (cutaway.probes.registry), each probe's own type, in the
     # registry's order; absent for a probe that measured nothing.
     probe_results: tuple[ProbeResult, ...] = ()
+    # The metric the experiment declares primary (Spec.primary_metric), None for none: the
+    # conclusion speaks of it, as its comparisons judged it at full alpha.
+    declared_primary: str | None = None
 
     def result(self, kind: type[ResultT]) -> ResultT | None:
         """The probe result of type ``kind``, None when that probe has none here."""
@@ -187,8 +190,10 @@ class Analysis:
         return None
 
     def primary_metric(self) -> str:
-        """The metric a conclusion speaks of: wall time, unless a probe's result names
-        another (a load experiment's throughput)."""
+        """The metric a conclusion speaks of: the one the experiment declares, else wall time,
+        unless a probe's result names another (a load experiment's throughput)."""
+        if self.declared_primary is not None:
+            return self.declared_primary
         named = (found.primary_metric() for found in self.probe_results)
         return next((name for name in named if name is not None), PRIMARY_METRIC)
 

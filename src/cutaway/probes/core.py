@@ -247,8 +247,10 @@ def spec_metrics(spec: Spec) -> tuple[Metric, ...]:
 
 
 def primary_metric(spec: Spec) -> str:
-    """The metric tested at full alpha: wall time, unless a selected plugin names another (a
-    load experiment's throughput)."""
+    """The metric tested at full alpha: the one the experiment declares (``primary_metric``),
+    else wall time, unless a selected plugin names another (a load experiment's throughput)."""
+    if spec.primary_metric is not None:
+        return spec.primary_metric
     named = (plugin.primary_metric(spec) for plugin in plugins() if plugin.selected(spec))
     return next((name for name in named if name is not None), PRIMARY_METRIC)
 

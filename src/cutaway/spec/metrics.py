@@ -17,8 +17,9 @@ from cutaway.model import (
     OUTPUT_STREAMS,
     PROCESS_STATS,
     MetricSpec,
+    Spec,
 )
-from cutaway.probes.core import reserved_metric_names
+from cutaway.probes.core import reserved_metric_names, spec_metrics
 from cutaway.spec import fields, limits
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 
@@ -279,3 +280,15 @@ def read_metric_options(
             raise SpecError(f"duplicate metric name {describe(metric.name)}", key="--metric")
         seen.add(metric.name)
     return combined
+
+
+def check_primary_metric(spec: Spec, key_path: KeyPath) -> None:
+    """``spec``'s declared primary metric must be one its runs measure (a process metric, one a
+    selected probe or measured phase adds, or a declared one): SpecError otherwise."""
+    if spec.primary_metric is None:
+        return
+    names = [metric.name for metric in spec_metrics(spec)]
+    if spec.primary_metric not in names:
+        known = ", ".join(names)
+        message = f"{describe(spec.primary_metric)} is no metric of this experiment ({known})"
+        raise SpecError(message, key_path=key_path)

@@ -12,7 +12,7 @@ from cutaway.model import ProbeSpec, Spec
 from cutaway.spec import fields
 from cutaway.spec.conditions import conditioned_baseline
 from cutaway.spec.errors import SpecError, describe
-from cutaway.spec.metrics import read_metric_options
+from cutaway.spec.metrics import check_primary_metric, read_metric_options
 from cutaway.spec.probes import probe_options, read_probe_option
 
 # option -> (Spec field, reader)
@@ -54,6 +54,9 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             assert isinstance(existing, tuple)
             changes["metrics"] = read_metric_options(existing, metrics, regexes)
             continue
+        if option == "--primary-metric":
+            changes["primary_metric"] = fields.read_string(value, (option,))
+            continue
         if option == "--no-probes":
             if value:
                 changes["probes"] = ProbeSpec()
@@ -87,4 +90,9 @@ def apply_overrides(spec: Spec, options: Mapping[str, object]) -> Spec:
             [(v.stdin, (streams[0],)) for v in variants if v.stdin is not None],
             [(v.name, v.stdout) for v in variants],
         )
-    return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+    spec = dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+    if "primary_metric" in changes:
+        check_primary_metric(spec, ("--primary-metric",))
+    elif "metrics" in changes or "probes" in changes:
+        check_primary_metric(spec, ("primary_metric",))
+    return spec

@@ -42,7 +42,7 @@ from cutaway.spec.matrix import (
     read_matrix,
     substitute,
 )
-from cutaway.spec.metrics import read_metrics
+from cutaway.spec.metrics import check_primary_metric, read_metrics
 from cutaway.spec.probes import read_probes
 
 FORMAT_VERSION = 1
@@ -58,6 +58,7 @@ TOP_LEVEL_KEYS = (
     "hook_timeout",
     "baseline",
     "margin",
+    "primary_metric",
     "confidence",
     "until",
     "max_time",
@@ -265,11 +266,17 @@ def _spec_from_document(
         metrics=read_metrics(document["metrics"]) if "metrics" in document else (),
         conditions=conditions,
         plugin_tables=() if table is None else ((table.key, phase_settings),),
+        primary_metric=(
+            fields.read_string(document["primary_metric"], ("primary_metric",))
+            if "primary_metric" in document
+            else None
+        ),
         source_path=path,
         source_text=text,
     )
     if table is not None:
         table.check(spec)
+    check_primary_metric(spec, ("primary_metric",))
     return spec
 
 

@@ -44,6 +44,7 @@ CORE_KEYS = frozenset(
         "name", "variants", "baseline", "rounds", "warmup_rounds", "timeout_seconds", "margin",
         "confidence", "until_width", "max_time_seconds", "seed", "probes", "metrics",
         "conditions", "ignore_failure", "hook_timeout_seconds", "keep_leftovers", "source_path",
+        "primary_metric",
     }
 )  # fmt: skip
 
@@ -305,6 +306,7 @@ def spec_from_json(data: Mapping[str, object], source_text: str | None) -> Spec:
         plugin_tables=tuple(
             (key, value) for key, value in spec.values.items() if key not in CORE_KEYS
         ),
+        primary_metric=spec.optional("primary_metric", _optional_text, None),
         source_path=spec.optional("source_path", _optional_text, None),
         source_text=source_text,
     )

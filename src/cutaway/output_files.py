@@ -314,13 +314,7 @@ def append_output_file(path: str, text: str, option: str) -> None:
     try:
         # A reader is there: writes may wait for it now, as a shell's >> would.
         os.set_blocking(handle, True)
-        if os.isatty(handle):
-            from cutaway.visible import visible
-
-            text = visible(text, keep_newlines=True)
-        _write_all(handle, text.encode("utf-8"))
-    except BrokenPipeError:
-        return
+        _write_shown(handle, text, option, path)
     except OSError as error:
         raise _through_error(option, path, error) from None
     finally:
@@ -362,19 +356,28 @@ def _write_through(path: str, text: str, option: str) -> None:
             handle = -1
             _write_atomically(path, text, option)
             return
-        if os.isatty(handle):
-            from cutaway.visible import visible
-
-            text = visible(text, keep_newlines=True)
-        _write_all(handle, text.encode("utf-8"))
-    except BrokenPipeError:
-        return
+        _write_shown(handle, text, option, path)
     except OSError as error:
         raise _through_error(option, path, error) from None
     finally:
         if handle >= 0:
             with contextlib.suppress(OSError):
                 os.close(handle)
+
+
+def _write_shown(handle: int, text: str, option: str, path: str) -> None:
+    """``text`` to an open descriptor, control characters escaped on a terminal; a reader that
+    has gone (``| head``) is nothing wrong with the output."""
+    if os.isatty(handle):
+        from cutaway.visible import visible
+
+        text = visible(text, keep_newlines=True)
+    try:
+        _write_all(handle, text.encode("utf-8"))
+    except BrokenPipeError:
+        return
+    except OSError as error:
+        raise _through_error(option, path, error) from None
 
 
 def _write_all(handle: int, data: bytes) -> None:

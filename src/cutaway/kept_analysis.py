@@ -31,11 +31,12 @@ import dataclasses
 import enum
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable
 from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from cutaway import __version__
 
@@ -171,7 +172,7 @@ def read_kept(key: str) -> Analysis | None:
     from cutaway.model import Analysis
 
     try:
-        with open(os.path.join(directory(), f"{key}.json"), encoding="utf-8") as file:
+        with _opened_file(os.path.join(directory(), f"{key}.json")) as file:
             kept = json.load(file)
         if kept.get("format") != FORMAT or kept.get("key") != key:
             return None
@@ -182,6 +183,20 @@ def read_kept(key: str) -> Analysis | None:
     ):  # fmt: skip
         return None  # unreadable or damaged: analysed again, and rewritten
     return analysis if isinstance(analysis, Analysis) else None
+
+
+def _opened_file(path: str) -> TextIO:
+    """``path`` opened to read, if it is a regular file: opening a FIFO there would wait for
+    a writer for ever, and a device (a link to /dev/zero) would be read until memory ran out.
+    OSError for anything else."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        return open(descriptor, encoding="utf-8")
+    except BaseException:
+        os.close(descriptor)
+        raise
 
 
 def keep(key: str, analysis: Analysis) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -322,3 +323,29 @@ def test_a_kept_report_imports_no_numpy(stored: tuple[Store, int], cache: Path) 
     assert second == "0"
     assert second_report == first_report
     assert json.loads(kept_files(cache)[0].read_text())["format"] == kept_analysis.FORMAT
+
+
+@pytest.mark.parametrize("planted", ["fifo", "device"])
+def test_a_kept_path_that_is_not_a_file_is_analysed_again(
+    stored: tuple[Store, int], cache: Path, planted: str
+) -> None:
+    """A FIFO at the kept file's path would block the read for ever; a device (a link to
+    /dev/zero) would read until memory ran out: only a regular file is read."""
+    store, experiment_id = stored
+    fresh = analysis_of(store, experiment_id)
+    (path,) = kept_files(cache)
+    path.unlink()
+    if planted == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    key = path.name.removesuffix(".json")
+    program = f"from cutaway import kept_analysis; print(kept_analysis.read_kept({key!r}))"
+    result = subprocess.run(
+        [sys.executable, "-c", program],
+        env={**os.environ, "CUTAWAY_CACHE_DIR": str(cache.parent)},
+        capture_output=True, text=True, timeout=20,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+    )  # fmt: skip
+    assert (result.returncode, result.stdout, result.stderr) == (0, "None\n", "")
+    assert renderings(analysis_of(store, experiment_id)) == renderings(fresh)

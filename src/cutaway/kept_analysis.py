@@ -226,11 +226,25 @@ def keep(key: str, analysis: Analysis) -> None:
 
 def _remove_oldest(folder: str) -> None:
     with os.scandir(folder) as entries:
-        kept = [(entry.stat().st_mtime_ns, entry.path) for entry in entries]
+        kept = [
+            (entry.stat(follow_symlinks=False).st_mtime_ns, entry.path)
+            for entry in entries
+            if _is_kept_name(entry.name)
+        ]
     kept.sort()
     for _, path in kept[: max(0, len(kept) - KEPT_FILES)]:
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+def _is_kept_name(name: str) -> bool:
+    """Whether ``name`` is one :func:`keep` writes (a digest's file, or one being written):
+    the directory may hold anything else (a $CUTAWAY_CACHE_DIR that is a home directory),
+    which is not cutaway's to remove."""
+    digest, dot, rest = name.partition(".")
+    if len(digest) != 40 or not all(character in "0123456789abcdef" for character in digest):
+        return False
+    return dot + rest == ".json" or (rest.startswith("json.") and rest.endswith(".partial"))
 
 
 # --- the tagged JSON of an Analysis ----------------------------------------------------------

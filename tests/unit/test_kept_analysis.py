@@ -270,6 +270,32 @@ def test_the_oldest_kept_files_go(
     assert [path.stem for path in kept_files(cache)] == [f"{i:040d}" for i in (2, 3, 4)]
 
 
+def test_only_kept_files_are_removed(
+    stored: tuple[Store, int], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The directory may hold other files (CUTAWAY_CACHE_DIR a directory in use): older
+    than every kept file, they stay; a dangling link does not stop the removal."""
+    store, experiment_id = stored
+    analysis = analyze(store, experiment_id)
+    monkeypatch.setattr(kept_analysis, "KEPT_FILES", 2)
+    cache.mkdir(parents=True)
+    others = [cache / "notes.txt", cache / "thesis.json", cache / f"{'A' * 40}.json"]
+    for other in others:
+        other.write_text("not cutaway's")
+        os.utime(other, ns=(1, 1))
+    (cache / "gone").symlink_to(cache / "nowhere")
+    stale = cache / f"{'f' * 40}.json.123.partial"
+    stale.write_text("{")
+    os.utime(stale, ns=(1, 1))
+    for index in range(4):
+        kept_analysis.keep(f"{index:040d}", analysis)
+        stamp = 1_000_000_000 * (index + 1)
+        os.utime(cache / f"{index:040d}.json", ns=(stamp, stamp))
+    assert sorted(path.name for path in cache.iterdir()) == sorted(
+        [f"{index:040d}.json" for index in (2, 3)] + [other.name for other in others] + ["gone"]
+    )
+
+
 def test_the_digest_reads_every_table_of_an_experiment(stored: tuple[Store, int]) -> None:
     """Every table of the schema but the triage (kept by experiment name, read by `cutaway
     history` only): a migration that adds one must add it to the digest too."""

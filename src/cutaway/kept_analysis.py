@@ -31,11 +31,12 @@ import dataclasses
 import enum
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable
 from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from cutaway import __version__
 
@@ -171,7 +172,7 @@ def read_kept(key: str) -> Analysis | None:
     from cutaway.model import Analysis
 
     try:
-        with open(os.path.join(directory(), f"{key}.json"), encoding="utf-8") as file:
+        with _opened_file(os.path.join(directory(), f"{key}.json")) as file:
             kept = json.load(file)
         if kept.get("format") != FORMAT or kept.get("key") != key:
             return None
@@ -182,6 +183,20 @@ def read_kept(key: str) -> Analysis | None:
     ):  # fmt: skip
         return None  # unreadable or damaged: analysed again, and rewritten
     return analysis if isinstance(analysis, Analysis) else None
+
+
+def _opened_file(path: str) -> TextIO:
+    """``path`` opened to read, if it is a regular file: opening a FIFO there would wait for
+    a writer for ever, and a device (a link to /dev/zero) would be read until memory ran out.
+    OSError for anything else."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        return open(descriptor, encoding="utf-8")
+    except BaseException:
+        os.close(descriptor)
+        raise
 
 
 def keep(key: str, analysis: Analysis) -> None:
@@ -211,11 +226,25 @@ def keep(key: str, analysis: Analysis) -> None:
 
 def _remove_oldest(folder: str) -> None:
     with os.scandir(folder) as entries:
-        kept = [(entry.stat().st_mtime_ns, entry.path) for entry in entries]
+        kept = [
+            (entry.stat(follow_symlinks=False).st_mtime_ns, entry.path)
+            for entry in entries
+            if _is_kept_name(entry.name)
+        ]
     kept.sort()
     for _, path in kept[: max(0, len(kept) - KEPT_FILES)]:
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+def _is_kept_name(name: str) -> bool:
+    """Whether ``name`` is one :func:`keep` writes (a digest's file, or one being written):
+    the directory may hold anything else (a $CUTAWAY_CACHE_DIR that is a home directory),
+    which is not cutaway's to remove."""
+    digest, dot, rest = name.partition(".")
+    if len(digest) != 40 or not all(character in "0123456789abcdef" for character in digest):
+        return False
+    return dot + rest == ".json" or (rest.startswith("json.") and rest.endswith(".partial"))
 
 
 # --- the tagged JSON of an Analysis ----------------------------------------------------------

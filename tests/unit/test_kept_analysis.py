@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -269,6 +270,32 @@ def test_the_oldest_kept_files_go(
     assert [path.stem for path in kept_files(cache)] == [f"{i:040d}" for i in (2, 3, 4)]
 
 
+def test_only_kept_files_are_removed(
+    stored: tuple[Store, int], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The directory may hold other files (CUTAWAY_CACHE_DIR a directory in use): older
+    than every kept file, they stay; a dangling link does not stop the removal."""
+    store, experiment_id = stored
+    analysis = analyze(store, experiment_id)
+    monkeypatch.setattr(kept_analysis, "KEPT_FILES", 2)
+    cache.mkdir(parents=True)
+    others = [cache / "notes.txt", cache / "thesis.json", cache / f"{'A' * 40}.json"]
+    for other in others:
+        other.write_text("not cutaway's")
+        os.utime(other, ns=(1, 1))
+    (cache / "gone").symlink_to(cache / "nowhere")
+    stale = cache / f"{'f' * 40}.json.123.partial"
+    stale.write_text("{")
+    os.utime(stale, ns=(1, 1))
+    for index in range(4):
+        kept_analysis.keep(f"{index:040d}", analysis)
+        stamp = 1_000_000_000 * (index + 1)
+        os.utime(cache / f"{index:040d}.json", ns=(stamp, stamp))
+    assert sorted(path.name for path in cache.iterdir()) == sorted(
+        [f"{index:040d}.json" for index in (2, 3)] + [other.name for other in others] + ["gone"]
+    )
+
+
 def test_the_digest_reads_every_table_of_an_experiment(stored: tuple[Store, int]) -> None:
     """Every table of the schema but the triage (kept by experiment name, read by `cutaway
     history` only): a migration that adds one must add it to the digest too."""
@@ -322,3 +349,29 @@ def test_a_kept_report_imports_no_numpy(stored: tuple[Store, int], cache: Path) 
     assert second == "0"
     assert second_report == first_report
     assert json.loads(kept_files(cache)[0].read_text())["format"] == kept_analysis.FORMAT
+
+
+@pytest.mark.parametrize("planted", ["fifo", "device"])
+def test_a_kept_path_that_is_not_a_file_is_analysed_again(
+    stored: tuple[Store, int], cache: Path, planted: str
+) -> None:
+    """A FIFO at the kept file's path would block the read for ever; a device (a link to
+    /dev/zero) would read until memory ran out: only a regular file is read."""
+    store, experiment_id = stored
+    fresh = analysis_of(store, experiment_id)
+    (path,) = kept_files(cache)
+    path.unlink()
+    if planted == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    key = path.name.removesuffix(".json")
+    program = f"from cutaway import kept_analysis; print(kept_analysis.read_kept({key!r}))"
+    result = subprocess.run(
+        [sys.executable, "-c", program],
+        env={**os.environ, "CUTAWAY_CACHE_DIR": str(cache.parent)},
+        capture_output=True, text=True, timeout=20,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+    )  # fmt: skip
+    assert (result.returncode, result.stdout, result.stderr) == (0, "None\n", "")
+    assert renderings(analysis_of(store, experiment_id)) == renderings(fresh)

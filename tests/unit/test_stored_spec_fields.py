@@ -170,3 +170,24 @@ def test_a_damaged_stored_load_table_is_named_as_the_store_s_damage(
     with pytest.raises(DamagedStoreError) as caught:
         check_stored_settings("s.db", 1, spec)
     assert "experiments.spec_json" in str(caught.value) and named in str(caught.value)
+
+
+@pytest.mark.parametrize("primary", ["nope", "", "wall\x1b[31m"])
+def test_a_stored_primary_metric_that_is_no_metric_is_named_as_the_store_s_damage(
+    tmp_path: Path, primary: str
+) -> None:
+    """cutaway run refuses it; read back, it judged no metric at full alpha, and a report
+    showed an empty primary table and exited 0."""
+    from cutaway.probes.core import check_stored_settings
+    from cutaway.store import DamagedStoreError
+
+    plain = json.loads(STORED_LOAD)
+    plain["load"] = None
+    plain["primary_metric"] = primary
+    spec = _stored_as(tmp_path, json.dumps(plain))
+    with pytest.raises(DamagedStoreError) as caught:
+        check_stored_settings("s.db", 1, spec)
+    assert f"experiments.spec_json: primary_metric: {primary!r} is no metric" in str(caught.value)
+    plain["primary_metric"] = "cpu"
+    (tmp_path / "cpu").mkdir()
+    check_stored_settings("s.db", 1, _stored_as(tmp_path / "cpu", json.dumps(plain)))

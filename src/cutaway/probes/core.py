@@ -202,8 +202,9 @@ def plugins() -> Sequence[CorePlugin]:
 
 def check_stored_settings(location: str, experiment_id: int, spec: Spec) -> None:
     """Raise DamagedStoreError when a probe's stored setting of the experiment is one that
-    cutaway never writes (each plugin reads its settings to say whether it is selected): the
-    store's damage, named as every other damage is, by experiment and column."""
+    cutaway never writes (each plugin reads its settings to say whether it is selected), or
+    the declared primary metric is none of its metrics: the store's damage, named as every
+    other damage is, by experiment and column."""
     from cutaway.settings_reading import StoredSettingError
     from cutaway.store import DamagedStoreError
 
@@ -214,6 +215,14 @@ def check_stored_settings(location: str, experiment_id: int, spec: Spec) -> None
         raise DamagedStoreError(
             location, experiment_id, "experiments.spec_json", error.problem
         ) from error
+    names = [metric.name for metric in spec_metrics(spec)]
+    if spec.primary_metric is not None and spec.primary_metric not in names:
+        # cutaway run refuses such a name (spec.metrics.check_primary_metric): read, it would
+        # judge no metric at full alpha and report none as the primary
+        problem = f"primary_metric: {spec.primary_metric!r} is no metric of this experiment"
+        raise DamagedStoreError(
+            location, experiment_id, "experiments.spec_json", f"{problem} ({', '.join(names)})"
+        )
 
 
 def phase_tables() -> list[PhaseTable]:

@@ -57,6 +57,9 @@ KEPT_FILES = 64  # the newest are kept, the oldest removed when a new one is wri
 KEPT_STATUSES = ("complete", "incomplete")
 # An experiment with more run data than this (a probe's records) is neither digested nor kept.
 LARGEST_RUN_DATA_BYTES = 4 * 1024 * 1024
+# A kept file larger than this is not read (an analysis of at most LARGEST_RUN_DATA_BYTES of
+# run data is a few MiB): a file planted there must not be read whole into memory.
+LARGEST_KEPT_BYTES = 64 * 1024 * 1024
 # The only module whose classes a kept analysis may hold, and a decoded one may build.
 _MODEL = "cutaway.model"
 
@@ -186,13 +189,16 @@ def read_kept(key: str) -> Analysis | None:
 
 
 def _opened_file(path: str) -> TextIO:
-    """``path`` opened to read, if it is a regular file: opening a FIFO there would wait for
-    a writer for ever, and a device (a link to /dev/zero) would be read until memory ran out.
-    OSError for anything else."""
+    """``path`` opened to read, if it is a regular file of at most LARGEST_KEPT_BYTES: opening
+    a FIFO there would wait for a writer for ever, and a device (a link to /dev/zero) or a huge
+    file would be read until memory ran out. OSError for anything else."""
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
             raise OSError(f"{path}: not a regular file")
+        if status.st_size > LARGEST_KEPT_BYTES:
+            raise OSError(f"{path}: larger than any kept analysis")
         return open(descriptor, encoding="utf-8")
     except BaseException:
         os.close(descriptor)

@@ -375,3 +375,19 @@ def test_a_kept_path_that_is_not_a_file_is_analysed_again(
     )  # fmt: skip
     assert (result.returncode, result.stdout, result.stderr) == (0, "None\n", "")
     assert renderings(analysis_of(store, experiment_id)) == renderings(fresh)
+
+
+def test_a_kept_file_larger_than_any_analysis_is_not_read(
+    stored: tuple[Store, int], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A huge file at the kept path would be read whole into memory: past the largest size a
+    kept analysis has, it is analysed again instead (here the limit is lowered to the file's
+    size less one byte, so the test writes nothing large)."""
+    store, experiment_id = stored
+    fresh = analysis_of(store, experiment_id)
+    (path,) = kept_files(cache)
+    key = path.name.removesuffix(".json")
+    assert kept_analysis.read_kept(key) is not None
+    monkeypatch.setattr(kept_analysis, "LARGEST_KEPT_BYTES", path.stat().st_size - 1)
+    assert kept_analysis.read_kept(key) is None
+    assert renderings(analysis_of(store, experiment_id)) == renderings(fresh)

@@ -116,6 +116,9 @@ def test_a_file_without_records_reads_as_empty(tmp_path: Path) -> None:
         (4, b"\x06\x00", "version 6"),
         (6, b"\x20\x00", "size"),  # 32-byte records in a file with thread CPU time
         (60, b"\x07\x00\x00\x00", "unknown record clock 7"),
+        # the time-stamp counter at 1 tick per second: every time scaled by 1e9 overflows
+        (60, b"\x01\x00\x00\x00" + (1).to_bytes(8, "little"), "counter at 1 ticks per second"),
+        (60, b"\x01\x00\x00\x00" + (10**12).to_bytes(8, "little"), "counter at 1000000000000"),
     ],
 )
 def test_a_foreign_or_newer_file_raises(

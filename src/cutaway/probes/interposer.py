@@ -51,6 +51,7 @@ THREAD_CPU_VARIABLE = "CUTAWAY_CALLS_THREAD_CPU"
 TSC_HZ_VARIABLE = "CUTAWAY_CALLS_TSC_HZ"
 CLOCK_MONOTONIC = 0  # header clock: start and duration in CLOCK_MONOTONIC nanoseconds
 CLOCK_TSC = 1  # header clock: the CPU's time-stamp counter, at ticks_per_second
+TSC_HZ_RANGE = (1_000_000, 100_000_000_000)  # any real counter's rate: 1 MHz to 100 GHz
 MEMORY_DIRECTORY = "/dev/shm"  # tmpfs on Linux; the system temporary directory otherwise
 DIRECTORY_PREFIX = "cutaway-calls-"
 
@@ -460,6 +461,9 @@ def _read_header(data: npt.NDArray[np.uint8], path: str | os.PathLike[str]) -> n
     clock, rate = int(header["clock"]), int(header["ticks_per_second"])
     if clock not in (CLOCK_MONOTONIC, CLOCK_TSC) or rate <= 0:
         raise CallFileError(f"{name}: unknown record clock {clock} at {rate} ticks per second")
+    if clock == CLOCK_TSC and not TSC_HZ_RANGE[0] <= rate <= TSC_HZ_RANGE[1]:
+        # Times are ticks scaled by 1e9 / rate: a rate of 1 would overflow every one of them.
+        raise CallFileError(f"{name}: a time-stamp counter at {rate} ticks per second")
     exe_end = _HEADER_DTYPE.itemsize + int(header["exe_bytes"])
     if data.size < header_bytes or exe_end >= header_bytes:
         raise CallFileError(f"{name}: header cut short or inconsistent")

@@ -12,6 +12,16 @@ from pathlib import Path
 ENVIRONMENT = {**os.environ, "COLUMNS": "100"}
 
 
+def cutaway(*arguments: str) -> subprocess.CompletedProcess[str]:
+    """``python -m cutaway ARGUMENTS`` in a fresh interpreter, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "cutaway", *arguments],
+        capture_output=True,
+        text=True,
+        env=ENVIRONMENT,
+    )
+
+
 def program(code: str) -> subprocess.CompletedProcess[str]:
     """``code`` run in a fresh interpreter, its output captured."""
     return subprocess.run(
@@ -23,12 +33,7 @@ def test_a_run_leaves_every_run_in_the_store_file_itself(tmp_path: Path) -> None
     """The store is closed before the process ends: its WAL is checkpointed into the file,
     so that the file alone (copied, say) holds every run, and no -wal file is left."""
     db = tmp_path / "x.db"
-    result = subprocess.run(
-        [sys.executable, "-m", "cutaway", "run", "-c", "true", "--rounds", "3", "--db", str(db)],
-        capture_output=True,
-        text=True,
-        env=ENVIRONMENT,
-    )
+    result = cutaway("run", "-c", "true", "--rounds", "3", "--db", str(db))
     assert result.returncode == 0, result.stderr
     assert not Path(f"{db}-wal").exists()
     # immutable=1: the file as it is on disk, without reading a WAL beside it.
@@ -44,20 +49,10 @@ def test_a_command_that_leaves_its_store_to_be_collected_still_closes_it(tmp_pat
     """`report` drops its store without closing it: the store closes with its engine, not
     when the cyclic collector would have run (never, in a process that ends at once)."""
     db = tmp_path / "x.db"
-    ran = subprocess.run(
-        [sys.executable, "-m", "cutaway", "run", "-c", "true", "--rounds", "1", "--db", str(db)],
-        capture_output=True,
-        text=True,
-        env=ENVIRONMENT,
-    )
+    ran = cutaway("run", "-c", "true", "--rounds", "1", "--db", str(db))
     assert ran.returncode == 0, ran.stderr
     for command in (["report"], ["export", "--format", "json"]):
-        result = subprocess.run(
-            [sys.executable, "-m", "cutaway", *command, "--db", str(db)],
-            capture_output=True,
-            text=True,
-            env=ENVIRONMENT,
-        )
+        result = cutaway(*command, "--db", str(db))
         assert result.returncode == 0, result.stderr
         assert sorted(path.name for path in tmp_path.iterdir()) == ["x.db"], command
 

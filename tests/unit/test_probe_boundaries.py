@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "cutaway"
@@ -83,6 +84,22 @@ def test_the_moved_probes_are_the_ones_said() -> None:
 # The core: every module of cutaway outside its probes' packages (cutaway.probes), and outside
 # the library module that hands the core its plugins.
 CORE_EXCLUDED = ("cutaway.probes", "cutaway.api")
+
+
+def _core_naming(words_of: Callable[[Path, str], set[str]]) -> dict[str, list[str]]:
+    """Every core module (the package but CORE_EXCLUDED) whose ``words_of(path, module)`` is
+    not empty, with those words."""
+    named = {}
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        if not module.startswith(CORE_EXCLUDED):
+            words = words_of(path, module)
+            if words:
+                named[module] = sorted(words)
+    return named
+
+
 # Strings of the core that say "load" but mean something else, with what they mean.
 CORE_LOAD_WORDS: dict[str, set[str]] = {
     "cutaway.cautions": {"load"},  # the caution of a busy machine (its load average)
@@ -129,16 +146,10 @@ def _load_names(path: Path) -> set[str]:
 def test_the_core_names_no_load_phase() -> None:
     """The [load] table, its keys, its settings and its quick mode are the load plugin's: the
     core (spec, model, runner, compare, report, cli, store ...) asks the plugins for them."""
-    named = {}
-    for path in PACKAGE.rglob("*.py"):
-        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        module = module.removesuffix(".__init__")
-        if module.startswith(CORE_EXCLUDED):
-            continue
-        words = _load_names(path) - CORE_LOAD_WORDS.get(module, set())
-        if words:
-            named[module] = sorted(words)
-    assert named == {}
+    found = _core_naming(
+        lambda path, module: _load_names(path) - CORE_LOAD_WORDS.get(module, set())
+    )
+    assert found == {}
 
 
 def test_the_load_check_finds_a_load_phase(tmp_path: Path) -> None:
@@ -205,16 +216,12 @@ def test_the_core_names_no_probes_metric() -> None:
     spec, compare, the gate, bisect, the reports ...) asks the plugins for them."""
     metric_names = _probe_metric_names()
     assert {"throughput", "server_cpu", "instructions"} <= metric_names
-    named = {}
-    for path in PACKAGE.rglob("*.py"):
-        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        module = module.removesuffix(".__init__")
-        if module.startswith(CORE_EXCLUDED):
-            continue
-        words = _metric_names(path, metric_names) - CORE_METRIC_WORDS.get(module, set())
-        if words:
-            named[module] = sorted(words)
-    assert named == {}
+    found = _core_naming(
+        lambda path, module: (
+            _metric_names(path, metric_names) - CORE_METRIC_WORDS.get(module, set())
+        )
+    )
+    assert found == {}
 
 
 def test_the_metric_check_finds_a_probes_metric(tmp_path: Path) -> None:

@@ -215,14 +215,23 @@ def check_stored_settings(location: str, experiment_id: int, spec: Spec) -> None
         raise DamagedStoreError(
             location, experiment_id, "experiments.spec_json", error.problem
         ) from error
-    names = [metric.name for metric in spec_metrics(spec)]
-    if spec.primary_metric is not None and spec.primary_metric not in names:
+    names = unmeasured_primary(spec)
+    if names is not None:
         # cutaway run refuses such a name (spec.metrics.check_primary_metric): read, it would
         # judge no metric at full alpha and report none as the primary
         problem = f"primary_metric: {spec.primary_metric!r} is no metric of this experiment"
         raise DamagedStoreError(
             location, experiment_id, "experiments.spec_json", f"{problem} ({', '.join(names)})"
         )
+
+
+def unmeasured_primary(spec: Spec) -> list[str] | None:
+    """The names of the experiment's metrics when the primary metric it declares is none of
+    them (to say what it could have been), None when it declares none or one of them."""
+    if spec.primary_metric is None:
+        return None
+    names = [metric.name for metric in spec_metrics(spec)]
+    return None if spec.primary_metric in names else names
 
 
 def phase_tables() -> list[PhaseTable]:

@@ -19,7 +19,7 @@ from cutaway.model import (
     MetricSpec,
     Spec,
 )
-from cutaway.probes.core import reserved_metric_names, spec_metrics
+from cutaway.probes.core import reserved_metric_names, unmeasured_primary
 from cutaway.spec import fields, limits
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
 
@@ -285,10 +285,8 @@ def read_metric_options(
 def check_primary_metric(spec: Spec, key_path: KeyPath) -> None:
     """``spec``'s declared primary metric must be one its runs measure (a process metric, one a
     selected probe or measured phase adds, or a declared one): SpecError otherwise."""
-    if spec.primary_metric is None:
-        return
-    names = [metric.name for metric in spec_metrics(spec)]
-    if spec.primary_metric not in names:
+    names = unmeasured_primary(spec)
+    if names is not None:
         known = ", ".join(names)
         message = f"{describe(spec.primary_metric)} is no metric of this experiment ({known})"
         raise SpecError(message, key_path=key_path)

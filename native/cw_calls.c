@@ -578,7 +578,7 @@ static void cw_write_header(char *page, int32_t pid, uint32_t sequence) {
     ssize_t exe_bytes = readlink("/proc/self/exe", page + sizeof(struct cw_calls_header), room);
     int64_t created_ns = cw_clock_ns(CLOCK_MONOTONIC);
     struct cw_calls_header header = {
-        .magic = CW_CALLS_MAGIC,
+        .magic = 0, /* stored last: a file whose magic is 0 was never started */
         .version = CW_CALLS_VERSION,
         .record_bytes = (uint16_t)cw_record_bytes,
         .header_bytes = CW_CALLS_HEADER_BYTES,
@@ -596,6 +596,9 @@ static void cw_write_header(char *page, int32_t pid, uint32_t sequence) {
     };
     if (exe_bytes <= 0) page[sizeof header] = '\0';
     memcpy(page, &header, sizeof header);
+    /* A process killed before this store leaves a file of zeros where its magic goes, which
+     * the reader counts as a process that never started its file, not as a foreign file. */
+    __atomic_store_n((uint32_t *)(void *)page, CW_CALLS_MAGIC, __ATOMIC_RELEASE);
 }
 
 /* The file's size when created: the header and the first chunk. */

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -13,6 +15,7 @@ import pytest
 
 from cutaway import api
 from cutaway.model import ProbeSpec
+from cutaway.probes.base import ProbeError
 from cutaway.probes.calls.capture import CallsProbe, decode_calls
 from cutaway.probes.calls.result import calls_result
 from cutaway.probes.calls.settings import call_functions, with_calls
@@ -108,6 +111,29 @@ def test_the_probe_measures_its_own_overhead() -> None:
     # Each process loads the library and creates a file: less than a second. (On a loaded
     # machine the median of the paired differences can come out at 0, where it is clamped.)
     assert overhead.per_process is not None and 0 <= overhead.per_process < 1.0
+
+
+def test_a_process_killed_before_its_file_started_is_a_loss_and_a_foreign_file_an_error() -> None:
+    probe = CallsProbe(["getpwnam"])
+    try:
+        probe.check()
+        attachment = probe.before_run(dict(os.environ))
+        subprocess.run(["getent", "-s", "files", "passwd", "root"], env=attachment.env, check=True)
+        # What Ctrl-C leaves when it kills a process between creating its file and storing the
+        # header's magic (stored last): the reserved size, all zeros.
+        (probe.directory / "calls.999999.0.bin").write_bytes(bytes(4096 + 32 * 1024))
+        data = {item.kind: item for item in probe.after_run()}
+        losses = json.loads(data["calls-losses"].data)
+        assert losses["processes"] == 1 and losses["unstarted"] == 1
+        assert list(decode_calls(data["calls"].data)["call_index"]) == [1]
+
+        probe.before_run(dict(os.environ))
+        (probe.directory / "calls.999999.0.bin").write_bytes(b"\x7fELF" + bytes(4092))
+        with pytest.raises(ProbeError, match=r"damaged: .*calls\.999999\.0\.bin: .*bad magic"):
+            probe.after_run()
+        assert not list(probe.directory.iterdir())  # cleared all the same
+    finally:
+        probe.close()
 
 
 def test_syscalls_probe_reports_each_system_call_by_position(tmp_path: Path) -> None:

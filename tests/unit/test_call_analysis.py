@@ -94,10 +94,14 @@ def test_a_blob_from_a_newer_cutaway_stops_the_analysis_in_words(tmp_path: Path)
 
 def test_lost_call_records_and_unseen_processes_are_said(tmp_path: Path) -> None:
     rounds = []
-    for processes in (2, 0):
+    for processes, unstarted in ((2, 0), (0, 0), (0, 1)):
         losses = {"processes": processes, "truncated_bytes": 40, "dropped": 1}
+        if unstarted:  # written since the count existed: older rows lack it
+            losses["unstarted"] = unstarted
         rounds.append([RunData("calls-losses", "losses", processes, json.dumps(losses).encode())])
     store, experiment_id = store_with_data(tmp_path, rounds)
     cautions = {c.kind: c.message for c in analyze(store, experiment_id, resamples=100).cautions}
-    assert "80 bytes" in cautions["calls-lost"] and "2 calls" in cautions["calls-lost"]
+    assert "120 bytes" in cautions["calls-lost"] and "3 calls" in cautions["calls-lost"]
+    # A run whose one process was killed before its file started was not unseen.
     assert "in 1 runs" in cautions["calls-unseen"] and "setgid" in cautions["calls-unseen"]
+    assert cautions["calls-unstarted"].startswith("1 processes were killed while creating")

@@ -17,6 +17,7 @@ from cutaway.probes import interposer as calls_format
 from cutaway.probes.interposer import (
     CATALOG,
     CallFileError,
+    UnstartedFileError,
     call_files,
     environment_for,
     function_id,
@@ -138,6 +139,26 @@ def test_a_header_cut_short_raises(tmp_path: Path, size: int) -> None:
     short.write_bytes(VECTORS_BIN.read_bytes()[:size])
     with pytest.raises(CallFileError):
         read_call_file(short)
+
+
+@pytest.mark.parametrize("size", [0, 10, 4096, 4096 + 32 * 1024])
+def test_a_file_whose_process_died_before_its_magic_is_unstarted(tmp_path: Path, size: int) -> None:
+    # The interposer reserves the file, maps it and stores the magic last: a process killed in
+    # between (Ctrl-C at its start) leaves zeros there, and whatever else it had written.
+    data = bytearray(VECTORS_BIN.read_bytes()[:size].ljust(size, b"\0"))
+    data[:4] = bytes(min(4, size))
+    unstarted = tmp_path / "calls.1.0.bin"
+    unstarted.write_bytes(bytes(data))
+    with pytest.raises(UnstartedFileError, match="killed while creating"):
+        read_call_file(unstarted)
+
+
+def test_a_foreign_magic_is_not_taken_for_an_unstarted_file(tmp_path: Path) -> None:
+    foreign = tmp_path / "calls.1.0.bin"
+    foreign.write_bytes(b"\x7fELF" + bytes(4092))
+    with pytest.raises(CallFileError, match="bad magic") as raised:
+        read_call_file(foreign)
+    assert not isinstance(raised.value, UnstartedFileError)
 
 
 def test_python_catalog_matches_the_c_header() -> None:

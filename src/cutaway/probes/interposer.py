@@ -124,6 +124,11 @@ class CallFileError(ValueError):
     """A file that is not a call file this reader understands (or whose header is cut)."""
 
 
+class UnstartedFileError(CallFileError):
+    """A file whose process was killed before it wrote its header's magic (stored last): it
+    holds no records, and is a loss to count, not a foreign file."""
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class CallRecords:
     """One process's call file: its header, then one array element per timed call, in the
@@ -437,11 +442,15 @@ def read_call_file(path: str | os.PathLike[str]) -> CallRecords:
 def _read_header(data: npt.NDArray[np.uint8], path: str | os.PathLike[str]) -> np.void:
     name = os.fspath(path)
     if data.size < 12:
-        raise CallFileError(
-            f"{name}: {data.size} bytes, shorter than a header (the process may have been "
-            "killed while creating it)"
+        raise UnstartedFileError(
+            f"{name}: {data.size} bytes, shorter than a header (the process was killed while "
+            "creating it)"
         )
     magic, version = int(data[:4].view("=u4")[0]), int(data[4:6].view("=u2")[0])
+    if magic == 0:
+        raise UnstartedFileError(
+            f"{name}: no header (the process was killed while creating the file)"
+        )
     if magic != _MAGIC:
         raise CallFileError(f"{name}: not a cutaway call file (bad magic)")
     if version not in READABLE_VERSIONS:

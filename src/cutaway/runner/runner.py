@@ -311,7 +311,7 @@ class ExperimentRunner:
         finally:
             if phase_run is not None:
                 phase_run.stop()
-            data = [item for probe in probes for item in probe.after_run()] + phase_data
+            data = _probe_data(probes) + phase_data
             measured_by_probes = {
                 name: value for probe in probes for name, value in probe.run_metrics().items()
             }
@@ -619,6 +619,14 @@ def _finish(runner: ExperimentRunner, status: str, stopped_by: BaseException | N
         runner.emit(events.Notice(f"could not record that the experiment stopped: {error}"))
         return False
     return True
+
+
+def _probe_data(probes: Sequence[Probe]) -> list[RunData]:
+    """What each probe captured in the run just ended; RunnerError if a capture is damaged."""
+    try:
+        return [item for probe in probes for item in probe.after_run()]
+    except ProbeError as error:
+        raise RunnerError(str(error)) from None
 
 
 def _checked_probes(spec: Spec) -> tuple[list[Probe], list[str]]:

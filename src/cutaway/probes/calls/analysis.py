@@ -144,7 +144,7 @@ def losses_cautions(store: Store, experiment_id: int) -> list[Caution]:
     a record that could not be written is counted as dropped), and when runs had no process
     the interposer could enter at all: the loader ignores LD_PRELOAD for setuid and setgid
     programs, and static binaries have no libc calls to interpose."""
-    truncated = dropped = unseen = 0
+    truncated = dropped = unseen = unstarted = 0
     for item in store.run_data(experiment_id, LOSSES_KIND):
         losses = _losses(item.data)
         if losses is None:
@@ -157,7 +157,8 @@ def losses_cautions(store: Store, experiment_id: int) -> list[Caution]:
             )
         truncated += losses.get("truncated_bytes", 0)
         dropped += losses.get("dropped", 0)
-        unseen += losses.get("processes", 0) == 0
+        unseen += losses.get("processes", 0) == 0 and losses.get("unstarted", 0) == 0
+        unstarted += losses.get("unstarted", 0)
     cautions = []
     if truncated or dropped:
         message = (
@@ -166,6 +167,12 @@ def losses_cautions(store: Store, experiment_id: int) -> list[Caution]:
             "the tables count only whole records"
         )
         cautions.append(Caution("calls-lost", message))
+    if unstarted:
+        message = (
+            f"{unstarted} processes were killed while creating their call file (an interrupt "
+            "or a timeout), before they recorded a call"
+        )
+        cautions.append(Caution("calls-unstarted", message))
     if unseen:
         message = (
             f"in {unseen} runs the calls probe entered no process: setuid/setgid programs "
@@ -184,7 +191,8 @@ def _losses(data: bytes) -> dict[str, int] | None:
         return None
     if not isinstance(losses, dict):
         return None
-    counts = {key: losses.get(key, 0) for key in ("truncated_bytes", "dropped", "processes")}
+    keys = ("truncated_bytes", "dropped", "processes", "unstarted")
+    counts = {key: losses.get(key, 0) for key in keys}
     valid = all(
         isinstance(count, int) and not isinstance(count, bool) and count >= 0
         for count in counts.values()

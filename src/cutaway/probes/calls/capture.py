@@ -24,7 +24,9 @@ from cutaway.probes import timed_calls as calls_blob
 from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
 from cutaway.probes.interposer import (
     CATALOG,
+    CallFileError,
     CallRecords,
+    UnstartedFileError,
     calibrator_path,
     call_files,
     environment_for,
@@ -161,12 +163,27 @@ class CallsProbe:
         )
 
     def after_run(self) -> list[RunData]:
-        records = [read_call_file(path) for path in call_files(self.directory)]
-        self._clear()
+        records: list[CallRecords] = []
+        unstarted = 0  # processes killed (by Ctrl-C, a timeout) while creating their file
+        try:
+            for path in call_files(self.directory):
+                try:
+                    records.append(read_call_file(path))
+                except UnstartedFileError:
+                    unstarted += 1
+        except CallFileError as error:
+            raise ProbeError(f"the calls probe's records are damaged: {error}") from None
+        finally:
+            self._clear()
         data = _per_function(records, self.functions)
         truncated = sum(r.truncated_bytes for r in records)
         dropped = sum(r.dropped_records for r in records)
-        losses = {"processes": len(records), "truncated_bytes": truncated, "dropped": dropped}
+        losses = {
+            "processes": len(records),
+            "truncated_bytes": truncated,
+            "dropped": dropped,
+            "unstarted": unstarted,
+        }
         data.append(RunData(LOSSES_KIND, "losses", len(records), json.dumps(losses).encode()))
         return data
 

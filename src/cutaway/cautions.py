@@ -12,7 +12,7 @@ from cutaway.cpu_steal import steal_share
 from cutaway.model import Caution, Comparison, ExperimentInfo, Run, RunStatus, Spec, Verdict
 from cutaway.numeric import np
 from cutaway.probes.core import primary_metric
-from cutaway.stats import outlier_mask, trend
+from cutaway.stats import GEOMETRIC_MEAN, TRIM, outlier_mask, paired_ratio, trend
 from cutaway.store import MetricTable
 
 BUSY_LOAD_PER_CORE = 0.5  # load average at the start, per core, above which the machine is busy
@@ -23,6 +23,10 @@ STEAL_SHARE = (
     0.03  # share of all CPU time a hypervisor took (steal) above which results are noisier
 )
 MAX_LEFTOVER_NAMES = 8  # process names a leftovers caution lists
+# An inconclusive comparison whose trimmed interval (cutaway.stats.paired) is at most this
+# share of the mean's width, as wide as the mean's would be with four times the rounds, is
+# worth the trimmed estimator's mention.
+TRIMMED_WIDTH_SHARE = 0.5
 
 
 def _first_load(environment: Mapping[str, object], key: str) -> float | None:
@@ -162,6 +166,48 @@ def _noise_cautions(spec: Spec, wall: MetricTable) -> list[Caution]:
                     )
                 )
     return cautions
+
+
+def heavy_tail_cautions(
+    spec: Spec, table: MetricTable, comparisons: Sequence[Comparison]
+) -> list[Caution]:
+    """Say when the primary metric's comparisons are inconclusive because a few rounds differ
+    far more than the rest (runs slowed now and then by something else), where the trimmed
+    estimator would have settled more of them: ``table`` is that metric's."""
+    if spec.estimator != "mean":
+        return []
+    primary = primary_metric(spec)
+    narrower: list[tuple[Comparison, float]] = []
+    for comparison in comparisons:
+        if comparison.metric != primary or comparison.verdict is not Verdict.INCONCLUSIVE:
+            continue
+        if comparison.method != GEOMETRIC_MEAN or comparison.ci_low <= 0.0:
+            continue
+        base = table.values[:, table.column_of[comparison.baseline]]
+        other = table.values[:, table.column_of[comparison.variant]]
+        pairs = np.isfinite(base) & np.isfinite(other)
+        trimmed = paired_ratio(base[pairs], other[pairs], confidence=spec.confidence, trim=TRIM)
+        if trimmed is None or trimmed.method == GEOMETRIC_MEAN or trimmed.ci_low <= 0.0:
+            continue
+        width = comparison.ci_high / comparison.ci_low - 1.0
+        trimmed_width = trimmed.ci_high / trimmed.ci_low - 1.0
+        if width > 0.0 and trimmed_width <= TRIMMED_WIDTH_SHARE * width:
+            narrower.append((comparison, width / trimmed_width))
+    if not narrower:
+        return []
+    factor = min(times for _, times in narrower)
+    what = "wall time" if primary == "wall" else primary
+    return [
+        Caution(
+            "heavy-tails",
+            f"a few rounds' {what} ratios differ far more than the rest (runs slowed now and "
+            f"then by something else): `--estimator trimmed` judges the typical round, with "
+            f"intervals {factor:.1f}x narrower here (the mean would need about "
+            f"{factor * factor:.0f}x the rounds); it does not see a change confined to a few "
+            "rounds",
+            metric=primary,
+        )
+    ]
 
 
 def experiment_cautions(

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from cutaway.cautions import experiment_cautions
+from cutaway.cautions import experiment_cautions, heavy_tail_cautions
 from cutaway.families import compared_pairs, paired_family, unpaired_family
 from cutaway.model import (
     Analysis,
@@ -41,6 +41,7 @@ from cutaway.probes.core import (
     Tags,
     check_stored_settings,
     plugins,
+    primary_metric,
     records_kept,
     spec_metrics,
 )
@@ -76,6 +77,7 @@ def experiment_info(stored: StoredExperiment, rounds_completed: int) -> Experime
         calibration=stored.calibration,
         commands={v.name: v.command_text for v in spec.variants},
         parameters={v.name: dict(v.params) for v in spec.variants if v.params},
+        estimator=spec.estimator,
     )
 
 
@@ -121,6 +123,9 @@ def analyze(
     rounds_completed = int(np.isfinite(wall.values).all(axis=1).sum()) if len(names) else 0
     info = experiment_info(stored, rounds_completed)
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
+    primary = primary_metric(spec)
+    if primary in tables:
+        cautions += heavy_tail_cautions(spec, tables[primary], comparisons)
     probe_results: list[ProbeResult] = []
     stored_experiment = StoredForProbes(store, experiment_id, spec, tuple(names), resamples)
     for plugin in _analyzed(spec):

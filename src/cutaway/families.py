@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from cutaway.model import PRIMARY_METRIC, Comparison, Metric, Spec
 from cutaway.probes.core import primary_metric
-from cutaway.stats import paired_ratio
+from cutaway.stats import paired_ratio, trim_for
 from cutaway.stats.unpaired import unpaired_ratio
 from cutaway.store import MetricTable, Store
 from cutaway.verdicts import Row, judge
@@ -39,7 +39,7 @@ def paired_family(
         pairs = np.isfinite(base) & np.isfinite(values)
         estimate = paired_ratio(
             base[pairs], values[pairs], confidence=spec.confidence, resamples=resamples,
-            seed=spec.seed,
+            seed=spec.seed, trim=trim_for(spec.estimator),
         )  # fmt: skip
         if estimate is not None:
             rows.append(

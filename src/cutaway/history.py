@@ -288,13 +288,14 @@ def _table_point(
 ) -> HistoryPoint | None:
     """The point of variant ``chosen`` in one experiment's table of a metric."""
     from cutaway.environment import MACHINE_KEYS
+    from cutaway.stats.paired import trim_for
 
     names = [v.name for v in stored.spec.variants]
     if chosen not in table.variants or chosen not in names:
         return None
     if reference is not None and reference not in table.variants:
         return None
-    estimate = _estimate(table, chosen, reference)
+    estimate = _estimate(table, chosen, reference, trim_for(stored.spec.estimator))
     if estimate is None:
         return None
     value, low, high, n, standard_error = estimate
@@ -315,7 +316,7 @@ def _table_point(
 
 
 def _estimate(
-    table: MetricTable, chosen: str, reference: str | None
+    table: MetricTable, chosen: str, reference: str | None, trim: float
 ) -> tuple[float, float, float, int, float] | None:
     """(value, interval low, interval high, n, standard error): the median of the variant's
     counted runs, or its paired ratio to the reference; None without a usable run (or pair).
@@ -324,8 +325,9 @@ def _estimate(
     large-sample standard error sqrt(pi / 2) * sigma / sqrt(n), with sigma read robustly from
     the median absolute deviation (1.4826 MAD), so that one run slowed by a neighbour does not
     make an experiment look uncertain (the order-statistic interval at ten runs reaches the
-    slowest run, and as a weight it hid a 10 % step). For a ratio: the geometric mean's, from
-    the spread of the per-round log ratios (ratio * log_sd / sqrt(n))."""
+    slowest run, and as a weight it hid a 10 % step). For a ratio: the paired estimate's (the
+    experiment's estimator), from the spread of the per-round log ratios (ratio * log_sd /
+    sqrt(n))."""
     from cutaway.numeric import np
     from cutaway.stats.descriptive import median
     from cutaway.stats.paired import paired_ratio
@@ -339,7 +341,7 @@ def _estimate(
         return median(usable), low, high, int(usable.size), median_standard_error(usable)
     base = table.values[:, table.variants.index(reference)]
     keep = ~(np.isnan(column) | np.isnan(base))
-    ratio = paired_ratio(base[keep], column[keep])
+    ratio = paired_ratio(base[keep], column[keep], trim=trim)
     if ratio is None:
         return None
     error = ratio.ratio * ratio.log_sd / math.sqrt(ratio.n)

@@ -178,6 +178,12 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="the metric judged at full alpha and steering --until, e.g. cpu (default wall; "
         "the others are Holm-adjusted)",
     )
+    run.add_argument(
+        "--estimator",
+        choices=("mean", "trimmed"),
+        help="how paired rounds estimate a change: mean (default), or trimmed, a 20%% trimmed "
+        "mean that a few rounds slowed by something else do not move",
+    )
     run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
     run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
     run.add_argument("--seed", type=integer, help="seed for round orders and the bootstrap")

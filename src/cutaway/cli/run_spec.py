@@ -94,6 +94,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--hook-timeout": args.hook_timeout,
             "--margin": args.margin,
             "--primary-metric": getattr(args, "primary_metric", None),
+            "--estimator": getattr(args, "estimator", None),
             "--until": args.until,
             "--max-time": args.max_time,
             # An experiment file without a seed got a fresh one when it was read.

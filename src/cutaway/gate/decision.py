@@ -36,7 +36,7 @@ from cutaway.gate.rules import GateRule
 from cutaway.model import HIGHER_IS_BETTER, PRIMARY_METRIC, Spec
 from cutaway.numeric import np
 from cutaway.probes.core import spec_metrics
-from cutaway.stats import paired_ratio
+from cutaway.stats import paired_ratio, trim_for
 from cutaway.stats.paired import minimum_pairs
 from cutaway.store import Store
 
@@ -176,6 +176,7 @@ def evaluate(
                     confidence=confidence,
                     resamples=resamples,
                     seed=spec.seed,
+                    trim=trim_for(spec.estimator),
                 )
             ratio, low, high, log_sd = (
                 (estimate.ratio, estimate.ci_low, estimate.ci_high, estimate.log_sd)

@@ -17,6 +17,7 @@ from cutaway.model.calls import (
 from cutaway.model.experiment import (
     DEFAULT_HOOK_TIMEOUT_SECONDS,
     DEFAULT_SAMPLE_INTERVAL,
+    ESTIMATORS,
     METRIC_SOURCES,
     OUTPUT_MODES,
     OUTPUT_STREAMS,
@@ -79,6 +80,7 @@ __all__ = [
     "DEFAULT_MARGIN",
     "DEFAULT_SAMPLE_INTERVAL",
     "DIRECTIONS",
+    "ESTIMATORS",
     "HIGHER_IS_BETTER",
     "LOWER_IS_BETTER",
     "METRIC_SOURCES",

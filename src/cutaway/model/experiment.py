@@ -38,6 +38,10 @@ class Hooks:
 # copied to the terminal or the file after the run.
 OUTPUT_MODES = ("null", "pipe", "inherit")
 
+# How the paired comparisons estimate a change (``estimator``): the geometric mean of the
+# rounds' ratios, or their 20 % trimmed mean (cutaway.stats.paired, the module docstring).
+ESTIMATORS = ("mean", "trimmed")
+
 # Where a variant's own version comes from (the experiment file's keys): the text as given, the
 # ``git describe`` of a directory, or what a shell command prints.
 VERSION_KEYS = ("version", "version_from", "version_command")
@@ -254,6 +258,9 @@ class Spec:
     # others Holm-adjusted, and the one --until steers on. None: wall time, or the metric a
     # plugin's measured phase names (cutaway.probes.core.primary_metric).
     primary_metric: str | None = None
+    # How the paired comparisons estimate a change, one of ESTIMATORS: the mean of the rounds'
+    # log ratios, or their trimmed mean, which a few rounds slowed by something else do not move.
+    estimator: str = "mean"
     source_path: str | None = None  # the experiment file, None in quick mode
     source_text: str | None = None  # the file exactly as given
 
@@ -299,6 +306,7 @@ class Spec:
             "keep_leftovers": self.keep_leftovers,
             **dict(self.plugin_tables),
             **({"primary_metric": self.primary_metric} if self.primary_metric else {}),
+            **({"estimator": self.estimator} if self.estimator != "mean" else {}),
             "source_path": self.source_path,
         }
 

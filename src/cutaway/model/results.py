@@ -64,7 +64,7 @@ class Comparison:
     ci_high: float
     p_value: float
     verdict: Verdict
-    method: str  # "geometric-mean" or "ratio-of-means" (when a metric has zeros)
+    method: str  # "geometric-mean", "trimmed-mean", or "ratio-of-means" (a metric with zeros)
     rounds_to_settle: int | None = None
 
 
@@ -124,6 +124,7 @@ class ExperimentInfo:
     # Each variant's command as one line, and the matrix parameters that made it (if any).
     commands: Mapping[str, str] = field(default_factory=dict)
     parameters: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    estimator: str = "mean"  # Spec.estimator: how paired rounds became a ratio
 
 
 @dataclass(frozen=True)

@@ -371,6 +371,7 @@ def header_block(info: ExperimentInfo) -> Block:
         ("baseline ", Name(info.baseline)),
         (f"{format_confidence(info.confidence)} confidence",),
         (f"equivalence margin {format_margin(info.margin)}",),
+        *_estimator_fact(info),
     )
     block: list[Heading | Facts] = [Heading(tuple(title)), Facts(facts)]
     if info.versions:
@@ -481,6 +482,13 @@ def short_probe_line(probe: str, cost: str = "") -> str:
     return f"{name} probe {described}" + (f": {overhead}" if overhead else "") + cost
 
 
+def _estimator_fact(info: ExperimentInfo) -> tuple[tuple[Inline, ...], ...]:
+    """Said only when it is not the default mean of the rounds' ratios."""
+    if info.estimator != "trimmed":
+        return ()
+    return (("changes: 20 % trimmed mean of the rounds' ratios",),)
+
+
 def compact_header_block(info: ExperimentInfo, analysis: Analysis) -> Block:
     """header_block in fewer words, with the harness overhead folded into the facts."""
     block = list(header_block(info))
@@ -492,6 +500,7 @@ def compact_header_block(info: ExperimentInfo, analysis: Analysis) -> Block:
             facts.items[1],
             (f"{format_confidence(info.confidence)} CI",),
             (f"equivalence {format_margin(info.margin)}",),
+            *_estimator_fact(info),
         ]
         if calibration is not None:
             items.append((f"harness {format_seconds(calibration.median_wall_seconds)}/run",))

@@ -48,7 +48,7 @@ def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | Non
     # Imported here: the runner imports this module, and an experiment that never checks must
     # not pay for numpy. One that does imports it before its first run (load_analysis).
     from cutaway.numeric import np
-    from cutaway.stats import describe, paired_ratio
+    from cutaway.stats import describe, paired_ratio, trim_for
 
     table = store.metric_table(experiment_id, primary_metric(spec))
     names = list(table.variants)
@@ -75,6 +75,7 @@ def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | Non
             confidence=spec.confidence,
             resamples=CHECK_RESAMPLES,
             seed=spec.seed,
+            trim=trim_for(spec.estimator),
         )
         if estimate is None:
             continue

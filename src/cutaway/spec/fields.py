@@ -12,7 +12,7 @@ import stat
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from cutaway.model import OUTPUT_MODES
+from cutaway.model import ESTIMATORS, OUTPUT_MODES
 from cutaway.output_files import output_path_problem, own_descriptor
 from cutaway.settings_reading import read_bool as read_bool
 from cutaway.settings_reading import read_integer as read_integer
@@ -27,6 +27,14 @@ Reader = Callable[[object, KeyPath], T]
 def read_string(value: object, key_path: KeyPath) -> str:
     if not isinstance(value, str) or not value.strip():
         raise expected("a non-empty string", value, key_path)
+    return value
+
+
+def read_estimator(value: object, key_path: KeyPath) -> str:
+    """How the paired comparisons estimate a change: one of ESTIMATORS."""
+    if value not in ESTIMATORS:
+        raise expected(" or ".join(f'"{name}"' for name in ESTIMATORS), value, key_path)
+    assert isinstance(value, str)
     return value
 
 

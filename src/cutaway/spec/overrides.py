@@ -27,6 +27,7 @@ _READERS: Mapping[str, tuple[str, fields.Reader[object]]] = {
     "--seed": ("seed", fields.read_seed),
     "--ignore-failure": ("ignore_failure", fields.read_bool),
     "--keep-leftovers": ("keep_leftovers", fields.read_bool),
+    "--estimator": ("estimator", fields.read_estimator),
 }
 
 

@@ -59,6 +59,7 @@ TOP_LEVEL_KEYS = (
     "baseline",
     "margin",
     "primary_metric",
+    "estimator",
     "confidence",
     "until",
     "max_time",
@@ -101,6 +102,7 @@ class _Settings:
     seed: int
     ignore_failure: bool
     keep_leftovers: bool
+    estimator: str
 
 
 def load_spec(path: str | os.PathLike[str], *, max_variants: int | None = None) -> Spec:
@@ -262,6 +264,7 @@ def _spec_from_document(
         seed=settings.seed,
         ignore_failure=settings.ignore_failure,
         keep_leftovers=settings.keep_leftovers,
+        estimator=settings.estimator,
         probes=read_probes(document["probes"]) if "probes" in document else ProbeSpec(),
         metrics=read_metrics(document["metrics"]) if "metrics" in document else (),
         conditions=conditions,
@@ -298,6 +301,7 @@ def _read_settings(document: Mapping[str, object]) -> _Settings:
         seed=optional("seed", fields.read_seed, fields.fresh_seed()),
         ignore_failure=optional("ignore_failure", fields.read_bool, False),
         keep_leftovers=optional("keep_leftovers", fields.read_bool, False),
+        estimator=optional("estimator", fields.read_estimator, "mean"),
     )
 
 

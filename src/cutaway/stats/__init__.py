@@ -16,15 +16,20 @@ from cutaway.stats.diagnostics import Trend, outlier_mask, trend
 from cutaway.stats.paired import (
     GEOMETRIC_MEAN,
     RATIO_OF_MEANS,
+    TRIM,
+    TRIMMED_MEAN,
     RatioEstimate,
     minimum_pairs,
     paired_ratio,
+    trim_for,
 )
 from cutaway.stats.verdict import VerdictName, classify, holm_adjust, rounds_to_settle
 
 __all__ = [
     "GEOMETRIC_MEAN",
     "RATIO_OF_MEANS",
+    "TRIM",
+    "TRIMMED_MEAN",
     "Description",
     "RatioEstimate",
     "Trend",
@@ -38,4 +43,5 @@ __all__ = [
     "paired_ratio",
     "rounds_to_settle",
     "trend",
+    "trim_for",
 ]

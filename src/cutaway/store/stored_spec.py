@@ -21,6 +21,7 @@ from cutaway.model import (
     DEFAULT_HOOK_TIMEOUT_SECONDS,
     DEFAULT_MARGIN,
     DIRECTIONS,
+    ESTIMATORS,
     LOWER_IS_BETTER,
     METRIC_SOURCES,
     OUTPUT_STREAMS,
@@ -44,7 +45,7 @@ CORE_KEYS = frozenset(
         "name", "variants", "baseline", "rounds", "warmup_rounds", "timeout_seconds", "margin",
         "confidence", "until_width", "max_time_seconds", "seed", "probes", "metrics",
         "conditions", "ignore_failure", "hook_timeout_seconds", "keep_leftovers", "source_path",
-        "primary_metric",
+        "primary_metric", "estimator",
     }
 )  # fmt: skip
 
@@ -101,6 +102,13 @@ def _name(value: object, key: str) -> str:
 
 def _optional_text(value: object, key: str) -> str | None:
     return None if value is None else _text(value, key)
+
+
+def _estimator(value: object, key: str) -> str:
+    if value not in ESTIMATORS:
+        raise SpecJsonError(key, f"{describe(value)} is not one of {', '.join(ESTIMATORS)}")
+    assert isinstance(value, str)
+    return value
 
 
 def _flag(value: object, key: str) -> bool:
@@ -307,6 +315,7 @@ def spec_from_json(data: Mapping[str, object], source_text: str | None) -> Spec:
             (key, value) for key, value in spec.values.items() if key not in CORE_KEYS
         ),
         primary_metric=spec.optional("primary_metric", _optional_text, None),
+        estimator=spec.optional("estimator", _estimator, "mean"),
         source_path=spec.optional("source_path", _optional_text, None),
         source_text=source_text,
     )

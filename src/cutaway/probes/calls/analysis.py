@@ -27,7 +27,7 @@ from cutaway.model import (
 from cutaway.probes.calls.capture import KIND, LOSSES_KIND, decode_calls
 from cutaway.probes.calls.settings import call_functions
 from cutaway.probes.timed_calls import SYSCALLS_KIND, CallsBlobError, NewerCallsBlobError
-from cutaway.stats import describe, paired_ratio
+from cutaway.stats import describe, paired_ratio, trim_for
 from cutaway.stats.descriptive import percentile_curve
 from cutaway.store import DamagedStoreError, Store, StoreError
 from cutaway.verdicts import Row, judge
@@ -225,8 +225,9 @@ def call_comparisons(
                     continue
                 a, b = _paired_means(base, other)
                 estimate = paired_ratio(
-                    a, b, confidence=spec.confidence, resamples=resamples, seed=spec.seed
-                )
+                    a, b, confidence=spec.confidence, resamples=resamples, seed=spec.seed,
+                    trim=trim_for(spec.estimator),
+                )  # fmt: skip
                 if estimate is not None:
                     metric = f"calls.{function}.{position}"
                     rows.append(Row(metric, spec.baseline, variant, len(a), estimate))

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy
 from scipy import stats
 
 from cutaway.cpu_steal import cpu_ticks, steal_share
@@ -121,6 +122,7 @@ class Settings:
     until: str | None = None
     margin: str | None = None
     primary_metric: bool = False  # pass --primary-metric METRIC: judged at full alpha
+    estimator: str | None = None  # pass --estimator: "trimmed" (or "mean")
     # Where each cutaway under test comes from: None for this tree's installed cutaway, else a
     # source directory put first on PYTHONPATH.
     sources: dict[str, Path | None] = field(default_factory=lambda: {THIS_TREE: None})
@@ -170,6 +172,8 @@ def run_cutaway(
         options["--margin"] = settings.margin
     if settings.primary_metric:
         options["--primary-metric"] = settings.metric
+    if settings.estimator:
+        options["--estimator"] = settings.estimator
     command, env = source_invocation(settings.sources[source_name])
     argv = [*command, "run", "-c", workload.command(workload.iterations_a)]
     argv += ["-c", workload.command(second), "-n", "A", "-n", second_name]
@@ -202,6 +206,52 @@ def run_cutaway(
         "sd_a_seconds": summary_a["sd"],
         "experiment_id": report["experiments"][0]["id"],
         "report_path": str(report_path),
+        "estimator": settings.estimator,
+        **other_estimator_reading(
+            options["--db"], report["experiments"][0]["id"], settings, chosen
+        ),
+    }
+
+
+def other_estimator_reading(
+    db: str, experiment_id: int, settings: Settings, chosen: Record
+) -> Record:
+    """The same runs read by the other estimator (the mean where the experiment used the
+    trimmed one, and the other way round), judged as cutaway judges the primary metric: at full
+    alpha when it is declared primary (else not comparable: nothing is recorded)."""
+    if not settings.primary_metric:
+        return {}
+    from cutaway import api
+    from cutaway.stats import classify, paired_ratio, trim_for
+
+    other = "mean" if settings.estimator == "trimmed" else "trimmed"
+    data = api.load(experiment_id, db=db)
+    spec = data.spec
+    table = data.store.metric_table(experiment_id, settings.metric)
+    columns = [
+        table.variants.index(name) for name in (spec.baseline, "A2", "B") if name in table.variants
+    ]
+    base, variant = table.values[:, columns[0]], table.values[:, columns[1]]
+    pairs = ~(numpy.isnan(base) | numpy.isnan(variant))
+    estimate = paired_ratio(
+        base[pairs], variant[pairs], confidence=spec.confidence, seed=spec.seed,
+        trim=trim_for(other),
+    )  # fmt: skip
+    if estimate is None:
+        return {}
+    alpha = 1.0 - spec.confidence
+    verdict = classify(estimate.ci_low, estimate.ci_high, estimate.p_value, spec.margin, alpha)
+    return {
+        "other_estimator": {
+            "estimator": other,
+            "verdict": verdict,
+            "ratio": estimate.ratio,
+            "ci_low": estimate.ci_low,
+            "ci_high": estimate.ci_high,
+            "p_value": estimate.p_value,
+            "n_pairs": estimate.n,
+            "same_as_cutaway": abs(estimate.ratio - chosen["ratio"]) < 1e-15,
+        }
     }
 
 
@@ -338,11 +388,27 @@ def machine_description() -> Record:
 
 
 def group_of(record: Record) -> str:
-    """The row a record belongs to: hyperfine, this tree's cutaway, or cutaway at --before."""
+    """The row a record belongs to: hyperfine, this tree's cutaway, cutaway at --before, or
+    the same runs read by the other estimator."""
     if record["tool"] == "hyperfine":
         return "hyperfine + Welch t-test"
+    if record.get("reread_as"):
+        return f"same runs, --estimator {record['reread_as']}"
     source = record.get("source") or THIS_TREE
-    return "cutaway" if source == THIS_TREE else f"cutaway at {source}"
+    name = "cutaway" if source == THIS_TREE else f"cutaway at {source}"
+    estimator = record.get("estimator")
+    return f"{name} --estimator {estimator}" if estimator else name
+
+
+def with_rereadings(experiments: list[Record]) -> list[Record]:
+    """The experiments, and after them each cutaway experiment as the other estimator read
+    its runs (other_estimator_reading): a row of its own in every table."""
+    reread = [
+        {**record, **record["other_estimator"], "reread_as": record["other_estimator"]["estimator"]}
+        for record in experiments
+        if record.get("other_estimator")
+    ]
+    return experiments + reread
 
 
 def groups(experiments: list[Record]) -> list[str]:
@@ -506,7 +572,7 @@ def details_table(experiments: list[Record]) -> list[str]:
 
 def summarize(records: list[Record], details: bool = False) -> str:
     setups = [r for r in records if r["type"] == "setup"]
-    experiments = [r for r in records if r["type"] == "experiment"]
+    experiments = with_rereadings([r for r in records if r["type"] == "experiment"])
     repetitions = sorted({r["repetition"] for r in experiments})
     header = []
     change = None
@@ -520,12 +586,15 @@ def summarize(records: list[Record], details: bool = False) -> str:
         )
         passed += " --no-seed" if setup.get("no_seed") else ""
         passed = (passed + (" --primary-metric" if setup.get("primary_metric") else "")).strip()
+        if setup.get("estimator"):
+            passed += f" --estimator {setup['estimator']}"
         header = [
             f"Workload: A = `spin {setup['iterations_a']}`, B = `spin {setup['iterations_b']}` "
             f"({100.0 * change:+.2f} % of work; mean {1000.0 * setup['mean_run_seconds']:.1f} ms "
             f"per run at calibration); budget {setup['budget_seconds']:g} s per experiment; "
             f"metric `{setup.get('metric', 'wall')}`{'; ' + passed if passed else ''}; "
-            f"{len(repetitions)} repetition(s) with results, {len(experiments)} experiments."
+            f"{len(repetitions)} repetition(s) with results, "
+            f"{sum(not r.get('reread_as') for r in experiments)} experiments."
             + steal_sentence(experiments),
             "",
         ]
@@ -599,6 +668,12 @@ def parse_arguments() -> argparse.Namespace:
         action="store_true",
         help="declare --metric the experiments' primary metric (cutaway run --primary-metric): "
         "judged at full alpha instead of Holm-adjusted beside wall time",
+    )
+    parser.add_argument(
+        "--estimator",
+        choices=("mean", "trimmed"),
+        help="passed to cutaway run; with --primary-metric the summary also reads the same runs "
+        "with the other estimator, as a row of its own",
     )
     parser.add_argument(
         "--tools",
@@ -683,6 +758,7 @@ def main() -> int:
                 arguments.margin,
                 sources=sources,
                 primary_metric=arguments.primary_metric,
+                estimator=arguments.estimator,
             )
             records = run_all(arguments, tools, settings, paths, lines_path)
         finally:
@@ -716,6 +792,7 @@ def run_all(
         "until": settings.until,
         "margin": settings.margin,
         "primary_metric": settings.primary_metric,
+        "estimator": settings.estimator,
         "tools": tools,
         "sources": {
             name: None if source is None else commit_of(source)

@@ -22,6 +22,7 @@ failure."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -90,6 +91,17 @@ class Launch:
     env: Mapping[str, str]
 
 
+def stop_child(pid: int) -> None:
+    """Kill and reap the child ``pid`` that an interrupt stopped us waiting for. The interrupt
+    may have landed just after the wait reaped it (the handler runs once waitpid returns), so a
+    child already gone is no error. (Its pid is not reused in the microseconds between: Linux
+    hands out pids in sequence and wraps only after the whole range.)"""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
 def process_cost(attached: Launch, plain: Launch, *, pairs: int = PROCESS_COST_PAIRS) -> float:
     """Seconds that running `attached` adds to running `plain`, spawn to reap: the median of
     `pairs` differences between the two run back to back (in alternating order, so that drift
@@ -105,8 +117,7 @@ def process_cost(attached: Launch, plain: Launch, *, pairs: int = PROCESS_COST_P
         try:
             os.waitpid(pid, 0)
         except BaseException:  # an interrupt: the tool (valgrind runs a second) goes too
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            stop_child(pid)
             raise
         return time.perf_counter_ns() - start
 

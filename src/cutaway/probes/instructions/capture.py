@@ -22,12 +22,18 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 from collections.abc import Mapping
 from pathlib import Path
 
 from cutaway.model import RunData
-from cutaway.probes.base import Attachment, Launch, Overhead, ProbeError, process_cost
+from cutaway.probes.base import (
+    Attachment,
+    Launch,
+    Overhead,
+    ProbeError,
+    process_cost,
+    stop_child,
+)
 from cutaway.probes.instructions.callgrind import CallgrindFormatError, parse_callgrind
 from cutaway.probes.stacks import INSTRUCTIONS, KIND, Profile, encode, has_symbol_table
 from cutaway.processes import owned_directory
@@ -57,8 +63,7 @@ def _cpu_seconds(argv: list[str]) -> float:
     try:
         _, status, usage = os.wait4(pid, 0)
     except BaseException:  # an interrupt: valgrind goes too, not left running on its own
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        stop_child(pid)
         raise
     if os.waitstatus_to_exitcode(status) != 0:
         raise ProbeError(f"{' '.join(argv[:3])} ... failed (status {status})")

@@ -6,10 +6,13 @@ unit of each column of values named once, under its name. A column that names gr
 each name once; when the table is wider than the terminal, those names move to rows of their
 own above their group, so no name is ever cut; and when it is still too wide, its columns are
 split into several tables that each fit (a table of variants side by side becomes a few, each
-with some of the variants), so that no row is ever wrapped."""
+with some of the variants), so that no row is ever wrapped. Only a text wider than the terminal
+by itself (a phase or function name of hundreds of characters) is cut to fit, ending in "…";
+the exports keep it whole."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
@@ -23,6 +26,8 @@ from cutaway.visible import display, visible
 
 GAP = "  "
 INDENT = "  "  # rows under a group name of their own
+NARROWEST_CUT = 12  # a text cut to fit keeps at least this many cells
+ELLIPSIS = "…"
 
 VERDICT_STYLES: Mapping[Verdict, str] = {
     Verdict.REGRESSED: "bold red",
@@ -45,9 +50,34 @@ def draw_table(table: Table, width: int) -> list[StyledText]:
     lines = _fitted(table, texts, units, range(len(table.columns)), width)
     if _width_of(lines) > width and len(table.columns) > 2:
         lines = _split(table, texts, units, width)
+    names = [visible(display(column.name)) for column in table.columns]
+    cut = max(cell_len(text) for text in [*names, *(t for column in texts for t in column)])
+    while _width_of(lines) > width and cut > NARROWEST_CUT:
+        # Split as far as it goes and still too wide: some text is wider than the terminal by
+        # itself. Cut the widest texts a little more each time until the table fits.
+        cut = max(NARROWEST_CUT, cut - max(1, _width_of(lines) - width))
+        texts = [[_cut_to(text, cut) for text in column] for column in texts]
+        columns = tuple(
+            dataclasses.replace(column, name=_cut_to(name, cut))
+            for column, name in zip(table.columns, names, strict=True)
+        )
+        table = dataclasses.replace(table, columns=columns)
+        lines = _fitted(table, texts, units, range(len(table.columns)), width)
+        if _width_of(lines) > width and len(table.columns) > 2:
+            lines = _split(table, texts, units, width)
     for line in lines:
         line.no_wrap = True  # printed whole, never wrapped (terminal.py)
     return lines
+
+
+def _cut_to(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` terminal cells, ending in an ellipsis when cut."""
+    if cell_len(text) <= cells:
+        return text
+    kept = text[: cells - 1]
+    while cell_len(kept) > cells - 1:  # wide characters take two cells
+        kept = kept[:-1]
+    return kept + ELLIPSIS
 
 
 def _fitted(

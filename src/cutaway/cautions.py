@@ -169,7 +169,7 @@ def _noise_cautions(spec: Spec, wall: MetricTable) -> list[Caution]:
 
 
 def heavy_tail_cautions(
-    spec: Spec, table: MetricTable, comparisons: Sequence[Comparison]
+    spec: Spec, table: MetricTable, comparisons: Sequence[Comparison], experiment_id: int
 ) -> list[Caution]:
     """Say when the primary metric's comparisons are inconclusive because a few rounds differ
     far more than the rest (runs slowed now and then by something else), where the trimmed
@@ -201,10 +201,11 @@ def heavy_tail_cautions(
         Caution(
             "heavy-tails",
             f"a few rounds' {what} ratios differ far more than the rest (runs slowed now and "
-            f"then by something else): `--estimator trimmed` judges the typical round, with "
+            f"then by something else): the trimmed estimator judges the typical round, with "
             f"intervals {factor:.1f}x narrower here (the mean would need about "
-            f"{factor * factor:.0f}x the rounds); it does not see a change confined to a few "
-            "rounds",
+            f"{factor * factor:.0f}x the rounds), but does not see a change confined to a few "
+            f"rounds: `cutaway report {experiment_id} --estimator trimmed` reads these rounds "
+            "so, `--estimator trimmed` runs so",
             metric=primary,
         )
     ]

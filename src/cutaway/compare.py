@@ -89,13 +89,23 @@ def summarize(variant: str, metric: str, values: NDArray[np.float64], confidence
 
 
 def analyze(
-    store: Store, experiment_id: int, *, resamples: int = RESAMPLES, all_pairs: bool = False
+    store: Store,
+    experiment_id: int,
+    *,
+    resamples: int = RESAMPLES,
+    all_pairs: bool = False,
+    estimator: str | None = None,
 ) -> Analysis:
     """Analyse one stored experiment; ``all_pairs`` also compares every pair of variants
-    (``Analysis.pairwise``), not only each against the baseline."""
+    (``Analysis.pairwise``), not only each against the baseline; ``estimator`` (one of
+    cutaway.model.ESTIMATORS) reads the rounds with it instead of the experiment's."""
     stored = store.experiment(experiment_id)
+    check_stored_settings(store.location, experiment_id, stored.spec)
+    if estimator is not None and estimator != stored.spec.estimator:  # report --estimator
+        stored = dataclasses.replace(
+            stored, spec=dataclasses.replace(stored.spec, estimator=estimator)
+        )
     spec = stored.spec
-    check_stored_settings(store.location, experiment_id, spec)
     metrics = spec_metrics(spec)
     tables: dict[str, MetricTable] = {
         m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics
@@ -125,7 +135,7 @@ def analyze(
     cautions = experiment_cautions(info, spec, runs, wall, comparisons)
     primary = primary_metric(spec)
     if primary in tables:
-        cautions += heavy_tail_cautions(spec, tables[primary], comparisons)
+        cautions += heavy_tail_cautions(spec, tables[primary], comparisons, experiment_id)
     probe_results: list[ProbeResult] = []
     stored_experiment = StoredForProbes(store, experiment_id, spec, tuple(names), resamples)
     for plugin in _analyzed(spec):

@@ -68,21 +68,24 @@ class Unkept(ValueError):
     """A value an analysis holds that a kept file cannot (nothing is kept then)."""
 
 
-def analysis_of(store: Store, experiment_id: int, *, all_pairs: bool = False) -> Analysis:
+def analysis_of(
+    store: Store, experiment_id: int, *, all_pairs: bool = False, estimator: str | None = None
+) -> Analysis:
     """The analysis of a stored experiment (cutaway.compare.analyze): the kept one when its
-    digest matches, else analysed now and kept if it may be (see the module's rule)."""
-    key = _key(store, experiment_id, all_pairs)
+    digest matches, else analysed now and kept if it may be (see the module's rule).
+    ``estimator`` reads the rounds with another estimator than the experiment's."""
+    key = _key(store, experiment_id, all_pairs, estimator)
     if key is not None:
         found = read_kept(key)
         if found is not None:
             return found
     from cutaway.compare import analyze
 
-    analysis = analyze(store, experiment_id, all_pairs=all_pairs)
+    analysis = analyze(store, experiment_id, all_pairs=all_pairs, estimator=estimator)
     if (
         key is not None
         # nothing changed while it was analysed (another process resuming it)
-        and _key(store, experiment_id, all_pairs) == key
+        and _key(store, experiment_id, all_pairs, estimator) == key
         and _may_keep(store.experiment(experiment_id).spec, analysis)
     ):
         keep(key, analysis)
@@ -99,7 +102,7 @@ def directory() -> str:
     return os.path.join(base, DIRECTORY_NAME)
 
 
-def _key(store: Store, experiment_id: int, all_pairs: bool) -> str | None:
+def _key(store: Store, experiment_id: int, all_pairs: bool, estimator: str | None) -> str | None:
     """The digest an analysis of the experiment is kept under; None for an experiment that is
     not kept (running, or with too much run data to digest)."""
     content = store.experiment_content(experiment_id, LARGEST_RUN_DATA_BYTES)
@@ -109,7 +112,7 @@ def _key(store: Store, experiment_id: int, all_pairs: bool) -> str | None:
     if experiment_row[2] not in KEPT_STATUSES:  # experiments.status, its third column
         return None
     digest = blake2b(digest_size=20)
-    digest.update(repr((FORMAT, all_pairs, _code_key())).encode())
+    digest.update(repr((FORMAT, all_pairs, estimator, _code_key())).encode())
     for table, rows in content:
         if table == "run_data":  # PostgreSQL reads a blob as a memoryview: its repr is an address
             rows = [tuple(_as_bytes(value) for value in row) for row in rows]

@@ -5,6 +5,8 @@ then by something else) and what it gives up; read, checked, stored, and said in
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ from cutaway.spec import SpecError, apply_overrides, parse_spec
 from cutaway.stats import TRIM, TRIMMED_MEAN, paired_ratio, trim_for
 from cutaway.store import Store
 from cutaway.store.stored_spec import SpecJsonError, spec_from_json
+from tests.cutaway_command import cutaway
 
 
 def _interfered(seed: int, rounds: int, log_shift: float) -> tuple[np.ndarray, np.ndarray]:
@@ -165,10 +168,17 @@ def test_the_report_says_it_and_the_comparisons_use_it(tmp_path: Path) -> None:
 
 
 def _stored(tmp_path: Path, estimator: str, seed: int, rounds: int = 120) -> str:
-    """A report of a 0.2 % change under interference, with this estimator."""
+    """The heavy-tails caution of a 0.2 % change under interference, with this estimator."""
+    with Store(_store_of(tmp_path / f"{estimator}-{seed}.db", estimator, seed, rounds)) as store:
+        kinds = {c.kind: c.message for c in analyze(store, 1, resamples=500).cautions}
+    return kinds.get("heavy-tails", "")
+
+
+def _store_of(path: Path, estimator: str, seed: int, rounds: int) -> Path:
+    """A store of one experiment, #1, of a 0.2 % change under interference."""
     baseline, variant = _interfered(seed, rounds, 0.002)
     spec = Spec("t", (Variant("a", ("x",)), Variant("b", ("y",))), "a", estimator=estimator)
-    with Store(tmp_path / f"{estimator}-{seed}.db") as store:
+    with Store(path) as store:
         experiment_id = store.create_experiment(spec, {}, None, "test")
         for round_index in range(rounds):
             for position, (name, values) in enumerate((("a", baseline), ("b", variant))):
@@ -176,8 +186,7 @@ def _stored(tmp_path: Path, estimator: str, seed: int, rounds: int = 120) -> str
                 run = Run(name, round_index, position, RunStatus.OK, 0, None, metrics, 0.0)
                 store.add_run(experiment_id, run)
         store.finish_experiment(experiment_id, "complete", None)
-        kinds = {c.kind: c.message for c in analyze(store, experiment_id, resamples=500).cautions}
-    return kinds.get("heavy-tails", "")
+    return path
 
 
 def test_an_inconclusive_mean_under_heavy_tails_points_to_the_trimmed_estimator(
@@ -185,5 +194,24 @@ def test_an_inconclusive_mean_under_heavy_tails_points_to_the_trimmed_estimator(
 ) -> None:
     said = [_stored(tmp_path, "mean", seed) for seed in range(4)]
     # Where the mean was inconclusive, the caution says how much narrower the trimmed is.
-    assert any("`--estimator trimmed` judges the typical round" in text for text in said)
+    assert any("`cutaway report 1 --estimator trimmed` reads these" in text for text in said)
     assert all(_stored(tmp_path, "trimmed", seed) == "" for seed in range(4))
+
+
+def test_report_and_export_read_stored_rounds_with_another_estimator(tmp_path: Path) -> None:
+    db = str(_store_of(tmp_path / "c.db", "mean", 5, 120))
+    environment = {**os.environ, "CUTAWAY_CACHE_DIR": str(tmp_path / "cache")}
+
+    def methods(*options: str) -> set[str]:
+        result = cutaway("report", "1", "--db", db, "--format", "json", *options, env=environment)
+        assert result.returncode == 0, result.stderr
+        return {c["method"] for c in json.loads(result.stdout)["comparisons"]}
+
+    assert methods() == {"geometric-mean"}
+    assert methods("--estimator", "trimmed") == {TRIMMED_MEAN}  # not the kept mean's analysis
+    assert methods() == {"geometric-mean"}
+    exported = cutaway("export", "1", "--db", db, "--estimator", "trimmed", env=environment)
+    assert {c["method"] for c in json.loads(exported.stdout)["comparisons"]} == {TRIMMED_MEAN}
+    refused = cutaway("export", "1", "--db", db, "--format", "runs-csv", "--estimator", "trimmed")
+    assert refused.returncode == 2 and "--estimator is for the report formats" in refused.stderr
+    assert "trimmed" in cutaway("report", "--help").stdout

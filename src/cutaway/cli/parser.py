@@ -118,7 +118,17 @@ def _report_arguments(subparsers: Subparsers) -> None:
     report = subparsers["report"]
     report.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
     report.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
+    _add_estimator_option(report)
     add_output_options(report)
+
+
+def _add_estimator_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--estimator",
+        choices=("mean", "trimmed"),
+        help="read the paired rounds with this estimator instead of the experiment's: trimmed, "
+        "a 20%% trimmed mean that runs slowed now and then by something else do not move",
+    )
 
 
 def _compare_arguments(subparsers: Subparsers) -> None:
@@ -157,6 +167,7 @@ def _export_arguments(subparsers: Subparsers) -> None:
         "flame graph compares with the baseline",
     )
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
+    _add_estimator_option(export)
     add_db_option(export)
 
 

@@ -18,7 +18,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
     store = Store(args.db, create=False)  # reading never creates a store
     # The kept analysis when there is one: analysing imports numpy, which a kept one needs not.
-    analysis = analysis_of(store, store.resolve(args.experiment), all_pairs=args.all_pairs)
+    analysis = analysis_of(
+        store, store.resolve(args.experiment), all_pairs=args.all_pairs, estimator=args.estimator
+    )
     emit(analysis, args, args.format)
     return EXIT_OK
 
@@ -73,6 +75,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         check_outputs(args, [("-o/--output", args.output)])
     if args.variant is not None and args.format not in FLAME_GRAPHS:
         raise UsageError(f"--variant is for --format {' or '.join(FLAME_GRAPHS)}")
+    if args.estimator is not None and args.format not in FORMATS:
+        raise UsageError(f"--estimator is for the report formats ({', '.join(sorted(FORMATS))})")
     store = Store(args.db, create=False)  # reading never creates a store
     experiment_id = store.resolve(args.experiment)
     if args.format == "runs-csv":
@@ -87,7 +91,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(str(error)) from None
     else:
-        text = FORMATS[args.format].render(analysis_of(store, experiment_id))
+        text = FORMATS[args.format].render(
+            analysis_of(store, experiment_id, estimator=args.estimator)
+        )
     if args.output is not None:
         write_output_file(args.output, text, "-o/--output")
     else:

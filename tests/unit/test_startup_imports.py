@@ -264,11 +264,12 @@ def test_report_imports_no_statistics_module(db: Path) -> None:
 def test_a_command_line_experiment_imports_no_toml_parser_nor_secrets(tmp_path: Path) -> None:
     """`cutaway run -c CMD` has no experiment file to read, and its seed is 31 bits of
     os.urandom: tomllib (5 ms), secrets (with hmac and OpenSSL: 7 ms) and difflib (for a
-    mistyped option's hint) are not imported."""
+    mistyped option's hint) are not imported; nor decimal (2 ms: a --parameter-scan's
+    numbers)."""
     argv = ["run", "-c", "true", "--rounds", "1", "--db", str(tmp_path / "run.db")]
     modules = modules_after(argv)
     assert "cutaway.runner.runner" in modules  # it ran
-    assert not {"tomllib", "secrets", "hmac", "difflib"} & modules
+    assert not {"tomllib", "secrets", "hmac", "difflib", "decimal"} & modules
 
 
 def test_importing_the_metric_parsers_compiles_no_expression() -> None:

@@ -1,8 +1,7 @@
 /*
  * cw_forkserver.c: cutaway's fork server, which spawns, times and reaps every measured run.
  *
- * Usage: cw_forkserver SOCKET_FD PARENT_PID [CHILD_PID_FD]
- *        (started by src/cutaway/runner/forkserver.py)
+ * Usage: cw_forkserver SOCKET_FD PARENT_PID   (started by src/cutaway/runner/forkserver.py)
  *
  * Why a separate executable: a child's ru_maxrss starts at the high-water RSS of the process
  * that spawned it (exec records the old mm's hiwater RSS in signal->maxrss, and a vfork'd or
@@ -26,10 +25,6 @@
  * - Ignores SIGINT, SIGTERM and SIGQUIT (the client decides what an interrupt means) and
  *   SIGPIPE (a vanished client shows up as EPIPE/EOF instead).
  * - A malformed request gets a FATAL reply and the server exits with status 2.
- * - CHILD_PID_FD, when given, is a file of at least 4 bytes shared with the client (a memfd):
- *   the server maps it and keeps there the pid of the child it runs (an int32 in native byte
- *   order), 0 when none runs. A plain store, no system call, no message: the client reads it
- *   only when the server has died under a run, to kill the child's process group itself.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -43,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -99,7 +93,6 @@ struct cw_server {
     size_t payload_capacity;
     char **vector; /* argv then envp pointers into payload, reused across requests */
     size_t vector_capacity;
-    volatile int32_t *child_pid; /* the page shared with the client (CHILD_PID_FD), or NULL */
     struct cw_process_list known; /* still under us after the last run: not that run's */
     struct cw_process_list found; /* scratch: what the current scan found */
 };
@@ -125,7 +118,7 @@ struct cw_run {
     int fd_count;
 };
 
-enum cw_wait_outcome { CW_CHILD_EXITED, CW_CHILD_TIMED_OUT, CW_CLIENT_GONE, CW_CLIENT_BROKE };
+enum cw_wait_outcome { CW_CHILD_EXITED, CW_CHILD_TIMED_OUT, CW_CLIENT_GONE };
 
 /* Monotonic now in ns: the clock of every wall measurement. */
 static int64_t cw_now_ns(void) {
@@ -181,8 +174,9 @@ static int cw_send_message(int fd, uint16_t type, uint32_t sequence, const void 
 
 /* Send one framed message in one system call (header and payload gathered), so that the
  * client wakes once and reads it with one recv. Returns 0, or -1 when the client is gone. Used
- * for every reply to a RUN: the client sleeps from its RUN to that reply, and a header and a
- * payload sent apart would cost a second system call and could wake it twice. */
+ * for every reply to a RUN: SPAWNED is sent inside the measured interval, where a header and a
+ * payload sent apart cost a second system call and could wake the client twice while the
+ * measured command runs (the same work for every run, so the harness figure includes it). */
 static int cw_send_gathered(int fd, uint16_t type, uint32_t sequence, const void *payload,
                             uint32_t length) {
     struct cw_header header = {CW_MAGIC, CW_PROTOCOL_VERSION, type, length, sequence};
@@ -304,9 +298,8 @@ static const char *cw_decode_run(struct cw_server *server, uint32_t length, stru
     return NULL;
 }
 
-/* Read the next request into `run`. Returns 1 for a RUN, 2 for a STOP that came too late (its
- * run has ended: ignored), or 0 when the client closed the socket. Anything malformed is
- * fatal. */
+/* Read the next RUN request into `run`. Returns 1, or 0 when the client closed the socket.
+ * Anything malformed is fatal. */
 static int cw_read_request(struct cw_server *server, struct cw_run *run) {
     struct cw_header header;
     run->fd_count = 0;
@@ -315,15 +308,6 @@ static int cw_read_request(struct cw_server *server, struct cw_run *run) {
     if (status < 0) exit(0); /* the client went away mid-request: nothing to clean up */
     if (header.magic != CW_MAGIC) cw_fatal(server, "bad magic: not a cutaway client");
     if (header.version != CW_PROTOCOL_VERSION) cw_fatal(server, "unsupported protocol version");
-    if (header.type == CW_MSG_STOP) {
-        struct cw_stop stop;
-        if (run->fd_count != 0 || header.length != sizeof stop) {
-            cw_close_fds(run->fds, run->fd_count);
-            cw_fatal(server, "malformed STOP");
-        }
-        if (cw_receive(server, &stop, sizeof stop, NULL, NULL) != 1) exit(0);
-        return 2;
-    }
     if (header.type != CW_MSG_RUN) cw_fatal(server, "unexpected message type");
     if (header.length > CW_MAX_PAYLOAD_BYTES) cw_fatal(server, "request too large");
     server->payload = cw_reserve(server, server->payload, &server->payload_capacity,
@@ -386,38 +370,10 @@ static int cw_child_exited(pid_t pid) {
     return waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
 }
 
-/* SIGKILL the child's process group (and the child itself, should it have left the group). */
-static void cw_kill_group(pid_t pid) {
-    kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
-}
-
-/* Read the message the client sent while run `sequence` (child `pid`, not reaped yet) runs: a
- * STOP for that run signals the child's process group (the child alone when the group is
- * gone), one for an earlier run is ignored. Returns 0, or -1 for anything but a STOP. */
-static int cw_take_stop(const struct cw_server *server, pid_t pid, uint32_t sequence) {
-    struct cw_header header;
-    struct cw_stop stop;
-    if (cw_receive(server, &header, sizeof header, NULL, NULL) != 1) return -1;
-    if (header.magic != CW_MAGIC || header.version != CW_PROTOCOL_VERSION ||
-        header.type != CW_MSG_STOP || header.length != sizeof stop ||
-        cw_receive(server, &stop, sizeof stop, NULL, NULL) != 1)
-        return -1;
-    if (header.sequence != sequence) return 0;
-    int number = stop.signal_number;
-    if (number == SIGKILL) cw_kill_group(pid);
-    else if (number == SIGINT || number == SIGTERM) {
-        if (kill(-pid, number) != 0) kill(pid, number);
-    } else
-        return -1;
-    return 0;
-}
-
 /* Block until the child exits, the deadline (monotonic ns, 0: none) passes, or the client or
- * our parent goes away, acting on the client's STOPs for run `sequence` meanwhile. Does not
- * reap. `pidfd` may be -1 (old kernel): SIGCHLD wakes ppoll. */
+ * our parent goes away. Does not reap. `pidfd` may be -1 (old kernel): SIGCHLD wakes ppoll. */
 static enum cw_wait_outcome cw_wait_child(const struct cw_server *server, pid_t pid, int pidfd,
-                                          int64_t deadline_ns, uint32_t sequence) {
+                                          int64_t deadline_ns) {
     for (;;) {
         if (pidfd < 0 && cw_child_exited(pid)) return CW_CHILD_EXITED;
         struct timespec left, *timeout = NULL;
@@ -428,7 +384,7 @@ static enum cw_wait_outcome cw_wait_child(const struct cw_server *server, pid_t 
             left.tv_nsec = left_ns % 1000000000;
             timeout = &left;
         }
-        struct pollfd fds[2] = {{server->socket_fd, POLLIN | POLLRDHUP, 0}, {pidfd, POLLIN, 0}};
+        struct pollfd fds[2] = {{server->socket_fd, POLLRDHUP, 0}, {pidfd, POLLIN, 0}};
         const sigset_t *mask = pidfd >= 0 ? &server->quiet_mask : &server->wait_mask;
         int ready = ppoll(fds, pidfd >= 0 ? 2 : 1, timeout, mask);
         if (ready < 0) {
@@ -437,10 +393,14 @@ static enum cw_wait_outcome cw_wait_child(const struct cw_server *server, pid_t 
             continue;
         }
         if (fds[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) return CW_CLIENT_GONE;
-        if ((fds[0].revents & POLLIN) && cw_take_stop(server, pid, sequence) != 0)
-            return CW_CLIENT_BROKE;
         if (pidfd >= 0 && fds[1].revents != 0) return CW_CHILD_EXITED;
     }
+}
+
+/* SIGKILL the child's process group (and the child itself, should it have left the group). */
+static void cw_kill_group(pid_t pid) {
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
 }
 
 /* Reap `pid`, filling status and usage. */
@@ -690,10 +650,9 @@ static struct cw_result cw_make_result(pid_t pid, int status, int64_t wall_ns,
     return result;
 }
 
-/* Serve one decoded RUN: spawn, wait (acting on STOPs), reap, report RESULT (or SPAWN_ERROR).
- * Nothing is sent while the child runs. Closes the request's fds. Exits (after killing and
- * reaping the child) if the client or our parent goes away meanwhile, or the client sends
- * anything but a STOP. */
+/* Serve one decoded RUN: spawn, report SPAWNED, wait, reap, report RESULT (or SPAWN_ERROR).
+ * Closes the request's fds. Exits (after killing and reaping the child) if the client or our
+ * parent goes away meanwhile. */
 static void cw_serve_run(struct cw_server *server, const struct cw_run *run) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
@@ -712,10 +671,14 @@ static void cw_serve_run(struct cw_server *server, const struct cw_run *run) {
             exit(0);
         return;
     }
-    if (server->child_pid != NULL) *server->child_pid = pid;
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    int64_t deadline_ns = run->timeout_ns > 0 ? start_ns + run->timeout_ns : 0;
-    enum cw_wait_outcome outcome = cw_wait_child(server, pid, pidfd, deadline_ns, run->sequence);
+    struct cw_spawned spawned = {pid, 0};
+    enum cw_wait_outcome outcome = CW_CLIENT_GONE;
+    if (cw_send_gathered(server->socket_fd, CW_MSG_SPAWNED, run->sequence, &spawned,
+                         sizeof spawned) == 0) {
+        int64_t deadline_ns = run->timeout_ns > 0 ? start_ns + run->timeout_ns : 0;
+        outcome = cw_wait_child(server, pid, pidfd, deadline_ns);
+    }
     if (outcome != CW_CHILD_EXITED) cw_kill_group(pid);
     int status = 0;
     struct rusage usage;
@@ -723,14 +686,12 @@ static void cw_serve_run(struct cw_server *server, const struct cw_run *run) {
     cw_reap(pid, &status, &usage);
     int64_t end_ns = cw_now_ns();
     /* The run is measured: from here on nothing counts in its figures. */
-    if (server->child_pid != NULL) *server->child_pid = 0;
     if (pidfd >= 0) close(pidfd);
     cw_close_fds(run->fds, run->fd_count); /* not earlier: keep syscalls out of the run */
     struct cw_leftover_report leftovers;
     pid_t killed_group = outcome != CW_CHILD_EXITED ? pid : 0;
     cw_settle_leftovers(server, pid, killed_group, run->keep_leftovers, &leftovers);
     if (outcome == CW_CLIENT_GONE) exit(0);
-    if (outcome == CW_CLIENT_BROKE) cw_fatal(server, "a message other than STOP during a run");
     /* Timed out means killed by us: a child that exited on its own at the deadline did not. */
     int timed_out = outcome == CW_CHILD_TIMED_OUT && WIFSIGNALED(status) &&
                     WTERMSIG(status) == SIGKILL;
@@ -790,7 +751,7 @@ static int cw_parse_int(const char *text, int minimum) {
     errno = 0;
     long value = strtol(text, &end, 10);
     if (errno != 0 || end == text || *end != '\0' || value < minimum || value > INT_MAX) {
-        fprintf(stderr, "usage: cw_forkserver SOCKET_FD PARENT_PID [CHILD_PID_FD] (bad number: %s)\n", text);
+        fprintf(stderr, "usage: cw_forkserver SOCKET_FD PARENT_PID (bad number: %s)\n", text);
         exit(2);
     }
     return (int)value;
@@ -798,8 +759,8 @@ static int cw_parse_int(const char *text, int minimum) {
 
 /* Set up from argv (see Usage at the top), greet the client, serve until EOF. */
 int main(int argc, char **argv) {
-    if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: cw_forkserver SOCKET_FD PARENT_PID [CHILD_PID_FD]\n");
+    if (argc != 3) {
+        fprintf(stderr, "usage: cw_forkserver SOCKET_FD PARENT_PID\n");
         return 2;
     }
     struct cw_server server = {.socket_fd = cw_parse_int(argv[1], 0)};
@@ -812,13 +773,6 @@ int main(int argc, char **argv) {
     fcntl(server.socket_fd, F_SETFD, FD_CLOEXEC);
     server.devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (server.devnull_fd < 0) cw_fatal(&server, "cannot open /dev/null");
-    if (argc == 4) {
-        int shared_fd = cw_parse_int(argv[3], 0);
-        void *page = mmap(NULL, sizeof(int32_t), PROT_READ | PROT_WRITE, MAP_SHARED, shared_fd, 0);
-        close(shared_fd); /* the mapping stays; no child inherits the descriptor */
-        if (page == MAP_FAILED) cw_fatal(&server, "cannot map CHILD_PID_FD");
-        server.child_pid = page;
-    }
     cw_setup_signals(&server);
     server.own_pid = getpid();
     server.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
@@ -828,11 +782,7 @@ int main(int argc, char **argv) {
     if (cw_send_message(server.socket_fd, CW_MSG_HELLO, 0, &hello, sizeof hello) != 0) return 0;
     struct cw_run run;
     memset(&run, 0, sizeof run);
-    while (cw_wait_request(&server)) {
-        int request = cw_read_request(&server, &run);
-        if (request == 0) break;
-        if (request == 1) cw_serve_run(&server, &run); /* else a late STOP, skipped */
-    }
+    while (cw_wait_request(&server) && cw_read_request(&server, &run)) cw_serve_run(&server, &run);
     cw_reap_exited(); /* what was kept runs on under init; what has exited is reaped here */
     return 0;
 }

@@ -27,20 +27,14 @@
  *                                  (else the server gives it /dev/null), then its stdout,
  *                                  then its stderr.
  *   server -> client  SPAWN_ERROR  struct cw_spawn_error: nothing was started. End of the run.
- *                  or RESULT       struct cw_result: the wait4 record of the child and how
+ *                  or SPAWNED      struct cw_spawned: the child's pid, sent right after the
+ *                                  spawn so that an interrupted client can kill the child's
+ *                                  process group (its pgid is its pid) while the server
+ *                                  waits. Always followed by:
+ *   server -> client  RESULT       struct cw_result: the wait4 record of that child and how
  *                                  many processes it left behind, then the distinct names
  *                                  (comm, NUL-terminated; at most CW_LEFTOVER_NAME_COUNT) of
- *                                  those processes, nothing else. End of the run.
- *   client -> server  STOP         struct cw_stop, with the sequence of the RUN it is about, at
- *                                  any time after that RUN: the server sends the signal
- *                                  (SIGINT, SIGTERM or SIGKILL) to the child's process group
- *                                  (its pgid is its pid; SIGKILL to the child as well), at once
- *                                  if the child runs, as soon as it is spawned if it is not
- *                                  yet. The run still ends with its one reply. A STOP that
- *                                  comes after that reply, or names another run, is ignored.
- *                                  How an interrupted client stops a run without knowing its
- *                                  pid: no message is sent while the child runs, so the client
- *                                  sleeps from its RUN to the reply.
+ *                                  those processes, nothing else.
  *   server -> client  FATAL        at any time: a UTF-8 message (the payload, no NUL) saying
  *                                  why the server gives up (malformed request, wrong
  *                                  version, out of memory); the server exits right after.
@@ -54,8 +48,6 @@
  *   2  RUN flag CW_RUN_HAS_STDIN: a third descriptor, the child's stdin, comes first.
  *   3  Leftovers: RESULT ends with leftover_processes and is followed by their names; RUN
  *      flag CW_RUN_KEEP_LEFTOVERS. Without it the server stops what a run left behind.
- *   4  No SPAWNED (the child's pid, sent inside the measured interval: one wake-up of the
- *      client per run); the client stops a run with STOP instead of signalling its group.
  */
 #ifndef CW_PROTOCOL_H
 #define CW_PROTOCOL_H
@@ -63,7 +55,7 @@
 #include <stdint.h>
 
 #define CW_MAGIC 0x53465743u /* bytes "CWFS" on a little-endian machine */
-#define CW_PROTOCOL_VERSION 4u
+#define CW_PROTOCOL_VERSION 3u
 #define CW_MAX_PAYLOAD_BYTES (64u * 1024u * 1024u)
 #define CW_RUN_FD_COUNT 2     /* stdout, stderr */
 #define CW_RUN_MAX_FD_COUNT 3 /* stdin (with CW_RUN_HAS_STDIN), stdout, stderr */
@@ -71,11 +63,10 @@
 enum cw_message_type {
     CW_MSG_HELLO = 1,
     CW_MSG_RUN = 2,
-    /* 3 was SPAWNED (versions 1 to 3): not reused. */
+    CW_MSG_SPAWNED = 3,
     CW_MSG_SPAWN_ERROR = 4,
     CW_MSG_RESULT = 5,
     CW_MSG_FATAL = 6,
-    CW_MSG_STOP = 7,
 };
 
 struct cw_header {
@@ -104,10 +95,10 @@ struct cw_run_request {
     uint32_t reserved; /* 0 */
 };
 
-/* STOP: the signal for the process group of the run named by the header's sequence. */
-struct cw_stop {
-    int32_t signal_number;
-    uint32_t reserved; /* 0 */
+/* SPAWNED: the child exists and runs in process group `pid`. */
+struct cw_spawned {
+    int32_t pid;
+    uint32_t reserved;
 };
 
 /* SPAWN_ERROR: errno of the failed step. CW_STAGE_CWD: the working directory could not be
@@ -148,7 +139,7 @@ struct cw_result {
 _Static_assert(sizeof(struct cw_header) == 16, "header layout");
 _Static_assert(sizeof(struct cw_hello) == 8, "hello layout");
 _Static_assert(sizeof(struct cw_run_request) == 24, "run request layout");
-_Static_assert(sizeof(struct cw_stop) == 8, "stop layout");
+_Static_assert(sizeof(struct cw_spawned) == 8, "spawned layout");
 _Static_assert(sizeof(struct cw_spawn_error) == 8, "spawn error layout");
 _Static_assert(sizeof(struct cw_result) == 112, "result layout");
 

@@ -466,80 +466,10 @@ def test_the_server_kills_its_child_when_the_client_hangs_up() -> None:
         assert struct.unpack("=IHHIIiI", hello)[2] == 1  # HELLO
         request = _run_request(7, "/bin/sleep", ["sleep", "30"])
         socket.send_fds(ours, [request], [DEVNULL, DEVNULL])
-        assert _eventually(lambda: _children(process.pid))
-        (pid,) = _children(process.pid)
-        assert _running(pid)
+        *_, sequence, pid, _ = struct.unpack("=IHHIIiI", ours.recv(24, socket.MSG_WAITALL))
+        assert sequence == 7 and _running(pid)
     assert process.wait(timeout=5) == 0
     assert _eventually(lambda: not _running(pid))
-
-
-def _hand_driven_server(*extra_fds: int) -> tuple[socket.socket, subprocess.Popen[bytes]]:
-    """A server spoken to by hand (its HELLO read), with ``extra_fds`` after its arguments."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    command = [executable_path(), str(theirs.fileno()), str(os.getpid())]
-    command += [str(fd) for fd in extra_fds]
-    process = subprocess.Popen(command, pass_fds=[theirs.fileno(), *extra_fds])
-    theirs.close()
-    assert struct.unpack("=IHHII", ours.recv(24, socket.MSG_WAITALL)[:16])[2] == 1  # HELLO
-    return ours, process
-
-
-def _stop_request(sequence: int, number: int) -> bytes:
-    payload = forkserver._STOP.pack(number, 0)
-    return forkserver._header(forkserver._STOP_TYPE, len(payload), sequence) + payload
-
-
-def test_nothing_is_sent_while_the_child_runs() -> None:
-    """The one reply comes after the run: the client is not woken while it is measured."""
-    ours, process = _hand_driven_server()
-    with ours:
-        socket.send_fds(ours, [_run_request(1, "/bin/sleep", ["sleep", "0.5"])], [DEVNULL] * 2)
-        assert _eventually(lambda: _children(process.pid))
-        ours.settimeout(0.3)
-        with pytest.raises(TimeoutError):
-            ours.recv(16, socket.MSG_PEEK)  # nothing while the sleep runs
-        ours.settimeout(5)
-        header = struct.unpack("=IHHII", ours.recv(16, socket.MSG_WAITALL))
-        assert header[2] == forkserver._RESULT_TYPE and header[4] == 1
-    assert process.wait(timeout=5) == 0
-
-
-def test_a_stop_signals_the_runs_group_and_a_late_one_is_ignored() -> None:
-    ours, process = _hand_driven_server()
-    with ours:
-        socket.send_fds(ours, [_run_request(1, "/bin/sleep", ["sleep", "30"])], [DEVNULL] * 2)
-        ours.sendall(_stop_request(0, signal.SIGKILL))  # another run's: ignored
-        ours.sendall(_stop_request(1, signal.SIGTERM))
-        header = struct.unpack("=IHHII", ours.recv(16, socket.MSG_WAITALL))
-        assert header[2] == forkserver._RESULT_TYPE and header[4] == 1
-        result = forkserver._decode_result(ours.recv(header[3], socket.MSG_WAITALL))
-        assert result.signal == signal.SIGTERM
-        ours.sendall(_stop_request(1, signal.SIGKILL))  # too late: the run has ended
-        socket.send_fds(ours, [_run_request(2, "/bin/true", ["true"])], [DEVNULL] * 2)
-        header = struct.unpack("=IHHII", ours.recv(16, socket.MSG_WAITALL))
-        assert header[2] == forkserver._RESULT_TYPE and header[4] == 2
-        result = forkserver._decode_result(ours.recv(header[3], socket.MSG_WAITALL))
-        assert result.exit_code == 0
-    assert process.wait(timeout=5) == 0
-
-
-def test_the_server_keeps_its_childs_pid_in_the_shared_word() -> None:
-    shared = os.memfd_create("test-child-pid", os.MFD_CLOEXEC)
-    os.ftruncate(shared, 4)
-    ours, process = _hand_driven_server(shared)
-    word = os.pread(shared, 4, 0)
-    with ours:
-        assert word == bytes(4)
-        socket.send_fds(ours, [_run_request(1, "/bin/sleep", ["sleep", "30"])], [DEVNULL] * 2)
-        assert _eventually(lambda: _children(process.pid))
-        (pid,) = _children(process.pid)
-        assert _eventually(lambda: struct.unpack("=i", os.pread(shared, 4, 0))[0] == pid)
-        ours.sendall(_stop_request(1, signal.SIGKILL))
-        header = struct.unpack("=IHHII", ours.recv(16, socket.MSG_WAITALL))
-        assert header[2] == forkserver._RESULT_TYPE
-        assert os.pread(shared, 4, 0) == bytes(4)  # cleared once reaped, before the reply
-    assert process.wait(timeout=5) == 0
-    os.close(shared)
 
 
 def test_a_thousand_runs_leak_no_descriptors(server: ForkServer) -> None:

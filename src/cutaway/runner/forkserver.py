@@ -21,12 +21,10 @@ the run left nothing, finding that out costs the server one waitpid(2) call.
 The wire format is documented in native/cw_protocol.h; this module mirrors its structs with
 ``struct`` formats. One run at a time: a ForkServer is neither thread-safe nor fork-safe
 (it may be created in any thread: the server tells its parent thread's exit from its
-parent process's). The server sends nothing while a run's child runs (one reply per run, after
-it), so cutaway sleeps from the request to the reply and does not wake while it is measured.
-The child runs in a process group of its own, so a Ctrl-C on the terminal reaches only cutaway,
-which decides: run() has the server kill the group (a STOP message: cutaway does not know the
-child's pid) and re-raises (or, for a command that can stop on its own, such as the load
-generator, first has it sent SIGINT and gives it a grace period to write what it measured).
+parent process's). The child runs in a process group of its own, so a Ctrl-C on the terminal
+reaches only cutaway, which decides: run() kills the group and re-raises (or, for a command
+that can stop on its own, such as the load generator, first sends it SIGINT and gives it a
+grace period to write what it measured).
 """
 
 from __future__ import annotations
@@ -34,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-import mmap
 import os
 import select
 import signal
@@ -46,16 +43,15 @@ from pathlib import Path
 from types import TracebackType
 
 EXECUTABLE_NAME = "cw_forkserver"
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 3
 _MAGIC = 0x53465743
 _HEADER = struct.Struct("=IHHII")  # magic, version, type, length, sequence
 _HELLO = struct.Struct("=iI")  # server pid, max payload bytes
 _RUN = struct.Struct("=qIIII")  # timeout ns, flags, argc, envc, reserved
-_STOP = struct.Struct("=iI")  # signal number, reserved
-_CHILD_PID = struct.Struct("=i")  # the word the server keeps its child's pid in
+_SPAWNED = struct.Struct("=iI")  # pid, reserved
 _SPAWN_ERROR = struct.Struct("=iI")  # errno, stage
 _RESULT = struct.Struct("=12qQq")  # see RawResult: 12 figures, flags, leftover_processes
-_HELLO_TYPE, _RUN_TYPE, _SPAWN_ERROR_TYPE, _RESULT_TYPE, _FATAL_TYPE, _STOP_TYPE = 1, 2, 4, 5, 6, 7
+_HELLO_TYPE, _RUN_TYPE, _SPAWNED_TYPE, _SPAWN_ERROR_TYPE, _RESULT_TYPE, _FATAL_TYPE = range(1, 7)
 _RUN_HAS_CWD = 1
 _RUN_HAS_STDIN = 2
 _RUN_KEEP_LEFTOVERS = 4
@@ -127,7 +123,8 @@ class _Exchange:
 
     sequence: int
     sent: bool = False
-    finished: bool = False  # its one reply (RESULT or SPAWN_ERROR) has been read
+    pid: int | None = None
+    finished: bool = False
 
 
 class ForkServer:
@@ -135,9 +132,7 @@ class ForkServer:
 
     If the conversation ever gets into an unknown state (an interruption in the middle of
     sending, a server that died), the server is discarded: closing its socket makes it kill
-    whatever it runs and exit; a server that died under a run cannot, so its child's process
-    group is killed here (its pid read from a word of memory the server keeps it in). The
-    next ``run`` starts a fresh one."""
+    whatever it runs and exit. The next ``run`` starts a fresh one."""
 
     def __init__(self, executable: str | None = None) -> None:
         self._executable = executable or executable_path()
@@ -156,9 +151,6 @@ class ForkServer:
         # What recv got beyond the message read (the start of the next one), and its buffer.
         self._received = bytearray()
         self._receive_view = memoryview(bytearray(_RECEIVE_BYTES))
-        # The pid of the child the server runs (0: none), written by the server as it spawns
-        # and reaps: read only if the server dies under a run. Shared with each server.
-        self._child_pid_word: mmap.mmap | None = None
         self._start()
 
     @property
@@ -181,8 +173,6 @@ class ForkServer:
         """Stop the server (it exits when its socket closes). Idempotent."""
         self._closed = True
         self._discard()
-        if self._child_pid_word is not None:
-            self._child_pid_word.close()  # and the descriptor mmap keeps
 
     def run(
         self,
@@ -252,19 +242,17 @@ class ForkServer:
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        shared = self._child_pid_file()
-        command = [self._executable, str(theirs.fileno()), str(os.getpid()), str(shared)]
+        command = [self._executable, str(theirs.fileno()), str(os.getpid())]
         try:
             self._process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                pass_fds=(theirs.fileno(), shared),
+                pass_fds=(theirs.fileno(),),
             )  # fmt: skip
         except OSError as error:
             ours.close()
             raise ForkServerError(f"cannot start {self._executable}: {error}") from error
         finally:
             theirs.close()
-            os.close(shared)
         self._socket = ours
         try:
             self._server_cwd = os.getcwd()
@@ -277,31 +265,6 @@ class ForkServer:
         except BaseException:
             self._discard()
             raise
-
-    def _child_pid_file(self) -> int:
-        """A memory file for the server to keep its child's pid in, zeroed, mapped here."""
-        shared = os.memfd_create("cutaway-child-pid", os.MFD_CLOEXEC)
-        try:
-            os.ftruncate(shared, _CHILD_PID.size)
-            if self._child_pid_word is not None:
-                self._child_pid_word.close()
-            self._child_pid_word = mmap.mmap(shared, _CHILD_PID.size)
-        except BaseException:
-            os.close(shared)
-            raise
-        return shared
-
-    def _kill_orphaned_child(self) -> None:
-        """After the server has exited (_discard): SIGKILL the process group of the child it
-        left running, if it died under a run (as it exits on its own, a server kills and reaps
-        its child and clears the word)."""
-        word = self._child_pid_word
-        if word is None or word.closed:
-            return
-        pid = _CHILD_PID.unpack_from(word)[0]
-        if pid > 0:
-            _kill_group(pid)
-            _CHILD_PID.pack_into(word, 0, 0)
 
     def _discard(self) -> None:
         """Close the socket and wait for the server, which first kills and reaps any child."""
@@ -324,28 +287,35 @@ class ForkServer:
             self._socket.sendall(memoryview(request)[sent:])
 
     def _receive_result(self, exchange: _Exchange, path: str, cwd: str | None) -> RawResult:
-        """Read the reply to ``exchange``: its RawResult (or OSError when nothing could be
-        started)."""
+        while True:
+            result = self._receive_one(exchange, path, cwd)
+            if result is not None:
+                return result
+
+    def _receive_one(self, exchange: _Exchange, path: str, cwd: str | None) -> RawResult | None:
+        """Read one reply to ``exchange``; the RawResult when it was the last one."""
         kind, sequence, payload = self._read_message()
         if sequence != exchange.sequence:
             raise ForkServerError(f"reply to request {sequence}, not {exchange.sequence}")
-        if kind == _SPAWN_ERROR_TYPE:
+        if kind == _SPAWNED_TYPE and exchange.pid is None:
+            exchange.pid = _SPAWNED.unpack(payload)[0]
+            return None
+        if kind == _SPAWN_ERROR_TYPE and exchange.pid is None:
             exchange.finished = True
             number, stage = _SPAWN_ERROR.unpack(payload)
             if stage == _STAGE_CWD:
                 raise OSError(number, f"{os.strerror(number)} (working directory)", cwd)
             raise OSError(number, os.strerror(number), path)
-        if kind == _RESULT_TYPE:
+        if kind == _RESULT_TYPE and exchange.pid is not None:
             exchange.finished = True
             self.last_result = _decode_result(payload)
             return self.last_result
         raise ForkServerError(f"unexpected message type {kind} from the fork server")
 
     def _recover(self, exchange: _Exchange, grace_seconds: float | None = None) -> None:
-        """After an interruption: have the server stop the child (SIGINT and up to
-        ``grace_seconds`` to end on its own when given, else or then SIGKILL), read the reply so
-        that the server is ready for the next run; if that fails in any way, discard the
-        server. A STOP that reaches the server after the run ended is ignored by it."""
+        """After an interruption: stop the child (SIGINT and up to ``grace_seconds`` to end on
+        its own when given, else or then SIGKILL), read the replies to their end so that the
+        server is ready for the next run; if that fails in any way, discard the server."""
         if exchange.finished:
             return
         if not exchange.sent or self._socket is None:
@@ -353,30 +323,29 @@ class ForkServer:
             return
         try:
             self._socket.settimeout(_SERVER_REPLY_SECONDS)
-            if grace_seconds is None or not self._stopped_within(exchange, grace_seconds):
-                self._stop(exchange, signal.SIGKILL)
-            try:
-                result = self._receive_result(exchange, "", None)
-            except OSError:
-                if not exchange.finished:
+            killed = signalled = False
+            while not exchange.finished:
+                if exchange.pid is not None and not killed:
+                    if grace_seconds is not None and not signalled:
+                        signalled = True
+                        _signal_group(exchange.pid, signal.SIGINT)
+                        killed = not self._replied_within(grace_seconds)
+                    else:
+                        killed = True
+                    if killed:
+                        _kill_group(exchange.pid)
+                try:
+                    result = self._receive_one(exchange, "", None)
+                except OSError:
+                    if exchange.finished:
+                        break  # it could not be started: nothing to stop
                     raise
-            else:  # a run this client stopped
-                self.last_result = dataclasses.replace(result, interrupted=True)
+                if result is not None:
+                    stopped = killed or signalled
+                    self.last_result = dataclasses.replace(result, interrupted=stopped)
             self._socket.settimeout(None)
         except BaseException:
             self._discard()
-            self._kill_orphaned_child()  # a server that died under the run: nobody else can
-
-    def _stopped_within(self, exchange: _Exchange, seconds: float) -> bool:
-        """Whether the run, sent SIGINT, has ended (its reply is there) within ``seconds``."""
-        self._stop(exchange, signal.SIGINT)
-        return self._replied_within(seconds)
-
-    def _stop(self, exchange: _Exchange, number: int) -> None:
-        """Ask the server to send signal ``number`` to the run's process group."""
-        assert self._socket is not None
-        payload = _STOP.pack(number, 0)
-        self._socket.sendall(_header(_STOP_TYPE, len(payload), exchange.sequence) + payload)
 
     def _replied_within(self, seconds: float) -> bool:
         """Whether the server has a reply ready within ``seconds`` (waited for before reading,
@@ -494,7 +463,18 @@ def _refused_fds(error: OSError, exchange: _Exchange) -> bool:
 
 
 def _kill_group(pid: int) -> None:
-    """SIGKILL a process group and its leader (a leader that left its group too)."""
+    """SIGKILL the child's process group. The server has not reaped the child yet (it is
+    waiting for it), so neither its pid nor its group id can have been reused."""
     for kill in (os.killpg, os.kill):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             kill(pid, signal.SIGKILL)
+
+
+def _signal_group(pid: int, number: int) -> None:
+    """Send ``number`` to the child's process group, or to the child alone when it has no
+    group of its own (yet): once, since a second SIGINT is "stop at once" to many programs."""
+    try:
+        os.killpg(pid, number)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, number)

@@ -25,8 +25,9 @@ raw times go to bench/results/session-<date>.json. Usage:
 ``PYTHONPATH=/other/src python bench/session.py`` times another version's code (``python -m
 cutaway`` is then used, so that it is that code). ``--before GIT_REF`` also times that commit's
 2-run and 202-run sessions in the same repetitions (built with its native parts by ``pip install
---target`` from a worktree of it, its calibration cache apart), and prints the per-run figures
-of both, wall and CPU.
+--target`` from a worktree of it, its calibration cache apart), and prints the fixed cost and
+the per-run figures of both, wall and CPU (for the same launch on both sides, run this tree's
+code built the same way: ``PYTHONPATH=DIR``).
 """
 
 from __future__ import annotations
@@ -347,15 +348,17 @@ def print_before_table(
     medians: dict[str, list[float]],
     ref: str,
 ) -> None:
-    """The per-run figures of --before's commit beside this tree's, from the same
-    repetitions."""
-    print(f"\nper run, {ref} against this tree (same repetitions), medians (quartiles):\n")
+    """The fixed cost and per-run figures of --before's commit beside this tree's, from the
+    same repetitions."""
+    print(f"\n{ref} against this tree (same repetitions), medians (quartiles):\n")
     print(f"| figure | {ref} | this tree | change |")
     print("|---|---:|---:|---:|")
     figures = {}
     for tool in ("before", "cutaway"):
         spawn_to_spawn = one_more_run(walls, tool)
         figures[tool] = {
+            f"session with {FEW_RUNS} runs of `true`, wall (ms)": walls[f"{tool}, {FEW_RUNS} runs"],
+            "the same, CPU (ms)": cpus[f"{tool}, {FEW_RUNS} runs"],
             "one more run, spawn to spawn (ms)": spawn_to_spawn,
             "the tool's median of `true` (ms)": medians[tool],
             "bookkeeping per run beyond it (ms)": [

@@ -23,8 +23,6 @@ from cutaway.cautions import experiment_cautions, heavy_tail_cautions
 from cutaway.families import compared_pairs, paired_family, unpaired_family
 from cutaway.model import (
     Analysis,
-    CallPercentiles,
-    CallSummary,
     Caution,
     Comparison,
     ExperimentInfo,
@@ -51,6 +49,8 @@ from cutaway.store import MetricTable, ProbeInfo, Store, StoredExperiment
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+    from cutaway.model import CallPercentiles, CallSummary
 
 RESAMPLES = 10_000
 
@@ -386,12 +386,8 @@ def _tagged_cautions(analysis: Analysis, tag: str) -> tuple[Caution, ...]:
     )
 
 
-_Item = TypeVar(
-    "_Item",
-    Run,
-    CallSummary,
-    CallPercentiles,
-)
+# The calls' classes by name: their module is imported with a result that holds them.
+_Item = TypeVar("_Item", "Run", "CallSummary", "CallPercentiles")
 
 
 def _tagged(items: Sequence[_Item], tag: str, shared: Sequence[str]) -> tuple[_Item, ...]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 
@@ -31,6 +30,8 @@ def owned_directory(prefix: str, parent: str | None = None) -> Path:
     directory) whose name says which process owns it: ``PREFIX-PID-START-random``. The
     directories of that prefix whose owner no longer runs (killed with SIGKILL, so no cleanup
     ran) are removed first: nothing another live process uses, and nothing left for ever."""
+    import tempfile  # for the probes that need a directory: not every `cutaway run`
+
     where = Path(parent or tempfile.gettempdir())
     remove_stale_directories(where, prefix)
     pid = os.getpid()

@@ -264,11 +264,12 @@ def test_report_imports_no_statistics_module(db: Path) -> None:
 def test_a_command_line_experiment_imports_no_toml_parser_nor_secrets(tmp_path: Path) -> None:
     """`cutaway run -c CMD` has no experiment file to read, and its seed is 31 bits of
     os.urandom: tomllib (5 ms), secrets (with hmac and OpenSSL: 7 ms) and difflib (for a
-    mistyped option's hint) are not imported."""
+    mistyped option's hint) are not imported; nor decimal (2 ms: a --parameter-scan's
+    numbers)."""
     argv = ["run", "-c", "true", "--rounds", "1", "--db", str(tmp_path / "run.db")]
     modules = modules_after(argv)
     assert "cutaway.runner.runner" in modules  # it ran
-    assert not {"tomllib", "secrets", "hmac", "difflib"} & modules
+    assert not {"tomllib", "secrets", "hmac", "difflib", "decimal"} & modules
 
 
 def test_importing_the_metric_parsers_compiles_no_expression() -> None:
@@ -301,3 +302,36 @@ def test_a_report_without_probes_imports_no_probes_report_modules(db: Path) -> N
     assert "cutaway.report.layout" in modules  # the report was laid out
     assert not {m for m in modules if m.endswith((".sections", ".tables")) and "probes" in m}
     assert "cutaway.attribution.sections" not in modules
+
+
+def test_a_run_without_probes_imports_no_probe_results(tmp_path: Path) -> None:
+    """The probes' results (profiles, timed calls, phases: some forty dataclasses, each built as
+    its module is imported) are imported when a result is made or read: `cutaway run -c true`,
+    analysed and reported, makes none."""
+    argv = ["run", "-c", "true", "--rounds", "1", "--db", str(tmp_path / "run.db")]
+    modules = modules_after(argv)
+    assert "cutaway.compare" in modules  # it was analysed
+    unused = {
+        "cutaway.model.calls",
+        "cutaway.model.phases",
+        "cutaway.model.profile",
+        "cutaway.probes.calls.result",
+        "cutaway.probes.profile.result",
+        "cutaway.probes.spans.result",
+        "cutaway.attribution.result",
+    }
+    assert not unused & modules
+
+
+def test_the_model_imports_a_submodule_when_one_of_its_names_is_asked_for() -> None:
+    code = (
+        "import sys\nimport cutaway.model as model\n"
+        "before = 'cutaway.model.profile' in sys.modules\n"
+        "flame = model.FlameProfile\n"
+        "from cutaway.model.profile import FlameProfile\n"
+        "print(before, 'cutaway.model.profile' in sys.modules, flame is FlameProfile)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["False", "True", "True"]

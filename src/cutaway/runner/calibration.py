@@ -24,7 +24,6 @@ import contextlib
 import json
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -143,6 +142,8 @@ class CalibrationCache:
         }
         if not _replaceable(self.path):
             return
+        import tempfile  # once per machine: a reused figure writes nothing
+
         try:
             os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
             directory, name = os.path.split(self.path)

@@ -9,16 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
-from cutaway.model import (
-    Analysis,
-    CallPercentiles,
-    CallSummary,
-    Caution,
-    ProbeResult,
-    ProbeSpec,
-    Spec,
-)
-from cutaway.probes.calls.result import CallsResult, calls_result
+from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec, Spec
 from cutaway.probes.plugin import (
     CALL_RECORDS,
     CsvFormat,
@@ -28,7 +19,10 @@ from cutaway.probes.plugin import (
     Tags,
 )
 
+# The result's module (and cutaway.model.calls) is imported by the methods that build or read a
+# result: an experiment without timed calls never needs it.
 if TYPE_CHECKING:
+    from cutaway.model import CallPercentiles, CallSummary
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
 
@@ -75,6 +69,7 @@ class CallsPlugin(ProbePlugin):
             load_calls,
             losses_cautions,
         )
+        from cutaway.probes.calls.result import CallsResult
 
         calls = load_calls(stored.store, stored.experiment_id)
         spec = stored.spec
@@ -91,6 +86,8 @@ class CallsPlugin(ProbePlugin):
     ) -> ProbeResult | None:
         """Each shared variant's calls and curves, tagged; no call comparisons: those pair runs
         by round, which has no meaning across two experiments."""
+        from cutaway.probes.calls.result import CallsResult
+
         a = first if isinstance(first, CallsResult) else CallsResult()
         b = second if isinstance(second, CallsResult) else CallsResult()
         return CallsResult(
@@ -117,6 +114,7 @@ class CallsPlugin(ProbePlugin):
 
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
         from cutaway.probes.calls.export import call_comparison_json, call_json
+        from cutaway.probes.calls.result import calls_result
 
         found = calls_result(analysis)
         return {
@@ -125,7 +123,7 @@ class CallsPlugin(ProbePlugin):
         }
 
 
-_Item = TypeVar("_Item", CallSummary, CallPercentiles)
+_Item = TypeVar("_Item", "CallSummary", "CallPercentiles")
 
 
 def _tagged(items: Sequence[_Item], tag: str, shared: Sequence[str]) -> list[_Item]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cutaway.model import Analysis, Caution, FlameProfile, ProbeResult, ProbeSpec, Spec
+from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec, Spec
 from cutaway.probes.plugin import (
     PROFILE_RECORDS,
     FlameGraphDocument,
@@ -23,9 +23,11 @@ from cutaway.probes.plugin import (
     StoreFormat,
     Tags,
 )
-from cutaway.probes.profile.result import ProfileResult, profile_of
 
+# The result's module (and the profile's dozen dataclasses in cutaway.model.profile) is imported
+# by the methods that build or read a result: an experiment without a profile never needs it.
 if TYPE_CHECKING:
+    from cutaway.model import FlameProfile
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
     from cutaway.store import Store
@@ -106,6 +108,7 @@ class ProfilePlugin(ProbePlugin):
             profile_analysis,
         )
         from cutaway.probes.profile.flamegraph import flame_profiles
+        from cutaway.probes.profile.result import ProfileResult
         from cutaway.probes.profile.settings import profile_settings
 
         settings = profile_settings(stored.spec.probes)
@@ -139,6 +142,8 @@ class ProfilePlugin(ProbePlugin):
         """Each shared variant's stacks, tagged, for the flame graphs. The tables and the
         attribution are left out: the attribution pairs runs by round, which has no meaning
         across two experiments."""
+        from cutaway.probes.profile.result import ProfileResult
+
         a = first if isinstance(first, ProfileResult) else ProfileResult()
         b = second if isinstance(second, ProfileResult) else ProfileResult()
         return ProfileResult(
@@ -166,6 +171,7 @@ class ProfilePlugin(ProbePlugin):
         attribution after the uprobes probe's ``function_calls`` (where versions 5 and 9 put
         them)."""
         from cutaway.probes.profile.export import attribution_json, profile_json
+        from cutaway.probes.profile.result import profile_of
 
         found = profile_of(analysis)
         return [("series", profile_json(found)), ("function_calls", attribution_json(found))]

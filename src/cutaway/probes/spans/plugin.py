@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cutaway.model import Caution, Metric, PhaseStat, ProbeResult, ProbeSpec, Spec
+from cutaway.model import Caution, Metric, ProbeResult, ProbeSpec, Spec
 from cutaway.probes.plugin import (
     PHASE_RECORDS,
     CsvFormat,
@@ -19,10 +19,11 @@ from cutaway.probes.plugin import (
     StoredExperiment,
     Tags,
 )
-from cutaway.probes.spans.result import PhasesResult, phases_result
 
+# The result's module (and cutaway.model.phases) is imported by the methods that build or read a
+# result: an experiment without phases never needs it.
 if TYPE_CHECKING:
-    from cutaway.model import Analysis
+    from cutaway.model import Analysis, PhaseStat
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Figure, JsonValue
     from cutaway.store import Store
@@ -72,6 +73,7 @@ class SpansPlugin(ProbePlugin):
             phase_stats,
             problem_cautions,
         )
+        from cutaway.probes.spans.result import PhasesResult
 
         store, experiment_id, spec = stored.store, stored.experiment_id, stored.spec
         dissection = phase_stats(
@@ -96,6 +98,8 @@ class SpansPlugin(ProbePlugin):
         """The phases of two experiments that both have them, as the process metrics are
         compared: each one's dissection of the shared variants (tagged), and each phase metric
         both measured, unpaired (nothing pairs runs by round across two experiments)."""
+        from cutaway.probes.spans.result import PhasesResult
+
         a = first if isinstance(first, PhasesResult) else PhasesResult()
         b = second if isinstance(second, PhasesResult) else PhasesResult()
         if not a.phases or not b.phases or tags.stored_first is None or tags.stored_second is None:
@@ -133,6 +137,7 @@ class SpansPlugin(ProbePlugin):
 
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
         from cutaway.probes.spans.export import phase_comparison_json, phase_stat_json
+        from cutaway.probes.spans.result import phases_result
 
         found = phases_result(analysis)
         return {

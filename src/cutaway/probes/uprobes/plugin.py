@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
-from cutaway.model import Analysis, Caution, FunctionCalls, ProbeResult, ProbeSpec, Spec
+from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec, Spec
 from cutaway.probes.plugin import (
     PHASE_RECORDS,
     CsvFormat,
@@ -21,6 +21,7 @@ from cutaway.probes.plugin import (
 )
 
 if TYPE_CHECKING:
+    from cutaway.model import FunctionCalls  # its module, with the calls', when a result is made
     from cutaway.probes.base import Probe
     from cutaway.report.sections import Block, JsonValue
 

@@ -191,7 +191,9 @@ def heavy_tail_cautions(
             continue
         width = comparison.ci_high / comparison.ci_low - 1.0
         trimmed_width = trimmed.ci_high / trimmed.ci_low - 1.0
-        if width > 0.0 and trimmed_width <= TRIMMED_WIDTH_SHARE * width:
+        # A point (the kept rounds agree: a metric of a few discrete values, such as a
+        # percentile in whole buckets) is no case for the trimmed mean's interval.
+        if trimmed_width > 0.0 and trimmed_width <= TRIMMED_WIDTH_SHARE * width:
             narrower.append((comparison, width / trimmed_width))
     if not narrower:
         return []

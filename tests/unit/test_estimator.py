@@ -215,3 +215,21 @@ def test_report_and_export_read_stored_rounds_with_another_estimator(tmp_path: P
     refused = cutaway("export", "1", "--db", db, "--format", "runs-csv", "--estimator", "trimmed")
     assert refused.returncode == 2 and "--estimator is for the report formats" in refused.stderr
     assert "trimmed" in cutaway("report", "--help").stdout
+
+
+def test_a_point_trimmed_interval_says_nothing_and_breaks_nothing(tmp_path: Path) -> None:
+    # A metric of few discrete values (a percentile in whole buckets): most rounds' ratios are
+    # exactly 1, a few far off. The trimmed interval is a point; the mean's is wide.
+    spec = Spec("t", (Variant("a", ("x",)), Variant("b", ("y",))), "a")
+    with Store(tmp_path / "c.db") as store:
+        experiment_id = store.create_experiment(spec, {}, None, "test")
+        for round_index in range(40):
+            slow = {0: 1.5, 1: 0.6, 2: 1.4}.get(round_index % 10, 1.0)
+            for position, (name, wall) in enumerate((("a", 2.0), ("b", 2.0 * slow))):
+                run = Run(name, round_index, position, RunStatus.OK, 0, None, {"wall": wall}, 0.0)
+                store.add_run(experiment_id, run)
+        store.finish_experiment(experiment_id, "complete", None)
+        analysis = analyze(store, experiment_id, resamples=500)  # ZeroDivisionError before
+    (wall,) = [c for c in analysis.comparisons if c.metric == "wall"]
+    assert wall.verdict.value == "inconclusive"
+    assert "heavy-tails" not in {c.kind for c in analysis.cautions}

@@ -5,6 +5,7 @@ are named constants so that the documentation (docs/how-it-works.md) can quote t
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -12,7 +13,7 @@ from cutaway.cpu_steal import steal_share
 from cutaway.model import Caution, Comparison, ExperimentInfo, Run, RunStatus, Spec, Verdict
 from cutaway.numeric import np
 from cutaway.probes.core import primary_metric
-from cutaway.stats import GEOMETRIC_MEAN, TRIM, outlier_mask, paired_ratio, trend
+from cutaway.stats import GEOMETRIC_MEAN, TRIM, outlier_mask, paired_ratio, relative_width, trend
 from cutaway.store import MetricTable
 
 BUSY_LOAD_PER_CORE = 0.5  # load average at the start, per core, above which the machine is busy
@@ -181,19 +182,19 @@ def heavy_tail_cautions(
     for comparison in comparisons:
         if comparison.metric != primary or comparison.verdict is not Verdict.INCONCLUSIVE:
             continue
-        if comparison.method != GEOMETRIC_MEAN or comparison.ci_low <= 0.0:
+        if comparison.method != GEOMETRIC_MEAN:
             continue
         base = table.values[:, table.column_of[comparison.baseline]]
         other = table.values[:, table.column_of[comparison.variant]]
         pairs = np.isfinite(base) & np.isfinite(other)
         trimmed = paired_ratio(base[pairs], other[pairs], confidence=spec.confidence, trim=TRIM)
-        if trimmed is None or trimmed.method == GEOMETRIC_MEAN or trimmed.ci_low <= 0.0:
+        if trimmed is None or trimmed.method == GEOMETRIC_MEAN:
             continue
-        width = comparison.ci_high / comparison.ci_low - 1.0
-        trimmed_width = trimmed.ci_high / trimmed.ci_low - 1.0
+        width = relative_width(comparison.ci_low, comparison.ci_high)
+        trimmed_width = relative_width(trimmed.ci_low, trimmed.ci_high)
         # A point (the kept rounds agree: a metric of a few discrete values, such as a
         # percentile in whole buckets) is no case for the trimmed mean's interval.
-        if trimmed_width > 0.0 and trimmed_width <= TRIMMED_WIDTH_SHARE * width:
+        if 0.0 < trimmed_width <= TRIMMED_WIDTH_SHARE * width and math.isfinite(width):
             narrower.append((comparison, width / trimmed_width))
     if not narrower:
         return []

@@ -91,9 +91,6 @@ def test_a_change_in_a_few_rounds_only_is_what_it_sets_aside() -> None:
 
 def test_kept_rounds_that_agree_give_a_point() -> None:
     baseline = np.full(10, 2.0)
-    assert paired_ratio(baseline, baseline * 1.5, trim=TRIM) == paired_ratio(
-        baseline, baseline * 1.5, trim=TRIM
-    )
     changed = paired_ratio(baseline, baseline * 1.5, trim=TRIM)
     same = paired_ratio(baseline, baseline.copy(), trim=TRIM)
     assert changed is not None and changed.ci_low == changed.ci_high == pytest.approx(1.5)

@@ -123,9 +123,11 @@ def _report_arguments(subparsers: Subparsers) -> None:
 
 
 def _add_estimator_option(parser: argparse.ArgumentParser) -> None:
+    from cutaway.model import ESTIMATORS  # only the commands that take it pay for the model
+
     parser.add_argument(
         "--estimator",
-        choices=("mean", "trimmed"),
+        choices=ESTIMATORS,
         help="read the paired rounds with this estimator instead of the experiment's: trimmed, "
         "a 20%% trimmed mean that runs slowed now and then by something else do not move",
     )

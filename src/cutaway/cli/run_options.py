@@ -35,6 +35,8 @@ class _AppendParameter(argparse.Action):
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
     """Every option of `cutaway run` (`cutaway check` takes them too, cli/check.py)."""
+    from cutaway.model import ESTIMATORS  # a run reads its spec into the model anyway
+
     run.add_argument(
         "file",
         nargs="?",
@@ -180,7 +182,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--estimator",
-        choices=("mean", "trimmed"),
+        choices=ESTIMATORS,
         help="how paired rounds estimate a change: mean (default), or trimmed, a 20%% trimmed "
         "mean that a few rounds slowed by something else do not move",
     )

@@ -18,7 +18,6 @@ every variant has run first in a round as often as the others when the experimen
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 from cutaway.model import Spec
@@ -48,7 +47,7 @@ def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | Non
     # Imported here: the runner imports this module, and an experiment that never checks must
     # not pay for numpy. One that does imports it before its first run (load_analysis).
     from cutaway.numeric import np
-    from cutaway.stats import describe, paired_ratio, trim_for
+    from cutaway.stats import describe, paired_ratio, relative_width, trim_for
 
     table = store.metric_table(experiment_id, primary_metric(spec))
     names = list(table.variants)
@@ -81,12 +80,3 @@ def widest_interval(store: Store, experiment_id: int, spec: Spec) -> float | Non
             continue
         widths.append(relative_width(estimate.ci_low, estimate.ci_high))
     return max(widths) if widths else None
-
-
-def relative_width(ci_low: float, ci_high: float) -> float:
-    """How wide an interval of a ratio is, as a fraction: ``ci_high / ci_low - 1``, which
-    is the same for the interval of the inverse ratio (1/ci_high, 1/ci_low). Infinite when
-    the interval reaches 0."""
-    if ci_low <= 0.0:
-        return math.inf
-    return ci_high / ci_low - 1.0

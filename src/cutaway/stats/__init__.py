@@ -21,6 +21,7 @@ from cutaway.stats.paired import (
     RatioEstimate,
     minimum_pairs,
     paired_ratio,
+    relative_width,
     trim_for,
 )
 from cutaway.stats.verdict import VerdictName, classify, holm_adjust, rounds_to_settle
@@ -41,6 +42,7 @@ __all__ = [
     "minimum_pairs",
     "outlier_mask",
     "paired_ratio",
+    "relative_width",
     "rounds_to_settle",
     "trend",
     "trim_for",

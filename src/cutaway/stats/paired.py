@@ -166,6 +166,15 @@ def paired_ratio(
     )
 
 
+def relative_width(ci_low: float, ci_high: float) -> float:
+    """How wide an interval of a ratio is, as a fraction: ``ci_high / ci_low - 1``, which
+    is the same for the interval of the inverse ratio (1/ci_high, 1/ci_low). Infinite when
+    the interval reaches 0."""
+    if ci_low <= 0.0:
+        return math.inf
+    return ci_high / ci_low - 1.0
+
+
 def trim_for(estimator: str) -> float:
     """The share of rounds ``paired_ratio`` sets aside at each end for an experiment's
     ``estimator``: TRIM for "trimmed", none for "mean"."""

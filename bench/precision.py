@@ -25,6 +25,11 @@ Besides verdicts the summary reports the bias: over the A/A experiments the mean
 above: a fair estimator puts half on each side), and over the A/B experiments the mean estimated
 change against the real one.
 
+``--confidence LEVEL`` is passed on; ``--reread-confidence LEVEL`` (with ``--primary-metric``)
+also reads every experiment's stored runs at that level, a row of its own, as ``cutaway report ID
+--confidence LEVEL`` would: the same runs judged at two levels. With ``--summarize FILE`` it
+reads them from ``--db`` afterwards.
+
 Every finished experiment is appended to a JSON-lines file in bench/results/ at once, so a crash
 keeps what was done. At the end a Markdown summary is printed; ``--summarize FILE`` prints it
 again from a results file. Usage: ``python bench/precision.py --repetitions 20 --budget 60``, or
@@ -123,6 +128,9 @@ class Settings:
     margin: str | None = None
     primary_metric: bool = False  # pass --primary-metric METRIC: judged at full alpha
     estimator: str | None = None  # pass --estimator: "trimmed" (or "mean")
+    confidence: str | None = None  # pass --confidence (e.g. "99%")
+    # Also read each experiment's stored runs at these confidence levels (with --primary-metric)
+    reread_confidences: tuple[float, ...] = ()
     # Where each cutaway under test comes from: None for this tree's installed cutaway, else a
     # source directory put first on PYTHONPATH.
     sources: dict[str, Path | None] = field(default_factory=lambda: {THIS_TREE: None})
@@ -174,6 +182,8 @@ def run_cutaway(
         options["--primary-metric"] = settings.metric
     if settings.estimator:
         options["--estimator"] = settings.estimator
+    if settings.confidence:
+        options["--confidence"] = settings.confidence
     command, env = source_invocation(settings.sources[source_name])
     argv = [*command, "run", "-c", workload.command(workload.iterations_a)]
     argv += ["-c", workload.command(second), "-n", "A", "-n", second_name]
@@ -207,51 +217,67 @@ def run_cutaway(
         "experiment_id": report["experiments"][0]["id"],
         "report_path": str(report_path),
         "estimator": settings.estimator,
-        **other_estimator_reading(
-            options["--db"], report["experiments"][0]["id"], settings, chosen
-        ),
+        "confidence": settings.confidence,
+        **rereadings(options["--db"], report["experiments"][0]["id"], settings),
     }
 
 
-def other_estimator_reading(
-    db: str, experiment_id: int, settings: Settings, chosen: Record
-) -> Record:
-    """The same runs read by the other estimator (the mean where the experiment used the
-    trimmed one, and the other way round), judged as cutaway judges the primary metric: at full
-    alpha when it is declared primary (else not comparable: nothing is recorded)."""
+def rereadings(db: str, experiment_id: int, settings: Settings) -> Record:
+    """The same stored runs read again (only with --primary-metric, so that every reading
+    judges the metric at full alpha, as cutaway judges a primary metric): by the other
+    estimator at the experiment's level, and by the experiment's estimator at each of
+    ``settings.reread_confidences``."""
     if not settings.primary_metric:
         return {}
+    other = "mean" if settings.estimator == "trimmed" else "trimmed"
+    readings = [reading(db, experiment_id, settings.metric, estimator=other)]
+    readings += [
+        reading(db, experiment_id, settings.metric, confidence=level)
+        for level in settings.reread_confidences
+    ]
+    return {"readings": [found for found in readings if found is not None]}
+
+
+def reading(
+    db: str,
+    experiment_id: int,
+    metric: str,
+    estimator: str | None = None,
+    confidence: float | None = None,
+) -> Record | None:
+    """The experiment's ``metric`` comparison as cutaway reads it with another estimator or at
+    another confidence level (None: the experiment's own), judged at full alpha."""
     from cutaway import api
     from cutaway.stats import classify, paired_ratio, trim_for
 
-    other = "mean" if settings.estimator == "trimmed" else "trimmed"
     data = api.load(experiment_id, db=db)
     spec = data.spec
-    table = data.store.metric_table(experiment_id, settings.metric)
+    estimator = estimator or spec.estimator
+    confidence = confidence or spec.confidence
+    table = data.store.metric_table(experiment_id, metric)
     columns = [
         table.variants.index(name) for name in (spec.baseline, "A2", "B") if name in table.variants
     ]
     base, variant = table.values[:, columns[0]], table.values[:, columns[1]]
     pairs = ~(numpy.isnan(base) | numpy.isnan(variant))
     estimate = paired_ratio(
-        base[pairs], variant[pairs], confidence=spec.confidence, seed=spec.seed,
-        trim=trim_for(other),
+        base[pairs], variant[pairs], confidence=confidence, seed=spec.seed,
+        trim=trim_for(estimator),
     )  # fmt: skip
     if estimate is None:
-        return {}
-    alpha = 1.0 - spec.confidence
-    verdict = classify(estimate.ci_low, estimate.ci_high, estimate.p_value, spec.margin, alpha)
+        return None
+    verdict = classify(
+        estimate.ci_low, estimate.ci_high, estimate.p_value, spec.margin, 1.0 - confidence
+    )
     return {
-        "other_estimator": {
-            "estimator": other,
-            "verdict": verdict,
-            "ratio": estimate.ratio,
-            "ci_low": estimate.ci_low,
-            "ci_high": estimate.ci_high,
-            "p_value": estimate.p_value,
-            "n_pairs": estimate.n,
-            "same_as_cutaway": abs(estimate.ratio - chosen["ratio"]) < 1e-15,
-        }
+        "estimator": estimator,
+        "confidence": confidence,
+        "verdict": verdict,
+        "ratio": estimate.ratio,
+        "ci_low": estimate.ci_low,
+        "ci_high": estimate.ci_high,
+        "p_value": estimate.p_value,
+        "n_pairs": estimate.n,
     }
 
 
@@ -393,22 +419,49 @@ def group_of(record: Record) -> str:
     if record["tool"] == "hyperfine":
         return "hyperfine + Welch t-test"
     if record.get("reread_as"):
-        return f"same runs, --estimator {record['reread_as']}"
+        return f"same runs, {record['reread_as']}"
     source = record.get("source") or THIS_TREE
     name = "cutaway" if source == THIS_TREE else f"cutaway at {source}"
     estimator = record.get("estimator")
-    return f"{name} --estimator {estimator}" if estimator else name
+    name = f"{name} --estimator {estimator}" if estimator else name
+    return f"{name} --confidence {record['confidence']}" if record.get("confidence") else name
 
 
 def with_rereadings(experiments: list[Record]) -> list[Record]:
-    """The experiments, and after them each cutaway experiment as the other estimator read
-    its runs (other_estimator_reading): a row of its own in every table."""
-    reread = [
-        {**record, **record["other_estimator"], "reread_as": record["other_estimator"]["estimator"]}
-        for record in experiments
-        if record.get("other_estimator")
-    ]
+    """The experiments, and after them each cutaway experiment's runs read again (rereadings):
+    one row per reading in every table."""
+    reread = []
+    for record in experiments:
+        # "other_estimator": the one reading that results files before --reread-confidence kept
+        readings = record.get("readings") or (
+            [record["other_estimator"]] if record.get("other_estimator") else []
+        )
+        for found in readings:
+            named = f"--estimator {found['estimator']}"
+            if found.get("confidence") and found["estimator"] == (record.get("estimator") or "mean"):
+                named = f"at {100.0 * found['confidence']:g} %"
+            reread.append({**record, **found, "reread_as": named})
     return experiments + reread
+
+
+def reread_records(records: list[Record], db: Path, levels: list[float]) -> list[Record]:
+    """``records`` (a results file's) with each cutaway experiment's runs, stored in ``db``,
+    also read at each of ``levels``: for a results file whose run did not ask for them."""
+    setups = [r for r in records if r["type"] == "setup"]
+    metric = setups[0].get("metric", "wall") if setups else "wall"
+    updated = []
+    for record in records:
+        if record["type"] == "experiment" and record.get("experiment_id") is not None:
+            found = [
+                reading(str(db), record["experiment_id"], metric, confidence=level)
+                for level in levels
+            ]
+            kept = record.get("readings") or (
+                [record["other_estimator"]] if record.get("other_estimator") else []
+            )
+            record = {**record, "readings": kept + [f for f in found if f is not None]}
+        updated.append(record)
+    return updated
 
 
 def groups(experiments: list[Record]) -> list[str]:
@@ -588,6 +641,8 @@ def summarize(records: list[Record], details: bool = False) -> str:
         passed = (passed + (" --primary-metric" if setup.get("primary_metric") else "")).strip()
         if setup.get("estimator"):
             passed += f" --estimator {setup['estimator']}"
+        if setup.get("confidence"):
+            passed += f" --confidence {setup['confidence']}"
         header = [
             f"Workload: A = `spin {setup['iterations_a']}`, B = `spin {setup['iterations_b']}` "
             f"({100.0 * change:+.2f} % of work; mean {1000.0 * setup['mean_run_seconds']:.1f} ms "
@@ -675,6 +730,23 @@ def parse_arguments() -> argparse.Namespace:
         help="passed to cutaway run; with --primary-metric the summary also reads the same runs "
         "with the other estimator, as a row of its own",
     )
+    parser.add_argument("--confidence", help="passed to cutaway run (e.g. 99%%)")
+    parser.add_argument(
+        "--reread-confidence",
+        type=float,
+        action="append",
+        default=[],
+        metavar="LEVEL",
+        help="with --primary-metric, also read each experiment's runs at this confidence level "
+        "(e.g. 0.99), as a row of its own; repeatable. With --summarize it reads them from "
+        "--db",
+    )
+    parser.add_argument(
+        "--db",
+        type=Path,
+        help="with --summarize and --reread-confidence: the store the experiments are in "
+        "(default: precision.db in --results-dir)",
+    )
     parser.add_argument(
         "--tools",
         default="cutaway,hyperfine",
@@ -733,7 +805,11 @@ def remove_before(directory: Path) -> None:
 def main() -> int:
     arguments = parse_arguments()
     if arguments.summarize is not None:
-        print(summarize(read_records(arguments.summarize), arguments.details))
+        records = read_records(arguments.summarize)
+        if arguments.reread_confidence:
+            db = arguments.db or arguments.results_dir / "precision.db"
+            records = reread_records(records, db, arguments.reread_confidence)
+        print(summarize(records, arguments.details))
         return 0
     tools = [tool.strip() for tool in arguments.tools.split(",") if tool.strip()]
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -759,6 +835,8 @@ def main() -> int:
                 sources=sources,
                 primary_metric=arguments.primary_metric,
                 estimator=arguments.estimator,
+                confidence=arguments.confidence,
+                reread_confidences=tuple(arguments.reread_confidence),
             )
             records = run_all(arguments, tools, settings, paths, lines_path)
         finally:
@@ -793,6 +871,8 @@ def run_all(
         "margin": settings.margin,
         "primary_metric": settings.primary_metric,
         "estimator": settings.estimator,
+        "confidence": settings.confidence,
+        "reread_confidences": list(settings.reread_confidences),
         "tools": tools,
         "sources": {
             name: None if source is None else commit_of(source)

@@ -95,16 +95,21 @@ def analyze(
     resamples: int = RESAMPLES,
     all_pairs: bool = False,
     estimator: str | None = None,
+    confidence: float | None = None,
 ) -> Analysis:
     """Analyse one stored experiment; ``all_pairs`` also compares every pair of variants
     (``Analysis.pairwise``), not only each against the baseline; ``estimator`` (one of
-    cutaway.model.ESTIMATORS) reads the rounds with it instead of the experiment's."""
+    cutaway.model.ESTIMATORS) and ``confidence`` read the rounds with them instead of the
+    experiment's (``report --estimator/--confidence``)."""
     stored = store.experiment(experiment_id)
     check_stored_settings(store.location, experiment_id, stored.spec)
-    if estimator is not None and estimator != stored.spec.estimator:  # report --estimator
-        stored = dataclasses.replace(
-            stored, spec=dataclasses.replace(stored.spec, estimator=estimator)
-        )
+    rereading = {
+        name: value
+        for name, value in (("estimator", estimator), ("confidence", confidence))
+        if value is not None and value != getattr(stored.spec, name)
+    }
+    if rereading:
+        stored = dataclasses.replace(stored, spec=dataclasses.replace(stored.spec, **rereading))
     spec = stored.spec
     metrics = spec_metrics(spec)
     tables: dict[str, MetricTable] = {

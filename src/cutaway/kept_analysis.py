@@ -69,23 +69,32 @@ class Unkept(ValueError):
 
 
 def analysis_of(
-    store: Store, experiment_id: int, *, all_pairs: bool = False, estimator: str | None = None
+    store: Store,
+    experiment_id: int,
+    *,
+    all_pairs: bool = False,
+    estimator: str | None = None,
+    confidence: float | None = None,
 ) -> Analysis:
     """The analysis of a stored experiment (cutaway.compare.analyze): the kept one when its
     digest matches, else analysed now and kept if it may be (see the module's rule).
-    ``estimator`` reads the rounds with another estimator than the experiment's."""
-    key = _key(store, experiment_id, all_pairs, estimator)
+    ``estimator`` and ``confidence`` read the rounds with another estimator or confidence
+    level than the experiment's."""
+    reading = (estimator, confidence)
+    key = _key(store, experiment_id, all_pairs, reading)
     if key is not None:
         found = read_kept(key)
         if found is not None:
             return found
     from cutaway.compare import analyze
 
-    analysis = analyze(store, experiment_id, all_pairs=all_pairs, estimator=estimator)
+    analysis = analyze(
+        store, experiment_id, all_pairs=all_pairs, estimator=estimator, confidence=confidence
+    )
     if (
         key is not None
         # nothing changed while it was analysed (another process resuming it)
-        and _key(store, experiment_id, all_pairs, estimator) == key
+        and _key(store, experiment_id, all_pairs, reading) == key
         and _may_keep(store.experiment(experiment_id).spec, analysis)
     ):
         keep(key, analysis)
@@ -102,9 +111,12 @@ def directory() -> str:
     return os.path.join(base, DIRECTORY_NAME)
 
 
-def _key(store: Store, experiment_id: int, all_pairs: bool, estimator: str | None) -> str | None:
-    """The digest an analysis of the experiment is kept under; None for an experiment that is
-    not kept (running, or with too much run data to digest)."""
+def _key(
+    store: Store, experiment_id: int, all_pairs: bool, reading: tuple[str | None, float | None]
+) -> str | None:
+    """The digest an analysis of the experiment is kept under (``reading``: the estimator and
+    confidence level asked for, None for the experiment's); None for an experiment that is not
+    kept (running, or with too much run data to digest)."""
     content = store.experiment_content(experiment_id, LARGEST_RUN_DATA_BYTES)
     if content is None:
         return None
@@ -112,7 +124,7 @@ def _key(store: Store, experiment_id: int, all_pairs: bool, estimator: str | Non
     if experiment_row[2] not in KEPT_STATUSES:  # experiments.status, its third column
         return None
     digest = blake2b(digest_size=20)
-    digest.update(repr((FORMAT, all_pairs, estimator, _code_key())).encode())
+    digest.update(repr((FORMAT, all_pairs, reading, _code_key())).encode())
     for table, rows in content:
         if table == "run_data":  # PostgreSQL reads a blob as a memoryview: its repr is an address
             rows = [tuple(_as_bytes(value) for value in row) for row in rows]

@@ -287,8 +287,8 @@ def test_the_analysis_run_kept_is_found_on_postgresql(postgresql_url: str, tmp_p
     assert run.returncode in (0, 1), run.stderr
     store = Store(postgresql_url, create=False)
     try:
-        key = kept_analysis._key(store, 1, False, None)
-        assert key is not None and key == kept_analysis._key(store, 1, False, None)
+        key = kept_analysis._key(store, 1, False, (None, None))
+        assert key is not None and key == kept_analysis._key(store, 1, False, (None, None))
         assert kept_analysis.read_kept(key) is not None
     finally:
         store.close()

@@ -118,11 +118,12 @@ def _report_arguments(subparsers: Subparsers) -> None:
     report = subparsers["report"]
     report.add_argument("experiment", nargs="?", help="id, name or 'latest' (default)")
     report.add_argument("--format", choices=REPORT_FORMATS, default="terminal")
-    _add_estimator_option(report)
+    _add_reading_options(report)
     add_output_options(report)
 
 
-def _add_estimator_option(parser: argparse.ArgumentParser) -> None:
+def _add_reading_options(parser: argparse.ArgumentParser) -> None:
+    """``--estimator`` and ``--confidence``: the stored rounds read another way, nothing re-run."""
     from cutaway.model import ESTIMATORS  # only the commands that take it pay for the model
 
     parser.add_argument(
@@ -131,6 +132,25 @@ def _add_estimator_option(parser: argparse.ArgumentParser) -> None:
         help="read the paired rounds with this estimator instead of the experiment's: trimmed, "
         "a 20%% trimmed mean that runs slowed now and then by something else do not move",
     )
+    parser.add_argument(
+        "--confidence",
+        metavar="LEVEL",
+        type=confidence_level,
+        help="read the paired rounds at this confidence level instead of the experiment's, "
+        "e.g. 99%% or 0.99",
+    )
+
+
+def confidence_level(text: str) -> float:
+    """The argparse type of ``report/export --confidence``: what an experiment file's
+    ``confidence`` takes."""
+    from cutaway.spec.errors import SpecError
+    from cutaway.spec.fields import read_confidence
+
+    try:
+        return read_confidence(text, ("--confidence",))
+    except SpecError as error:
+        raise argparse.ArgumentTypeError(error.message) from None
 
 
 def _compare_arguments(subparsers: Subparsers) -> None:
@@ -169,7 +189,7 @@ def _export_arguments(subparsers: Subparsers) -> None:
         "flame graph compares with the baseline",
     )
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
-    _add_estimator_option(export)
+    _add_reading_options(export)
     add_db_option(export)
 
 

@@ -186,6 +186,12 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="how paired rounds estimate a change: mean (default), or trimmed, a 20%% trimmed "
         "mean that a few rounds slowed by something else do not move",
     )
+    run.add_argument(
+        "--confidence",
+        metavar="LEVEL",
+        help="confidence level of every interval and verdict, e.g. 99%% or 0.99 (default 95%%: "
+        "one identical pair in twenty reads as a change)",
+    )
     run.add_argument("--until", help="adaptive: add rounds until every interval is this narrow")
     run.add_argument("--max-time", help="time budget for the whole experiment, e.g. 60s")
     run.add_argument("--seed", type=integer, help="seed for round orders and the bootstrap")

@@ -95,6 +95,7 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
             "--margin": args.margin,
             "--primary-metric": getattr(args, "primary_metric", None),
             "--estimator": getattr(args, "estimator", None),
+            "--confidence": getattr(args, "confidence", None),
             "--until": args.until,
             "--max-time": args.max_time,
             # An experiment file without a seed got a fresh one when it was read.

@@ -19,7 +19,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     store = Store(args.db, create=False)  # reading never creates a store
     # The kept analysis when there is one: analysing imports numpy, which a kept one needs not.
     analysis = analysis_of(
-        store, store.resolve(args.experiment), all_pairs=args.all_pairs, estimator=args.estimator
+        store,
+        store.resolve(args.experiment),
+        all_pairs=args.all_pairs,
+        estimator=args.estimator,
+        confidence=args.confidence,
     )
     emit(analysis, args, args.format)
     return EXIT_OK
@@ -75,8 +79,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         check_outputs(args, [("-o/--output", args.output)])
     if args.variant is not None and args.format not in FLAME_GRAPHS:
         raise UsageError(f"--variant is for --format {' or '.join(FLAME_GRAPHS)}")
-    if args.estimator is not None and args.format not in FORMATS:
-        raise UsageError(f"--estimator is for the report formats ({', '.join(sorted(FORMATS))})")
+    for option in ("estimator", "confidence"):
+        if getattr(args, option) is not None and args.format not in FORMATS:
+            formats = ", ".join(sorted(FORMATS))
+            raise UsageError(f"--{option} is for the report formats ({formats})")
     store = Store(args.db, create=False)  # reading never creates a store
     experiment_id = store.resolve(args.experiment)
     if args.format == "runs-csv":
@@ -92,7 +98,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise UsageError(str(error)) from None
     else:
         text = FORMATS[args.format].render(
-            analysis_of(store, experiment_id, estimator=args.estimator)
+            analysis_of(
+                store, experiment_id, estimator=args.estimator, confidence=args.confidence
+            )
         )
     if args.output is not None:
         write_output_file(args.output, text, "-o/--output")

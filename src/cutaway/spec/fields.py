@@ -121,9 +121,18 @@ def read_until_width(value: object, key_path: KeyPath) -> float:
 
 
 def read_confidence(value: object, key_path: KeyPath) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-        raise expected("a number between 0 and 1 (such as 0.95)", value, key_path)
-    return float(value)
+    """The confidence level of every interval and verdict: a number between 0 and 1 (0.99),
+    or a percentage (``"99%"``, as ``--confidence`` takes it too)."""
+    level = value
+    if isinstance(value, str):
+        try:
+            level = parse_fraction(value.strip())
+        except SpecError:
+            level = None
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
+        raise expected('a number between 0 and 1 or a percentage (such as 0.95 or "99%")',
+                       value, key_path)  # fmt: skip
+    return float(level)
 
 
 def read_command(value: object, key_path: KeyPath) -> str | tuple[str, ...]:

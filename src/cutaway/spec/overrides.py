@@ -28,6 +28,7 @@ _READERS: Mapping[str, tuple[str, fields.Reader[object]]] = {
     "--ignore-failure": ("ignore_failure", fields.read_bool),
     "--keep-leftovers": ("keep_leftovers", fields.read_bool),
     "--estimator": ("estimator", fields.read_estimator),
+    "--confidence": ("confidence", fields.read_confidence),
 }
 
 

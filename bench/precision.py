@@ -438,7 +438,9 @@ def with_rereadings(experiments: list[Record]) -> list[Record]:
         )
         for found in readings:
             named = f"--estimator {found['estimator']}"
-            if found.get("confidence") and found["estimator"] == (record.get("estimator") or "mean"):
+            if found.get("confidence") and found["estimator"] == (
+                record.get("estimator") or "mean"
+            ):
                 named = f"at {100.0 * found['confidence']:g} %"
             reread.append({**record, **found, "reread_as": named})
     return experiments + reread

@@ -30,7 +30,12 @@ command = "true "
 
 @pytest.mark.parametrize(
     ("line", "level"),
-    [("", 0.95), ("confidence = 0.99", 0.99), ('confidence = "99%"', 0.99), ('confidence = "0.9"', 0.9)],
+    [
+        ("", 0.95),
+        ("confidence = 0.99", 0.99),
+        ('confidence = "99%"', 0.99),
+        ('confidence = "0.9"', 0.9),
+    ],
 )
 def test_the_file_takes_a_number_or_a_percentage(line: str, level: float) -> None:
     assert parse_spec(FILE.format(line=line), "x.toml").confidence == pytest.approx(level)

@@ -98,9 +98,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise UsageError(str(error)) from None
     else:
         text = FORMATS[args.format].render(
-            analysis_of(
-                store, experiment_id, estimator=args.estimator, confidence=args.confidence
-            )
+            analysis_of(store, experiment_id, estimator=args.estimator, confidence=args.confidence)
         )
     if args.output is not None:
         write_output_file(args.output, text, "-o/--output")

@@ -689,6 +689,21 @@ def read_records(path: Path) -> list[Record]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def pooled(files: list[list[Record]]) -> list[Record]:
+    """The records of several results files as one: each file's repetitions numbered after the
+    previous file's, so that they count apart."""
+    records: list[Record] = []
+    offset = 0
+    for file_records in files:
+        numbers = [r["repetition"] for r in file_records if r["type"] == "experiment"]
+        records += [
+            {**r, "repetition": r["repetition"] + offset} if r["type"] == "experiment" else r
+            for r in file_records
+        ]
+        offset += max(numbers, default=-1) + 1
+    return records
+
+
 def parse_arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repetitions", type=int, default=20, help="repetitions (default 20)")
@@ -758,7 +773,13 @@ def parse_arguments() -> argparse.Namespace:
         "--before", help="a git ref whose cutaway runs beside this tree's, interleaved"
     )
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
-    parser.add_argument("--summarize", type=Path, help="only print the summary of a results file")
+    parser.add_argument(
+        "--summarize",
+        type=Path,
+        nargs="+",
+        help="only print the summary of a results file; of several, pooled (runs of the same "
+        "settings: the first file's setup is the one named)",
+    )
     parser.add_argument(
         "--details", action="store_true", help="with --summarize, also list every experiment"
     )
@@ -807,7 +828,9 @@ def remove_before(directory: Path) -> None:
 def main() -> int:
     arguments = parse_arguments()
     if arguments.summarize is not None:
-        records = read_records(arguments.summarize)
+        records = pooled([read_records(path) for path in arguments.summarize])
+        if arguments.reread_confidence and len(arguments.summarize) > 1:
+            raise SystemExit("--reread-confidence reads one results file's store at a time")
         if arguments.reread_confidence:
             db = arguments.db or arguments.results_dir / "precision.db"
             records = reread_records(records, db, arguments.reread_confidence)

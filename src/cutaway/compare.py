@@ -103,13 +103,13 @@ def analyze(
     experiment's (``report --estimator/--confidence``)."""
     stored = store.experiment(experiment_id)
     check_stored_settings(store.location, experiment_id, stored.spec)
-    rereading = {
-        name: value
-        for name, value in (("estimator", estimator), ("confidence", confidence))
-        if value is not None and value != getattr(stored.spec, name)
-    }
-    if rereading:
-        stored = dataclasses.replace(stored, spec=dataclasses.replace(stored.spec, **rereading))
+    reread = dataclasses.replace(
+        stored.spec,
+        estimator=stored.spec.estimator if estimator is None else estimator,
+        confidence=stored.spec.confidence if confidence is None else confidence,
+    )
+    if reread != stored.spec:
+        stored = dataclasses.replace(stored, spec=reread)
     spec = stored.spec
     metrics = spec_metrics(spec)
     tables: dict[str, MetricTable] = {

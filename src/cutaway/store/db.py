@@ -32,7 +32,7 @@ from cutaway.store.checks import (
     DamagedStoreError,
     metric_minimum,
 )
-from cutaway.store.engine import Connection, Cursor, Engine
+from cutaway.store.engine import Connection, Engine
 from cutaway.store.listing import listing_rows
 from cutaway.store.location import is_postgresql_url
 from cutaway.store.records import (
@@ -75,7 +75,7 @@ HEARTBEAT_SECONDS = 10.0
 _INSERT_RUN = (
     "INSERT INTO runs (experiment_id, variant, round_index, order_in_round, status, exit_code,"
     " signal, started_at, message, leftover_processes, leftover_names, purpose)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # Every row of one experiment, table by table, in a fixed order (Store.experiment_content).
 # Every table of the schema but ``triage`` (keyed by experiment names, not by an experiment):
@@ -173,11 +173,12 @@ class Store:
         environment_json = dumps(environment, "the environment")
         variant_jsons = [dumps(v.to_dict(), f"variant {v.name!r}") for v in spec.variants]
         with self._write(f"create experiment {spec.name!r}") as connection:
-            cursor = connection.execute(
+            experiment_id = self._engine.inserted_id(
+                connection,
                 "INSERT INTO experiments (name, status, created_at, label, spec_json, spec_text,"
                 " spec_path, environment_json, cutaway_version, owner_host, owner_pid,"
                 " owner_started, heartbeat_at)"
-                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     spec.name,
                     time.time(),
@@ -191,7 +192,6 @@ class Store:
                     time.time(),
                 ),
             )
-            experiment_id = _returned_id(cursor)
             connection.executemany(
                 "INSERT INTO variants (experiment_id, position, name, spec_json, version)"
                 " VALUES (?, ?, ?, ?, ?)",
@@ -244,7 +244,9 @@ class Store:
                         " AND round_index = ? AND purpose = ?",
                         (experiment_id, run.variant, run.round_index, run.purpose),
                     )
-                run_id = _returned_id(connection.execute(_INSERT_RUN, _run_row(experiment_id, run)))
+                run_id = self._engine.inserted_id(
+                    connection, _INSERT_RUN, _run_row(experiment_id, run)
+                )
                 if heartbeat:  # the lease's heartbeat: the owner is still at work
                     connection.execute(
                         "UPDATE experiments SET heartbeat_at = ? WHERE id = ?",
@@ -799,9 +801,3 @@ def _owner_columns(owner: Owner | None) -> tuple[str | None, int | None, int | N
 def _check_status(status: str, allowed: tuple[str, ...]) -> None:
     if status not in allowed:
         raise ValueError(f"experiment status {status!r} is not one of {', '.join(allowed)}")
-
-
-def _returned_id(cursor: Cursor) -> int:
-    """The id of the row an ``INSERT ... RETURNING id`` made (both engines have RETURNING)."""
-    ((row_id,),) = cursor.fetchall()  # all of it: SQLite ends the statement only then
-    return int(row_id)

@@ -229,15 +229,16 @@ class Store:
         as it can be. The variant's existence is left to the foreign key (a refused run is
         explained afterwards), and the lease's heartbeat is renewed at most every
         HEARTBEAT_SECONDS."""
-        measurements = [(metric, float(value)) for metric, value in run.metrics.items()]
-        what = f"store run {run.variant!r} round {run.round_index} of experiment {experiment_id}"
-        for metric, value in measurements:
-            if math.isnan(value):  # SQLite would store NULL, PostgreSQL a NaN: neither is data
-                raise StoreError(f"cannot {what}: its metric {metric!r} is NaN")
+        values = list(map(float, run.metrics.values()))
+        if any(map(math.isnan, values)):  # SQLite would store NULL, PostgreSQL a NaN: not data
+            nan = next(
+                name for name, value in zip(run.metrics, values, strict=True) if math.isnan(value)
+            )
+            raise StoreError(f"cannot {_storing(experiment_id, run)}: its metric {nan!r} is NaN")
         now = time.monotonic()
         heartbeat = now - self._heartbeats.get(experiment_id, -math.inf) >= HEARTBEAT_SECONDS
         try:
-            with self._write(what) as connection:
+            with self._write(lambda: _storing(experiment_id, run)) as connection:
                 if replace:  # deleting cascades to the replaced run's measurements
                     connection.execute(
                         "DELETE FROM runs WHERE experiment_id = ? AND variant = ?"
@@ -255,11 +256,13 @@ class Store:
                 # Many rows a statement: a statement a row cost more than the rest of the
                 # transaction; at most MEASUREMENTS_PER_STATEMENT, within SQLite's 999
                 # parameters of old.
-                for start in range(0, len(measurements), MEASUREMENTS_PER_STATEMENT):
-                    rows = measurements[start : start + MEASUREMENTS_PER_STATEMENT]
+                parameters: list[object] = [run_id] * (3 * len(values))  # (run, metric, value)
+                parameters[1::3] = run.metrics
+                parameters[2::3] = values
+                for start in range(0, len(values), MEASUREMENTS_PER_STATEMENT):
+                    count = min(len(values) - start, MEASUREMENTS_PER_STATEMENT)
                     connection.execute(
-                        _insert_measurements(len(rows)),
-                        [item for metric, value in rows for item in (run_id, metric, value)],
+                        _insert_measurements(count), parameters[3 * start : 3 * (start + count)]
                     )
                 if data:
                     connection.executemany(
@@ -646,9 +649,10 @@ class Store:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _write(self, what: str) -> _Transaction:
+    def _write(self, what: str | Callable[[], str]) -> _Transaction:
         """One write transaction (the engine's BEGIN keeps a second writer from changing what
-        this one reads)."""
+        this one reads). ``what`` it does, as its error messages say: a function to build it
+        only for a message, where even that costs (between two measured runs)."""
         return _Transaction(self._engine, self._engine.begin_write, what)
 
     def _read(self, what: str) -> _Transaction:
@@ -702,7 +706,7 @@ class _Transaction:
 
     __slots__ = ("_begin", "_connection", "_engine", "_what")
 
-    def __init__(self, engine: Engine, begin: str, what: str) -> None:
+    def __init__(self, engine: Engine, begin: str, what: str | Callable[[], str]) -> None:
         self._engine = engine
         self._begin = begin
         self._what = what
@@ -748,7 +752,8 @@ class _Transaction:
     def _raise_store_error(self, error: BaseException) -> None:
         if not isinstance(error, Exception):
             return  # a signal (KeyboardInterrupt, SystemExit) goes on as it is
-        found = self._engine.store_error(error, f"cannot {self._what} in {self._engine.location}")
+        what = self._what if isinstance(self._what, str) else self._what()
+        found = self._engine.store_error(error, f"cannot {what} in {self._engine.location}")
         if found is not None and found is not error:
             raise found from error
 
@@ -758,6 +763,11 @@ def _insert_measurements(count: int) -> str:
     """The INSERT of a run's ``count`` measurements, in one statement."""
     rows = ", ".join(["(?, ?, ?)"] * count)
     return f"INSERT INTO measurements (run_id, metric, value) VALUES {rows}"
+
+
+def _storing(experiment_id: int, run: Run) -> str:
+    """What add_run does, as its error messages say."""
+    return f"store run {run.variant!r} round {run.round_index} of experiment {experiment_id}"
 
 
 def _run_row(experiment_id: int, run: Run) -> tuple[object, ...]:

@@ -21,7 +21,6 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from cutaway.model import TIMED, Calibration, Run, RunData, Spec
@@ -59,6 +58,8 @@ from cutaway.store.rows import (
 from cutaway.visible import clip, left_out_note
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     import numpy as np
     import numpy.typing as npt
 

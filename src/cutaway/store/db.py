@@ -228,9 +228,9 @@ class Store:
 
         This is the one write between two measured runs: one transaction of as few statements
         as it can be, a transaction a run (never a group of runs held back: a kill loses at
-        most the run in progress, docs/how-it-works.md). The variant's existence is left to the foreign key (a refused run is
-        explained afterwards), and the lease's heartbeat is renewed at most every
-        HEARTBEAT_SECONDS."""
+        most the run in progress, docs/how-it-works.md). The variant's existence is left to
+        the foreign key (a refused run is explained afterwards), and the lease's heartbeat is
+        renewed at most every HEARTBEAT_SECONDS."""
         values = list(map(float, run.metrics.values()))
         if any(map(math.isnan, values)):  # SQLite would store NULL, PostgreSQL a NaN: not data
             nan = next(

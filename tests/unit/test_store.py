@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from stores import raw_execute
 
-from cutaway.model import Calibration, Hooks, Run, RunStatus, Spec, Variant
+from cutaway.model import Calibration, Hooks, Run, RunData, RunStatus, Spec, Variant
 from cutaway.store import LATEST_VERSION, ProbeInfo, Store, StoreError
 from cutaway.store import schema as store_schema
 from cutaway.store.db import MEASUREMENTS_PER_STATEMENT
@@ -338,6 +338,33 @@ def test_a_run_of_more_metrics_than_one_statement_takes_keeps_them_all(store: St
     assert read_back.metrics == metrics
 
 
+def test_each_run_is_stored_under_the_id_its_row_was_given(store: Store) -> None:
+    """A new row's id (SQLite's last rowid, PostgreSQL's RETURNING) is the one its children
+    are stored under: the runs of two experiments written in turn, one replaced among them,
+    each come back with their own measurements and probe data."""
+    first, second = new_experiment(store), new_experiment(store, make_spec("other"))
+    assert (store.experiment(first).name, store.experiment(second).name) == ("sort-speed", "other")
+    for round_index in range(3):
+        for experiment_id in (first, second):
+            wall = 10.0 * experiment_id + round_index
+            record = RunData("calls", "getpwnam", round_index, f"{wall}".encode())
+            run = make_run("base", round_index, metrics={"wall": wall})
+            store.add_run(experiment_id, run, [record], replace=False)
+    redone = make_run("base", 1, metrics={"wall": 99.0})
+    store.add_run(first, redone, [RunData("calls", "getpwnam", 9, b"redone")])
+    for experiment_id, walls in (
+        (first, [10.0 * first, 99.0, 10.0 * first + 2]),
+        (second, [10.0 * second + index for index in range(3)]),
+    ):
+        assert [run.metrics for run in store.runs(experiment_id)] == [
+            {"wall": wall} for wall in walls
+        ]
+        stored = store.run_data(experiment_id, "calls")
+        assert [item.data for item in stored] == [
+            b"redone" if wall == 99.0 else f"{wall}".encode() for wall in walls
+        ]
+
+
 def test_a_run_for_the_same_slot_replaces_the_earlier_one(store: Store) -> None:
     experiment_id = new_experiment(store)
     store.add_run(experiment_id, make_run("base", 0, 0, RunStatus.INTERRUPTED, {"gone": 1.0}))
@@ -484,7 +511,6 @@ def test_a_failed_replacement_keeps_the_earlier_run(store: Store) -> None:
 
 
 def test_run_data_is_stored_with_its_run_and_replaced_with_it(store: Store) -> None:
-    from cutaway.model import RunData
 
     spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
     experiment_id = store.create_experiment(spec, {}, None, "test")

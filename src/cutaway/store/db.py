@@ -19,8 +19,7 @@ import math
 import os
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +31,7 @@ from cutaway.store.checks import (
     DamagedStoreError,
     metric_minimum,
 )
-from cutaway.store.engine import Connection, Cursor, Engine
+from cutaway.store.engine import Connection, Engine
 from cutaway.store.listing import listing_rows
 from cutaway.store.location import is_postgresql_url
 from cutaway.store.records import (
@@ -59,6 +58,8 @@ from cutaway.store.rows import (
 from cutaway.visible import clip, left_out_note
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     import numpy as np
     import numpy.typing as npt
 
@@ -75,7 +76,7 @@ HEARTBEAT_SECONDS = 10.0
 _INSERT_RUN = (
     "INSERT INTO runs (experiment_id, variant, round_index, order_in_round, status, exit_code,"
     " signal, started_at, message, leftover_processes, leftover_names, purpose)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # Every row of one experiment, table by table, in a fixed order (Store.experiment_content).
 # Every table of the schema but ``triage`` (keyed by experiment names, not by an experiment):
@@ -173,11 +174,12 @@ class Store:
         environment_json = dumps(environment, "the environment")
         variant_jsons = [dumps(v.to_dict(), f"variant {v.name!r}") for v in spec.variants]
         with self._write(f"create experiment {spec.name!r}") as connection:
-            cursor = connection.execute(
+            experiment_id = self._engine.inserted_id(
+                connection,
                 "INSERT INTO experiments (name, status, created_at, label, spec_json, spec_text,"
                 " spec_path, environment_json, cutaway_version, owner_host, owner_pid,"
                 " owner_started, heartbeat_at)"
-                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     spec.name,
                     time.time(),
@@ -191,7 +193,6 @@ class Store:
                     time.time(),
                 ),
             )
-            experiment_id = _returned_id(cursor)
             connection.executemany(
                 "INSERT INTO variants (experiment_id, position, name, spec_json, version)"
                 " VALUES (?, ?, ?, ?, ?)",
@@ -226,25 +227,29 @@ class Store:
         experiment this process created and has not filled yet), and a run there is refused.
 
         This is the one write between two measured runs: one transaction of as few statements
-        as it can be. The variant's existence is left to the foreign key (a refused run is
-        explained afterwards), and the lease's heartbeat is renewed at most every
-        HEARTBEAT_SECONDS."""
-        measurements = [(metric, float(value)) for metric, value in run.metrics.items()]
-        what = f"store run {run.variant!r} round {run.round_index} of experiment {experiment_id}"
-        for metric, value in measurements:
-            if math.isnan(value):  # SQLite would store NULL, PostgreSQL a NaN: neither is data
-                raise StoreError(f"cannot {what}: its metric {metric!r} is NaN")
+        as it can be, a transaction a run (never a group of runs held back: a kill loses at
+        most the run in progress, docs/how-it-works.md). The variant's existence is left to
+        the foreign key (a refused run is explained afterwards), and the lease's heartbeat is
+        renewed at most every HEARTBEAT_SECONDS."""
+        values = list(map(float, run.metrics.values()))
+        if any(map(math.isnan, values)):  # SQLite would store NULL, PostgreSQL a NaN: not data
+            nan = next(
+                name for name, value in zip(run.metrics, values, strict=True) if math.isnan(value)
+            )
+            raise StoreError(f"cannot {_storing(experiment_id, run)}: its metric {nan!r} is NaN")
         now = time.monotonic()
         heartbeat = now - self._heartbeats.get(experiment_id, -math.inf) >= HEARTBEAT_SECONDS
         try:
-            with self._write(what) as connection:
+            with self._write(lambda: _storing(experiment_id, run)) as connection:
                 if replace:  # deleting cascades to the replaced run's measurements
                     connection.execute(
                         "DELETE FROM runs WHERE experiment_id = ? AND variant = ?"
                         " AND round_index = ? AND purpose = ?",
                         (experiment_id, run.variant, run.round_index, run.purpose),
                     )
-                run_id = _returned_id(connection.execute(_INSERT_RUN, _run_row(experiment_id, run)))
+                run_id = self._engine.inserted_id(
+                    connection, _INSERT_RUN, _run_row(experiment_id, run)
+                )
                 if heartbeat:  # the lease's heartbeat: the owner is still at work
                     connection.execute(
                         "UPDATE experiments SET heartbeat_at = ? WHERE id = ?",
@@ -253,11 +258,13 @@ class Store:
                 # Many rows a statement: a statement a row cost more than the rest of the
                 # transaction; at most MEASUREMENTS_PER_STATEMENT, within SQLite's 999
                 # parameters of old.
-                for start in range(0, len(measurements), MEASUREMENTS_PER_STATEMENT):
-                    rows = measurements[start : start + MEASUREMENTS_PER_STATEMENT]
+                parameters: list[object] = [run_id] * (3 * len(values))  # (run, metric, value)
+                parameters[1::3] = run.metrics
+                parameters[2::3] = values
+                for start in range(0, len(values), MEASUREMENTS_PER_STATEMENT):
+                    count = min(len(values) - start, MEASUREMENTS_PER_STATEMENT)
                     connection.execute(
-                        _insert_measurements(len(rows)),
-                        [item for metric, value in rows for item in (run_id, metric, value)],
+                        _insert_measurements(count), parameters[3 * start : 3 * (start + count)]
                     )
                 if data:
                     connection.executemany(
@@ -644,40 +651,16 @@ class Store:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    @contextmanager
-    def _write(self, what: str) -> Iterator[Connection]:
+    def _write(self, what: str | Callable[[], str]) -> _Transaction:
         """One write transaction (the engine's BEGIN keeps a second writer from changing what
-        this one reads)."""
-        with self._transaction(self._engine.begin_write, what) as connection:
-            yield connection
+        this one reads). ``what`` it does, as its error messages say: a function to build it
+        only for a message, where even that costs (between two measured runs)."""
+        return _Transaction(self._engine, self._engine.begin_write, what)
 
-    @contextmanager
-    def _read(self, what: str) -> Iterator[Connection]:
+    def _read(self, what: str) -> _Transaction:
         """One read transaction: its queries see one snapshot even while another process
         writes."""
-        with self._transaction(self._engine.begin_read, what) as connection:
-            yield connection
-
-    @contextmanager
-    def _transaction(self, begin: str, what: str) -> Iterator[Connection]:
-        connection = self._engine.connection()
-        try:
-            try:
-                # BEGIN inside the try: a signal or an error just after it took effect (Python
-                # delivers a signal when the call returns) still rolls back, so the store's
-                # next command does not find a transaction open.
-                connection.execute(begin)
-                yield connection
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
-        except Exception as exc:
-            error = self._engine.store_error(exc, f"cannot {what} in {self.location}")
-            if error is None or error is exc:
-                raise
-            raise error from exc
+        return _Transaction(self._engine, self._engine.begin_read, what)
 
     def _columns(self, experiment_id: int | None) -> Columns:
         """The checks of values read for ``experiment_id`` (see checks.py)."""
@@ -715,11 +698,78 @@ class Store:
         return StoreError(f"experiment {experiment_id} has no variant {variant!r}")
 
 
+class _Transaction:
+    """One transaction, as a context manager that gives its connection: BEGIN on entry,
+    COMMIT on a clean exit, ROLLBACK on any exception (a signal too), and an engine's error
+    raised as the StoreError that says what was being done (``what``) and in which store.
+
+    A class rather than a contextlib generator: one of these runs between every two measured
+    runs (Store.add_run), and two nested generators cost it several microseconds more."""
+
+    __slots__ = ("_begin", "_connection", "_engine", "_what")
+
+    def __init__(self, engine: Engine, begin: str, what: str | Callable[[], str]) -> None:
+        self._engine = engine
+        self._begin = begin
+        self._what = what
+
+    def __enter__(self) -> Connection:
+        self._connection = connection = self._engine.connection()
+        try:
+            # BEGIN inside the try: a signal or an error just after it took effect (Python
+            # delivers a signal when the call returns) still rolls back, so the store's next
+            # command does not find a transaction open.
+            connection.execute(self._begin)
+        except BaseException as error:
+            self._failed(error)
+            raise
+        return connection
+
+    def __exit__(
+        self,
+        error_type: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if error is not None:
+            self._failed(error)
+            return  # the error goes on as it is
+        try:
+            self._connection.execute("COMMIT")
+        except BaseException as commit_error:
+            self._failed(commit_error)
+            raise
+
+    def _failed(self, error: BaseException) -> None:
+        """After ``error`` inside the transaction: roll it back, and raise the StoreError
+        that explains an engine's error (or the rollback's own); return for any other."""
+        try:
+            if self._connection.in_transaction:
+                self._connection.execute("ROLLBACK")
+        except Exception as rollback_error:
+            self._raise_store_error(rollback_error)
+            raise
+        self._raise_store_error(error)
+
+    def _raise_store_error(self, error: BaseException) -> None:
+        if not isinstance(error, Exception):
+            return  # a signal (KeyboardInterrupt, SystemExit) goes on as it is
+        what = self._what if isinstance(self._what, str) else self._what()
+        found = self._engine.store_error(error, f"cannot {what} in {self._engine.location}")
+        if found is not None and found is not error:
+            raise found from error
+
+
 @functools.cache
 def _insert_measurements(count: int) -> str:
     """The INSERT of a run's ``count`` measurements, in one statement."""
     rows = ", ".join(["(?, ?, ?)"] * count)
     return f"INSERT INTO measurements (run_id, metric, value) VALUES {rows}"
+
+
+def _storing(experiment_id: int, run: Run) -> str:
+    """What add_run does, as its error messages say."""
+    return f"store run {run.variant!r} round {run.round_index} of experiment {experiment_id}"
 
 
 def _run_row(experiment_id: int, run: Run) -> tuple[object, ...]:
@@ -799,9 +849,3 @@ def _owner_columns(owner: Owner | None) -> tuple[str | None, int | None, int | N
 def _check_status(status: str, allowed: tuple[str, ...]) -> None:
     if status not in allowed:
         raise ValueError(f"experiment status {status!r} is not one of {', '.join(allowed)}")
-
-
-def _returned_id(cursor: Cursor) -> int:
-    """The id of the row an ``INSERT ... RETURNING id`` made (both engines have RETURNING)."""
-    ((row_id,),) = cursor.fetchall()  # all of it: SQLite ends the statement only then
-    return int(row_id)

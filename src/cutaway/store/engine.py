@@ -2,9 +2,10 @@
 default) or PostgreSQL (store/postgresql.py, the team store).
 
 :class:`~cutaway.store.db.Store` writes its SQL once, with ``?`` placeholders, in the dialect
-both engines share (``INSERT ... ON CONFLICT``, ``RETURNING``); an engine supplies the
-connection, how transactions begin, what locks a row for the rest of a write transaction, the
-translation of its errors into StoreError, and the space reserve that only a file needs."""
+both engines share (``INSERT ... ON CONFLICT``); an engine supplies the connection, how
+transactions begin, what locks a row for the rest of a write transaction, how an insert's new id
+is read, the translation of its errors into StoreError, and the space reserve that only a file
+needs."""
 
 from __future__ import annotations
 
@@ -54,6 +55,11 @@ class Engine(Protocol):
 
     def connection(self) -> Connection:
         """The open connection; StoreError once closed."""
+        ...
+
+    def inserted_id(self, connection: Connection, insert: str, parameters: Sequence[Any]) -> int:
+        """Run ``insert``, an INSERT of one row into a table keyed by an ``id`` column, written
+        without RETURNING, and return the id the row was given."""
         ...
 
     def store_error(self, error: BaseException, doing: str) -> StoreError | None:

@@ -225,6 +225,11 @@ class PostgresEngine:
             raise StoreError(f"the store {self._location} is closed")
         return self._connection
 
+    def inserted_id(self, connection: Connection, insert: str, parameters: Sequence[Any]) -> int:
+        """The row's id as the INSERT returns it (psycopg has no last row id)."""
+        ((row_id,),) = connection.execute(insert + " RETURNING id", parameters).fetchall()
+        return int(row_id)
+
     def store_error(self, error: BaseException, doing: str) -> StoreError | None:
         import psycopg
 

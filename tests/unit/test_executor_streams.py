@@ -152,3 +152,31 @@ def test_a_fifo_without_its_other_end_is_left_at_an_interrupt(
     with interrupts.handling(), pytest.raises(KeyboardInterrupt):
         measure_held(executor, variant(**{stream: str(fifo)}), Attachment())
     assert not other_end_came.is_set()
+
+
+def test_each_run_gets_only_its_own_stderr(executor: ProcessExecutor) -> None:
+    """The stderr memfd is emptied before every run, and only when something is in it: a run
+    that wrote nothing after one that wrote reads neither its own nor the other's."""
+    both = Attachment(capture=frozenset({"stderr"}))
+    wrote = Variant(name="wrote", command="echo first >&2", shell=True)
+    silent = Variant(name="silent", command="exit 3", shell=True)
+    assert executor.measure(wrote, None, both).output == {"stderr": "first\n"}
+    failed = executor.measure(silent, None, both)
+    assert failed.output == {"stderr": ""}
+    assert failed.message == "exit status 3"  # no tail of the run before it
+    assert executor.measure(wrote, None, both).output == {"stderr": "first\n"}
+
+
+def test_what_an_attachment_adds_is_in_that_run_only(executor: ProcessExecutor) -> None:
+    """A variant's command is kept between its runs, but not with what a probe's attachment
+    added to one of them (a variable, a tracer in front of it)."""
+    v = Variant(name="v", command='echo "$0 ${ADDED-none}"', shell=True, env={"OWN": "1"})
+    added = Attachment(env={"ADDED": "yes"}, capture=frozenset({"stdout"}))
+    prefixed = Attachment(argv_prefix=("/usr/bin/env", "ADDED=prefix"), capture=STDOUT.capture)
+    assert executor.measure(v, None, STDOUT).output == {"stdout": "/bin/sh none\n"}
+    assert executor.measure(v, None, added).output == {"stdout": "/bin/sh yes\n"}
+    assert executor.measure(v, None, prefixed).output == {"stdout": "/bin/sh prefix\n"}
+    assert executor.measure(v, None, STDOUT).output == {"stdout": "/bin/sh none\n"}
+    # Two variants alike but for their environment never share what is kept.
+    other = Variant(name="v", command='echo "$0 ${ADDED-none}"', shell=True, env={"ADDED": "own"})
+    assert executor.measure(other, None, STDOUT).output == {"stdout": "/bin/sh own\n"}

@@ -595,3 +595,20 @@ def test_a_kept_leftover_that_exits_is_reaped(server: ForkServer, tmp_path: Path
         assert _zombie_children(server.server_pid) == []
     finally:
         _kill_all(pids)
+
+
+def test_a_decoded_result_is_the_record_its_fields_make() -> None:
+    """RESULT is decoded without RawResult's __init__: every field lands where __init__ puts
+    it, each figure distinct so that two swapped fields cannot pass, names and all."""
+    figures = [1000 + index for index in range(12)]
+    payload = forkserver._RESULT.pack(*figures, forkserver._RESULT_TIMED_OUT, 2) + b"sleep\0sh\0"
+    decoded = forkserver._decode_result(payload)
+    expected = RawResult(
+        *figures, timed_out=True, interrupted=False, leftover_processes=2,
+        leftover_names=("sleep", "sh"),
+    )  # fmt: skip
+    assert decoded == expected
+    assert vars(decoded) == vars(expected)  # no field more, none less
+    assert hash(decoded) == hash(expected)
+    plain = forkserver._decode_result(forkserver._RESULT.pack(*figures, 0, 0))
+    assert (plain.timed_out, plain.leftover_processes, plain.leftover_names) == (False, 0, ())

@@ -30,6 +30,7 @@ _BAR_MIN, _BAR_MAX = 10, 40
 REDRAW_SECONDS = 0.1  # the bar changes at most ten times a second
 
 HOOK_ENDINGS = {TIMED_OUT: "timed out", STOPPED: "was stopped by an interrupt"}
+_UNSHOWN = (events.RunStarted, events.RoundFinished)  # nothing to show for these
 
 
 class TerminalProgress:
@@ -118,6 +119,8 @@ class TerminalProgress:
         return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
     def __call__(self, event: events.Event) -> None:
+        if isinstance(event, _UNSHOWN):  # first: two of the three events of every run
+            return
         if isinstance(event, events.ExperimentStarted):
             verb = "resuming" if event.resumed_runs else "running"
             self.say(

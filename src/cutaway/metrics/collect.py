@@ -41,8 +41,15 @@ class MetricCollector:
     def __init__(self, metrics: Sequence[MetricSpec]) -> None:
         self.metrics = tuple(metrics)
         self._started: set[str] = set()  # variants that had a run in this invocation
+        # Without declared metrics a run's collection does nothing and keeps nothing: one
+        # serves every run (it is made between two runs).
+        self._nothing: RunMetrics | None = None
 
     def start(self, variant: Variant) -> RunMetrics:
+        if not self.metrics:
+            if self._nothing is None:
+                self._nothing = RunMetrics((), variant, strict=False)
+            return self._nothing
         first = variant.name not in self._started
         self._started.add(variant.name)
         return RunMetrics(self.metrics, variant, strict=first)

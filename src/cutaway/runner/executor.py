@@ -17,7 +17,7 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from cutaway import interrupts
@@ -142,6 +142,9 @@ class ProcessExecutor:
         # command_argv() by (command, shell): a command given as text is split by shlex, which
         # cost about 8 us a run. Never changed once made.
         self._argvs: dict[tuple[tuple[str, ...] | str, bool], tuple[str, ...]] = {}
+        # _command() by variant (its id, with the variant itself): (path, argv, env) of a run
+        # that the attachment adds nothing to. Never changed once made.
+        self._commands: dict[int, tuple[Variant, tuple[str, Sequence[str], dict[str, str]]]] = {}
 
     def _environment(self, variant: Variant, additions: Mapping[str, str]) -> dict[str, str]:
         """run_environment(variant) with ``additions``: the same dict for the same variant
@@ -171,23 +174,40 @@ class ProcessExecutor:
         data = os.read(self._stderr, STDERR_TAIL_BYTES)
         return data.decode(errors="replace").strip()
 
+    def _command(
+        self, variant: Variant, attachment: Attachment
+    ) -> tuple[str, Sequence[str], dict[str, str]]:
+        """The program's path, the argv and the environment of the variant's next run. Without
+        additions from the attachment they are those of its previous run (kept by variant,
+        which is immutable: one look-up a run instead of four)."""
+        if not attachment.argv_prefix and not attachment.env:
+            kept = self._commands.get(id(variant))
+            if kept is not None and kept[0] is variant:
+                return kept[1]
+        key = (variant.command, variant.shell)
+        command = self._argvs.get(key)
+        if command is None:
+            command = self._argvs[key] = tuple(command_argv(variant))
+        argv = (*attachment.argv_prefix, *command)
+        env = self._environment(variant, attachment.env)
+        resolved = self._resolve(argv[0], env), argv, env
+        if not attachment.argv_prefix and not attachment.env:
+            self._commands[id(variant)] = (variant, resolved)  # the variant kept: its id stays
+        return resolved
+
     def measure(
         self,
         variant: Variant,
         timeout_seconds: float | None,
         attachment: Attachment | None = None,
     ) -> Measurement:
-        attachment = attachment or Attachment()
-        key = (variant.command, variant.shell)
-        command = self._argvs.get(key)
-        if command is None:
-            command = self._argvs[key] = tuple(command_argv(variant))
-        argv = [*attachment.argv_prefix, *command]
-        env = self._environment(variant, attachment.env)
+        attachment = attachment or _NO_ATTACHMENT
+        path, argv, env = self._command(variant, attachment)
         _rewind(self._stderr)
         interrupts.check()  # before starting anything
         self._server.last_result = None
-        with contextlib.ExitStack() as opened:
+        opened: list[int] = []  # files opened for this run (--input, --output): closed after it
+        try:
             try:
                 stdin_fd, stdout_fd = self._streams(variant, attachment, opened)
             except OSError as error:
@@ -195,7 +215,7 @@ class ProcessExecutor:
                 return Measurement(RunStatus.ERROR, None, None, {}, message)
             try:
                 raw = self._run(
-                    self._resolve(argv[0], env),
+                    path,
                     argv,
                     env,
                     variant.cwd,
@@ -220,13 +240,17 @@ class ProcessExecutor:
                     raise
                 measured = self._interrupted(stopped, self._output(variant, attachment)[0])
                 raise RunInterrupted(measured, interruption) from None
+        finally:
+            for fd in opened:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         return self._measured(raw, timeout_seconds, variant, attachment)
 
     @interrupts.raising
     def _run(
         self,
         path: str,
-        argv: list[str],
+        argv: Sequence[str],
         env: dict[str, str],
         cwd: str | None,
         timeout_seconds: float | None,
@@ -295,15 +319,15 @@ class ProcessExecutor:
         return variant.stdout == "pipe" or "stdout" in attachment.capture
 
     def _streams(
-        self, variant: Variant, attachment: Attachment, opened: contextlib.ExitStack
+        self, variant: Variant, attachment: Attachment, opened: list[int]
     ) -> tuple[int | None, int]:
         """The run's stdin (None: the server's /dev/null) and stdout descriptors; files opened
-        for this run are closed by ``opened``. Captured stdout goes to a memfd, copied to the
-        terminal or the file of Variant.stdout after the run."""
+        for this run are added to ``opened``, for the caller to close. Captured stdout goes to
+        a memfd, copied to the terminal or the file of Variant.stdout after the run."""
         stdin_fd = None
         if variant.stdin is not None:
             stdin_fd = _open_stream(variant.stdin, os.O_RDONLY | os.O_CLOEXEC)
-            opened.callback(os.close, stdin_fd)
+            opened.append(stdin_fd)
         if self._captures_stdout(variant, attachment):
             if self._stdout is None:
                 self._stdout = os.memfd_create("cutaway-stdout", os.MFD_CLOEXEC)
@@ -315,7 +339,7 @@ class ProcessExecutor:
             sys.stdout.flush()
             return stdin_fd, _STDOUT_FD
         stdout_fd = _open_stream(variant.stdout, _FILE_FLAGS)
-        opened.callback(os.close, stdout_fd)
+        opened.append(stdout_fd)
         return stdin_fd, stdout_fd
 
     def _output(
@@ -343,12 +367,16 @@ class ProcessExecutor:
 
 
 _STDOUT_FD = 1  # cutaway's own standard output, whatever sys.stdout is now
+_NO_ATTACHMENT = Attachment()  # what a run without probes gets (immutable: shared by all)
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 
 
 def _rewind(fd: int) -> None:
-    os.ftruncate(fd, 0)
-    os.lseek(fd, 0, os.SEEK_SET)
+    """Empty a memfd for the next run: one lseek when it is empty already (the last run wrote
+    nothing to it, as most do), the truncation only when it holds something."""
+    if os.lseek(fd, 0, os.SEEK_END):
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
 
 
 def _tail(fd: int, limit: int) -> str:

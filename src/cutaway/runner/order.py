@@ -56,6 +56,8 @@ def round_order(k: int, round_index: int, seed: int) -> list[int]:
     """Variant indices (0..k-1) in the order they run in round ``round_index``.
 
     Warmup rounds have negative indices and get orders of their own from the same scheme."""
+    if k == 1:
+        return [0]  # one variant (`cutaway run -c CMD`): asked before each of its runs
     block, row = divmod(round_index, williams_row_count(k))
     cycle, turn = divmod(block, k)
     relabel = _relabelling(k, cycle, seed)

@@ -54,6 +54,8 @@ from cutaway.variant_environment import run_environment
 from cutaway.versions import variant_versions
 from cutaway.visible import display
 
+_NOTHING_ATTACHED = Attachment()  # a run without probes (immutable: one for all of them)
+
 # Asked after the planned rounds and after every adaptive round: None to go on, else why the
 # experiment may stop (cutaway.gate stops as soon as its verdict is settled).
 Settled = Callable[[Store, int], str | None]
@@ -237,10 +239,10 @@ class ExperimentRunner:
 
     def attach(self, variant: Variant, probes: Sequence[Probe]) -> Attachment:
         """Every probe's attachment to the variant's next run, combined in probe order."""
+        if not probes:
+            return _NOTHING_ATTACHED
         env: dict[str, str] = {}
         prefix: tuple[str, ...] = ()
-        if not probes:
-            return Attachment(env, prefix)
         base = run_environment(variant)
         for probe in probes:
             attachment = probe.before_run({**base, **env})
@@ -263,7 +265,7 @@ class ExperimentRunner:
             probes = tuple(probe for probe in self.separate if probe.name == purpose)
         interrupts.check()
         self.emit(events.RunStarted(variant.name, round_index, position, purpose))
-        prepared = self.hook(variant, "prepare")
+        prepared = self.hook(variant, "prepare") if variant.hooks.prepare is not None else None
         interrupts.check()  # one that stopped the prepare hook: before measuring anything
         if prepared is not None and not prepared.ok:
             raise RunnerError(_hook_failure(variant, prepared))
@@ -311,12 +313,20 @@ class ExperimentRunner:
         finally:
             if phase_run is not None:
                 phase_run.stop()
-            data = _probe_data(probes) + phase_data
-            measured_by_probes = {
-                name: value for probe in probes for name, value in probe.run_metrics().items()
-            }
+            data = list(phase_data)
+            measured_by_probes: dict[str, float] = {}
+            if probes:
+                data[:0] = _probe_data(probes)
+                measured_by_probes = {
+                    name: value for probe in probes for name, value in probe.run_metrics().items()
+                }
             data += collecting.stop()
-            concluded = self.hook(variant, "conclude")
+            concluded = (
+                self.hook(variant, "conclude") if variant.hooks.conclude is not None else None
+            )
+        metrics = measured.metrics  # Run keeps a copy of its own
+        if measured_by_probes:
+            metrics = {**metrics, **measured_by_probes}
         run = Run(
             variant=variant.name,
             round_index=round_index,
@@ -324,7 +334,7 @@ class ExperimentRunner:
             status=measured.status,
             exit_code=measured.exit_code,
             signal=measured.signal,
-            metrics={**measured.metrics, **measured_by_probes},
+            metrics=metrics,
             started_at=started_at,
             message=measured.message,
             leftover_processes=measured.leftover_processes,

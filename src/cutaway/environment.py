@@ -68,6 +68,25 @@ def _git_commit(started: subprocess.Popen[str] | None) -> str | None:
     return commit if started.returncode == 0 and commit else None
 
 
+class GitCommit:
+    """``git rev-parse HEAD`` in ``directory``, started at once and read when asked
+    (:meth:`read`): a command starts it before work that does not need it (`cutaway run`
+    before importing the runner), so that its answer is there when the fingerprint is taken.
+    :meth:`read` waits for it, on every path: no child is left behind."""
+
+    def __init__(self, directory: str) -> None:
+        self._started = _start_git_commit(directory)
+        self._commit: str | None = None
+        self._read = False
+
+    def read(self) -> str | None:
+        """The commit git printed, None when it failed (the same on every call)."""
+        if not self._read:
+            self._read = True
+            self._commit = _git_commit(self._started)
+        return self._commit
+
+
 def _cpu_governor() -> str | None:
     path = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     try:
@@ -81,11 +100,14 @@ def load_average() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
-def capture_environment(directory: str | None = None) -> dict[str, object]:
-    """Fingerprint the machine and the working directory at the start of an experiment."""
+def capture_environment(
+    directory: str | None = None, git: GitCommit | None = None
+) -> dict[str, object]:
+    """Fingerprint the machine and the working directory at the start of an experiment;
+    ``git``: the directory's commit, started earlier (else it is started now)."""
     directory = directory or os.getcwd()
     # git runs while the rest is read (platform spawns `uname -p`): one wait, not two.
-    git = _start_git_commit(directory)
+    git = git or GitCommit(directory)
     try:
         fingerprint: dict[str, object] = {
             "host": socket.gethostname(),
@@ -104,7 +126,7 @@ def capture_environment(directory: str | None = None) -> dict[str, object]:
             "captured_at": time.time(),
         }
     finally:
-        commit = _git_commit(git)  # waited for on every path: no child is left behind
+        commit = git.read()  # waited for on every path: no child is left behind
     fingerprint["git_commit"] = commit
     return fingerprint
 

@@ -14,7 +14,6 @@ from numpy.typing import NDArray
 from cutaway.model import PRIMARY_METRIC, Comparison, Metric, Spec
 from cutaway.probes.core import primary_metric
 from cutaway.stats import paired_ratio, trim_for
-from cutaway.stats.unpaired import unpaired_ratio
 from cutaway.store import MetricTable, Store
 from cutaway.verdicts import Row, judge
 
@@ -87,6 +86,10 @@ def unpaired_family(
     measured, as independent samples: one family, judged together (``primary`` at full
     alpha, None for none). ``first`` and ``second`` are each (experiment id, variant, tag):
     each comparison names a variant ``variant (tag)``."""
+    # Only `cutaway compare` compares experiments measured apart: every run's analysis
+    # would otherwise build the unpaired estimate's dataclass as it imports it.
+    from cutaway.stats.unpaired import unpaired_ratio
+
     (first_id, first_variant, first_tag), (second_id, second_variant, second_tag) = first, second
     rows: list[Row] = []
     for metric in metrics:

@@ -5,6 +5,7 @@ tests/integration/test_cli_options.py."""
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import pytest
@@ -484,3 +485,32 @@ def test_columns_that_is_no_width_gives_the_width_off_a_terminal(
     monkeypatch.setenv("COLUMNS", columns)
     monkeypatch.setattr("sys.stdout", io.StringIO())
     assert report_width() == WIDTH_OFF_TERMINAL
+
+
+def test_building_run_s_parser_reads_the_terminal_width_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """argparse checks every argument's metavar with a new help formatter, which reads the
+    terminal's width each time: ninety reads for `run`'s options. The parser's check takes a
+    formatter of any width; only its help reads the terminal's."""
+    import shutil
+
+    reads: list[object] = []
+    get_terminal_size = shutil.get_terminal_size
+
+    def counted(*arguments: object, **options: object) -> os.terminal_size:
+        reads.append(arguments)
+        return get_terminal_size()
+
+    monkeypatch.setattr(shutil, "get_terminal_size", counted)
+    parser = parser_module.build_parser("run")
+    assert len(reads) <= 1
+    assert "run" in parser.format_help()  # the help still reads it
+    assert len(reads) >= 2
+
+
+def test_a_metavar_that_does_not_fit_its_nargs_is_still_refused() -> None:
+    """The metavar check still runs as each argument is added."""
+    parser = parser_module.build_parser("report")
+    with pytest.raises(ValueError, match="metavar"):
+        parser.add_argument("--pair", nargs=2, metavar=("ONE", "TWO", "THREE"))

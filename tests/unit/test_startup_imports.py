@@ -323,6 +323,31 @@ def test_a_run_without_probes_imports_no_probe_results(tmp_path: Path) -> None:
     assert not unused & modules
 
 
+def test_a_run_without_a_load_phase_imports_no_load_settings_nor_file_reader(
+    tmp_path: Path,
+) -> None:
+    """`cutaway run -c true` has no [load] table and no experiment file: the load phase's
+    settings and result (a dozen dataclasses, each built as its module is imported), the
+    [load] reader and the experiment file's reader are not imported, though the load plugin
+    adds its quick mode's options to the parser and is asked about the experiment. Nor are
+    the settings of the probes whose flags are apart from them (their dataclasses)."""
+    argv = ["run", "-c", "true", "--rounds", "1", "--db", str(tmp_path / "run.db")]
+    modules = modules_after(argv)
+    assert "cutaway.compare" in modules  # it was analysed
+    assert "cutaway.probes.load.plugin" in modules  # and the load plugin asked
+    unused = {
+        "cutaway.probes.load.settings",
+        "cutaway.probes.load.result",
+        "cutaway.probes.load.experiment_file",
+        "cutaway.spec.parse",
+        "cutaway.probes.profile.settings",
+        "cutaway.probes.spans.settings",
+        "cutaway.probes.uprobes.settings",
+        "cutaway.stats.unpaired",  # `cutaway compare`'s estimate
+    }
+    assert not unused & modules
+
+
 def test_the_model_imports_a_submodule_when_one_of_its_names_is_asked_for() -> None:
     code = (
         "import sys\nimport cutaway.model as model\n"

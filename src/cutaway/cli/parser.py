@@ -9,7 +9,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from cutaway import __version__
 from cutaway.cli.hyperfine_options import (
@@ -35,6 +35,23 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with its errors said first and one short usage line after (its own print the
     whole usage, 30 lines for `run`, before the line that matters)."""
 
+    # argparse checks each argument's metavar as it is added by formatting it with a new help
+    # formatter, which reads the terminal's width (an ioctl, and an exception off a terminal):
+    # some ninety times as `run`'s parser is built. The check needs no width.
+    _adding_argument = False
+
+    def add_argument(self, *name_or_flags: str, **kwargs: Any) -> argparse.Action:
+        self._adding_argument = True
+        try:
+            return super().add_argument(*name_or_flags, **kwargs)
+        finally:
+            self._adding_argument = False
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        if self._adding_argument and self.formatter_class is argparse.HelpFormatter:
+            return argparse.HelpFormatter(prog=self.prog, width=_METAVAR_CHECK_WIDTH)
+        return super()._get_formatter()
+
     def error(self, message: str) -> NoReturn:
         self.exit(
             EXIT_USAGE,
@@ -42,6 +59,9 @@ class _Parser(argparse.ArgumentParser):
             f"usage: {self.prog} ... (`{self.prog} --help` lists every option)\n",
         )
 
+
+# Any width: the metavar check formats no line (see _Parser).
+_METAVAR_CHECK_WIDTH = 80
 
 # argparse's words for a value outside an argument's choices (Python 3.11 to 3.13), which it
 # gives without the closest one that a mistyped option gets (see parse_arguments).

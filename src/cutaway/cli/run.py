@@ -4,6 +4,7 @@ with --max-rate-under, the highest rate each server keeps under a latency target
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -28,21 +29,35 @@ from cutaway.visible import visible
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from cutaway.environment import GitCommit
     from cutaway.model import Spec
     from cutaway.runner.runner import Outcome
     from cutaway.store import Store
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from cutaway.environment import GitCommit
+
+    asked = _probe_run_mode(args)
+    if asked is not None:
+        return asked
+    # The working directory's commit, for the environment's fingerprint: git runs while the
+    # runner's modules are imported, instead of being waited for as the experiment starts.
+    git = None if args.resume else GitCommit(os.getcwd())
+    try:
+        return _run_command(args, git)
+    finally:
+        if git is not None:
+            git.read()  # waited for on every path (bad input too): no child is left behind
+
+
+def _run_command(args: argparse.Namespace, git: GitCommit | None) -> int:
     from cutaway.environment import capture_environment
     from cutaway.probes.core import check_stored_settings
     from cutaway.runner.executor import program_problem
     from cutaway.runner.runner import refuse_unrunnable
     from cutaway.store import Store
 
-    asked = _probe_run_mode(args)
-    if asked is not None:
-        return asked
     # Before anything else: a typo in an export's directory must cost no measurement.
     check_outputs(args, [(option, path) for option, _, path in exports(args)])
     label = run_label(args)  # before measuring: a bad --version-from exits 2 at once
@@ -60,7 +75,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # The spec first: bad input must leave nothing behind, not even an empty store.
         spec = spec_from_args(args)
         refuse_unrunnable(spec, program_problem)  # a typo in a command: not even a store
-        resume_id, environment = None, capture_environment()
+        resume_id, environment = None, capture_environment(git=git)
         store = Store(args.db)
     try:
         return _run_and_report(args, spec, store, resume_id, environment, label)

@@ -42,7 +42,7 @@ QUICK_ONLY = {
 
 def spec_from_args(args: argparse.Namespace) -> Spec:
     """The experiment file or the -c commands, with command-line overrides applied."""
-    from cutaway.spec import SpecError, apply_overrides, load_spec, quick_spec
+    from cutaway.spec import SpecError, apply_overrides, quick_spec
     from cutaway.spec.fields import fresh_seed
 
     if args.file and args.cmd:
@@ -72,6 +72,8 @@ def spec_from_args(args: argparse.Namespace) -> Spec:
                 f"{', '.join(given)} only apply to -c commands; an experiment file says the "
                 "same with its own keys (docs/experiment-file.md)"
             )
+        from cutaway.spec import load_spec  # the file's reader: for a file only
+
         spec = load_spec(args.file, max_variants=args.max_variants)
     elif quick is not None:
         spec = quick.spec(args, quick_hooks(args))

@@ -305,9 +305,21 @@ class ProbePlugin:
     # The module of the probe's settings: its read_settings, read_option, add_arguments and
     # option_values, which the methods below call (imported only then); None: it has none.
     settings_module: str | None = None
+    # The module of its add_arguments and option_values, when not the settings' module: every
+    # `cutaway run` parser imports it, which a module of settings' dataclasses would slow.
+    options_module: str | None = None
 
     def _settings(self) -> ModuleType | None:
         return None if self.settings_module is None else import_module(self.settings_module)
+
+    def _options(self) -> ModuleType | None:
+        return import_module(self.options_module) if self.options_module else self._settings()
+
+    def has_settings(self, probes: ProbeSpec) -> bool:
+        """Whether ``probes`` holds a setting under one of its keys (``settings_keys``): one
+        that holds none selects nothing of the probe, which ``selected`` may answer without
+        importing the settings' module."""
+        return any(probes.setting(key) is not None for key in self.settings_keys)
 
     def read_settings(
         self, table: Mapping[str, object], key_path: KeyPath, probes: ProbeSpec
@@ -326,14 +338,14 @@ class ProbePlugin:
     def add_arguments(self, run: ArgumentParser) -> None:
         """Add its flags to ``cutaway run``'s parser (the parser is built for each command as
         it is asked for: import nothing heavy here)."""
-        module = self._settings()
+        module = self._options()
         if module is not None:
             module.add_arguments(run)
 
     def option_values(self, args: Namespace) -> dict[str, object]:
         """Its ``options`` with their values from ``cutaway run``'s parsed flags, None for one
         not given (cutaway.spec.apply_overrides hands the others to ``read_option``)."""
-        module = self._settings()
+        module = self._options()
         return {} if module is None else dict(module.option_values(args))
 
     @property

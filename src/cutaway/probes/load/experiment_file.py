@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING
 
 from cutaway.model import Spec, Variant
 from cutaway.probes.core import VariantEntry
-from cutaway.probes.load.result import CONNECT_METRICS, LOAD_METRICS, SERVER_METRICS
+from cutaway.probes.load.names import (  # noqa: F401  (quick mode's options: importable here too)
+    CONNECT_METRICS,
+    LOAD_METRICS,
+    QUICK_OPTIONS,
+    SERVER_METRICS,
+    add_quick_arguments,
+    quick_options_given,
+)
 from cutaway.probes.load.settings import (
     DEFAULT_LOAD_CONNECTIONS,
     GENERATOR_PROGRAM,
@@ -38,7 +45,6 @@ from cutaway.probes.load.settings import (
     with_load,
 )
 from cutaway.settings_reading import KeyPath, SpecError, describe, expected
-from cutaway.settings_reading import integer_argument as integer
 from cutaway.spec import fields
 from cutaway.spec.limits import SECONDS_PER_DAY
 
@@ -467,64 +473,6 @@ def read_latency_target(text: str, option: str = "--max-rate-under") -> LatencyT
     except SpecError as error:
         raise SpecError(f"the latency limit: {error.message}", key=option) from None
     return LatencyTarget(percentile, seconds)
-
-
-# Quick mode's load options (argparse attribute -> option): only with --url.
-QUICK_OPTIONS = {
-    "protocol": "--protocol",
-    "connections": "--connections",
-    "rate": "--rate",
-    "duration": "--duration",
-    "requests": "--requests",
-    "load_warmup": "--load-warmup",
-    "request_timeout": "--request-timeout",
-    "new_connection": "--new-connection",
-    "no_server_metrics": "--no-server-metrics",
-}
-
-
-def add_quick_arguments(run: argparse.ArgumentParser) -> None:
-    """Quick mode against servers: ``--url`` and its options, and ``--max-rate-under``."""
-    load = run.add_argument_group("load (quick mode against servers, instead of -c)")
-    load.add_argument(
-        "--url",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="a server to load: http://HOST:PORT/PATH or HOST:PORT (repeat; the first is the "
-        "baseline)",
-    )
-    load.add_argument("--protocol", help="http (default) or memcached")
-    load.add_argument("--connections", type=integer, help="connections (default 10)")
-    load.add_argument("--rate", type=float, help="open loop: requests per second")
-    load.add_argument("--duration", help="each load phase's length, e.g. 5s (default 5s)")
-    load.add_argument("--requests", type=integer, help="each load phase's requests, instead")
-    load.add_argument("--load-warmup", help="load before each phase, not counted (default 1s)")
-    load.add_argument("--request-timeout", help="a request's time limit (default 2s)")
-    load.add_argument(
-        "--new-connection", action="store_true", help="a new connection for every request"
-    )
-    load.add_argument(
-        "--max-rate-under",
-        metavar="pP=LATENCY",
-        help="instead of comparing: the highest rate each server keeps with this latency "
-        "percentile, e.g. p99=10ms (nothing is stored)",
-    )
-    load.add_argument(
-        "--no-server-metrics",
-        action="store_true",
-        help="do not sample the server's processes (found by the port it listens on)",
-    )
-
-
-def quick_options_given(args: argparse.Namespace) -> list[str]:
-    """The load options given on the command line, which need --url servers: each whose value
-    is not its default (None, or False for a flag). A given 0 counts (``--connections 0``)."""
-    return [
-        option
-        for dest, option in QUICK_OPTIONS.items()
-        if getattr(args, dest) is not None and getattr(args, dest) is not False
-    ]
 
 
 def quick_spec_from_args(

@@ -17,16 +17,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cutaway.model import PROCESS_METRICS, Caution, Metric, ProbeResult, Spec
-from cutaway.probes.load.result import (
+from cutaway.probes.load.names import (
     CONNECT_METRICS,
+    KEY,
     LOAD_METRICS,
     SERVER_METRICS,
     THROUGHPUT_METRIC,
-    LoadPhasesResult,
-    LoadSummary,
-    load_summaries_of,
+    add_quick_arguments,
+    quick_options_given,
 )
-from cutaway.probes.load.settings import load_settings
 from cutaway.probes.plugin import (
     CsvFormat,
     PhaseTable,
@@ -39,11 +38,16 @@ from cutaway.probes.plugin import (
     Tags,
 )
 
+# The load phase's settings and result (a dozen dataclasses) and the experiment file's [load]
+# reader are imported by the methods that read a load experiment: every other `cutaway run`
+# asks this plugin about its experiment, and builds its parser with quick mode's options.
 if TYPE_CHECKING:
-    from argparse import ArgumentParser, Namespace
+    from argparse import Namespace
 
     from cutaway.model import Analysis
     from cutaway.probes.base import MeasuredPhase
+    from cutaway.probes.load.result import LoadSummary
+    from cutaway.probes.load.settings import LoadSpec
     from cutaway.report.sections import Figure, JsonValue
 
 
@@ -73,7 +77,7 @@ def _max_rates(target_text: str, quick_spec: Callable[[], Spec | None]) -> Itera
     spec = quick_spec()
     if spec is None:
         raise RunModeError("--max-rate-under needs --url servers (already running)")
-    load = load_settings(spec)
+    load = _load_settings(spec)
     assert load is not None
     if load.rate is not None:
         raise RunModeError("--max-rate-under searches the rate itself: give no --rate")
@@ -103,16 +107,14 @@ def _max_rates(target_text: str, quick_spec: Callable[[], Spec | None]) -> Itera
         yield from describe(variant.name, answer)
 
 
-def _add_quick_arguments(run: ArgumentParser) -> None:
-    from cutaway.probes.load.experiment_file import add_quick_arguments
+def _load_settings(spec: Spec) -> LoadSpec | None:
+    """The load phase ``spec`` asks for (cutaway.probes.load.settings.load_settings), None for
+    an experiment without a [load] table, whose settings' module is then not imported."""
+    if spec.plugin_table(KEY) is None:
+        return None
+    from cutaway.probes.load.settings import load_settings
 
-    add_quick_arguments(run)
-
-
-def _quick_options_given(args: Namespace) -> list[str]:
-    from cutaway.probes.load.experiment_file import quick_options_given
-
-    return quick_options_given(args)
+    return load_settings(spec)
 
 
 def _quick_spec(args: Namespace, hooks: Mapping[str, Sequence[str]]) -> Spec:
@@ -141,8 +143,8 @@ class LoadPlugin(ProbePlugin):
             "--url",
             "--url servers",
             "its [load] section",
-            _add_quick_arguments,
-            _quick_options_given,
+            add_quick_arguments,
+            quick_options_given,
             _quick_spec,
         ),
     )
@@ -155,11 +157,11 @@ class LoadPlugin(ProbePlugin):
         return TABLE
 
     def selected(self, spec: Spec) -> bool:
-        return load_settings(spec) is not None
+        return _load_settings(spec) is not None
 
     def phase(self, spec: Spec) -> MeasuredPhase | None:
         """The load generator run against each variant's server, in place of its command."""
-        load = load_settings(spec)
+        load = _load_settings(spec)
         if load is None:
             return None
         # Imported for load experiments only (its sampler and parsers cost every other run).
@@ -170,7 +172,7 @@ class LoadPlugin(ProbePlugin):
     def phase_metrics(self, spec: Spec) -> tuple[Metric, ...] | None:
         """Wall time (the load phase's elapsed time: the generator's other process figures are
         its own, not the server's, and are not compared), then what the load phase measures."""
-        load = load_settings(spec)
+        load = _load_settings(spec)
         if load is None:
             return None
         return (
@@ -185,13 +187,14 @@ class LoadPlugin(ProbePlugin):
 
     def sampled_cpu_metric(self, spec: Spec) -> Metric | None:
         """The server's CPU time, where the load phase samples the server."""
-        load = load_settings(spec)
+        load = _load_settings(spec)
         if load is None or not load.server_metrics:
             return None
         return SERVER_METRICS[0]
 
     def analyze(self, stored: StoredExperiment) -> tuple[ProbeResult | None, list[Caution]]:
         from cutaway.probes.load.analysis import load_cautions, load_summaries
+        from cutaway.probes.load.result import LoadPhasesResult
 
         summaries = load_summaries(stored.store, stored.experiment_id, stored.variants)
         return LoadPhasesResult(tuple(summaries)), load_cautions(summaries)
@@ -200,6 +203,8 @@ class LoadPlugin(ProbePlugin):
         self, first: ProbeResult | None, second: ProbeResult | None, tags: Tags
     ) -> ProbeResult | None:
         """Each shared variant's load summary, tagged, its latencies with it."""
+        from cutaway.probes.load.result import LoadPhasesResult
+
         a = first.summaries if isinstance(first, LoadPhasesResult) else ()
         b = second.summaries if isinstance(second, LoadPhasesResult) else ()
         return LoadPhasesResult(
@@ -222,6 +227,7 @@ class LoadPlugin(ProbePlugin):
 
     def json_part(self, analysis: Analysis) -> dict[str, JsonValue]:
         from cutaway.probes.load.export import load_json
+        from cutaway.probes.load.result import load_summaries_of
 
         return {"load": [load_json(summary) for summary in load_summaries_of(analysis)]}
 

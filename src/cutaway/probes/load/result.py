@@ -1,6 +1,7 @@
 """The load phase's result in an Analysis (cutaway.probes.plugin): each variant's load phases
 merged (cutaway.probes.load.analysis) into a :class:`LoadSummary`, whose throughput is the
-experiment's primary metric; and the metrics a load phase gives each run.
+experiment's primary metric; and the metrics a load phase gives each run (named in
+cutaway.probes.load.names).
 
 Immutable, no I/O: the values the analysis makes and the report reads.
 """
@@ -12,37 +13,17 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import ClassVar
 
-from cutaway.model import HIGHER_IS_BETTER, Analysis, Metric, ProbeResult
+from cutaway.model import Analysis, ProbeResult
 
-THROUGHPUT_METRIC = "throughput"
-# What a load phase measures, compared round by round like the process metrics. Latencies are
-# the corrected ones (from each request's intended send time) in open loop.
-LOAD_METRICS: tuple[Metric, ...] = (
-    Metric(THROUGHPUT_METRIC, "requests/s", "requests answered per second of the load phase",
-           HIGHER_IS_BETTER),
-    Metric("errors", "count", "requests that failed: connect, reset, timeout, status, protocol"),
-    Metric("latency_p50", "seconds", "median latency of a request (load phase)"),
-    Metric("latency_p90", "seconds", "90th percentile latency of a request"),
-    Metric("latency_p99", "seconds", "99th percentile latency of a request"),
-    Metric("latency_p999", "seconds", "99.9th percentile latency of a request"),
-    Metric("latency_max", "seconds", "longest request"),
-)  # fmt: skip
-# With a new connection per request (ab without -k), ab's Connect row as judged metrics: the
-# TCP connect time, from the request's actual send to a connection ready to send on. Over
-# keep-alive connections it is 0 for nearly every request, so it is measured only then.
-CONNECT_METRICS: tuple[Metric, ...] = (
-    Metric("connect_p50", "seconds", "median time to open a request's connection"),
-    Metric("connect_p90", "seconds", "90th percentile time to open a request's connection"),
-    Metric("connect_p99", "seconds", "99th percentile time to open a request's connection"),
+# What a load phase measures, importable from here too: named apart, so that the plugin names
+# them without this module.
+from cutaway.probes.load.names import (  # noqa: F401
+    CONNECT_METRICS,
+    LOAD_METRICS,
+    SERVER_METRICS,
+    THROUGHPUT_METRIC,
 )
-# The server's process tree, sampled from /proc during each load phase.
-SERVER_METRICS: tuple[Metric, ...] = (
-    Metric("server_cpu", "seconds", "CPU time the server's processes used during the load phase"),
-    Metric("server_rss_peak", "bytes", "peak resident memory of the server's processes"),
-    Metric("server_rss_final", "bytes", "resident memory of the server's processes at the end"),
-    Metric("server_threads", "count", "peak number of the server's threads"),
-    Metric("server_fds", "count", "peak number of the server's open files"),
-)
+
 # The load phase's own process (the generator), kept with each run but never compared: they
 # are not the server's figures.
 GENERATOR_METRICS = (

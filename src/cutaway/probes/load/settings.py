@@ -15,9 +15,8 @@ from typing import Any, TypeVar
 
 from cutaway.model import Spec
 from cutaway.model.frozen import frozen_mapping
+from cutaway.probes.load.names import KEY as KEY  # its table, named with the plugin
 from cutaway.settings_reading import StoredSettingError
-
-KEY = "load"  # its table of the experiment file, and its key of the stored spec
 
 # A load experiment (``[load]``): each variant is a server, and each of its runs is a load phase
 # against it by cutaway's generator (cw_load, docs/load-format.md).

@@ -73,8 +73,11 @@ class ProfilePlugin(ProbePlugin):
     settings_keys = ("profile",)
     options = ("--profile",)
     settings_module = "cutaway.probes.profile.settings"
+    options_module = "cutaway.probes.profile.options"
 
     def selected(self, spec: Spec) -> bool:
+        if not self.has_settings(spec.probes):
+            return False
         from cutaway.probes.profile.settings import profile_settings
 
         return profile_settings(spec.probes) is not None

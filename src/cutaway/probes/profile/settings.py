@@ -5,13 +5,17 @@ their stored form and read back by :func:`profile_settings`."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cutaway.model import ProbeSpec
+from cutaway.probes.profile.options import (  # noqa: F401  (its flags: importable here too)
+    CALL_GRAPHS,
+    add_arguments,
+    option_values,
+)
 from cutaway.settings_reading import (
     MAX_STORED_INTEGER,
     KeyPath,
@@ -24,9 +28,6 @@ from cutaway.settings_reading import (
     stored_names,
 )
 
-# Frame pointers, or DWARF unwinding of a copied user stack; "dwarf!" insists on DWARF: no
-# frame pointers instead when it costs more than the probe's limit (it still must work).
-CALL_GRAPHS = ("fp", "dwarf", "dwarf!")
 # 999 Hz, not 1000: an odd rate never runs in lockstep with the kernel's 1000/250/100 Hz tick
 # or with timer-driven work, which a round rate would sample at the same phase every time
 # (DTrace's profile-997 and perf's -F 99 follow the same rule). ~1 ms of CPU per sample keeps
@@ -317,51 +318,3 @@ def read_call_graph(value: object, key_path: KeyPath) -> str:
     if value not in CALL_GRAPHS:
         raise expected(f"one of {', '.join(CALL_GRAPHS)}", value, key_path)
     return str(value)
-
-
-def add_arguments(run: argparse.ArgumentParser) -> None:
-    """``cutaway run --profile`` and the ``--profile-*`` options, each of which turns it on."""
-    run.add_argument(
-        "--profile",
-        action="store_true",
-        help="also sample stacks with perf (on- and off-CPU), in profiled runs of each variant "
-        "separate from the timed runs (the profile probe)",
-    )
-    run.add_argument(
-        "--profile-frequency",
-        metavar="HZ",
-        help="samples per second of --profile (default 999)",
-    )
-    run.add_argument(
-        "--profile-call-graph",
-        choices=CALL_GRAPHS,
-        help="how --profile unwinds stacks: frame pointers (default) or DWARF; DWARF falls back "
-        "to frame pointers when it costs more than 10 %% of a CPU-bound program's CPU time, "
-        "dwarf! keeps it whatever it costs",
-    )
-    run.add_argument(
-        "--system-wide",
-        "-a",
-        action="store_true",
-        default=None,
-        help="--profile samples the whole system, not only the workload's processes",
-    )
-    run.add_argument(
-        "--no-off-cpu",
-        action="store_true",
-        default=None,
-        help="--profile samples on-CPU stacks only (no scheduler tracepoint)",
-    )
-
-
-def option_values(args: argparse.Namespace) -> dict[str, object]:
-    """``--profile``: the --profile-* options given ({} for --profile alone); None when none
-    was: any of them turns the profile probe on."""
-    options: dict[str, object] = {
-        "--profile-frequency": args.profile_frequency,
-        "--profile-call-graph": args.profile_call_graph,
-        "--system-wide": args.system_wide,
-        "--no-off-cpu": args.no_off_cpu,
-    }
-    given = {option: value for option, value in options.items() if value is not None}
-    return {"--profile": given if args.profile or given else None}

@@ -52,8 +52,11 @@ class SpansPlugin(ProbePlugin):
     settings_keys = ("spans",)
     options = ("--spans",)
     settings_module = "cutaway.probes.spans.settings"
+    options_module = "cutaway.probes.spans.options"
 
     def selected(self, spec: Spec) -> bool:
+        if not self.has_settings(spec.probes):
+            return False
         from cutaway.probes.spans.settings import spans_settings
 
         return spans_settings(spec.probes) is not None

@@ -5,11 +5,14 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cutaway.model import ProbeSpec
+from cutaway.probes.spans.options import (  # noqa: F401  (its flags: importable here too)
+    add_arguments,
+    option_values,
+)
 from cutaway.settings_reading import KeyPath, SpecError, StoredSettingError, expected
 
 SETTINGS_KEYS = ("spans",)
@@ -89,19 +92,3 @@ def read_spans(value: object, key_path: KeyPath) -> SpansSpec | None:
             raise SpecError("cannot contain a NUL byte (\\0)", key_path=(*key_path, "otlp_file"))
         otlp_file = value["otlp_file"]
     return SpansSpec(otlp_file=otlp_file)
-
-
-def add_arguments(run: argparse.ArgumentParser) -> None:
-    """``cutaway run --spans``."""
-    run.add_argument(
-        "--spans",
-        action="store_true",
-        default=None,
-        help="also record named phases: spans from cutaway's span SDK (C span.h, Python "
-        "cutaway.spans) and OpenTelemetry JSON written to $CUTAWAY_OTLP_FILE, shown as a "
-        "dissection per phase (the spans probe)",
-    )
-
-
-def option_values(args: argparse.Namespace) -> dict[str, object]:
-    return {"--spans": args.spans}

@@ -77,8 +77,11 @@ class UprobesPlugin(ProbePlugin):
     settings_keys = ("uprobes",)
     options = ("--uprobes",)
     settings_module = "cutaway.probes.uprobes.settings"
+    options_module = "cutaway.probes.uprobes.options"
 
     def selected(self, spec: Spec) -> bool:
+        if not self.has_settings(spec.probes):
+            return False
         from cutaway.probes.uprobes.settings import uprobe_targets
 
         return bool(uprobe_targets(spec.probes))

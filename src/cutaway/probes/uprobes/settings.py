@@ -5,12 +5,15 @@ in their stored form and read back by :func:`uprobe_targets`."""
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cutaway.model import ProbeSpec
+from cutaway.probes.uprobes.options import (  # noqa: F401  (its flags: importable here too)
+    add_arguments,
+    option_values,
+)
 from cutaway.settings_reading import KeyPath, SpecError, StoredSettingError, expected, stored_names
 
 SETTINGS_KEYS = ("uprobes",)
@@ -125,21 +128,3 @@ def merged_targets(
             dict.fromkeys((*functions.get(target.binary, ()), *target.functions))
         )
     return tuple(UprobeTarget(binary, names) for binary, names in functions.items())
-
-
-def add_arguments(run: argparse.ArgumentParser) -> None:
-    """``cutaway run --uprobes``."""
-    run.add_argument(
-        "--uprobes",
-        action="append",
-        metavar="BINARY:F,G",
-        help="time every call of these functions of an unmodified binary with uprobes (root, "
-        "bpftrace), as nested phases, and count them, e.g. "
-        "/usr/sbin/slapd:do_search,test_filter; repeat for more binaries (a function in two "
-        "binaries is one phase: two builds compare); adds to an experiment file's (the uprobes "
-        "probe)",
-    )
-
-
-def option_values(args: argparse.Namespace) -> dict[str, object]:
-    return {"--uprobes": args.uprobes}

@@ -39,25 +39,14 @@ sys.path.insert(0, str(BENCH_DIR.parent))
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
 
 from cutaway.model import Calibration, Run, RunStatus, Spec, Variant  # noqa: E402
+from cutaway.model.metrics import PROCESS_METRICS  # noqa: E402
 from cutaway.store import Store  # noqa: E402
 from tests.postgresql_server import running_server  # noqa: E402
 
 VARIANTS = ("baseline", "candidate", "other")
 WARMUP_ROUNDS = 1
 ROUNDS = 20
-METRICS = (
-    "wall",
-    "user",
-    "sys",
-    "cpu",
-    "max_rss",
-    "minor_faults",
-    "major_faults",
-    "voluntary_switches",
-    "involuntary_switches",
-    "block_in",
-    "block_out",
-)
+METRICS = tuple(metric.name for metric in PROCESS_METRICS)  # what every run stores
 
 
 def spec(index: int) -> Spec:

@@ -29,21 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from cutaway.model.metrics import PROCESS_METRICS
+
 BENCH_DIR = Path(__file__).resolve().parent
 RUNS_PER_BLOCK = 100
-METRICS = (
-    "wall",
-    "user",
-    "sys",
-    "cpu",
-    "max_rss",
-    "minor_faults",
-    "major_faults",
-    "voluntary_switches",
-    "involuntary_switches",
-    "block_in",
-    "block_out",
-)
+METRICS = tuple(metric.name for metric in PROCESS_METRICS)  # what every run stores
 
 
 def export_before(ref: str, directory: Path) -> Path:

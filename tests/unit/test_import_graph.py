@@ -142,6 +142,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "values",
         (
             "cutaway",
+            "cutaway.lazy_names",
             "cutaway.model*",
             # what a probe's result carries for readers that know no probe (the attribution),
             # and its package, which imports nothing

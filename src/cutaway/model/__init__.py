@@ -1,15 +1,16 @@
 """Value objects shared by every layer of cutaway, one module per subject.
 
-Everything here is immutable and does no I/O. ``model`` imports nothing else of cutaway, so
-every other module may import it (see docs/how-it-works.md for the dependency direction).
+Everything here is immutable and does no I/O. ``model`` imports nothing else of cutaway but
+the leaf cutaway.lazy_names, so every other module may import it (see docs/how-it-works.md for the dependency direction).
 Every public name of the submodules is importable from ``cutaway.model`` itself; its submodule
 is imported when one of its names is first asked for.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from cutaway.lazy_names import lazy_names
 
 if TYPE_CHECKING:  # what mypy and readers see; at run time each name comes with its module
     from cutaway.model.calls import (
@@ -197,18 +198,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """A public name of a submodule, imported with that submodule when first asked for
-    (PEP 562): a command that needs the experiment's spec and runs does not pay for the ~40
-    dataclasses of the probes' results (profiles, calls, phases), each built as its module is
-    imported."""
-    submodule = _SUBMODULE_OF.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{submodule}"), name)
-    globals()[name] = value  # asked once: the next lookup finds it without this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# A public name of a submodule is imported with that submodule when first asked for (PEP 562):
+# a command that needs the experiment's spec and runs does not pay for the ~40 dataclasses of
+# the probes' results (profiles, calls, phases), each built as its module is imported.
+__getattr__, __dir__ = lazy_names(__name__, _SUBMODULE_OF, globals(), __all__)

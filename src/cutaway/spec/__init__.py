@@ -10,9 +10,9 @@ not pay for the file's reader (cutaway.spec.parse, its dataclasses among them).
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
+from cutaway.lazy_names import lazy_names
 from cutaway.spec.errors import SpecError
 
 if TYPE_CHECKING:  # what mypy and readers see; at run time each name comes with its module
@@ -46,15 +46,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """A public name of a submodule, imported with that submodule when first asked for."""
-    submodule = _SUBMODULE_OF.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{submodule}"), name)
-    globals()[name] = value  # asked once: the next lookup finds it without this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# A public name of a submodule is imported with that submodule when first asked for (PEP 562).
+__getattr__, __dir__ = lazy_names(__name__, _SUBMODULE_OF, globals(), __all__)

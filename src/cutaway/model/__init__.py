@@ -1,9 +1,9 @@
 """Value objects shared by every layer of cutaway, one module per subject.
 
 Everything here is immutable and does no I/O. ``model`` imports nothing else of cutaway but
-the leaf cutaway.lazy_names, so every other module may import it (see docs/how-it-works.md for the dependency direction).
-Every public name of the submodules is importable from ``cutaway.model`` itself; its submodule
-is imported when one of its names is first asked for.
+the leaf cutaway.lazy_names, so every other module may import it (see docs/how-it-works.md for
+the dependency direction). Every public name of the submodules is importable from
+``cutaway.model`` itself; its submodule is imported when one of its names is first asked for.
 """
 
 from __future__ import annotations

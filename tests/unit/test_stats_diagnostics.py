@@ -7,6 +7,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from cutaway.stats import outlier_mask, trend
+from cutaway.stats.diagnostics import TREND_POINTS
 
 
 def test_planted_outliers_are_flagged_and_nothing_else() -> None:
@@ -84,6 +85,26 @@ def test_trend_is_not_dragged_by_one_outlying_run() -> None:
 
     assert abs(drift.slope_fraction_per_step) < 0.001
     assert drift.p_value > 0.05
+
+
+def test_a_long_series_is_read_by_the_medians_of_its_runs_of_rounds() -> None:
+    # 60,000 rounds: every pair would be 1.8 x 10^9 slopes (tens of gigabytes at once); the
+    # medians of TREND_POINTS runs of rounds read the same drift in the series' own steps.
+    rounds = 60_000
+    rng = np.random.default_rng(6)
+    steps = np.arange(rounds)
+    drifting = 0.1 * (1.0 + 0.02 * steps / (rounds - 1)) * np.exp(rng.normal(0.0, 0.01, rounds))
+    flat = 0.1 * np.exp(rng.normal(0.0, 0.01, rounds))
+
+    drift, none = trend(drifting), trend(flat)
+
+    assert drift.total_change_fraction == pytest.approx(0.02, rel=0.1)
+    assert drift.p_value < 1e-6
+    assert abs(none.total_change_fraction) < 0.002 and none.p_value > 0.01
+    # At TREND_POINTS values and below, every pair is compared, as before.
+    short = drifting[:: rounds // TREND_POINTS][:TREND_POINTS]
+    exact = scipy_stats.theilslopes(short, np.arange(short.size)).slope
+    assert trend(short).slope_fraction_per_step * np.median(short) == pytest.approx(exact)
 
 
 def test_trend_falls_back_to_the_mean_when_the_median_is_zero() -> None:

@@ -432,11 +432,7 @@ def with_rereadings(experiments: list[Record]) -> list[Record]:
     one row per reading in every table."""
     reread = []
     for record in experiments:
-        # "other_estimator": the one reading that results files before --reread-confidence kept
-        readings = record.get("readings") or (
-            [record["other_estimator"]] if record.get("other_estimator") else []
-        )
-        for found in readings:
+        for found in readings_of(record):
             named = f"--estimator {found['estimator']}"
             if found.get("confidence") and found["estimator"] == (
                 record.get("estimator") or "mean"
@@ -444,6 +440,14 @@ def with_rereadings(experiments: list[Record]) -> list[Record]:
                 named = f"at {100.0 * found['confidence']:g} %"
             reread.append({**record, **found, "reread_as": named})
     return experiments + reread
+
+
+def readings_of(record: Record) -> list[Record]:
+    """The record's rereadings; "other_estimator" is the one reading that results files kept
+    before --reread-confidence."""
+    if record.get("readings"):
+        return list(record["readings"])
+    return [record["other_estimator"]] if record.get("other_estimator") else []
 
 
 def reread_records(records: list[Record], db: Path, levels: list[float]) -> list[Record]:
@@ -458,9 +462,7 @@ def reread_records(records: list[Record], db: Path, levels: list[float]) -> list
                 reading(str(db), record["experiment_id"], metric, confidence=level)
                 for level in levels
             ]
-            kept = record.get("readings") or (
-                [record["other_estimator"]] if record.get("other_estimator") else []
-            )
+            kept = readings_of(record)
             record = {**record, "readings": kept + [f for f in found if f is not None]}
         updated.append(record)
     return updated

@@ -18,12 +18,12 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from cutaway import interrupts
 from cutaway.model import RunStatus, Variant
 from cutaway.probes.base import Attachment, Measurement
-from cutaway.runner.forkserver import ForkServer, RawResult
+from cutaway.runner.forkserver import BlockCommand, BlockOutcome, ForkServer, RawResult
 from cutaway.variant_environment import run_environment
 
 SHELL = "/bin/sh"
@@ -56,6 +56,17 @@ class RunInterrupted(KeyboardInterrupt):
         self.ended_on_its_own = ended_on_its_own
 
 
+class BlockInterrupted(KeyboardInterrupt):
+    """measure_block() was interrupted. ``measurements`` are the block's runs that had ended
+    before the interrupt (a run it stopped is not among them: it is run again, as a single run
+    stopped by an interrupt is), to be kept and counted before ``interruption`` is raised."""
+
+    def __init__(self, measurements: list[Measurement], interruption: BaseException) -> None:
+        super().__init__("interrupted")
+        self.measurements = measurements
+        self.interruption = interruption
+
+
 class Executor(Protocol):
     def measure(
         self,
@@ -74,6 +85,30 @@ class Executor(Protocol):
         None when it can: asked once per variant before the first round."""
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class BlockExecutor(Protocol):
+    """An executor that can also run a block of plain runs in one go (ProcessExecutor)."""
+
+    def can_block(self, variant: Variant) -> bool:
+        """Whether the variant's runs may go in a block: nothing to feed them, nothing of
+        their output to keep or copy."""
+
+    def measure_block(
+        self,
+        variants: Sequence[Variant],
+        order: Sequence[int],
+        timeout_seconds: float | None,
+        seconds: float,
+    ) -> list[Measurement]:
+        """Run ``variants[i]`` for each ``i`` of ``order``, one after another, with nothing
+        in between, and measure each run as measure() does. Stops early, after at least one
+        run: once ``seconds`` have passed since the first one started, after a run that did
+        not end as a plain success (a failure, a crash, a timeout, processes left behind: its
+        measurement is the last), or when a run cannot start (an ERROR measurement, the
+        last). Returns one measurement for each run made, in order. Raises BlockInterrupted
+        when interrupted."""
 
 
 def command_argv(variant: Variant) -> list[str]:
@@ -245,6 +280,82 @@ class ProcessExecutor:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         return self._measured(raw, timeout_seconds, variant, attachment)
+
+    def can_block(self, variant: Variant) -> bool:
+        return variant.stdin is None and variant.stdout in ("null", "inherit")
+
+    def measure_block(
+        self,
+        variants: Sequence[Variant],
+        order: Sequence[int],
+        timeout_seconds: float | None,
+        seconds: float,
+    ) -> list[Measurement]:
+        commands = []
+        for variant in variants:
+            path, argv, env = self._command(variant, _NO_ATTACHMENT)
+            cwd = os.path.abspath(variant.cwd) if variant.cwd is not None else None
+            commands.append(BlockCommand(path, tuple(argv), env, cwd))
+        stdouts = {variants[index].stdout for index in order}
+        if len(stdouts) != 1:
+            raise ValueError("a block's runs share one stdout: every variant's must be the same")
+        stdout_fd = self._devnull if stdouts == {"null"} else _STDOUT_FD
+        if stdout_fd == _STDOUT_FD:
+            sys.stdout.flush()
+        _rewind(self._stderr)
+        interrupts.check()  # before starting anything
+        self._server.last_block = None
+        try:
+            outcome = self._run_block(commands, order, timeout_seconds, stdout_fd, seconds)
+        except KeyboardInterrupt as interruption:
+            partial = self._server.last_block
+            if partial is None:
+                raise
+            ended = [raw for raw in partial.results if not raw.interrupted]
+            measured = [self._block_measured(raw, timeout_seconds) for raw in ended]
+            raise BlockInterrupted(measured, interruption) from None
+        measured = [self._block_measured(raw, timeout_seconds) for raw in outcome.results]
+        if outcome.spawn_error is not None:
+            program = variants[order[len(outcome.results)]]
+            argv0 = self._command(program, _NO_ATTACHMENT)[1][0]
+            message = f"cannot run {argv0}: {outcome.spawn_error}"
+            measured.append(Measurement(RunStatus.ERROR, None, None, {}, message))
+        return measured
+
+    @interrupts.raising
+    def _run_block(
+        self,
+        commands: Sequence[BlockCommand],
+        order: Sequence[int],
+        timeout_seconds: float | None,
+        stdout_fd: int,
+        seconds: float,
+    ) -> BlockOutcome:
+        """The wait for a block: as _run, the only part of it an interrupt may stop."""
+        interrupts.check()
+        return self._server.run_block(
+            commands,
+            order,
+            timeout_seconds,
+            stdout_fd,
+            self._stderr,
+            seconds=seconds,
+            keep_leftovers=self._keep_leftovers,
+        )
+
+    def _block_measured(self, raw: RawResult, timeout_seconds: float | None) -> Measurement:
+        """A block's run as measure() would have measured it: a plain success without a look
+        at stderr (only a block's last run may be anything else; stderr then holds its own)."""
+        if raw.exit_code == 0 and not raw.timed_out:
+            return Measurement(
+                RunStatus.OK, 0, None, metrics_from(raw), "",
+                leftover_processes=raw.leftover_processes, leftover_names=raw.leftover_names,
+            )  # fmt: skip
+        status, exit_code, signal, message = self._judged(raw, timeout_seconds)
+        return Measurement(
+            status, exit_code, signal, metrics_from(raw), message,
+            leftover_processes=raw.leftover_processes, leftover_names=raw.leftover_names,
+        )  # fmt: skip
 
     @interrupts.raising
     def _run(

@@ -44,7 +44,13 @@ from cutaway.runner import calibration
 from cutaway.runner.adaptive import ADAPTIVE_MAX_ROUNDS, load_analysis, widest_interval
 from cutaway.runner.errors import ProbeUnavailable, UnrunnableCommand
 from cutaway.runner.errors import RunnerError as RunnerError
-from cutaway.runner.executor import Executor, ProcessExecutor, RunInterrupted
+from cutaway.runner.executor import (
+    BlockExecutor,
+    BlockInterrupted,
+    Executor,
+    ProcessExecutor,
+    RunInterrupted,
+)
 from cutaway.runner.forkserver import executable_path
 from cutaway.runner.hooks import HookResult, Restoring, run_hook
 from cutaway.runner.order import round_order, williams_row_count
@@ -55,6 +61,11 @@ from cutaway.versions import variant_versions
 from cutaway.visible import display
 
 _NOTHING_ATTACHED = Attachment()  # a run without probes (immutable: one for all of them)
+# A block of plain runs (ExperimentRunner.run_blocks) ends after this long, or this many runs:
+# what a kill of cutaway may lose of runs that ended (Ctrl-C loses none), and how long the
+# progress shown may lag behind.
+BLOCK_SECONDS = 0.1
+BLOCK_RUNS = 1000
 
 # Asked after the planned rounds and after every adaptive round: None to go on, else why the
 # experiment may stop (cutaway.gate stops as soon as its verdict is settled).
@@ -327,6 +338,31 @@ class ExperimentRunner:
         metrics = measured.metrics  # Run keeps a copy of its own
         if measured_by_probes:
             metrics = {**metrics, **measured_by_probes}
+        self.keep(
+            variant, round_index, position, planned, purpose, measured, metrics, started_at,
+            data=data, concluded=concluded, interruption=interruption,
+            ended_on_its_own=ended_on_its_own,
+        )  # fmt: skip
+
+    def keep(
+        self,
+        variant: Variant,
+        round_index: int,
+        position: int,
+        planned: int,
+        purpose: str,
+        measured: Measurement,
+        metrics: Mapping[str, float],
+        started_at: float,
+        *,
+        data: Sequence[RunData] = (),
+        concluded: HookResult | None = None,
+        interruption: BaseException | None = None,
+        ended_on_its_own: bool = False,
+    ) -> None:
+        """Store a run that has ended, count it and say so; then raise what it calls for: the
+        interruption that came during it, or a RunnerError when it was the first run of its
+        variant and failed (a command that cannot work)."""
         run = Run(
             variant=variant.name,
             round_index=round_index,
@@ -404,11 +440,15 @@ class ExperimentRunner:
         return budget is not None and self.clock() - self.started >= budget
 
     def rounds(self) -> Iterator[int]:
-        """Round indices to run: warmup, the planned rounds, then adaptive rounds if asked:
-        until every interval is narrow enough (``until_width``, asked only when the counted
-        rounds fill whole blocks of orders), or until the caller's ``settled`` says so
-        (cutaway.gate), whichever comes first."""
+        """Round indices to run: warmup, the planned rounds, then adaptive rounds if asked
+        (adaptive_rounds)."""
         yield from range(-self.spec.warmup_rounds, self.spec.rounds)
+        yield from self.adaptive_rounds()
+
+    def adaptive_rounds(self) -> Iterator[int]:
+        """Rounds after the planned ones: until every interval is narrow enough
+        (``until_width``, asked only when the counted rounds fill whole blocks of orders), or
+        until the caller's ``settled`` says so (cutaway.gate), whichever comes first."""
         if self.spec.until_width is None and self.settled is None:
             return
         round_index = self.spec.rounds
@@ -445,12 +485,101 @@ class ExperimentRunner:
         )
         if self.spec.until_width is not None or self.settled is not None:
             load_analysis()
-        for round_index in self.rounds():
+        rounds = self.rounds()
+        if self.in_blocks():
+            if not self.run_blocks(range(-self.spec.warmup_rounds, self.spec.rounds), planned):
+                return "budget"
+            rounds = self.adaptive_rounds()
+        for round_index in rounds:
             if self.over_budget():
                 self.emit(events.Notice("stopped: the time budget (max_time) is spent"))
                 return "budget"
             self.run_round(round_index, max(planned, self.runs_done + per_round))
         return "done"
+
+    # -- blocks of plain runs --------------------------------------------------------------
+
+    def in_blocks(self) -> bool:
+        """Whether the runs go to the executor in blocks (BlockExecutor.measure_block): when
+        nothing happens between two runs but the storing of the first, so that the fork server
+        may run them one after the other, as hyperfine does, without a round trip to this
+        process for each. Nothing happens when no variant has a prepare or conclude hook, no
+        probe attaches to runs or has runs of its own, no metric is declared, no phase owns
+        the runs, and the executor can run every variant's command plainly (nothing to feed
+        it, no output to keep)."""
+        executor = self.executor
+        variants = self.spec.variants
+        return (
+            isinstance(executor, BlockExecutor)
+            and self.phase is None
+            and not self.probes
+            and not self.separate
+            and not self.metrics.metrics
+            and len({variant.stdout for variant in variants}) == 1
+            and all(
+                variant.hooks.prepare is None
+                and variant.hooks.conclude is None
+                and executor.can_block(variant)
+                for variant in variants
+            )
+        )
+
+    def run_blocks(self, round_indices: range, planned: int) -> bool:
+        """Run the timed runs of ``round_indices`` not stored yet, in their rounds' orders, in
+        blocks of at most BLOCK_RUNS runs and about BLOCK_SECONDS each; store and announce each
+        block's runs once it has ended. The time budget is looked at before each round, as
+        run_round's caller does. False when it stopped the runs."""
+        assert isinstance(self.executor, BlockExecutor)
+        variants = self.spec.variants
+        slots = [
+            (round_index, position, index)
+            for round_index in round_indices
+            for position, index in enumerate(
+                round_order(len(variants), round_index, self.spec.seed)
+            )
+            if (round_index, variants[index].name, TIMED) not in self.done
+        ]
+        budget = self.spec.max_time_seconds
+        done = 0
+        while done < len(slots):
+            round_starts = done == 0 or slots[done - 1][0] != slots[done][0]
+            if round_starts and self.over_budget():
+                self.emit(events.Notice("stopped: the time budget (max_time) is spent"))
+                return False
+            seconds = BLOCK_SECONDS
+            if budget is not None:  # the block ends when the budget is spent, at the latest
+                seconds = max(0.0, min(seconds, budget - (self.clock() - self.started)))
+            block = slots[done : done + BLOCK_RUNS]
+            started_at = time.time()
+            interruption: BaseException | None = None
+            try:
+                measurements = self.executor.measure_block(
+                    variants, [index for _, _, index in block], self.spec.timeout_seconds, seconds
+                )
+            except BlockInterrupted as stopped:
+                measurements, interruption = stopped.measurements, stopped.interruption
+            for (round_index, position, index), measured in zip(
+                block[: len(measurements)], measurements, strict=True
+            ):
+                if self.spec.ignore_failure:
+                    measured = _failure_ignored(measured)
+                variant = variants[index]
+                self.emit(events.RunStarted(variant.name, round_index, position, TIMED))
+                # Runs follow each other closely in a block: each started when the one
+                # before it ended, as near as the block's results say.
+                self.keep(
+                    variant, round_index, position, planned, TIMED, measured, measured.metrics,
+                    started_at,
+                )  # fmt: skip
+                started_at += measured.metrics.get("wall", 0.0)
+                done += 1
+                next_round = slots[done][0] if done < len(slots) else None
+                if round_index >= 0 and next_round != round_index:
+                    self.emit(events.RoundFinished(round_index, self.spec.rounds))
+            if interruption is not None:
+                raise interruption
+            interrupts.check()  # one held while the block's runs were stored
+        return True
 
 
 def run_experiment(

@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,34 @@ class CountingExecutor:
         pass
 
 
+class BlockCountingExecutor(CountingExecutor):
+    """CountingExecutor that makes its runs in blocks of at most 30 (as a block that ended on
+    time); one at a time is refused, as the way a plain variant's runs are not made."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: list[int] = []
+
+    def measure(
+        self, variant: Variant, timeout_seconds: float | None, attachment: Attachment | None = None
+    ) -> Measurement:
+        raise AssertionError("calibrated one run at a time by an executor that makes blocks")
+
+    def can_block(self, variant: Variant) -> bool:
+        return True
+
+    def measure_block(
+        self,
+        variants: Sequence[Variant],
+        order: Sequence[int],
+        timeout_seconds: float | None,
+        seconds: float,
+    ) -> list[Measurement]:
+        made = [super(BlockCountingExecutor, self).measure(variants[i], None) for i in order[:30]]
+        self.blocks.append(len(made))
+        return made
+
+
 @pytest.fixture
 def forkserver(tmp_path: Path) -> str:
     path = tmp_path / "cw_forkserver"
@@ -66,6 +95,16 @@ def test_the_figure_is_the_median_of_the_counted_spawns_after_the_uncounted_ones
     assert executor.spawns == total
     assert measured.n == calibration.CALIBRATION_RUNS
     assert measured.min_wall_seconds == (calibration.WARMUP_SPAWNS + 1) / 1000
+    middle = calibration.WARMUP_SPAWNS + calibration.CALIBRATION_RUNS // 2 + 1
+    assert measured.median_wall_seconds == middle / 1000
+
+
+def test_an_executor_that_makes_blocks_is_calibrated_in_blocks() -> None:
+    executor = BlockCountingExecutor()
+    measured = calibration.measure(executor)
+    total = calibration.WARMUP_SPAWNS + calibration.CALIBRATION_RUNS
+    assert executor.blocks == [30, 30, 30, total - 90]  # each block went on where one ended
+    assert measured is not None and measured.n == calibration.CALIBRATION_RUNS
     middle = calibration.WARMUP_SPAWNS + calibration.CALIBRATION_RUNS // 2 + 1
     assert measured.median_wall_seconds == middle / 1000
 

@@ -1,7 +1,9 @@
 """Run an experiment: hooks, calibration, warmup and counted rounds in balanced orders.
 
-Each completed run is written to the store as soon as it finishes (one transaction), so an
-interruption or a crash loses at most the run in progress. What a run leaves running after it
+Each completed run is written to the store as soon as it finishes (one transaction), or, when
+runs are made in blocks (run_blocks: nothing to do between two runs), as soon as its block of
+about 0.1 s ends: so an interruption loses at most the run in progress, a crash at most that
+and its block's finished runs. What a run leaves running after it
 ends is counted with it, and stopped by the fork server unless Spec.keep_leftovers. Ctrl-C and
 SIGTERM stop the running command's process group (and what it left outside it); the current
 run's ``conclude`` and every started variant's ``cleanup`` still run; the experiment is marked

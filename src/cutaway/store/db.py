@@ -227,8 +227,8 @@ class Store:
         experiment this process created and has not filled yet), and a run there is refused.
 
         This is the one write between two measured runs: one transaction of as few statements
-        as it can be, a transaction a run (never a group of runs held back: a kill loses at
-        most the run in progress, docs/how-it-works.md). The variant's existence is left to
+        as it can be, a transaction a run (runs are held back only as long as a block of runs
+        lasts in the fork server, about 0.1 s: docs/how-it-works.md). The variant's existence is left to
         the foreign key (a refused run is explained afterwards), and the lease's heartbeat is
         renewed at most every HEARTBEAT_SECONDS."""
         values = list(map(float, run.metrics.values()))

@@ -87,6 +87,8 @@ class InBlocks(OneAtATime):
         timeout_seconds: float | None,
         seconds: float,
     ) -> list[Measurement]:
+        if variants[0].name == "(calibration)":
+            return [Measurement(RunStatus.OK, 0, None, {"wall": 0.0005}) for _ in order]
         made: list[Measurement] = []
         self.blocks.append([])
         started = self.clock

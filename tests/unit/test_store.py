@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from stores import raw_execute
 
-from cutaway.model import Calibration, Hooks, Run, RunData, RunStatus, Spec, Variant
+from cutaway.model import TIMED, Calibration, Hooks, Run, RunData, RunStatus, Spec, Variant
 from cutaway.store import LATEST_VERSION, ProbeInfo, Store, StoreError
 from cutaway.store import schema as store_schema
 from cutaway.store.db import MEASUREMENTS_PER_STATEMENT
@@ -477,6 +477,39 @@ def test_a_nan_measurement_stores_no_run(store: Store) -> None:
         store.add_run(experiment_id, make_run("base", 0, metrics={"wall": 1.0, "user": math.nan}))
     assert store.runs(experiment_id) == []
     assert store.completed_slots(experiment_id) == set()
+
+
+def test_runs_stored_together_are_read_back_each_as_stored_alone(store: Store) -> None:
+    experiment_id = new_experiment(store)
+    runs = [
+        make_run("base", 0, 0, metrics={"wall": 1.0, "user": 0.5}),
+        make_run("fast", 0, 1, status=RunStatus.FAILED),
+        make_run("slow", 0, 2, metrics={"wall": 3.0}),
+    ]
+    store.add_runs(experiment_id, [(run, ()) for run in runs], replace=False)
+    assert store.runs(experiment_id) == runs
+    assert store.completed_slots(experiment_id) == {(0, r.variant, TIMED) for r in runs}
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (make_run("fast", 0, 1, metrics={"wall": math.nan}), r"'fast' round 0 .*'wall' is NaN"),
+        (make_run("nope", 0, 1), r"no variant 'nope'"),
+    ],
+    ids=["nan", "unknown-variant"],
+)
+def test_runs_stored_together_are_all_stored_or_none(
+    store: Store, bad: Run, message: str
+) -> None:
+    experiment_id = new_experiment(store)
+    with pytest.raises(StoreError, match=message):
+        store.add_runs(
+            experiment_id,
+            [(make_run("base", 0, 0), ()), (bad, ()), (make_run("slow", 0, 2), ())],
+            replace=False,
+        )
+    assert store.runs(experiment_id) == []
 
 
 def test_a_failed_replacement_keeps_the_earlier_run(store: Store) -> None:

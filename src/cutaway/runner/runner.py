@@ -340,51 +340,28 @@ class ExperimentRunner:
         metrics = measured.metrics  # Run keeps a copy of its own
         if measured_by_probes:
             metrics = {**metrics, **measured_by_probes}
-        self.keep(
-            variant, round_index, position, planned, purpose, measured, metrics, started_at,
-            data=data, concluded=concluded, interruption=interruption,
-            ended_on_its_own=ended_on_its_own,
-        )  # fmt: skip
+        run = _run_of(variant, round_index, position, purpose, measured, metrics, started_at)
+        self.store.add_run(self.experiment_id, run, data, replace=self.replacing)
+        self.count(variant, run, planned, concluded, interruption, ended_on_its_own)
 
-    def keep(
+    def count(
         self,
         variant: Variant,
-        round_index: int,
-        position: int,
+        run: Run,
         planned: int,
-        purpose: str,
-        measured: Measurement,
-        metrics: Mapping[str, float],
-        started_at: float,
-        *,
-        data: Sequence[RunData] = (),
         concluded: HookResult | None = None,
         interruption: BaseException | None = None,
         ended_on_its_own: bool = False,
     ) -> None:
-        """Store a run that has ended, count it and say so; then raise what it calls for: the
-        interruption that came during it, or a RunnerError when it was the first run of its
-        variant and failed (a command that cannot work)."""
-        run = Run(
-            variant=variant.name,
-            round_index=round_index,
-            order_in_round=position,
-            status=measured.status,
-            exit_code=measured.exit_code,
-            signal=measured.signal,
-            metrics=metrics,
-            started_at=started_at,
-            message=measured.message,
-            leftover_processes=measured.leftover_processes,
-            leftover_names=measured.leftover_names,
-            purpose=purpose,
-        )
-        self.store.add_run(self.experiment_id, run, data, replace=self.replacing)
+        """Count a run just stored and say so; then raise what it calls for: the interruption
+        that came during it, or a RunnerError when it was the first run of its variant and
+        failed (a command that cannot work)."""
         if interruption is not None and not ended_on_its_own:
             # Kept for what it measured, never counted: a resumed experiment runs it again.
             self.emit(events.Notice(_interrupted_notice(run)))
             raise interruption
-        self.done.add((round_index, variant.name, purpose))
+        purpose = run.purpose
+        self.done.add((run.round_index, variant.name, purpose))
         self.runs_done += 1
         elapsed = self.clock() - self.started
         self.emit(events.RunFinished(run, self.runs_done, planned, elapsed))
@@ -401,7 +378,7 @@ class ExperimentRunner:
         if (variant.name, purpose) not in self.proven:
             ignoring = self.spec.ignore_failure or self.phase is not None
             raise RunnerError(_first_run_failure(variant, run, ignoring))
-        if round_index >= 0:
+        if run.round_index >= 0:
             self.failed_runs += 1
 
     def purposes(self, round_index: int) -> tuple[str, ...]:
@@ -560,20 +537,28 @@ class ExperimentRunner:
                 )
             except BlockInterrupted as stopped:
                 measurements, interruption = stopped.measurements, stopped.interruption
+            # Runs follow each other closely in a block: each started when the one before it
+            # ended, as near as the block's results say.
+            runs = []
             for (round_index, position, index), measured in zip(
                 block[: len(measurements)], measurements, strict=True
             ):
                 if self.spec.ignore_failure:
                     measured = _failure_ignored(measured)
                 variant = variants[index]
-                self.emit(events.RunStarted(variant.name, round_index, position, TIMED))
-                # Runs follow each other closely in a block: each started when the one
-                # before it ended, as near as the block's results say.
-                self.keep(
-                    variant, round_index, position, planned, TIMED, measured, measured.metrics,
-                    started_at,
-                )  # fmt: skip
+                metrics = measured.metrics
+                runs.append(
+                    _run_of(variant, round_index, position, TIMED, measured, metrics, started_at)
+                )
                 started_at += measured.metrics.get("wall", 0.0)
+            # One transaction for the block: its runs reached cutaway together.
+            self.store.add_runs(
+                self.experiment_id, [(run, ()) for run in runs], replace=self.replacing
+            )
+            for (round_index, position, index), run in zip(block, runs, strict=False):
+                variant = variants[index]
+                self.emit(events.RunStarted(variant.name, round_index, position, TIMED))
+                self.count(variant, run, planned)
                 done += 1
                 next_round = slots[done][0] if done < len(slots) else None
                 if round_index >= 0 and next_round != round_index:
@@ -811,6 +796,32 @@ def _built_probes(spec: Spec) -> list[Probe]:
         return build_probes(spec)
     except OSError as error:
         raise ProbeUnavailable(f"probe cannot run here: {error}") from None
+
+
+def _run_of(
+    variant: Variant,
+    round_index: int,
+    position: int,
+    purpose: str,
+    measured: Measurement,
+    metrics: Mapping[str, float],
+    started_at: float,
+) -> Run:
+    """The stored record of a run that has ended."""
+    return Run(
+        variant=variant.name,
+        round_index=round_index,
+        order_in_round=position,
+        status=measured.status,
+        exit_code=measured.exit_code,
+        signal=measured.signal,
+        metrics=metrics,
+        started_at=started_at,
+        message=measured.message,
+        leftover_processes=measured.leftover_processes,
+        leftover_names=measured.leftover_names,
+        purpose=purpose,
+    )
 
 
 def _failure_ignored(measured: Measurement) -> Measurement:

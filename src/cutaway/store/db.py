@@ -227,59 +227,90 @@ class Store:
         experiment this process created and has not filled yet), and a run there is refused.
 
         This is the one write between two measured runs: one transaction of as few statements
-        as it can be, a transaction a run (runs are held back only as long as a block of runs
-        lasts in the fork server, about 0.1 s: docs/how-it-works.md). The variant's existence is left to
-        the foreign key (a refused run is explained afterwards), and the lease's heartbeat is
-        renewed at most every HEARTBEAT_SECONDS."""
-        values = list(map(float, run.metrics.values()))
-        if any(map(math.isnan, values)):  # SQLite would store NULL, PostgreSQL a NaN: not data
-            nan = next(
-                name for name, value in zip(run.metrics, values, strict=True) if math.isnan(value)
-            )
-            raise StoreError(f"cannot {_storing(experiment_id, run)}: its metric {nan!r} is NaN")
+        as it can be, a transaction a run (never a group of runs held back, but for the runs
+        of one block: add_runs). The variant's existence is left to the foreign key (a
+        refused run is explained afterwards), and the lease's heartbeat is renewed at most
+        every HEARTBEAT_SECONDS."""
+        self.add_runs(experiment_id, ((run, data),), replace=replace)
+
+    def add_runs(
+        self,
+        experiment_id: int,
+        runs: Sequence[tuple[Run, Sequence[RunData]]],
+        *,
+        replace: bool = True,
+    ) -> None:
+        """Store several runs as add_run stores one, in one transaction: all of them or none.
+        For the runs of one block (the runner's run_blocks), which ended within about 0.1 s of
+        each other and reach cutaway together (docs/how-it-works.md, "What is saved")."""
+        rows = [(run, data, list(map(float, run.metrics.values()))) for run, data in runs]
+        for run, _, values in rows:
+            if any(map(math.isnan, values)):  # SQLite would store NULL, PostgreSQL a NaN
+                nan = next(
+                    name
+                    for name, value in zip(run.metrics, values, strict=True)
+                    if math.isnan(value)
+                )
+                raise StoreError(
+                    f"cannot {_storing(experiment_id, run)}: its metric {nan!r} is NaN"
+                )
+        if not rows:
+            return
         now = time.monotonic()
         heartbeat = now - self._heartbeats.get(experiment_id, -math.inf) >= HEARTBEAT_SECONDS
+        first = rows[0][0]
         try:
-            with self._write(lambda: _storing(experiment_id, run)) as connection:
-                if replace:  # deleting cascades to the replaced run's measurements
-                    connection.execute(
-                        "DELETE FROM runs WHERE experiment_id = ? AND variant = ?"
-                        " AND round_index = ? AND purpose = ?",
-                        (experiment_id, run.variant, run.round_index, run.purpose),
-                    )
-                run_id = self._engine.inserted_id(
-                    connection, _INSERT_RUN, _run_row(experiment_id, run)
-                )
+            with self._write(lambda: _storing(experiment_id, first, len(rows))) as connection:
                 if heartbeat:  # the lease's heartbeat: the owner is still at work
                     connection.execute(
                         "UPDATE experiments SET heartbeat_at = ? WHERE id = ?",
                         (time.time(), experiment_id),
                     )
-                # Many rows a statement: a statement a row cost more than the rest of the
-                # transaction; at most MEASUREMENTS_PER_STATEMENT, within SQLite's 999
-                # parameters of old.
-                parameters: list[object] = [run_id] * (3 * len(values))  # (run, metric, value)
-                parameters[1::3] = run.metrics
-                parameters[2::3] = values
-                for start in range(0, len(values), MEASUREMENTS_PER_STATEMENT):
-                    count = min(len(values) - start, MEASUREMENTS_PER_STATEMENT)
-                    connection.execute(
-                        _insert_measurements(count), parameters[3 * start : 3 * (start + count)]
-                    )
-                if data:
-                    connection.executemany(
-                        "INSERT INTO run_data (run_id, kind, key, count, data)"
-                        " VALUES (?, ?, ?, ?, ?)",
-                        [(run_id, d.kind, d.key, d.count, d.data) for d in data],
-                    )
+                for run, data, values in rows:
+                    self._insert_run(connection, experiment_id, run, data, values, replace)
         except StoreError as error:
-            unknown = self._unknown_variant(experiment_id, run.variant)
-            if unknown is None:
-                raise
-            raise unknown from error
+            for run, _, _ in rows:
+                unknown = self._unknown_variant(experiment_id, run.variant)
+                if unknown is not None:
+                    raise unknown from error
+            raise
         if heartbeat:
             self._heartbeats[experiment_id] = now
         self._engine.run_stored()
+
+    def _insert_run(
+        self,
+        connection: Connection,
+        experiment_id: int,
+        run: Run,
+        data: Sequence[RunData],
+        values: list[float],
+        replace: bool,
+    ) -> None:
+        """One run's statements within add_runs' transaction."""
+        if replace:  # deleting cascades to the replaced run's measurements
+            connection.execute(
+                "DELETE FROM runs WHERE experiment_id = ? AND variant = ?"
+                " AND round_index = ? AND purpose = ?",
+                (experiment_id, run.variant, run.round_index, run.purpose),
+            )
+        run_id = self._engine.inserted_id(connection, _INSERT_RUN, _run_row(experiment_id, run))
+        # Many rows a statement: a statement a row cost more than the rest of the
+        # transaction; at most MEASUREMENTS_PER_STATEMENT, within SQLite's 999 parameters of
+        # old.
+        parameters: list[object] = [run_id] * (3 * len(values))  # (run, metric, value)
+        parameters[1::3] = run.metrics
+        parameters[2::3] = values
+        for start in range(0, len(values), MEASUREMENTS_PER_STATEMENT):
+            count = min(len(values) - start, MEASUREMENTS_PER_STATEMENT)
+            connection.execute(
+                _insert_measurements(count), parameters[3 * start : 3 * (start + count)]
+            )
+        if data:
+            connection.executemany(
+                "INSERT INTO run_data (run_id, kind, key, count, data) VALUES (?, ?, ?, ?, ?)",
+                [(run_id, d.kind, d.key, d.count, d.data) for d in data],
+            )
 
     def _unknown_variant(self, experiment_id: int, variant: str) -> StoreError | None:
         """After a refused run: the clearer error when its experiment or variant is unknown
@@ -767,9 +798,10 @@ def _insert_measurements(count: int) -> str:
     return f"INSERT INTO measurements (run_id, metric, value) VALUES {rows}"
 
 
-def _storing(experiment_id: int, run: Run) -> str:
-    """What add_run does, as its error messages say."""
-    return f"store run {run.variant!r} round {run.round_index} of experiment {experiment_id}"
+def _storing(experiment_id: int, run: Run, count: int = 1) -> str:
+    """What add_run does (add_runs, from ``run`` on), as its error messages say."""
+    more = f" and the {count - 1} runs after it" if count > 1 else ""
+    return f"store run {run.variant!r} round {run.round_index}{more} of experiment {experiment_id}"
 
 
 def _run_row(experiment_id: int, run: Run) -> tuple[object, ...]:

@@ -499,9 +499,7 @@ def test_runs_stored_together_are_read_back_each_as_stored_alone(store: Store) -
     ],
     ids=["nan", "unknown-variant"],
 )
-def test_runs_stored_together_are_all_stored_or_none(
-    store: Store, bad: Run, message: str
-) -> None:
+def test_runs_stored_together_are_all_stored_or_none(store: Store, bad: Run, message: str) -> None:
     experiment_id = new_experiment(store)
     with pytest.raises(StoreError, match=message):
         store.add_runs(

@@ -898,9 +898,10 @@ static void cw_serve_run(struct cw_server *server, const struct cw_run *run) {
  * this file), and a buffer that grew with each run (by 128 bytes or more) would raise that
  * floor run after run within a block. Page-cache pages of a file are in no process's RSS.
  *
- * Between two runs the server looks at nothing but the run's leftovers: a STOP is read while
- * it waits for a child (it polls the socket for POLLIN then), so one sent between two runs
- * stops the next run at its start.
+ * A STOP is read while the server waits for a child (it polls the socket for POLLIN then),
+ * and before each spawn (a poll that does not wait: one system call a run, outside the
+ * measured interval), so that a STOP sent between two runs (during a leftover's grace
+ * period, say) ends the block without starting another run.
  * ------------------------------------------------------------------------------------------- */
 
 /* Make the file a block's replies wait in, once per server. Fatal when neither kind can be
@@ -961,6 +962,17 @@ static void cw_empty_stderr(int fd) {
         lseek(fd, 0, SEEK_SET); /* the offset is shared with the children's descriptors */
 }
 
+/* Before a run of a block: read a STOP that came since the last wait, if any. Exits when the
+ * client is gone, and gives up when it sent anything else (no child is running either way). */
+static void cw_check_stop(struct cw_server *server, struct cw_block *block) {
+    struct pollfd fd = {server->socket_fd, POLLIN | POLLRDHUP, 0};
+    if (poll(&fd, 1, 0) <= 0) return;
+    if ((fd.revents & (POLLRDHUP | POLLHUP | POLLERR)) || cw_read_stop(server, block) != 0) {
+        if (block->broken != NULL) cw_fatal(server, block->broken);
+        exit(0);
+    }
+}
+
 /* After `runs_made` runs, the last of which got `result`, `elapsed_ns` since the block's
  * first spawn: why the block ends now (CW_BLOCK_*), or 0 to make the next run. */
 static uint32_t cw_block_verdict(const struct cw_block *block, const struct cw_result *result,
@@ -988,6 +1000,11 @@ static void cw_serve_block(struct cw_server *server, struct cw_block *block) {
         run->sequence = block->sequence;
         memcpy(run->fds, block->fds, sizeof block->fds);
         run->fd_count = CW_BLOCK_FD_COUNT;
+        cw_check_stop(server, block);
+        if (block->stop_requested) {
+            end.reason = CW_BLOCK_STOPPED;
+            break;
+        }
         cw_empty_stderr(block->fds[1]);
         pid_t pid = -1;
         int64_t start_ns;

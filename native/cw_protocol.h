@@ -70,11 +70,11 @@
  *                                  running child's process group, reaps it, sets
  *                                  CW_RESULT_STOPPED in its RESULT and ends the block
  *                                  (CW_BLOCK_STOPPED; should the child have exited on its
- *                                  own meanwhile, its RESULT is left as it is). The server
- *                                  reads a STOP while it waits for a child; one that comes
- *                                  between two runs stops the next run at its start. A STOP
- *                                  whose sequence is not the block in progress (it crossed
- *                                  the end of its block) is read and ignored.
+ *                                  own meanwhile, its RESULT is left as it is). A STOP that
+ *                                  comes between two runs ends the block before the next
+ *                                  one (every RESULT then is an ordinary one). A STOP whose
+ *                                  sequence is not the block in progress (it crossed the
+ *                                  end of its block) is read and ignored.
  *
  * One request at a time: the client sends the next RUN or BLOCK only after RESULT,
  * SPAWN_ERROR or BLOCK_END, and nothing but STOP while a block runs.

@@ -280,6 +280,16 @@ def _readable(connection: socket.socket) -> bool:
     return bool(select.select([connection], [], [], 0)[0])
 
 
+def test_a_blocks_children_inherit_no_other_descriptor(server: ForkServer, tmp_path: Path) -> None:
+    block(server, [TRUE], [0])  # the server holds the file of a block's results from now on
+    ls = BlockCommand("/bin/ls", ("ls", "/proc/self/fd"), {}, None)
+    with open(tmp_path / "fds.txt", "wb") as out:
+        assert block(server, [ls], [0, 0], stdout_fd=out.fileno()).stopped == "done"
+    listed = (tmp_path / "fds.txt").read_text().split()
+    assert len(listed) == 2 * len(set(listed))  # both runs saw the same descriptors
+    assert len(set(listed) - {"0", "1", "2"}) <= 1  # ls's own handle on /proc/self/fd
+
+
 def test_a_block_holds_no_result_in_the_servers_memory(server: ForkServer) -> None:
     """The server's peak RSS is the floor of every max_rss it reports: a block's results wait
     in a file, so a long block does not raise it (1500 results would be 190 KB)."""
@@ -427,16 +437,38 @@ def test_a_stop_for_no_block_in_progress_is_ignored() -> None:
     raw.send(forkserver._STOP_TYPE, 9)  # between requests
     sleep = _command("/bin/sleep", ["sleep", "0.3"])
     raw.send(forkserver._BLOCK_TYPE, 10, _block_payload([sleep], struct.pack("=2H", 0, 0)), 2)
+    assert _eventually(lambda: _children(raw.process.pid))  # the first run
     raw.send(forkserver._STOP_TYPE, 9)  # during a block, but not this block's
     kinds = [raw.receive()[0] for _ in range(3)]
     assert kinds == [forkserver._RESULT_TYPE, forkserver._RESULT_TYPE, forkserver._BLOCK_END_TYPE]
     raw.send(forkserver._BLOCK_TYPE, 11, _block_payload([sleep], struct.pack("=2H", 0, 0)), 2)
-    raw.send(forkserver._STOP_TYPE, 11)  # this block's: the first run is stopped
+    assert _eventually(lambda: _children(raw.process.pid))
+    raw.send(forkserver._STOP_TYPE, 11)  # this block's: its running child is stopped
     kind, _, result = raw.receive()
-    assert kind == forkserver._RESULT_TYPE and forkserver._decode_result(result).interrupted
+    assert kind == forkserver._RESULT_TYPE
+    stopped = forkserver._decode_result(result)
+    assert stopped.interrupted and stopped.signal == signal.SIGKILL
     kind, _, end = raw.receive()
     assert kind == forkserver._BLOCK_END_TYPE
     assert forkserver._BLOCK_END.unpack(end)[:2] == (1, 5)  # one run, stopped
+    assert raw.close() == 0
+
+
+def test_a_stop_that_comes_between_two_runs_ends_the_block_before_the_next() -> None:
+    raw = RawServer()
+    payload = _block_payload([TRUE_PAYLOAD], b"\0\0")
+    block_message = forkserver._header(forkserver._BLOCK_TYPE, len(payload), 5) + payload
+    stop = forkserver._header(forkserver._STOP_TYPE, 0, 5)
+    # In one send: the STOP is there before the block's first spawn.
+    socket.send_fds(raw.socket, [block_message + stop], [DEVNULL, DEVNULL])
+    kind, sequence, end = raw.receive()
+    assert (kind, sequence) == (forkserver._BLOCK_END_TYPE, 5)
+    assert forkserver._BLOCK_END.unpack(end) == (0, 5, 0, 0)  # no run, stopped
+    raw.send(forkserver._BLOCK_TYPE, 6, payload, 2)  # in step
+    assert [raw.receive()[0] for _ in range(2)] == [
+        forkserver._RESULT_TYPE,
+        forkserver._BLOCK_END_TYPE,
+    ]
     assert raw.close() == 0
 
 

@@ -334,11 +334,11 @@ class ForkServer:
         what it sends, sets ``last_block`` (see BlockOutcome) and re-raises."""
         if self._closed:
             raise ForkServerError("run_block() on a closed ForkServer")
+        self.last_block = None
         payload, cwds = self._encode_block(
             commands, order, timeout_seconds, seconds, keep_leftovers
         )
         self._sequence = (self._sequence + 1) % 2**32
-        self.last_block = None
         exchange = _BlockExchange(self._sequence)
         if self._socket is None:
             self._start()

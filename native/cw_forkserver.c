@@ -13,10 +13,14 @@
  * peak RSS is the floor of every max_rss it reports.
  *
  * Contract (the wire format is in cw_protocol.h):
- * - Serves RUN requests one at a time on SOCKET_FD until EOF, then exits with status 0.
+ * - Serves RUN and BLOCK requests one at a time on SOCKET_FD until EOF, then exits with
+ *   status 0. A BLOCK is many runs made one after another, each exactly as a RUN is made
+ *   (the same timing points, timeout and leftover handling), with no message while it runs:
+ *   see "Blocks" below.
  * - Each child gets stdin from the fd sent with the request (CW_RUN_HAS_STDIN) or from
- *   /dev/null, stdout/stderr from the fds sent with the request, exactly the given environment, the given cwd, default dispositions for every
- *   signal, an empty signal mask, and a process group of its own (pgid == pid).
+ *   /dev/null, stdout/stderr from the fds sent with the request, exactly the given
+ *   environment, the given cwd, default dispositions for every signal, an empty signal mask,
+ *   and a process group of its own (pgid == pid).
  * - At the request's timeout, or when the client goes away (EOF) or its parent dies, the
  *   child's whole process group gets SIGKILL and the child is reaped before anything else.
  * - The server is a child subreaper: whatever a run leaves running after its own process is
@@ -39,7 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -93,6 +99,9 @@ struct cw_server {
     size_t payload_capacity;
     char **vector; /* argv then envp pointers into payload, reused across requests */
     size_t vector_capacity;
+    struct cw_run *commands; /* a BLOCK's commands, decoded; reused across blocks */
+    size_t commands_capacity;
+    int results_fd; /* where a block's replies wait until it ends (-1: not made yet) */
     struct cw_process_list known; /* still under us after the last run: not that run's */
     struct cw_process_list found; /* scratch: what the current scan found */
 };
@@ -118,7 +127,32 @@ struct cw_run {
     int fd_count;
 };
 
-enum cw_wait_outcome { CW_CHILD_EXITED, CW_CHILD_TIMED_OUT, CW_CLIENT_GONE };
+/* One decoded BLOCK request; its order points into the server's payload buffer. */
+struct cw_block {
+    uint32_t sequence;
+    int64_t time_limit_ns; /* 0: none */
+    uint32_t command_count;
+    uint32_t order_count;
+    const char *order; /* order_count u16 indices into server->commands, unaligned */
+    int fds[CW_BLOCK_FD_COUNT]; /* stdout, stderr: every run's */
+    int stop_requested; /* a STOP for this block arrived */
+    const char *broken; /* why a message that came while the block ran is malformed */
+};
+
+/* A RESULT message, framed: header, fixed part, then the leftovers' names. */
+struct cw_result_message {
+    struct cw_header header;
+    struct cw_result result;
+    char names[CW_LEFTOVER_NAME_COUNT * CW_LEFTOVER_NAME_BYTES];
+};
+
+enum cw_wait_outcome {
+    CW_CHILD_EXITED,
+    CW_CHILD_TIMED_OUT,
+    CW_CHILD_STOPPED, /* the client sent STOP for the block */
+    CW_CLIENT_GONE,
+    CW_CLIENT_BROKE, /* the client sent something other than STOP while a block ran */
+};
 
 /* Monotonic now in ns: the clock of every wall measurement. */
 static int64_t cw_now_ns(void) {
@@ -258,25 +292,39 @@ static void *cw_reserve(const struct cw_server *server, void *buffer, size_t *ca
     return grown;
 }
 
-/* Split the RUN payload (already in server->payload, `length` bytes) into `run`. Returns NULL,
- * or why the request is malformed. */
-static const char *cw_decode_run(struct cw_server *server, uint32_t length, struct cw_run *run) {
-    struct cw_run_request fixed;
-    if (length < sizeof fixed) return "RUN payload shorter than its fixed part";
-    memcpy(&fixed, server->payload, sizeof fixed);
-    int has_cwd = (fixed.flags & CW_RUN_HAS_CWD) != 0;
-    run->has_stdin = (fixed.flags & CW_RUN_HAS_STDIN) != 0;
-    run->keep_leftovers = (fixed.flags & CW_RUN_KEEP_LEFTOVERS) != 0;
-    if ((fixed.flags & ~(CW_RUN_HAS_CWD | CW_RUN_HAS_STDIN | CW_RUN_KEEP_LEFTOVERS)) != 0 ||
-        fixed.reserved != 0)
+/* Check the fixed part of a RUN payload (`length` bytes at `payload`) and copy it to *fixed.
+ * Returns NULL, or why the payload is malformed. */
+static const char *cw_check_run(const char *payload, uint32_t length,
+                                struct cw_run_request *fixed) {
+    if (length < sizeof *fixed) return "RUN payload shorter than its fixed part";
+    memcpy(fixed, payload, sizeof *fixed);
+    if ((fixed->flags & ~(CW_RUN_HAS_CWD | CW_RUN_HAS_STDIN | CW_RUN_KEEP_LEFTOVERS)) != 0 ||
+        fixed->reserved != 0)
         return "unknown RUN flags";
-    if (fixed.argc == 0) return "empty argv";
-    if (fixed.timeout_ns < 0 || fixed.timeout_ns > INT64_MAX / 2) return "timeout out of range";
-    size_t strings = 1 + (size_t)has_cwd + (size_t)fixed.argc + (size_t)fixed.envc;
-    if (strings > length) return "more strings than payload bytes";
-    server->vector = cw_reserve(server, server->vector, &server->vector_capacity,
-                                (size_t)fixed.argc + (size_t)fixed.envc + 2, sizeof(char *));
-    char *cursor = server->payload + sizeof fixed, *end = server->payload + length;
+    if (fixed->argc == 0) return "empty argv";
+    if (fixed->timeout_ns < 0 || fixed->timeout_ns > INT64_MAX / 2) return "timeout out of range";
+    size_t has_cwd = (fixed->flags & CW_RUN_HAS_CWD) != 0;
+    if (1 + has_cwd + (size_t)fixed->argc + (size_t)fixed->envc > length)
+        return "more strings than payload bytes";
+    return NULL;
+}
+
+/* How many pointers a checked RUN payload's argv and envp take, each NULL-terminated. */
+static size_t cw_run_slots(const struct cw_run_request *fixed) {
+    return (size_t)fixed->argc + (size_t)fixed->envc + 2;
+}
+
+/* Split a checked RUN payload (`length` bytes at `payload`, fixed part in *fixed) into `run`:
+ * its strings stay where they are, argv and envp point into `vector` (cw_run_slots() of
+ * them). Returns NULL, or why the payload is malformed. */
+static const char *cw_split_run(char *payload, uint32_t length,
+                                const struct cw_run_request *fixed, char **vector,
+                                struct cw_run *run) {
+    int has_cwd = (fixed->flags & CW_RUN_HAS_CWD) != 0;
+    run->has_stdin = (fixed->flags & CW_RUN_HAS_STDIN) != 0;
+    run->keep_leftovers = (fixed->flags & CW_RUN_KEEP_LEFTOVERS) != 0;
+    size_t strings = 1 + (size_t)has_cwd + (size_t)fixed->argc + (size_t)fixed->envc;
+    char *cursor = payload + sizeof *fixed, *end = payload + length;
     for (size_t i = 0; i < strings; i++) {
         char *nul = memchr(cursor, '\0', (size_t)(end - cursor));
         if (nul == NULL) return "string without its NUL terminator";
@@ -284,43 +332,118 @@ static const char *cw_decode_run(struct cw_server *server, uint32_t length, stru
         else if (has_cwd && i == 1) run->cwd = cursor;
         else {
             size_t index = i - 1 - (size_t)has_cwd; /* argv then envp, each NULL-terminated */
-            server->vector[index < fixed.argc ? index : index + 1] = cursor;
+            vector[index < fixed->argc ? index : index + 1] = cursor;
         }
         cursor = nul + 1;
     }
     if (cursor != end) return "bytes after the last string";
     if (!has_cwd) run->cwd = NULL;
-    server->vector[fixed.argc] = NULL;
-    server->vector[fixed.argc + fixed.envc + 1] = NULL;
-    run->argv = server->vector;
-    run->envp = server->vector + fixed.argc + 1;
-    run->timeout_ns = fixed.timeout_ns;
+    vector[fixed->argc] = NULL;
+    vector[fixed->argc + fixed->envc + 1] = NULL;
+    run->argv = vector;
+    run->envp = vector + fixed->argc + 1;
+    run->timeout_ns = fixed->timeout_ns;
     return NULL;
 }
 
-/* Read the next RUN request into `run`. Returns 1, or 0 when the client closed the socket.
- * Anything malformed is fatal. */
-static int cw_read_request(struct cw_server *server, struct cw_run *run) {
-    struct cw_header header;
-    run->fd_count = 0;
-    int status = cw_receive(server, &header, sizeof header, run->fds, &run->fd_count);
+/* Split the RUN payload (already in server->payload, `length` bytes) into `run`. Returns NULL,
+ * or why the request is malformed. */
+static const char *cw_decode_run(struct cw_server *server, uint32_t length, struct cw_run *run) {
+    struct cw_run_request fixed;
+    const char *problem = cw_check_run(server->payload, length, &fixed);
+    if (problem != NULL) return problem;
+    server->vector = cw_reserve(server, server->vector, &server->vector_capacity,
+                                cw_run_slots(&fixed), sizeof(char *));
+    return cw_split_run(server->payload, length, &fixed, server->vector, run);
+}
+
+/* Walk the commands of a BLOCK payload (in server->payload, `length` bytes, fixed part in
+ * *fixed): with `run` NULL, check each command's framing and fixed part and add up the vector
+ * slots they need in *slots; else split command i into run[i], its vector in server->vector.
+ * Sets *order_offset to where the order starts. Returns NULL, or why it is malformed. */
+static const char *cw_walk_block(struct cw_server *server, uint32_t length,
+                                 const struct cw_block_request *fixed, struct cw_run *run,
+                                 size_t *slots, size_t *order_offset) {
+    size_t offset = sizeof *fixed, used = 0;
+    for (uint32_t i = 0; i < fixed->command_count; i++) {
+        uint32_t command_length;
+        if (length - offset < sizeof command_length) return "BLOCK command cut short";
+        memcpy(&command_length, server->payload + offset, sizeof command_length);
+        offset += sizeof command_length;
+        if (command_length > length - offset) return "BLOCK command cut short";
+        char *command = server->payload + offset;
+        struct cw_run_request command_fixed;
+        const char *problem = cw_check_run(command, command_length, &command_fixed);
+        if (problem != NULL) return problem;
+        if (command_fixed.flags & CW_RUN_HAS_STDIN) return "a BLOCK command with a stdin";
+        if (run != NULL) {
+            problem = cw_split_run(command, command_length, &command_fixed,
+                                   server->vector + used, &run[i]);
+            if (problem != NULL) return problem;
+        }
+        used += cw_run_slots(&command_fixed);
+        offset += command_length;
+    }
+    *slots = used;
+    *order_offset = offset;
+    return NULL;
+}
+
+/* Split the BLOCK payload (already in server->payload, `length` bytes) into `block` and
+ * server->commands. Returns NULL, or why the request is malformed. */
+static const char *cw_decode_block(struct cw_server *server, uint32_t length,
+                                   struct cw_block *block) {
+    struct cw_block_request fixed;
+    if (length < sizeof fixed) return "BLOCK payload shorter than its fixed part";
+    memcpy(&fixed, server->payload, sizeof fixed);
+    if (fixed.command_count == 0 || fixed.command_count > CW_BLOCK_MAX_COMMANDS)
+        return "BLOCK command count out of range";
+    if (fixed.order_count == 0 || fixed.order_count > CW_BLOCK_MAX_ORDER)
+        return "BLOCK order count out of range";
+    if (fixed.time_limit_ns < 0) return "time limit out of range";
+    size_t slots, order_offset;
+    const char *problem = cw_walk_block(server, length, &fixed, NULL, &slots, &order_offset);
+    if (problem != NULL) return problem;
+    if (length - order_offset != (size_t)fixed.order_count * sizeof(uint16_t))
+        return "BLOCK order size does not match its count";
+    /* Reserved once for every command, so that no pointer into them moves afterwards. */
+    server->vector =
+        cw_reserve(server, server->vector, &server->vector_capacity, slots, sizeof(char *));
+    server->commands = cw_reserve(server, server->commands, &server->commands_capacity,
+                                  fixed.command_count, sizeof(struct cw_run));
+    problem = cw_walk_block(server, length, &fixed, server->commands, &slots, &order_offset);
+    if (problem != NULL) return problem;
+    block->order = server->payload + order_offset;
+    for (uint32_t i = 0; i < fixed.order_count; i++) {
+        uint16_t index;
+        memcpy(&index, block->order + i * sizeof index, sizeof index);
+        if (index >= fixed.command_count) return "BLOCK order entry out of range";
+    }
+    block->time_limit_ns = fixed.time_limit_ns;
+    block->command_count = fixed.command_count;
+    block->order_count = fixed.order_count;
+    block->stop_requested = 0;
+    block->broken = NULL;
+    return NULL;
+}
+
+/* Read the next request's header and payload (into server->payload), and the descriptors that
+ * came with it into fds[0..*fd_count). Returns 1, or 0 when the client closed the socket. A
+ * malformed header is fatal. */
+static int cw_read_request(struct cw_server *server, struct cw_header *header, int *fds,
+                           int *fd_count) {
+    *fd_count = 0;
+    int status = cw_receive(server, header, sizeof *header, fds, fd_count);
     if (status == 0) return 0;
     if (status < 0) exit(0); /* the client went away mid-request: nothing to clean up */
-    if (header.magic != CW_MAGIC) cw_fatal(server, "bad magic: not a cutaway client");
-    if (header.version != CW_PROTOCOL_VERSION) cw_fatal(server, "unsupported protocol version");
-    if (header.type != CW_MSG_RUN) cw_fatal(server, "unexpected message type");
-    if (header.length > CW_MAX_PAYLOAD_BYTES) cw_fatal(server, "request too large");
+    if (header->magic != CW_MAGIC) cw_fatal(server, "bad magic: not a cutaway client");
+    if (header->version != CW_PROTOCOL_VERSION) cw_fatal(server, "unsupported protocol version");
+    if (header->type != CW_MSG_RUN && header->type != CW_MSG_BLOCK && header->type != CW_MSG_STOP)
+        cw_fatal(server, "unexpected message type");
+    if (header->length > CW_MAX_PAYLOAD_BYTES) cw_fatal(server, "request too large");
     server->payload = cw_reserve(server, server->payload, &server->payload_capacity,
-                                 (size_t)header.length + 1, 1);
-    if (cw_receive(server, server->payload, header.length, NULL, NULL) != 1) exit(0);
-    const char *problem = cw_decode_run(server, header.length, run);
-    if (problem == NULL && run->fd_count != CW_RUN_FD_COUNT + run->has_stdin)
-        problem = "RUN needs two descriptors (three with CW_RUN_HAS_STDIN)";
-    if (problem != NULL) {
-        cw_close_fds(run->fds, run->fd_count);
-        cw_fatal(server, problem);
-    }
-    run->sequence = header.sequence;
+                                 (size_t)header->length + 1, 1);
+    if (cw_receive(server, server->payload, header->length, NULL, NULL) != 1) exit(0);
     return 1;
 }
 
@@ -370,12 +493,37 @@ static int cw_child_exited(pid_t pid) {
     return waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
 }
 
+/* Read the message that came while a block runs: a STOP for that block sets
+ * block->stop_requested, a STOP for another sequence (one that crossed the end of its own
+ * block) is ignored. Returns 0, or -1 when the client is gone or sent anything else (then
+ * block->broken says why). Ancillary data, which no STOP has, is discarded by the kernel. */
+static int cw_read_stop(const struct cw_server *server, struct cw_block *block) {
+    struct cw_header header;
+    size_t done = 0;
+    while (done < sizeof header) {
+        ssize_t got = recv(server->socket_fd, (char *)&header + done, sizeof header - done, 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return -1;
+        done += (size_t)got;
+    }
+    if (header.magic != CW_MAGIC || header.version != CW_PROTOCOL_VERSION ||
+        header.type != CW_MSG_STOP || header.length != 0) {
+        block->broken = "only STOP may come while a block runs";
+        return -1;
+    }
+    if (header.sequence == block->sequence) block->stop_requested = 1;
+    return 0;
+}
+
 /* Block until the child exits, the deadline (monotonic ns, 0: none) passes, or the client or
- * our parent goes away. Does not reap. `pidfd` may be -1 (old kernel): SIGCHLD wakes ppoll. */
+ * our parent goes away; in a block (`block` not NULL), also until the client sends STOP for
+ * it. Does not reap. `pidfd` may be -1 (old kernel): SIGCHLD wakes ppoll. */
 static enum cw_wait_outcome cw_wait_child(const struct cw_server *server, pid_t pid, int pidfd,
-                                          int64_t deadline_ns) {
+                                          int64_t deadline_ns, struct cw_block *block) {
+    short socket_events = block != NULL ? POLLIN | POLLRDHUP : POLLRDHUP;
     for (;;) {
         if (pidfd < 0 && cw_child_exited(pid)) return CW_CHILD_EXITED;
+        if (block != NULL && block->stop_requested) return CW_CHILD_STOPPED;
         struct timespec left, *timeout = NULL;
         if (deadline_ns > 0) {
             int64_t left_ns = deadline_ns - cw_now_ns();
@@ -384,7 +532,7 @@ static enum cw_wait_outcome cw_wait_child(const struct cw_server *server, pid_t 
             left.tv_nsec = left_ns % 1000000000;
             timeout = &left;
         }
-        struct pollfd fds[2] = {{server->socket_fd, POLLRDHUP, 0}, {pidfd, POLLIN, 0}};
+        struct pollfd fds[2] = {{server->socket_fd, socket_events, 0}, {pidfd, POLLIN, 0}};
         const sigset_t *mask = pidfd >= 0 ? &server->quiet_mask : &server->wait_mask;
         int ready = ppoll(fds, pidfd >= 0 ? 2 : 1, timeout, mask);
         if (ready < 0) {
@@ -393,6 +541,9 @@ static enum cw_wait_outcome cw_wait_child(const struct cw_server *server, pid_t 
             continue;
         }
         if (fds[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) return CW_CLIENT_GONE;
+        if ((fds[0].revents & POLLIN) && cw_read_stop(server, block) != 0)
+            return block->broken != NULL ? CW_CLIENT_BROKE : CW_CLIENT_GONE;
+        /* A child that exited as the STOP came is not stopped: its RESULT stays as it is. */
         if (pidfd >= 0 && fds[1].revents != 0) return CW_CHILD_EXITED;
     }
 }
@@ -627,11 +778,11 @@ static void cw_settle_leftovers(struct cw_server *server, pid_t pid, pid_t kille
     server->found.count = 0;
 }
 
-/* The RESULT payload for a reaped child. */
-static struct cw_result cw_make_result(pid_t pid, int status, int64_t wall_ns,
-                                       const struct rusage *usage, int timed_out,
-                                       int64_t leftover_processes) {
-    struct cw_result result = {
+/* The RESULT message for a reaped child, framed with the request's `sequence`. */
+static void cw_make_result(struct cw_result_message *message, uint32_t sequence, pid_t pid,
+                           int status, int64_t wall_ns, const struct rusage *usage,
+                           uint64_t flags, const struct cw_leftover_report *leftovers) {
+    message->result = (struct cw_result){
         .pid = pid,
         .wait_status = status,
         .wall_ns = wall_ns,
@@ -644,24 +795,75 @@ static struct cw_result cw_make_result(pid_t pid, int status, int64_t wall_ns,
         .involuntary_switches = usage->ru_nivcsw,
         .block_in = usage->ru_inblock,
         .block_out = usage->ru_oublock,
-        .flags = timed_out ? CW_RESULT_TIMED_OUT : 0,
-        .leftover_processes = leftover_processes,
+        .flags = flags,
+        .leftover_processes = leftovers->count,
     };
-    return result;
+    size_t names_length = 0;
+    for (int i = 0; i < leftovers->name_count; i++) {
+        size_t name_length = strlen(leftovers->names[i]) + 1;
+        memcpy(message->names + names_length, leftovers->names[i], name_length);
+        names_length += name_length;
+    }
+    uint32_t length = (uint32_t)(sizeof message->result + names_length);
+    message->header = (struct cw_header){CW_MAGIC, CW_PROTOCOL_VERSION, CW_MSG_RESULT, length,
+                                         sequence};
+}
+
+/* How many bytes of `message` go on the wire: its header and its payload. */
+static size_t cw_message_bytes(const struct cw_result_message *message) {
+    return sizeof message->header + message->header.length;
+}
+
+/* Spawn the child of `run`. Returns 0, with its pid and the clock read right before the spawn
+ * (the start of its wall time), or an errno value. */
+static int cw_spawn(const struct cw_server *server, const struct cw_run *run, pid_t *pid,
+                    int64_t *start_ns) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int rc = cw_prepare_spawn(server, run, &actions, &attributes);
+    *start_ns = cw_now_ns();
+    if (rc == 0) rc = posix_spawn(pid, run->path, &actions, &attributes, run->argv, run->envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    return rc;
+}
+
+/* The end of a spawned run whose wait ended with `outcome`: kill the child's group unless it
+ * exited by itself, reap it, stop its clock, then (outside the measured interval) close
+ * `pidfd` and, with `close_fds`, the run's descriptors, settle its leftovers and build its
+ * RESULT in `message`. Exits if the client or our parent is gone. */
+static void cw_end_run(struct cw_server *server, const struct cw_run *run, pid_t pid, int pidfd,
+                       int64_t start_ns, enum cw_wait_outcome outcome, int close_fds,
+                       struct cw_result_message *message) {
+    if (outcome != CW_CHILD_EXITED) cw_kill_group(pid);
+    int status = 0;
+    struct rusage usage;
+    memset(&usage, 0, sizeof usage);
+    cw_reap(pid, &status, &usage);
+    int64_t end_ns = cw_now_ns();
+    /* The run is measured: from here on nothing counts in its figures. */
+    if (pidfd >= 0) close(pidfd);
+    if (close_fds) cw_close_fds(run->fds, run->fd_count); /* not earlier: keep syscalls out */
+    struct cw_leftover_report leftovers;
+    pid_t killed_group = outcome != CW_CHILD_EXITED ? pid : 0;
+    cw_settle_leftovers(server, pid, killed_group, run->keep_leftovers, &leftovers);
+    if (outcome == CW_CLIENT_GONE) exit(0);
+    /* Timed out or stopped means killed by us: a child that exited on its own at the deadline
+     * (or as the STOP came) was not. */
+    int killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    uint64_t flags = outcome == CW_CHILD_TIMED_OUT && killed ? CW_RESULT_TIMED_OUT : 0;
+    flags |= outcome == CW_CHILD_STOPPED && killed ? CW_RESULT_STOPPED : 0;
+    cw_make_result(message, run->sequence, pid, status, end_ns - start_ns, &usage, flags,
+                   &leftovers);
 }
 
 /* Serve one decoded RUN: spawn, report SPAWNED, wait, reap, report RESULT (or SPAWN_ERROR).
  * Closes the request's fds. Exits (after killing and reaping the child) if the client or our
  * parent goes away meanwhile. */
 static void cw_serve_run(struct cw_server *server, const struct cw_run *run) {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
-    int rc = cw_prepare_spawn(server, run, &actions, &attributes);
     pid_t pid = -1;
-    int64_t start_ns = cw_now_ns();
-    if (rc == 0) rc = posix_spawn(&pid, run->path, &actions, &attributes, run->argv, run->envp);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
+    int64_t start_ns;
+    int rc = cw_spawn(server, run, &pid, &start_ns);
     if (rc != 0) {
         cw_close_fds(run->fds, run->fd_count);
         struct cw_spawn_error failure = {rc, 0};
@@ -677,37 +879,203 @@ static void cw_serve_run(struct cw_server *server, const struct cw_run *run) {
     if (cw_send_gathered(server->socket_fd, CW_MSG_SPAWNED, run->sequence, &spawned,
                          sizeof spawned) == 0) {
         int64_t deadline_ns = run->timeout_ns > 0 ? start_ns + run->timeout_ns : 0;
-        outcome = cw_wait_child(server, pid, pidfd, deadline_ns);
+        outcome = cw_wait_child(server, pid, pidfd, deadline_ns, NULL);
     }
-    if (outcome != CW_CHILD_EXITED) cw_kill_group(pid);
-    int status = 0;
-    struct rusage usage;
-    memset(&usage, 0, sizeof usage);
-    cw_reap(pid, &status, &usage);
-    int64_t end_ns = cw_now_ns();
-    /* The run is measured: from here on nothing counts in its figures. */
-    if (pidfd >= 0) close(pidfd);
-    cw_close_fds(run->fds, run->fd_count); /* not earlier: keep syscalls out of the run */
-    struct cw_leftover_report leftovers;
-    pid_t killed_group = outcome != CW_CHILD_EXITED ? pid : 0;
-    cw_settle_leftovers(server, pid, killed_group, run->keep_leftovers, &leftovers);
-    if (outcome == CW_CLIENT_GONE) exit(0);
-    /* Timed out means killed by us: a child that exited on its own at the deadline did not. */
-    int timed_out = outcome == CW_CHILD_TIMED_OUT && WIFSIGNALED(status) &&
-                    WTERMSIG(status) == SIGKILL;
-    struct cw_result result =
-        cw_make_result(pid, status, end_ns - start_ns, &usage, timed_out, leftovers.count);
-    char payload[sizeof result + sizeof leftovers.names];
-    memcpy(payload, &result, sizeof result);
-    size_t length = sizeof result;
-    for (int i = 0; i < leftovers.name_count; i++) {
-        size_t name_length = strlen(leftovers.names[i]) + 1;
-        memcpy(payload + length, leftovers.names[i], name_length);
-        length += name_length;
+    struct cw_result_message message;
+    cw_end_run(server, run, pid, pidfd, start_ns, outcome, 1, &message);
+    if (cw_send_all(server->socket_fd, &message, cw_message_bytes(&message)) != 0) exit(0);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Blocks: many runs in one exchange (BLOCK in cw_protocol.h).
+ *
+ * Each run of a block is made as cw_serve_run makes one (the same spawn, timing points,
+ * timeout, reaping and leftovers) but without SPAWNED: nothing is sent until the block ends,
+ * so the client sleeps through the whole block instead of waking twice a run. Each RESULT is
+ * written to a file meanwhile (a memfd, or an unlinked file in /tmp), and the file is sent
+ * whole with sendfile when the block ends, BLOCK_END last. A file rather than a buffer in
+ * memory: this process's peak RSS is the floor of every max_rss it reports (see the top of
+ * this file), and a buffer that grew with each run (by 128 bytes or more) would raise that
+ * floor run after run within a block. Page-cache pages of a file are in no process's RSS.
+ *
+ * A STOP is read while the server waits for a child (it polls the socket for POLLIN then),
+ * and before each spawn (a poll that does not wait: one system call a run, outside the
+ * measured interval), so that a STOP sent between two runs (during a leftover's grace
+ * period, say) ends the block without starting another run.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Make the file a block's replies wait in, once per server. Fatal when neither kind can be
+ * made (no child is running then). */
+static void cw_open_results(struct cw_server *server) {
+    if (server->results_fd >= 0) return;
+    server->results_fd = memfd_create("cw_block_results", MFD_CLOEXEC);
+    if (server->results_fd < 0)
+        server->results_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (server->results_fd < 0) cw_fatal(server, "cannot make a file for a block's results");
+}
+
+/* Append `size` bytes to the block's replies, which end at *end. Fatal when the file cannot
+ * take them (no child of the block is running then). */
+static void cw_keep_reply(struct cw_server *server, const void *data, size_t size, off_t *end) {
+    const char *cursor = data;
+    while (size > 0) {
+        ssize_t written = pwrite(server->results_fd, cursor, size, *end);
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) cw_fatal(server, "cannot keep a block's results");
+        cursor += written;
+        size -= (size_t)written;
+        *end += written;
     }
-    if (cw_send_gathered(server->socket_fd, CW_MSG_RESULT, run->sequence, payload,
-                         (uint32_t)length) != 0)
+}
+
+/* Send the block's replies (the first `size` bytes of the results file) to the client, with
+ * as few system calls as the socket's buffer allows. Returns 0, or -1 when the client is
+ * gone. */
+static int cw_send_replies(const struct cw_server *server, off_t size) {
+    off_t offset = 0;
+    while (offset < size) {
+        ssize_t sent = sendfile(server->socket_fd, server->results_fd, &offset,
+                                (size_t)(size - offset));
+        if (sent < 0 && errno == EINTR) continue;
+        if (sent < 0 && (errno == EINVAL || errno == ENOSYS)) break; /* no sendfile here */
+        if (sent <= 0) return -1;
+    }
+    char buffer[4096]; /* on the stack, as cw_scan's: a heap buffer would raise max_rss */
+    while (offset < size) {
+        size_t left = (size_t)(size - offset);
+        ssize_t got = pread(server->results_fd, buffer, left < sizeof buffer ? left : sizeof buffer,
+                            offset);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0 || cw_send_all(server->socket_fd, buffer, (size_t)got) != 0) return -1;
+        offset += got;
+    }
+    return 0;
+}
+
+/* Before each run of a block: empty its stderr when it is a regular file with something in
+ * it, so that after the block it holds the last run's stderr only (the client reads a failed
+ * run's tail from there). Outside the measured interval; one fstat when it is empty. */
+static void cw_empty_stderr(int fd) {
+    struct stat info;
+    if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0 &&
+        ftruncate(fd, 0) == 0)
+        lseek(fd, 0, SEEK_SET); /* the offset is shared with the children's descriptors */
+}
+
+/* Before a run of a block: read a STOP that came since the last wait, if any. Exits when the
+ * client is gone, and gives up when it sent anything else (no child is running either way). */
+static void cw_check_stop(struct cw_server *server, struct cw_block *block) {
+    struct pollfd fd = {server->socket_fd, POLLIN | POLLRDHUP, 0};
+    if (poll(&fd, 1, 0) <= 0) return;
+    if ((fd.revents & (POLLRDHUP | POLLHUP | POLLERR)) || cw_read_stop(server, block) != 0) {
+        if (block->broken != NULL) cw_fatal(server, block->broken);
         exit(0);
+    }
+}
+
+/* After `runs_made` runs, the last of which got `result`, `elapsed_ns` since the block's
+ * first spawn: why the block ends now (CW_BLOCK_*), or 0 to make the next run. */
+static uint32_t cw_block_verdict(const struct cw_block *block, const struct cw_result *result,
+                                 uint32_t runs_made, int64_t elapsed_ns) {
+    if (block->stop_requested) return CW_BLOCK_STOPPED;
+    if (result->wait_status != 0 || result->flags != 0 || result->leftover_processes != 0)
+        return CW_BLOCK_UNUSUAL;
+    if (runs_made == block->order_count) return CW_BLOCK_DONE;
+    if (block->time_limit_ns > 0 && elapsed_ns >= block->time_limit_ns) return CW_BLOCK_TIME;
+    return 0;
+}
+
+/* Serve one decoded BLOCK: make its runs in order until it ends, then send every RESULT and
+ * BLOCK_END. Closes the block's fds. Exits (after killing and reaping the child) if the
+ * client or our parent goes away meanwhile. */
+static void cw_serve_block(struct cw_server *server, struct cw_block *block) {
+    cw_open_results(server);
+    off_t kept = 0;
+    struct cw_block_end end = {0, 0, 0, 0};
+    int64_t first_start_ns = 0;
+    while (end.reason == 0) {
+        uint16_t index;
+        memcpy(&index, block->order + end.run_count * sizeof index, sizeof index);
+        struct cw_run *run = &server->commands[index];
+        run->sequence = block->sequence;
+        memcpy(run->fds, block->fds, sizeof block->fds);
+        run->fd_count = CW_BLOCK_FD_COUNT;
+        cw_check_stop(server, block);
+        if (block->stop_requested) {
+            end.reason = CW_BLOCK_STOPPED;
+            break;
+        }
+        cw_empty_stderr(block->fds[1]);
+        pid_t pid = -1;
+        int64_t start_ns;
+        int rc = cw_spawn(server, run, &pid, &start_ns);
+        if (rc != 0) {
+            end.reason = CW_BLOCK_SPAWN_ERROR;
+            end.error_number = rc;
+            end.stage = cw_failed_stage(run, &end.error_number);
+            break;
+        }
+        if (end.run_count == 0) first_start_ns = start_ns;
+        int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        int64_t deadline_ns = run->timeout_ns > 0 ? start_ns + run->timeout_ns : 0;
+        enum cw_wait_outcome outcome = cw_wait_child(server, pid, pidfd, deadline_ns, block);
+        struct cw_result_message message;
+        cw_end_run(server, run, pid, pidfd, start_ns, outcome, 0, &message);
+        if (outcome == CW_CLIENT_BROKE) cw_fatal(server, block->broken);
+        cw_keep_reply(server, &message, cw_message_bytes(&message), &kept);
+        end.run_count++;
+        int64_t elapsed_ns = start_ns + message.result.wall_ns - first_start_ns;
+        end.reason = cw_block_verdict(block, &message.result, end.run_count, elapsed_ns);
+    }
+    cw_close_fds(block->fds, CW_BLOCK_FD_COUNT);
+    struct {
+        struct cw_header header;
+        struct cw_block_end end;
+    } last = {{CW_MAGIC, CW_PROTOCOL_VERSION, CW_MSG_BLOCK_END, sizeof end, block->sequence}, end};
+    cw_keep_reply(server, &last, sizeof last, &kept);
+    if (cw_send_replies(server, kept) != 0) exit(0);
+    ftruncate(server->results_fd, 0); /* frees the pages until the next block */
+}
+
+/* Read and serve the next request. Returns 1, or 0 when the client closed the socket.
+ * Anything malformed is fatal. */
+static int cw_serve_request(struct cw_server *server) {
+    struct cw_header header;
+    int fds[CW_RUN_MAX_FD_COUNT];
+    int fd_count;
+    if (!cw_read_request(server, &header, fds, &fd_count)) return 0;
+    const char *problem = NULL;
+    if (header.type == CW_MSG_STOP) {
+        /* A STOP that crossed the end of its block (no block runs now): nothing to stop. */
+        if (header.length == 0 && fd_count == 0) return 1;
+        problem = "STOP with a payload or descriptors";
+    } else if (header.type == CW_MSG_RUN) {
+        struct cw_run run;
+        problem = cw_decode_run(server, header.length, &run);
+        if (problem == NULL && fd_count != CW_RUN_FD_COUNT + run.has_stdin)
+            problem = "RUN needs two descriptors (three with CW_RUN_HAS_STDIN)";
+        if (problem == NULL) {
+            memcpy(run.fds, fds, sizeof(int) * (size_t)fd_count);
+            run.fd_count = fd_count;
+            run.sequence = header.sequence;
+            cw_serve_run(server, &run);
+            return 1;
+        }
+    } else {
+        struct cw_block block;
+        problem = cw_decode_block(server, header.length, &block);
+        if (problem == NULL && fd_count != CW_BLOCK_FD_COUNT)
+            problem = "BLOCK needs two descriptors";
+        if (problem == NULL) {
+            memcpy(block.fds, fds, sizeof block.fds);
+            block.sequence = header.sequence;
+            cw_serve_block(server, &block);
+            return 1;
+        }
+    }
+    cw_close_fds(fds, fd_count);
+    cw_fatal(server, problem);
+    return 0;
 }
 
 /* Block until a request (or EOF) is readable. Returns 1, or 0 when our parent died. */
@@ -763,7 +1131,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: cw_forkserver SOCKET_FD PARENT_PID\n");
         return 2;
     }
-    struct cw_server server = {.socket_fd = cw_parse_int(argv[1], 0)};
+    struct cw_server server = {.socket_fd = cw_parse_int(argv[1], 0), .results_fd = -1};
     server.parent_pid = (pid_t)cw_parse_int(argv[2], 1);
     struct stat info;
     if (fstat(server.socket_fd, &info) != 0 || !S_ISSOCK(info.st_mode)) {
@@ -780,9 +1148,8 @@ int main(int argc, char **argv) {
     if (getppid() != server.parent_pid) return 0; /* it died before prctl */
     struct cw_hello hello = {(int32_t)getpid(), CW_MAX_PAYLOAD_BYTES};
     if (cw_send_message(server.socket_fd, CW_MSG_HELLO, 0, &hello, sizeof hello) != 0) return 0;
-    struct cw_run run;
-    memset(&run, 0, sizeof run);
-    while (cw_wait_request(&server) && cw_read_request(&server, &run)) cw_serve_run(&server, &run);
+    while (cw_wait_request(&server) && cw_serve_request(&server)) {
+    }
     cw_reap_exited(); /* what was kept runs on under init; what has exited is reaped here */
     return 0;
 }

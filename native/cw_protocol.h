@@ -39,7 +39,45 @@
  *                                  why the server gives up (malformed request, wrong
  *                                  version, out of memory); the server exits right after.
  *
- * One run at a time: the client sends the next RUN only after RESULT or SPAWN_ERROR.
+ *   client -> server  BLOCK        many runs in one exchange: struct cw_block_request, then
+ *                                  command_count commands, each a u32 length followed by
+ *                                  that many bytes laid out as a RUN payload (struct
+ *                                  cw_run_request with its own timeout and flags, then its
+ *                                  strings; CW_RUN_HAS_STDIN is refused), then order_count
+ *                                  u16 indices into the commands: the runs to make, in
+ *                                  that order. Two descriptors travel with the first byte
+ *                                  of the header as SCM_RIGHTS: stdout, then stderr, shared
+ *                                  by every run of the block (stdin is /dev/null).
+ *                                  The server makes the runs one after another exactly as
+ *                                  it serves RUN (same timing points, timeout and
+ *                                  leftovers), but sends nothing while the block runs.
+ *                                  Before each run, a stderr that is a non-empty regular
+ *                                  file is truncated to 0 bytes (and its offset set to 0),
+ *                                  so that after the block it holds the last run's stderr
+ *                                  only (stdout and stderr should not be the same file).
+ *   server -> client  RESULT...    when the block has ended: one RESULT (as above) per run
+ *                                  made, in order, each with the block's sequence, then
+ *   server -> client  BLOCK_END    struct cw_block_end: how many RESULTs came before it and
+ *                                  why the block ended (CW_BLOCK_*), in as few sends as the
+ *                                  socket allows. The block ends when the order is done;
+ *                                  when, after a run, time_limit_ns has passed since the
+ *                                  block's first spawn (so a block makes at least one run);
+ *                                  after an unusual run (exit status not 0, a signal, a
+ *                                  timeout, leftover processes: its RESULT is the last);
+ *                                  when a run cannot be spawned (no RESULT for it; its errno
+ *                                  and stage, as in SPAWN_ERROR, are in BLOCK_END); or on
+ *   client -> server  STOP         header only, the block's sequence: the server SIGKILLs the
+ *                                  running child's process group, reaps it, sets
+ *                                  CW_RESULT_STOPPED in its RESULT and ends the block
+ *                                  (CW_BLOCK_STOPPED; should the child have exited on its
+ *                                  own meanwhile, its RESULT is left as it is). A STOP that
+ *                                  comes between two runs ends the block before the next
+ *                                  one (every RESULT then is an ordinary one). A STOP whose
+ *                                  sequence is not the block in progress (it crossed the
+ *                                  end of its block) is read and ignored.
+ *
+ * One request at a time: the client sends the next RUN or BLOCK only after RESULT,
+ * SPAWN_ERROR or BLOCK_END, and nothing but STOP while a block runs.
  * The client closing its end (EOF) ends the server; if a child is running then, the server
  * first kills the child's process group and reaps it.
  *
@@ -48,6 +86,7 @@
  *   2  RUN flag CW_RUN_HAS_STDIN: a third descriptor, the child's stdin, comes first.
  *   3  Leftovers: RESULT ends with leftover_processes and is followed by their names; RUN
  *      flag CW_RUN_KEEP_LEFTOVERS. Without it the server stops what a run left behind.
+ *   4  BLOCK, BLOCK_END and STOP: many runs in one exchange; RESULT flag CW_RESULT_STOPPED.
  */
 #ifndef CW_PROTOCOL_H
 #define CW_PROTOCOL_H
@@ -55,7 +94,7 @@
 #include <stdint.h>
 
 #define CW_MAGIC 0x53465743u /* bytes "CWFS" on a little-endian machine */
-#define CW_PROTOCOL_VERSION 3u
+#define CW_PROTOCOL_VERSION 4u
 #define CW_MAX_PAYLOAD_BYTES (64u * 1024u * 1024u)
 #define CW_RUN_FD_COUNT 2     /* stdout, stderr */
 #define CW_RUN_MAX_FD_COUNT 3 /* stdin (with CW_RUN_HAS_STDIN), stdout, stderr */
@@ -67,6 +106,9 @@ enum cw_message_type {
     CW_MSG_SPAWN_ERROR = 4,
     CW_MSG_RESULT = 5,
     CW_MSG_FATAL = 6,
+    CW_MSG_BLOCK = 7,
+    CW_MSG_BLOCK_END = 8,
+    CW_MSG_STOP = 9,
 };
 
 struct cw_header {
@@ -117,6 +159,7 @@ struct cw_spawn_error {
  * by the server before this reply unless the RUN had CW_RUN_KEEP_LEFTOVERS. Processes of the
  * run's group that the server itself killed at the timeout are not counted. */
 #define CW_RESULT_TIMED_OUT 1u
+#define CW_RESULT_STOPPED 2u /* in a block: killed by the server because the client sent STOP */
 #define CW_LEFTOVER_NAME_COUNT 8 /* distinct names at most after a RESULT */
 #define CW_LEFTOVER_NAME_BYTES 16 /* a comm name with its NUL (the kernel's TASK_COMM_LEN) */
 struct cw_result {
@@ -136,11 +179,40 @@ struct cw_result {
     int64_t leftover_processes;
 };
 
+/* BLOCK, fixed part. The u16 order entries keep a long order small: the server holds the
+ * whole request in memory while the block runs, and its peak RSS is the floor of every
+ * max_rss it reports. */
+#define CW_BLOCK_MAX_COMMANDS 256u
+#define CW_BLOCK_MAX_ORDER 65536u
+#define CW_BLOCK_FD_COUNT 2 /* stdout, stderr */
+struct cw_block_request {
+    int64_t time_limit_ns;  /* 0: none; else no run starts once this long has passed since
+                               the block's first spawn (checked after each run) */
+    uint32_t command_count; /* 1..CW_BLOCK_MAX_COMMANDS */
+    uint32_t order_count;   /* 1..CW_BLOCK_MAX_ORDER */
+};
+
+/* BLOCK_END: why the block ended, after run_count RESULTs. */
+#define CW_BLOCK_DONE 1u        /* every run of the order was made */
+#define CW_BLOCK_TIME 2u        /* the time limit passed */
+#define CW_BLOCK_UNUSUAL 3u     /* the last run exited non-zero, was killed or timed out, or
+                                   left processes behind */
+#define CW_BLOCK_SPAWN_ERROR 4u /* the next run could not be spawned: error_number, stage */
+#define CW_BLOCK_STOPPED 5u     /* the client sent STOP */
+struct cw_block_end {
+    uint32_t run_count;
+    uint32_t reason;      /* CW_BLOCK_* */
+    int32_t error_number; /* CW_BLOCK_SPAWN_ERROR: as in struct cw_spawn_error; else 0 */
+    uint32_t stage;       /* CW_BLOCK_SPAWN_ERROR: CW_STAGE_*; else 0 */
+};
+
 _Static_assert(sizeof(struct cw_header) == 16, "header layout");
 _Static_assert(sizeof(struct cw_hello) == 8, "hello layout");
 _Static_assert(sizeof(struct cw_run_request) == 24, "run request layout");
 _Static_assert(sizeof(struct cw_spawned) == 8, "spawned layout");
 _Static_assert(sizeof(struct cw_spawn_error) == 8, "spawn error layout");
 _Static_assert(sizeof(struct cw_result) == 112, "result layout");
+_Static_assert(sizeof(struct cw_block_request) == 16, "block request layout");
+_Static_assert(sizeof(struct cw_block_end) == 16, "block end layout");
 
 #endif

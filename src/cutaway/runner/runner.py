@@ -464,12 +464,17 @@ class ExperimentRunner:
         )
         if self.spec.until_width is not None or self.settled is not None:
             load_analysis()
-        rounds = self.rounds()
         if self.in_blocks():
+            # Every round in blocks, the adaptive ones too (a block a round): runs made one at
+            # a time measure a little slower than in a block (docs/how-it-works.md).
             if not self.run_blocks(range(-self.spec.warmup_rounds, self.spec.rounds), planned):
                 return "budget"
-            rounds = self.adaptive_rounds()
-        for round_index in rounds:
+            for round_index in self.adaptive_rounds():
+                more = max(planned, self.runs_done + per_round)
+                if not self.run_blocks(range(round_index, round_index + 1), more):
+                    return "budget"
+            return "done"
+        for round_index in self.rounds():
             if self.over_budget():
                 self.emit(events.Notice("stopped: the time budget (max_time) is spent"))
                 return "budget"

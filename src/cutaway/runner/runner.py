@@ -556,12 +556,20 @@ class ExperimentRunner:
                     _run_of(variant, round_index, position, TIMED, measured, metrics, started_at)
                 )
                 started_at += measured.metrics.get("wall", 0.0)
-            # One transaction for the block: its runs reached cutaway together.
-            self.store.add_runs(
-                self.experiment_id, [(run, ()) for run in runs], replace=self.replacing
-            )
+            # One transaction for the block: its runs reached cutaway together. If it cannot
+            # be stored (a full disk), one at a time: the runs that fit are kept and counted,
+            # and the error names the first that does not, as without blocks.
+            together = True
+            try:
+                self.store.add_runs(
+                    self.experiment_id, [(run, ()) for run in runs], replace=self.replacing
+                )
+            except StoreError:
+                together = False
             for (round_index, position, index), run in zip(block, runs, strict=False):
                 variant = variants[index]
+                if not together:
+                    self.store.add_run(self.experiment_id, run, replace=self.replacing)
                 self.emit(events.RunStarted(variant.name, round_index, position, TIMED))
                 self.count(variant, run, planned)
                 done += 1

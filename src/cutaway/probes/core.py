@@ -22,11 +22,11 @@ Here too the plugin interface's data types the core makes (:class:`StoredExperim
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from cutaway.model import PRIMARY_METRIC, PROCESS_METRICS
 from cutaway.settings_reading import KeyPath
+from cutaway.value_class import value_class
 
 if TYPE_CHECKING:
     from cutaway.model import Caution, Metric, ProbeResult, ProbeSpec, Spec, Variant
@@ -42,7 +42,7 @@ PROFILE_RECORDS = "profiles"
 PHASE_RECORDS = "phases"
 
 
-@dataclass(frozen=True)
+@value_class
 class StoredExperiment:
     """What a plugin's analysis reads: the store, the experiment, its spec and variants (in
     the spec's order), and the resamples of every bootstrap."""
@@ -54,7 +54,7 @@ class StoredExperiment:
     resamples: int
 
 
-@dataclass(frozen=True)
+@value_class
 class Tags:
     """How ``cutaway compare`` names two experiments' variants: each shared variant of the first
     (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"; the

@@ -1,37 +1,99 @@
-"""``@value_class``: ``@dataclass(frozen=True)`` with the same ``==``, ``hash()`` and ``repr()``,
-shared by every such class instead of written and compiled for each one.
+"""``@value_class``: what ``@dataclass(frozen=True)`` makes, with methods shared by every such
+class instead of written and compiled for each one.
 
 Why: a dataclass writes the source of each method it adds and compiles it as the class is
 created, some 0.1 ms a method. A frozen dataclass gets six (``__init__``, ``__repr__``,
-``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__``); `cutaway run` creates some eighty
-such classes as it imports its modules, a fifth of its start-up. ``__eq__``, ``__hash__`` and
-``__repr__`` read the class's fields and do the same for every class, so they are written once
-here; ``__init__`` and the two methods that keep an instance frozen stay the dataclass's own.
+``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__``), and `cutaway run` creates some
+eighty such classes as it imports its modules: a fifth of its start-up. Only ``__init__``
+needs code of its own (its parameters are the fields); the other five do the same for every
+class, reading its fields, so they are written once here and a class costs one compiled method.
 
-The methods do what Python 3.11's dataclass generates: ``==`` is True for an instance of the
-very same class whose fields (those with ``compare``) are equal as a tuple, else
-NotImplemented; ``hash()`` hashes the tuple of the fields with ``hash`` (or ``compare`` where
-``hash`` is None); ``repr()`` is ``Class(field=value, ...)`` over the fields with ``repr``, and
-``...`` for an instance met again inside its own repr. tests/unit/test_value_class.py holds
-them equal to a dataclass's."""
+They do what Python 3.11's dataclass generates:
+
+- ``==``: True for an instance of the very same class whose fields (those with ``compare``)
+  are equal as a tuple, else NotImplemented;
+- ``hash()``: the hash of the tuple of the fields with ``hash`` (or ``compare``, where ``hash``
+  is None);
+- ``repr()``: ``Class(field=value, ...)`` over the fields with ``repr``, and ``...`` for an
+  instance met again inside its own repr;
+- frozen: assigning or deleting a field raises FrozenInstanceError, and so does any other
+  attribute of an instance of the class itself (one of a plain subclass may have its own).
+  ``__init__`` is the dataclass's, which assigns each field once as the instance is made; an
+  assignment finds the field unset then, and set ever after.
+
+A class the dataclass must check against its bases (one with a dataclass among its bases),
+one with a field that ``__init__`` leaves unset (``init=False`` without a default) or one that
+defines its own ``__setattr__`` or ``__delattr__`` is made by ``@dataclass(frozen=True)``
+itself, with only ``==``, ``hash()`` and ``repr()`` shared. tests/unit/test_value_class.py
+holds every behaviour equal to a twin dataclass's."""
 
 from __future__ import annotations
 
 import reprlib
 from collections.abc import Callable
-from dataclasses import Field, dataclass, fields
-from typing import TypeVar, dataclass_transform
+from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, fields, is_dataclass
+from typing import Any, TypeVar, dataclass_transform
 
 _Class = TypeVar("_Class", bound=type)
 
 
 @dataclass_transform(frozen_default=True)
 def value_class(cls: _Class) -> _Class:
-    """``cls`` as ``@dataclass(frozen=True)`` makes it, with the shared methods."""
-    dataclass(frozen=True, eq=False, repr=False)(cls)  # the class itself, made a dataclass
-    for name, method in _SHARED_METHODS.items():
+    """``cls`` made a frozen dataclass, with the shared methods."""
+    methods = dict(_SHARED_METHODS)
+    if _checked_by_the_dataclass(cls):
+        dataclass(frozen=True, eq=False, repr=False)(cls)
+    else:
+        dataclass(eq=False, repr=False)(cls)  # __init__ alone: frozen by the methods below
+        cls.__dataclass_params__.frozen = True  # type: ignore[attr-defined]  # for subclasses
+        field_names = frozenset(field.name for field in fields(cls))
+        methods["__setattr__"] = _frozen_setattr(cls, field_names)
+        methods["__delattr__"] = _frozen_delattr(cls, field_names)
+    for name, method in methods.items():
         setattr(cls, name, method)
     return cls
+
+
+def _checked_by_the_dataclass(cls: type) -> bool:
+    """Whether ``@dataclass(frozen=True)`` itself must make ``cls`` (see the module's doc)."""
+    if any(is_dataclass(base) for base in cls.__mro__[1:]):
+        return True
+    if "__setattr__" in cls.__dict__ or "__delattr__" in cls.__dict__:
+        return True
+    for declared in vars(cls).values():
+        if (
+            isinstance(declared, Field)
+            and not declared.init
+            and declared.default is MISSING
+            and declared.default_factory is MISSING
+        ):
+            return True
+    return False
+
+
+def _frozen_setattr(cls: type[Any], field_names: frozenset[str]) -> Callable[[Any, str, Any], None]:
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if name in field_names:
+            if name in self.__dict__:
+                raise FrozenInstanceError(f"cannot assign to field {name!r}")
+            object.__setattr__(self, name, value)  # __init__ (the dataclass's) sets it
+            return
+        if type(self) is cls:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    __setattr__.__qualname__ = f"{cls.__qualname__}.__setattr__"
+    return __setattr__
+
+
+def _frozen_delattr(cls: type[Any], field_names: frozenset[str]) -> Callable[[Any, str], None]:
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in field_names:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    __delattr__.__qualname__ = f"{cls.__qualname__}.__delattr__"
+    return __delattr__
 
 
 def _names(

@@ -4,9 +4,14 @@ dataclass's own, checked against a twin class made by ``@dataclass(frozen=True)`
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import inspect
 import math
+import pickle
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -120,14 +125,95 @@ def test_an_instance_inside_its_own_repr_is_dots() -> None:
     assert repr(twin_box) == "BoxTwin(content=[...])"
 
 
-def test_it_is_a_frozen_dataclass() -> None:
-    point = Point(1.0, 2.0)
+def outcome(action: Callable[[], object]) -> object:
+    """What an action returns, or the type and message of what it raises."""
+    try:
+        return action()
+    except Exception as error:  # the outcome compared, whatever it is
+        return (type(error), str(error).replace("Twin", "Point"))
+
+
+def assigned_past_frozen(instance: object, name: str, value: object) -> object:
+    object.__setattr__(instance, name, value)  # what a __post_init__ may do
+    return getattr(instance, name)
+
+
+def assigned(instance: object, name: str, value: object) -> object:
+    setattr(instance, name, value)
+    return getattr(instance, name)
+
+
+def deleted(instance: object, name: str) -> bool:
+    delattr(instance, name)
+    return not hasattr(instance, name)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        lambda p: setattr(p, "x", 3.0),
+        lambda p: setattr(p, "tags", ("a",)),
+        lambda p: setattr(p, "extra", 1),
+        lambda p: delattr(p, "y"),
+        lambda p: delattr(p, "extra"),
+        lambda p: assigned_past_frozen(p, "x", 4.0),
+        lambda p: dataclasses.replace(p, y=5.0).y,
+        lambda p: dataclasses.asdict(p),
+        lambda p: dataclasses.astuple(copy.copy(p)),
+        lambda p: dataclasses.astuple(copy.deepcopy(p)),
+        lambda p: dataclasses.astuple(pickle.loads(pickle.dumps(p))),
+        lambda p: [f.name for f in dataclasses.fields(p)],
+        lambda p: (p.x, p.y, p.label, p.secret, p.tags),
+    ],
+)
+def test_an_instance_is_frozen_as_the_dataclass_s(action: Callable[[object], object]) -> None:
+    assert outcome(lambda: action(Point(1.0, 2.0))) == outcome(lambda: action(Twin(1.0, 2.0)))
+
+
+def test_the_class_is_the_dataclass_s() -> None:
+    assert str(inspect.signature(Point)) == str(inspect.signature(Twin))
+    assert Point.__match_args__ == Twin.__match_args__
+    assert Point.__doc__ == (Twin.__doc__ or "").replace("Twin", "Point")  # made from fields
+    assert getattr(Point, "__dataclass_params__").frozen  # noqa: B009  (mypy knows no such name)
+
+
+class Plain(Point):
+    """A subclass that is no dataclass: its instances may have attributes of their own."""
+
+
+class PlainTwin(Twin):
+    pass
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        lambda p: assigned(p, "own", 1),
+        lambda p: assigned(p, "own", 1) and deleted(p, "own"),
+        lambda p: setattr(p, "x", 3.0),
+        lambda p: delattr(p, "x"),
+        lambda p: p == type(p)(1.0, 2.0),
+    ],
+)
+def test_a_plain_subclass_s_instance_is_the_dataclass_s(action: Callable[[object], object]) -> None:
+    assert outcome(lambda: action(Plain(1.0, 2.0))) == outcome(lambda: action(PlainTwin(1.0, 2.0)))
+
+
+def subclass(base: type, **options: bool) -> object:
+    return outcome(lambda: dataclass(**options)(type("Sub", (base,), {"__annotations__": {}})))
+
+
+def test_dataclasses_inherit_from_it_as_from_the_dataclass() -> None:
+    refused = subclass(Point)  # a non-frozen one
+    assert refused == subclass(Twin)
+    assert isinstance(refused, tuple) and refused[0] is TypeError
+    made: type[Any] = dataclass(frozen=True)(
+        type("Sub", (Point,), {"__annotations__": {"z": int}, "z": 0})
+    )
+    instance = made(1.0, 2.0, z=3)
+    assert (instance.x, instance.z) == (1.0, 3)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        point.x = 3.0  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        del point.y
-    assert dataclasses.replace(point, y=5.0) == Point(1.0, 5.0)
-    assert dataclasses.asdict(point) == dataclasses.asdict(Twin(1.0, 2.0))
+        instance.x = 5.0
     assert [f.name for f in dataclasses.fields(Labelled)] == [
         "x",
         "y",
@@ -136,6 +222,55 @@ def test_it_is_a_frozen_dataclass() -> None:
         "tags",
         "unit",
     ]
-    assert Point.__match_args__ == Twin.__match_args__
-    with pytest.raises(TypeError, match="non-frozen dataclass from a frozen one"):
-        dataclass(type("Thawed", (Point,), {}))
+    labelled = Labelled(1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'unit'"):
+        labelled.unit = "ms"  # type: ignore[misc]
+
+
+@value_class
+class AfterInit:
+    """A field __init__ leaves unset, which __post_init__ may not assign."""
+
+    given: int
+    derived: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.derived = self.given * 2  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class AfterInitTwin:
+    given: int
+    derived: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.derived = self.given * 2  # type: ignore[misc]
+
+
+def test_a_field_init_leaves_unset_is_frozen_too() -> None:
+    assert outcome(lambda: AfterInit(1)) == outcome(lambda: AfterInitTwin(1))
+    assert isinstance(outcome(lambda: AfterInit(1)), tuple)  # FrozenInstanceError, as the twin
+
+
+def test_a_class_with_its_own_setattr_is_refused_as_by_the_dataclass() -> None:
+    def own(self: object, name: str, value: object) -> None:
+        pass
+
+    made = outcome(lambda: value_class(type("Own", (), {"__setattr__": own})))
+    twin = outcome(lambda: dataclass(frozen=True)(type("Own", (), {"__setattr__": own})))
+    assert made == twin
+    assert isinstance(made, tuple) and made[0] is TypeError
+
+
+@value_class
+class Defaults:
+    items: list[int] = field(default_factory=list)
+    count: int = 0
+
+
+def test_defaults_and_factories_are_set_by_init() -> None:
+    first, second = Defaults(), Defaults()
+    assert first.items == [] and first.items is not second.items
+    assert Defaults([1], 2) == Defaults(items=[1], count=2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.items = [3]  # type: ignore[misc]

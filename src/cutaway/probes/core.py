@@ -10,9 +10,9 @@ It sits low (it imports the model and the probe capture interface only) so that 
 the analysis never import upward: a plugin joins its probe's report sections and figures too,
 so the plugins and their registry (cutaway.probes.plugin, cutaway.probes.registry) sit with the
 report. The layers above hand the plugins down with :func:`provide`: cutaway.api does when it
-is imported, and so the command line, which imports it; the registry itself is imported only
-when the core first asks. Using cutaway.spec, cutaway.compare or cutaway.runner without
-cutaway.api, call
+is imported, and so does the command line (cutaway.cli.commands, without importing the
+library); the registry itself is imported only when the core first asks. Using cutaway.spec,
+cutaway.compare or cutaway.runner without cutaway.api, call
 ``cutaway.api.use_registered_probes()`` first (or :func:`provide` with plugins of your own).
 
 Here too the plugin interface's data types the core makes (:class:`StoredExperiment`,

@@ -8,10 +8,11 @@ eighty such classes as it imports its modules: a fifth of its start-up. Only ``_
 needs code of its own (its parameters are the fields); the other five do the same for every
 class, reading its fields, so they are written once here and a class costs one compiled method.
 
-They do what Python 3.11's dataclass generates:
+They do what the running Python's dataclass generates:
 
-- ``==``: True for an instance of the very same class whose fields (those with ``compare``)
-  are equal as a tuple, else NotImplemented;
+- ``==``: for an instance of the very same class, whether its fields (those with ``compare``)
+  are equal: as a tuple before Python 3.13 (a NaN field is then equal to itself), one by one
+  from 3.13; NotImplemented for any other object;
 - ``hash()``: the hash of the tuple of the fields with ``hash`` (or ``compare``, where ``hash``
   is None);
 - ``repr()``: ``Class(field=value, ...)`` over the fields with ``repr``, and ``...`` for an
@@ -30,6 +31,7 @@ holds every behaviour equal to a twin dataclass's."""
 from __future__ import annotations
 
 import reprlib
+import sys
 from collections.abc import Callable
 from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, fields, is_dataclass
 from typing import Any, TypeVar, dataclass_transform
@@ -123,12 +125,28 @@ def _shown(field: Field[object]) -> bool:
     return field.repr
 
 
-def _equal(self: object, other: object) -> object:  # bool, or NotImplemented
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    names = _names(_COMPARED, self.__class__, _compared)
-    mine: tuple[object, ...] = tuple(getattr(self, name) for name in names)
-    return mine == tuple(getattr(other, name) for name in names)
+if sys.version_info >= (3, 13):  # field by field, as Python 3.13's dataclass compares
+
+    def _equal(self: object, other: object) -> object:  # what == gives, or NotImplemented
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        equal: object = True  # self.a == other.a and self.b == other.b ...
+        for name in _names(_COMPARED, self.__class__, _compared):
+            equal = getattr(self, name) == getattr(other, name)
+            if not equal:
+                break
+        return equal
+
+else:  # as tuples, as Python 3.11's and 3.12's (a NaN field is equal to itself)
+
+    def _equal(self: object, other: object) -> object:  # bool, or NotImplemented
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        names = _names(_COMPARED, self.__class__, _compared)
+        mine: tuple[object, ...] = tuple(getattr(self, name) for name in names)
+        return mine == tuple(getattr(other, name) for name in names)
 
 
 def _hash(self: object) -> int:

@@ -7,12 +7,12 @@ experiment like any other error (completed runs are already saved)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from cutaway.model import Calibration, Run
+from cutaway.value_class import value_class
 
 
-@dataclass(frozen=True)
+@value_class
 class ExperimentStarted:
     """An experiment starts, or resumes, its runs."""
 
@@ -24,7 +24,7 @@ class ExperimentStarted:
     resumed_runs: int  # runs already stored when resuming
 
 
-@dataclass(frozen=True)
+@value_class
 class HookRan:
     """A variant's hook ran (its exit code, or TIMED_OUT or STOPPED from runner/hooks.py)."""
 
@@ -34,7 +34,7 @@ class HookRan:
     exit_code: int
 
 
-@dataclass(frozen=True)
+@value_class
 class CalibrationDone:
     """The harness's cost is known: measured now, or reused."""
 
@@ -45,7 +45,7 @@ class CalibrationDone:
     reused: bool = False
 
 
-@dataclass(frozen=True)
+@value_class
 class RunStarted:
     """A run is about to start (its hooks first)."""
 
@@ -55,7 +55,7 @@ class RunStarted:
     purpose: str = "timed"  # or the probe an untimed run is for (Run.purpose)
 
 
-@dataclass(frozen=True)
+@value_class
 class RunFinished:
     """A run ended and is stored."""
 
@@ -65,7 +65,7 @@ class RunFinished:
     seconds_elapsed: float
 
 
-@dataclass(frozen=True)
+@value_class
 class RoundFinished:
     """Every variant of a counted round has run."""
 
@@ -73,14 +73,14 @@ class RoundFinished:
     planned_rounds: int
 
 
-@dataclass(frozen=True)
+@value_class
 class Notice:
     """Something the user should read now (a failed hook, adaptive mode's progress)."""
 
     message: str
 
 
-@dataclass(frozen=True)
+@value_class
 class ExperimentFinished:
     """The experiment stopped: done, or why not."""
 

@@ -446,14 +446,31 @@ def test_keep_leftovers_in_quick_mode_and_over_a_file(
 def test_a_parser_built_for_one_command_parses_it_as_the_whole_parser(argv: list[str]) -> None:
     """The parser is built with only the named command's options: that command's arguments,
     and its --help, are the same as the whole parser's."""
-    whole, alone = cli.build_parser(), cli.build_parser(argv[0])
-    assert alone.parse_known_args(argv) == whole.parse_known_args(argv)
-    command = argv[0]
-    assert (
-        parser_module._subparsers(alone)[command].format_help()
-        == parser_module._subparsers(whole)[command].format_help()
+    whole, listing, alone = (
+        cli.build_parser(),
+        cli.build_parser(argv[0]),
+        cli.build_parser(argv[0], alone=True),
     )
-    assert alone.format_help() == whole.format_help()
+    command = argv[0]
+    for parser in (listing, alone):
+        assert parser.parse_known_args(argv) == whole.parse_known_args(argv)
+        assert (
+            parser_module._subparsers(parser)[command].format_help()
+            == parser_module._subparsers(whole)[command].format_help()
+        )
+    assert listing.format_help() == whole.format_help()
+
+
+@pytest.mark.parametrize("argv", [["--help", "run"], ["-h", "report", "1"]])
+def test_help_before_a_command_lists_every_command(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """The parser of a command line that begins with its command lists no other command; one
+    with --help before the command prints the whole list, as `cutaway --help` does."""
+    with pytest.raises(SystemExit) as caught:
+        cli.parse_arguments(argv)
+    assert caught.value.code == 0
+    assert capsys.readouterr().out == cli.build_parser().format_help()
 
 
 def test_commands_without_a_seed_get_a_fresh_one_and_a_given_seed_is_kept() -> None:

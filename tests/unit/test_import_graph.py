@@ -143,6 +143,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "cutaway",
             "cutaway.lazy_names",
+            "cutaway.value_class",
             "cutaway.model*",
             # what a probe's result carries for readers that know no probe (the attribution),
             # and its package, which imports nothing

@@ -160,6 +160,16 @@ def test_the_runner_imports_no_analysis() -> None:
     assert not {"numpy", "scipy", "rich", "cutaway.compare", "cutaway.stats"} & modules
 
 
+def test_a_quick_run_imports_no_module_it_does_not_use(tmp_path: Path) -> None:
+    """`cutaway run -c true` hands the core its probes itself, without cutaway.api (the
+    library: a module and a dataclass more), and declares no metric: the output parsers (their
+    patterns and dataclasses) are imported for an output metric only."""
+    db = tmp_path / "run.db"
+    modules = modules_after(["run", "-c", "true", "--rounds", "1", "-q", "--db", str(db)])
+    assert "cutaway.runner.runner" in modules  # it ran
+    assert not {"cutaway.api", "cutaway.metrics.parsers"} & modules
+
+
 def test_list_imports_nothing_heavy(db: Path) -> None:
     assert imported_by(["list", "--db", str(db)]) == (0, [])
 

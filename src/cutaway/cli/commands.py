@@ -23,9 +23,9 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from typing import TYPE_CHECKING
 
 from cutaway import interrupts
-from cutaway.api import use_registered_probes
 from cutaway.cli.listing import DEFAULT_DB
 
 # The parser and the shared names, importable from here as before the commands were split by
@@ -50,6 +50,9 @@ from cutaway.cli.shared import (
 from cutaway.cli.streams import pipe_safe_streams
 from cutaway.visible import visible
 
+if TYPE_CHECKING:
+    from cutaway.probes.plugin import ProbePlugin
+
 __all__ = [
     "COMMANDS",
     "DEFAULT_DB",
@@ -67,6 +70,24 @@ __all__ = [
     "split_workload",
     "stored_line",
 ]
+
+
+def use_registered_probes() -> None:
+    """Hand cutaway's core the probes of cutaway.probes.registry, as importing cutaway.api does
+    (a library the command line does not otherwise need: its import cost each command a
+    millisecond). The registry is imported when the core first asks."""
+    from cutaway.probes import core
+
+    core.provide(_registered_plugins)
+
+
+def _registered_plugins() -> tuple[ProbePlugin, ...]:
+    from cutaway.probes.registry import plugins
+
+    return plugins()
+
+
+use_registered_probes()  # on import, as cutaway.api's: `main` is not the only way in
 
 
 def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:

@@ -101,13 +101,16 @@ COMMAND_HELP = {
 }
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, *, alone: bool = False) -> argparse.ArgumentParser:
     """Abbreviations are off everywhere (``--rou`` is not ``--rounds``): an unknown option gets
     a suggestion instead (see :func:`main`).
 
     With ``command``, only that command takes its options; the others are listed (for
     `cutaway --help` and a mistyped name) without them. A command line names one command, and
-    the others' options are most of the parser's cost (their modules, some hundred actions)."""
+    the others' options are most of the parser's cost (their modules, some hundred actions).
+    With ``alone`` too, the others are not even listed (a parser each: a millisecond in all),
+    for an argument list that begins with the command: nothing before it can ask for the list,
+    and the command itself is no mistake."""
     parser = _Parser(
         prog="cutaway",
         description=("Measure variants of a command in interleaved rounds and say what changed."),
@@ -117,7 +120,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cutaway {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     subparsers = {
-        name: _subparser(commands, name, help_text) for name, help_text in COMMAND_HELP.items()
+        name: _subparser(commands, name, help_text)
+        for name, help_text in COMMAND_HELP.items()
+        if not alone or name == command or (command == "check" and name == "run")
     }
     for name, add_arguments in _ARGUMENTS.items():
         if command is None or command == name or (command == "check" and name == "run"):
@@ -304,7 +309,8 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse, and answer an unknown option with the closest known one (``--rnuds``: did you
     mean --rounds?). Exits 2 on bad usage, as argparse does."""
     every_argument = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_command_named(every_argument))
+    command = _command_named(every_argument)
+    parser = build_parser(command, alone=command is not None and every_argument[0] == command)
     problem = _not_utf8(every_argument)
     if problem is not None:
         parser.error(problem)

@@ -27,10 +27,11 @@ import os
 import signal
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 from cutaway.model import RunData, RunStatus, Variant
+from cutaway.value_class import value_class
 
 PROCESS_COST_PAIRS = 100
 
@@ -39,7 +40,7 @@ class ProbeError(Exception):
     """A probe cannot work here (a missing library or tool)."""
 
 
-@dataclass(frozen=True)
+@value_class
 class Attachment:
     """How a probe attaches to one run: variables added to its environment, and a command put
     in front of it (a tracer)."""
@@ -55,7 +56,7 @@ class Attachment:
     interrupt_grace_seconds: float | None = None
 
 
-@dataclass(frozen=True)
+@value_class
 class Measurement:
     """What an executor observed of one run; the runner adds where it stands in the experiment.
     Here, with the probe interface, because a probe's capture may complete it (the load phase
@@ -71,7 +72,7 @@ class Measurement:
     leftover_names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@value_class
 class Overhead:
     """What a probe costs, measured here and now; None where it cannot be measured.
 
@@ -83,7 +84,7 @@ class Overhead:
     per_process: float | None = None
 
 
-@dataclass(frozen=True)
+@value_class
 class Launch:
     """A command and its whole environment, for :func:`process_cost`."""
 

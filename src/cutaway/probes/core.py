@@ -10,9 +10,9 @@ It sits low (it imports the model and the probe capture interface only) so that 
 the analysis never import upward: a plugin joins its probe's report sections and figures too,
 so the plugins and their registry (cutaway.probes.plugin, cutaway.probes.registry) sit with the
 report. The layers above hand the plugins down with :func:`provide`: cutaway.api does when it
-is imported, and so the command line, which imports it; the registry itself is imported only
-when the core first asks. Using cutaway.spec, cutaway.compare or cutaway.runner without
-cutaway.api, call
+is imported, and so does the command line (cutaway.cli.commands, without importing the
+library); the registry itself is imported only when the core first asks. Using cutaway.spec,
+cutaway.compare or cutaway.runner without cutaway.api, call
 ``cutaway.api.use_registered_probes()`` first (or :func:`provide` with plugins of your own).
 
 Here too the plugin interface's data types the core makes (:class:`StoredExperiment`,
@@ -22,11 +22,11 @@ Here too the plugin interface's data types the core makes (:class:`StoredExperim
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from cutaway.model import PRIMARY_METRIC, PROCESS_METRICS
 from cutaway.settings_reading import KeyPath
+from cutaway.value_class import value_class
 
 if TYPE_CHECKING:
     from cutaway.model import Caution, Metric, ProbeResult, ProbeSpec, Spec, Variant
@@ -42,7 +42,7 @@ PROFILE_RECORDS = "profiles"
 PHASE_RECORDS = "phases"
 
 
-@dataclass(frozen=True)
+@value_class
 class StoredExperiment:
     """What a plugin's analysis reads: the store, the experiment, its spec and variants (in
     the spec's order), and the resamples of every bootstrap."""
@@ -54,7 +54,7 @@ class StoredExperiment:
     resamples: int
 
 
-@dataclass(frozen=True)
+@value_class
 class Tags:
     """How ``cutaway compare`` names two experiments' variants: each shared variant of the first
     (``shared_first``) and of the second (``shared_second``), tagged "name (#id label)"; the

@@ -99,7 +99,6 @@ under its key, read back by the plugin's own accessor, its settings type in its 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from importlib import import_module
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Protocol
@@ -114,6 +113,7 @@ from cutaway.probes.core import PhaseTable as PhaseTable
 from cutaway.probes.core import StoredExperiment as StoredExperiment
 from cutaway.probes.core import Tags as Tags
 from cutaway.probes.core import VariantEntry as VariantEntry
+from cutaway.value_class import value_class
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
@@ -195,7 +195,7 @@ class JoinedViews:
         return [b for part in self._parts for b in part.compact_blocks(analysis)]
 
 
-@dataclass(frozen=True)
+@value_class
 class CsvFormat:
     """A probe's CSV export: its ``--format`` name, the line `--help` shows, and its renderer."""
 
@@ -204,7 +204,7 @@ class CsvFormat:
     render: Callable[[Analysis], str]
 
 
-@dataclass(frozen=True)
+@value_class
 class StoreFormat:
     """A probe's export read straight from the store rather than from an Analysis (folded
     stacks, flame graphs): its ``--format`` name and its renderer, which takes the store, the
@@ -216,7 +216,7 @@ class StoreFormat:
     takes_variant: bool = False
 
 
-@dataclass(frozen=True)
+@value_class
 class FlameGraphDocument:
     """A flame graph of the HTML report: its title and its SVG document, which holds one script
     (cutaway.report.html.flamegraphs frames it and lists the script's hash in the page's
@@ -231,7 +231,7 @@ class RunModeError(Exception):
     not answer): ``cutaway run`` exits 2 with this message."""
 
 
-@dataclass(frozen=True)
+@value_class
 class RunMode:
     """``cutaway run`` doing a probe's own work in place of measuring an experiment, storing
     nothing (the load plugin's ``--max-rate-under``: the highest rate each server keeps under
@@ -250,7 +250,7 @@ class RunMode:
         return self.option.lstrip("-").replace("-", "_")
 
 
-@dataclass(frozen=True)
+@value_class
 class QuickMode:
     """A quick mode of ``cutaway run`` that a plugin adds: an experiment built from its own
     options in place of -c commands (the load plugin's ``--url`` servers: ``--url URL --url URL

@@ -11,7 +11,6 @@ pure ``cutaway.stats``."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from cutaway.model import Analysis, Run
 
@@ -21,9 +20,10 @@ from cutaway.model import Analysis, Run
 # whoever imports a probe's sections first (tests/unit/test_import_graph.py checks). So is the
 # probes' registry, read when the formats are built.
 from cutaway.report.json_version import FORMAT_VERSION as JSON_FORMAT_VERSION
+from cutaway.value_class import value_class
 
 
-@dataclass(frozen=True)
+@value_class
 class Format:
     """One report format: its name on the command line, the extension of its files, a one-line
     description for `--help`, and the function that renders it."""

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 
 from cutaway.model import LOWER_IS_BETTER, Analysis, Verdict
+from cutaway.value_class import value_class
 
 
 class Align(StrEnum):
@@ -34,7 +34,7 @@ class Tone(StrEnum):
     WARNING = "warning"
 
 
-@dataclass(frozen=True)
+@value_class
 class Name:
     """A name the user chose (variant, metric, function, experiment): a code span in Markdown,
     highlighted text in a terminal; never markup."""
@@ -45,7 +45,7 @@ class Name:
 Inline = str | Name  # str: cutaway's own words (which may embed user text, still as data)
 
 
-@dataclass(frozen=True)
+@value_class
 class Quantity:
     """A measured value in its metric's unit: "seconds", "bytes", "count", or the user's own
     unit ("requests/s"). ``fractional`` marks statistics that are not whole counts."""
@@ -55,7 +55,7 @@ class Quantity:
     fractional: bool = False
 
 
-@dataclass(frozen=True)
+@value_class
 class Change:
     """A ratio against a baseline (1.05 is 5 % more), with what it measures: its unit words a
     large change as a factor ("13.1x slower" for seconds, "3.0x more" otherwise) and ``better``
@@ -66,7 +66,7 @@ class Change:
     better: str = LOWER_IS_BETTER
 
 
-@dataclass(frozen=True)
+@value_class
 class Interval:
     """A confidence interval of a ratio; formats footnote one whose bound is not finite."""
 
@@ -74,7 +74,7 @@ class Interval:
     high: float
 
 
-@dataclass(frozen=True)
+@value_class
 class VerdictCell:
     """A verdict; an inconclusive one carries the estimate of the total rounds that would
     settle it, the rounds run so far, and the row it belongs to: what is compared
@@ -98,7 +98,7 @@ def count_cell(value: float) -> Cell:
     return Quantity(value, "count", fractional=not float(value).is_integer())
 
 
-@dataclass(frozen=True)
+@value_class
 class Column:
     name: str
     align: Align = Align.LEFT
@@ -111,14 +111,14 @@ class Column:
     follows: bool = False
 
 
-@dataclass(frozen=True)
+@value_class
 class Row:
     cells: tuple[Cell, ...]
     strong: bool = False  # the primary metric's rows
     end_group: bool = False  # a visual break after this row
 
 
-@dataclass(frozen=True)
+@value_class
 class Heading:
     """A title (``parts``) with an optional description (``detail``, said more quietly)."""
 
@@ -126,7 +126,7 @@ class Heading:
     detail: tuple[Inline, ...] = ()
 
 
-@dataclass(frozen=True)
+@value_class
 class Line:
     """A line of prose; a format may wrap it between words."""
 
@@ -134,7 +134,7 @@ class Line:
     tone: Tone = Tone.PLAIN
 
 
-@dataclass(frozen=True)
+@value_class
 class Facts:
     """Short facts joined by " · " ("30 rounds completed · baseline files"), each kept whole
     on one line where it fits."""
@@ -143,7 +143,7 @@ class Facts:
     tone: Tone = Tone.PLAIN
 
 
-@dataclass(frozen=True)
+@value_class
 class Table:
     title: Heading | None
     columns: tuple[Column, ...]
@@ -151,7 +151,7 @@ class Table:
     primary: bool = False  # the table the user asked about (drawn heavier)
 
 
-@dataclass(frozen=True)
+@value_class
 class Details:
     """Key/value pairs kept for the record (the environment): a format with room for them
     folds them away (Markdown's <details>), a terminal leaves them out."""
@@ -164,7 +164,7 @@ Section = Heading | Line | Facts | Table | Details
 Block = tuple[Section, ...]  # drawn together; blocks are separated by a blank line
 
 
-@dataclass(frozen=True)
+@value_class
 class Report:
     """A whole report: the header, the body, and the conclusion (the answer in a sentence per
     variant), which a terminal prints last (where the eye lands) and Markdown first."""
@@ -193,7 +193,7 @@ class TablesOnly:
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
 
-@dataclass(frozen=True)
+@value_class
 class Figure:
     """One chart and its numbers. ``kind`` names the renderer ("distribution", "rounds",
     "percentiles", "bars", "attribution"); ``data`` is what it draws, in the shape that

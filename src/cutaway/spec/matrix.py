@@ -16,10 +16,11 @@ import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from cutaway.model import VersionSource
 from cutaway.spec.errors import KeyPath, SpecError, describe, expected
+from cutaway.value_class import value_class
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -32,7 +33,7 @@ DEFAULT_MAX_VARIANTS = 10_000
 Matrix = Mapping[str, tuple[str, ...]]
 
 
-@dataclass(frozen=True)
+@value_class
 class VariantTemplate:
     """A variant as declared, before (or after) matrix substitution.
 

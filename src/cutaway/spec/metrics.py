@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from cutaway.metrics.parsers import PARSERS, compile_pattern, normal_field
 from cutaway.model import (
     DIRECTIONS,
     METRIC_SOURCES,
@@ -107,6 +106,10 @@ def read_metric(table: Mapping[str, object], key_path: KeyPath) -> MetricSpec:
 
 
 def _read_output(table: Mapping[str, object], key_path: KeyPath, values: dict[str, object]) -> None:
+    # The parsers (their dataclasses and patterns) are imported for an output metric only:
+    # most experiments declare none, and every `cutaway run` reads its options through here.
+    from cutaway.metrics.parsers import PARSERS, compile_pattern, normal_field
+
     if "stream" in table:
         if table["stream"] not in OUTPUT_STREAMS:
             raise expected('"stdout" or "stderr"', table["stream"], (*key_path, "stream"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cutaway.model import DEFAULT_MARGIN, Hooks, Spec, Variant, VersionSource
@@ -22,6 +22,7 @@ from cutaway.spec import fields
 from cutaway.spec.command import command_for
 from cutaway.spec.errors import SpecError, describe
 from cutaway.spec.matrix import DEFAULT_MAX_VARIANTS, VariantTemplate, expand
+from cutaway.value_class import value_class
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -44,7 +45,7 @@ MAX_NAMED_VARIANTS = 4
 SHELL_SH, SHELL_NONE = "sh", "none"
 
 
-@dataclass(frozen=True)
+@value_class
 class Parameter:
     """One parameter of a quick-mode sweep: its name, its values as text, and the option that
     gave it (for messages)."""

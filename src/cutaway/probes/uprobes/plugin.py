@@ -6,7 +6,7 @@ dissection (the spans tables it stores), which the spans probe reports."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from cutaway.model import Analysis, Caution, ProbeResult, ProbeSpec, Spec
@@ -19,6 +19,7 @@ from cutaway.probes.plugin import (
     TablesView,
     Tags,
 )
+from cutaway.value_class import value_class
 
 if TYPE_CHECKING:
     from cutaway.model import FunctionCalls  # its module, with the calls', when a result is made
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 NAME = "uprobes"
 
 
-@dataclass(frozen=True)
+@value_class
 class FunctionCallsResult(ProbeResult):
     """Calls per probed function (binary and function) per variant, in the variants' order."""
 

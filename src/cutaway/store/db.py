@@ -47,11 +47,10 @@ from cutaway.store.records import (
 from cutaway.store.rows import (
     check_cells,
     listing_row,
-    measurements,
     probe_info,
     run_data_item,
     run_data_key,
-    run_from_row,
+    runs_from_rows,
     stored_experiment,
     variant_names,
 )
@@ -457,9 +456,7 @@ class Store:
                 f" WHERE r.experiment_id = ? AND (? OR r.round_index >= 0){which}",
                 chosen,
             ).fetchall()
-        columns = self._columns(experiment_id)
-        metrics_by_run = measurements(measurement_rows, columns)
-        return [run_from_row(row, metrics_by_run.get(row[0], {}), columns) for row in run_rows]
+        return runs_from_rows(run_rows, measurement_rows, self._columns(experiment_id))
 
     def completed_slots(self, experiment_id: int) -> set[tuple[int, str, str]]:
         """(round_index, variant, purpose) of every stored run that was not interrupted: the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
@@ -124,3 +126,19 @@ def test_too_short_or_flat_series_have_no_trend(values: list[float]) -> None:
 
     assert (drift.slope_fraction_per_step, drift.total_change_fraction) == (0.0, 0.0)
     assert drift.p_value == 1.0
+
+
+@pytest.mark.parametrize("rounds", [TREND_POINTS + 1, 2 * TREND_POINTS + 2, 10 * TREND_POINTS + 7])
+def test_a_long_series_is_read_as_the_median_of_each_run_of_rounds(rounds: int) -> None:
+    """The runs of rounds a long series is cut into are of two lengths (odd and even medians),
+    and a run holding NaN has a NaN median: each is np.median of its run, to the last bit."""
+    from cutaway.stats.diagnostics import _trend_points
+
+    data = np.random.default_rng(rounds).lognormal(size=rounds)
+    data[[3, rounds // 2]] = np.nan
+    steps, points = _trend_points(data)
+    bounds = np.linspace(0, rounds, TREND_POINTS + 1).astype(np.int64)
+    expected = [np.median(data[start:end]) for start, end in itertools.pairwise(bounds)]
+    assert points.tobytes() == np.array(expected).tobytes()
+    assert steps.tolist() == ((bounds[:-1] + bounds[1:] - 1) / 2).tolist()
+    assert np.isnan(points).sum() == 2

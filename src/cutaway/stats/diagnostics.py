@@ -101,8 +101,26 @@ def _trend_points(data: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64
         return np.arange(data.size, dtype=np.float64), data
     bounds = np.linspace(0, data.size, TREND_POINTS + 1).astype(np.int64)
     starts, ends = bounds[:-1], bounds[1:]
-    medians = np.array([median(data[start:end]) for start, end in zip(starts, ends, strict=True)])
-    return (starts + ends - 1) / 2.0, medians
+    return (starts + ends - 1) / 2.0, _run_medians(data, starts, ends)
+
+
+def _run_medians(
+    data: npt.NDArray[np.float64], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
+    """The median of each run data[start:end], as median() gives it (the mean of the middle
+    one or two of its values, NaN when it holds NaN), computed for all the runs of one length
+    at once: one median() call per run was most of trend()'s time."""
+    medians = np.empty(starts.size, dtype=np.float64)
+    lengths = ends - starts
+    for length in np.unique(lengths).tolist():
+        chosen = lengths == length
+        runs = data[starts[chosen][:, np.newaxis] + np.arange(length)]
+        middle = sorted({(length - 1) // 2, length // 2})
+        part = np.partition(runs, middle, axis=1)
+        found = np.mean(part[:, middle[0] : middle[-1] + 1], axis=1)
+        found[np.isnan(runs).any(axis=1)] = np.nan
+        medians[chosen] = found
+    return medians
 
 
 def theil_sen_slope(y: npt.ArrayLike, x: npt.ArrayLike) -> float:

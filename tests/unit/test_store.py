@@ -872,3 +872,38 @@ def test_a_signed_metric_may_be_negative_but_not_beyond_any_measurement(tmp_path
     with Store(tmp_path / "db") as store, pytest.raises(StoreError) as raised:
         store.runs(experiment_id)
     assert "run #1, phase:unaccounted: -1e+300 is beyond any measurement" in str(raised.value)
+
+
+def test_the_timed_tables_and_runs_are_those_of_one_read_per_metric(tmp_path: Path) -> None:
+    """A failed run, a run without a metric, a round one variant missed, a warmup round and
+    a probe's own run: each table as metric_table reads it, the runs as runs() does."""
+    experiment_id, _ = _checked_runs_store(tmp_path / "db")
+    with Store(tmp_path / "db") as store:
+        store.add_run(experiment_id, Run("b", 3, 0, RunStatus.OK, 0, None, {"wall": 2.0}, 6.5))
+        profiled = Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 9.0}, 7.5, purpose="profile")
+        store.add_run(experiment_id, profiled)
+        names = ("wall", "major_faults", "phase:unaccounted", "max_rss", "never_measured")
+        read = store.timed_tables_and_runs(experiment_id, names)
+        assert read is not None
+        tables, runs = read
+        assert runs == store.runs(experiment_id, include_warmup=False)
+        for name in names:
+            expected = store.metric_table(experiment_id, name)
+            assert tables[name].variants == expected.variants == ("a", "b")
+            assert tables[name].rounds.tolist() == expected.rounds.tolist() == [0, 1, 3]
+            assert tables[name].rounds.dtype == expected.rounds.dtype
+            assert tables[name].values.tobytes() == expected.values.tobytes(), name
+        assert tables["wall"].values[0].tolist()[0] == 0.5  # round 0: a ok, b failed (NaN)
+        assert math.isnan(tables["wall"].values[0][1])
+
+
+def test_a_damaged_value_leaves_the_timed_tables_and_runs_to_the_readers_that_name_it(
+    tmp_path: Path,
+) -> None:
+    experiment_id, _ = _checked_runs_store(tmp_path / "db")
+    with sqlite3.connect(tmp_path / "db") as raw:
+        raw.execute("UPDATE runs SET started_at = 'noon' WHERE id = 2")
+    raw.close()
+    with Store(tmp_path / "db") as store:
+        assert store.timed_tables_and_runs(experiment_id, ("wall",)) is None
+        assert store.metric_table(experiment_id, "wall").values.size  # readable alone

@@ -142,6 +142,15 @@ def runs_from_rows(
     return runs
 
 
+def usable_runs(
+    run_rows: Sequence[Sequence[Any]], measurement_rows: Sequence[Sequence[Any]]
+) -> list[Run] | None:
+    """:func:`runs_from_rows` of rows whose every value its checks pass all at once; None
+    when some value would need the row-by-row checks (which may name it damaged)."""
+    metrics_by_run = _usable_measurements(measurement_rows)
+    return None if metrics_by_run is None else _usable_runs(run_rows, metrics_by_run)
+
+
 def _usable_measurements(rows: Sequence[Sequence[Any]]) -> dict[int, dict[str, float]] | None:
     """:func:`measurements` of rows whose every value it would pass unchanged (text metrics,
     float values within the measurements' range); None when some value might not pass."""

@@ -33,7 +33,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TextIO
@@ -275,33 +275,56 @@ _TUPLE, _LIST, _DICT, _MAPPING, _ENUM, _OBJECT = "t", "l", "d", "m", "e", "o"
 _SCALARS = (str, int, bool, type(None))
 
 
+# Values that are their own JSON, by exact type (a subclass, an enum's member or numpy's
+# float64 among them, goes through encoded()): checked inline before a call, since most of an
+# analysis's values are these (each run's fields and metrics).
+_PLAIN = frozenset({str, int, bool, type(None), float})
+
+
 def encoded(value: object) -> object:
     """``value`` as JSON values, each container tagged with its type: a tuple, list, dict or
     read-only mapping, an enum member or a dataclass of cutaway.model (its fields in order).
     A float stays a float (JSON writes its shortest exact form; NaN and the infinities as
     JSON's extensions). Unkept for anything else."""
-    if isinstance(value, enum.Enum):  # before str: a StrEnum's members are strings
-        return [_ENUM, _class_name(type(value)), encoded(value.value)]
-    if type(value) in _SCALARS:
+    kind = type(value)
+    if kind in _PLAIN:
         return value
+    if isinstance(value, enum.Enum):  # before str: a StrEnum's members are strings
+        return [_ENUM, _class_name(kind), encoded(value.value)]
     if isinstance(value, float):  # numpy's float64 too: the same number, as a float
         return float(value)
-    if type(value) is tuple:
-        return [_TUPLE, *(encoded(item) for item in value)]
-    if type(value) is list:
-        return [_LIST, *(encoded(item) for item in value)]
-    if type(value) is dict:
-        return [_DICT, *(encoded(part) for item in value.items() for part in item)]
-    if type(value) is MappingProxyType:
-        return [_MAPPING, *(encoded(part) for item in value.items() for part in item)]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = dataclasses.fields(value)
-        return [
-            _OBJECT,
-            _class_name(type(value)),
-            *(encoded(getattr(value, field.name)) for field in fields),
-        ]
-    raise Unkept(f"a {type(value).__qualname__} cannot be kept")
+    if kind is tuple:
+        return [_TUPLE, *_encoded_items(value)]  # type: ignore[arg-type]
+    if kind is list:
+        return [_LIST, *_encoded_items(value)]  # type: ignore[arg-type]
+    if kind is dict:
+        return [_DICT, *_encoded_pairs(value)]  # type: ignore[arg-type]
+    if kind is MappingProxyType:
+        return [_MAPPING, *_encoded_pairs(value)]  # type: ignore[arg-type]
+    names = _field_names(kind)
+    return [_OBJECT, _class_name(kind), *_encoded_items([getattr(value, n) for n in names])]
+
+
+def _encoded_items(items: Iterable[object]) -> list[object]:
+    return [item if type(item) in _PLAIN else encoded(item) for item in items]
+
+
+def _encoded_pairs(mapping: Mapping[object, object]) -> list[object]:
+    return _encoded_items([part for item in mapping.items() for part in item])
+
+
+_fields_of: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    """The fields of a dataclass, in order (Unkept for any other class): looked up once per
+    class, not once per value."""
+    found = _fields_of.get(kind)
+    if found is None:
+        if not dataclasses.is_dataclass(kind):
+            raise Unkept(f"a {kind.__qualname__} cannot be kept")
+        found = _fields_of[kind] = tuple(field.name for field in dataclasses.fields(kind))
+    return found
 
 
 def _class_name(kind: type) -> str:
@@ -339,22 +362,31 @@ def _decoded_object(items: list[object]) -> object:
     kind = _model_class(name)
     if not dataclasses.is_dataclass(kind):
         raise ValueError(f"{name} is not a value object")
-    fields = dataclasses.fields(kind)
-    if len(fields) != len(values):
-        raise ValueError(f"{name} has {len(fields)} fields, the kept one {len(values)}")
+    names = _field_names(kind)
+    if len(names) != len(values):
+        raise ValueError(f"{name} has {len(names)} fields, the kept one {len(values)}")
     # Built as it was, field by field: a frozen dataclass's __init__ would run its
     # __post_init__ again on values it already made.
     made = object.__new__(kind)
-    for field, raw in zip(fields, values, strict=True):
-        object.__setattr__(made, field.name, decoded(raw))
+    fields = zip(names, _decoded_items(values), strict=True)
+    if hasattr(made, "__dict__"):  # each of the model's: its fields set at once
+        made.__dict__.update(fields)
+    else:
+        for field_name, raw in fields:
+            object.__setattr__(made, field_name, raw)
     return made
+
+
+def _decoded_items(items: list[object]) -> list[object]:
+    """Each item decoded: a scalar that JSON gives is itself (checked inline, as most are)."""
+    return [item if type(item) in _PLAIN else decoded(item) for item in items]
 
 
 def _pairs(items: list[object]) -> dict[object, object]:
     if len(items) % 2:
         raise ValueError("a kept mapping with a key and no value")
-    keys, values = items[0::2], items[1::2]
-    return {decoded(key): decoded(item) for key, item in zip(keys, values, strict=True)}
+    parts = _decoded_items(items)
+    return dict(zip(parts[0::2], parts[1::2], strict=True))
 
 
 _classes: dict[str, type] = {}
@@ -385,8 +417,8 @@ def _model_class(name: object) -> type:
 
 
 _DECODERS: dict[str, Callable[[list[object]], object]] = {
-    _TUPLE: lambda items: tuple(decoded(item) for item in items),
-    _LIST: lambda items: [decoded(item) for item in items],
+    _TUPLE: lambda items: tuple(_decoded_items(items)),
+    _LIST: _decoded_items,
     _DICT: _pairs,
     _MAPPING: lambda items: MappingProxyType(_pairs(items)),
     _ENUM: _decoded_enum,

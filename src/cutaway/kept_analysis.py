@@ -81,6 +81,8 @@ def analysis_of(
     ``estimator`` and ``confidence`` read the rounds with another estimator or confidence
     level than the experiment's."""
     reading = (estimator, confidence)
+    # Before the digest's read: a commit after that read changes the count.
+    commits = store.commits_by_others()
     key = _key(store, experiment_id, all_pairs, reading)
     if key is not None:
         found = read_kept(key)
@@ -93,8 +95,12 @@ def analysis_of(
     )
     if (
         key is not None
-        # nothing changed while it was analysed (another process resuming it)
-        and _key(store, experiment_id, all_pairs, reading) == key
+        # nothing changed while it was analysed (another process resuming it): no other
+        # connection committed since the digest's read, else the content digests the same
+        and (
+            (commits is not None and store.commits_by_others() == commits)
+            or _key(store, experiment_id, all_pairs, reading) == key
+        )
         and _may_keep(store.experiment(experiment_id).spec, analysis)
     ):
         keep(key, analysis)

@@ -391,3 +391,69 @@ def test_a_kept_file_larger_than_any_analysis_is_not_read(
     monkeypatch.setattr(kept_analysis, "LARGEST_KEPT_BYTES", path.stat().st_size - 1)
     assert kept_analysis.read_kept(key) is None
     assert renderings(analysis_of(store, experiment_id)) == renderings(fresh)
+
+
+def _committing_while_analysing(
+    monkeypatch: pytest.MonkeyPatch, commit: Callable[[Store], None], path: Path
+) -> None:
+    """compare.analyze, with a commit to the store from another connection while it runs."""
+
+    def analysing(store: Store, experiment_id: int, **options: object) -> Analysis:
+        with Store(path) as other:
+            commit(other)
+        return analyze(store, experiment_id, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compare, "analyze", analysing)
+
+
+def test_an_experiment_changed_while_it_was_analysed_is_not_kept(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, experiment_id = make_experiment(tmp_path / "kept.db")
+
+    def one_more_run(other: Store) -> None:
+        other.add_run(experiment_id, Run("a", 99, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0))
+
+    _committing_while_analysing(monkeypatch, one_more_run, tmp_path / "kept.db")
+    analysis_of(store, experiment_id)
+    assert kept_files(cache) == []
+
+
+def test_a_commit_elsewhere_while_analysing_is_read_as_no_change(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another experiment stored meanwhile: the digest is read again, and is the same."""
+    store, experiment_id = make_experiment(tmp_path / "kept.db")
+    spec = store.experiment(experiment_id).spec
+    digests = _counted_digests(store, monkeypatch)
+
+    def another_experiment(other: Store) -> None:
+        other.create_experiment(spec, {}, None, "2")
+
+    _committing_while_analysing(monkeypatch, another_experiment, tmp_path / "kept.db")
+    analysis_of(store, experiment_id)
+    assert len(kept_files(cache)) == 1 and digests == [experiment_id] * 2
+
+
+def test_without_a_commit_elsewhere_the_digest_is_read_once(
+    stored: tuple[Store, int], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite counts other connections' commits: when none came while the experiment was
+    analysed, the digest read before it still holds, and is not read a second time."""
+    store, experiment_id = stored
+    digests = _counted_digests(store, monkeypatch)
+    analysis_of(store, experiment_id)
+    assert len(kept_files(cache)) == 1 and digests == [experiment_id]
+
+
+def _counted_digests(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The experiments whose content the store is asked for, in order, from now on."""
+    asked: list[int] = []
+    read = store.experiment_content
+
+    def counted(experiment_id: int, largest: int) -> object:
+        asked.append(experiment_id)
+        return read(experiment_id, largest)
+
+    monkeypatch.setattr(store, "experiment_content", counted)
+    return asked

@@ -907,3 +907,16 @@ def test_a_damaged_value_leaves_the_timed_tables_and_runs_to_the_readers_that_na
     with Store(tmp_path / "db") as store:
         assert store.timed_tables_and_runs(experiment_id, ("wall",)) is None
         assert store.metric_table(experiment_id, "wall").values.size  # readable alone
+
+
+def test_commits_by_others_counts_other_connections_commits(store: Store) -> None:
+    if store.engine == "postgresql":
+        assert store.commits_by_others() is None  # no such count: the digest is read again
+        return
+    spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
+    first = store.commits_by_others()
+    experiment_id = store.create_experiment(spec, {}, None, "own")  # this connection's own
+    assert store.commits_by_others() == first
+    with Store(store.path) as other:
+        other.add_run(experiment_id, Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0))
+    assert store.commits_by_others() != first

@@ -589,6 +589,17 @@ class Store:
                 for table, query in _CONTENT_QUERIES.items()
             ]
 
+    def commits_by_others(self) -> int | None:
+        """A count that changes whenever another connection (another process, another Store)
+        commits to the store, and only then (SQLite's data_version): two equal counts mean
+        that nothing another connection could write changed in between. None for an engine
+        that keeps no such count (PostgreSQL)."""
+        if not isinstance(self._engine, SqliteEngine):
+            return None
+        with self._read("read the store's data version") as connection:
+            (version,) = connection.execute("PRAGMA data_version").fetchone()
+        return int(version)
+
     def metric_names(self, experiment_id: int) -> tuple[str, ...]:
         """The names of every metric stored for any run of the experiment, sorted."""
         with self._read(f"read the metrics of experiment {experiment_id}") as connection:

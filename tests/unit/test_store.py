@@ -920,3 +920,22 @@ def test_commits_by_others_counts_other_connections_commits(store: Store) -> Non
     with Store(store.path) as other:
         other.add_run(experiment_id, Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0))
     assert store.commits_by_others() != first
+
+
+def test_measurement_rows_in_any_order_read_as_the_row_by_row_checks_read_them() -> None:
+    """The rows of one run usually come together; where they do not (another engine's
+    order), each run's mapping is still every one of its rows, in their order."""
+    from cutaway.store.checks import Columns
+    from cutaway.store.rows import measurements, usable_runs
+
+    rows = [(1, "wall", 0.5), (2, "wall", 0.25), (1, "max_rss", 8.0), (2, "cpu", 0.0)]
+    rows += [(1, "wall", 0.75), (3, "wall", 1.0)]
+    run_rows = [
+        (run_id, "a", run_id, 0, "ok", 0, None, 1.5, "", 0, "[]", "timed") for run_id in (1, 2, 3)
+    ]
+    runs = usable_runs(run_rows, rows)
+    assert runs is not None
+    expected = measurements(rows, Columns("db", 1))
+    assert [dict(run.metrics) for run in runs] == [expected[1], expected[2], expected[3]]
+    assert [list(run.metrics) for run in runs] == [["wall", "max_rss"], ["wall", "cpu"], ["wall"]]
+    assert runs[0].metrics["wall"] == 0.75

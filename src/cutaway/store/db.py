@@ -20,6 +20,7 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -692,7 +693,7 @@ class Store:
         runs = usable_runs(run_rows, measurement_rows)
         if runs is None:
             return None
-        return {name: _metric_table(variants, runs, name) for name in metrics}, runs
+        return _metric_tables(variants, runs, metrics), runs
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -833,10 +834,12 @@ def _quoted(ref: str) -> str:
     return repr(shown) + left_out_note(left_out)
 
 
-def _metric_table(variants: tuple[str, ...], runs: Sequence[Run], metric: str) -> MetricTable:
-    """:meth:`Store.metric_table` of ``metric`` built from the runs it reads (counted, timed,
-    every value checked): the same rounds, columns and values, NaN where a run did not end
-    "ok" or lacks the metric."""
+def _metric_tables(
+    variants: tuple[str, ...], runs: Sequence[Run], metrics: Sequence[str]
+) -> dict[str, MetricTable]:
+    """:meth:`Store.metric_table` of each of ``metrics``, built from the runs it reads
+    (counted, timed, every value checked): the same rounds, columns and values, NaN where a
+    run did not end "ok" or lacks the metric."""
     from cutaway.numeric import np  # here only: listing experiments must not import numpy
 
     position_of = {name: position for position, name in enumerate(variants)}
@@ -844,15 +847,14 @@ def _metric_table(variants: tuple[str, ...], runs: Sequence[Run], metric: str) -
     # Through float64 as metric_table's matrix takes them, so that any round reads the same.
     round_of_cell = np.array([run.round_index for run in cells], dtype=np.float64)
     rounds, row_of_cell = np.unique(round_of_cell.astype(np.int64), return_inverse=True)
-    column_of_cell = np.array([position_of[run.variant] for run in cells], dtype=np.intp)
-    nan = math.nan
-    cell_values = np.array(
-        [run.metrics.get(metric, nan) if run.status is RunStatus.OK else nan for run in cells],
-        dtype=np.float64,
-    )
-    values = np.full((len(rounds), len(variants)), np.nan, dtype=np.float64)
-    values[row_of_cell.reshape(-1), column_of_cell] = cell_values
-    return MetricTable(rounds=rounds, variants=variants, values=values)
+    place = (row_of_cell.reshape(-1), np.array([position_of[r.variant] for r in cells], np.intp))
+    usable = [run.metrics if run.status is RunStatus.OK else {} for run in cells]
+    tables = {}
+    for metric in metrics:
+        values = np.full((len(rounds), len(variants)), np.nan, dtype=np.float64)
+        values[place] = np.array(list(map(methodcaller("get", metric, math.nan), usable)))
+        tables[metric] = MetricTable(rounds=rounds.copy(), variants=variants, values=values)
+    return tables
 
 
 def _usable_cells(matrix: npt.NDArray[np.float64], minimum: float | None) -> bool:

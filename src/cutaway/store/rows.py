@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 from cutaway.model import Calibration, Run, RunStatus
@@ -156,7 +157,7 @@ def _usable_measurements(rows: Sequence[Sequence[Any]]) -> dict[int, dict[str, f
     float values within the measurements' range); None when some value might not pass."""
     if not rows:
         return {}
-    _, metrics, values = zip(*rows, strict=True)
+    run_ids, metrics, values = zip(*rows, strict=True)
     if set(map(type, metrics)) != {str} or set(map(type, values)) != {float}:
         return None
     if not math.isfinite(sum(values)) or max(map(abs, values)) > LARGEST_MEASUREMENT:
@@ -167,9 +168,19 @@ def _usable_measurements(rows: Sequence[Sequence[Any]]) -> dict[int, dict[str, f
         metric in SIGNED_METRICS for metric, value in zip(metrics, values, strict=True) if value < 0
     ):
         return None  # a negative cost
+    # A run's rows come together (the query walks the runs, then each one's measurements):
+    # each stretch of one run's rows becomes its mapping at once, in the rows' order, as the
+    # loop over the rows would make it.
     by_run: dict[int, dict[str, float]] = {}
-    for run_id, metric, value in rows:
-        by_run.setdefault(run_id, {})[metric] = value
+    start = 0
+    for run_id, stretch in groupby(run_ids):
+        stop = start + sum(1 for _ in stretch)
+        found = dict(zip(metrics[start:stop], values[start:stop], strict=True))
+        if run_id in by_run:  # a run whose rows came apart
+            by_run[run_id].update(found)
+        else:
+            by_run[run_id] = found
+        start = stop
     return by_run
 
 

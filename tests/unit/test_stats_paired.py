@@ -429,3 +429,20 @@ def test_the_resampled_rounds_are_numpy_s_64_bit_draws(rounds: int, resamples: i
     assert len(blocks) == (2 if rounds == 1_001 else 1)
     expected = np.random.default_rng(3).integers(0, rounds, size=(resamples, rounds))
     assert np.array_equal(np.concatenate(blocks), expected)
+
+
+def test_the_resampled_rounds_are_drawn_once_while_they_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kept (16-bit, read-only) for the next comparison while they fit in the budget, drawn
+    again block by block beyond it: the same rounds either way."""
+    from cutaway.stats import paired
+
+    kept = paired._bootstrap_indices(5, 1_001, 2_500)
+    assert paired._bootstrap_indices(5, 1_001, 2_500) is kept
+    assert {block.dtype for block in kept} == {np.dtype(np.uint16)}
+    assert not any(block.flags.writeable for block in kept)
+    monkeypatch.setattr(paired, "_KEPT_INDEX_BYTES", 1_001 * 2_500 * 2 - 1)
+    drawn = paired._bootstrap_indices(5, 1_001, 2_500)
+    assert not isinstance(drawn, tuple)
+    assert np.array_equal(np.concatenate(list(drawn)), np.concatenate(kept))

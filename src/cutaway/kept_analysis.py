@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import io
 import json
 import os
 import stat
@@ -132,10 +133,30 @@ def _key(
     digest = blake2b(digest_size=20)
     digest.update(repr((FORMAT, all_pairs, reading, _code_key())).encode())
     for table, rows in content:
-        if table == "run_data":  # PostgreSQL reads a blob as a memoryview: its repr is an address
+        if table == "run_data":  # PostgreSQL reads a blob as a memoryview: bytes, as SQLite
             rows = [tuple(_as_bytes(value) for value in row) for row in rows]
-        digest.update(repr((table, rows)).encode("utf-8", "backslashreplace"))
+        digest.update(_serialized((table, rows)))
     return digest.hexdigest()
+
+
+def _serialized(value: object) -> bytes:
+    """``value`` (a table's rows) as bytes that only an equal value of the same types gives:
+    pickled without a memo, so by the values alone and not by which of them are one object
+    (a float as its 8 bytes, a string as its UTF-8), ten times faster than their repr, which
+    was most of the digest's time; the repr of anything pickle refuses."""
+    try:
+        from _pickle import Pickler, PicklingError  # the C module: pickle's Python adds ~1 ms
+    except ImportError:  # an interpreter without it
+        from pickle import Pickler, PicklingError
+
+    written = io.BytesIO()
+    pickler = Pickler(written, protocol=5)
+    pickler.fast = True  # no memo: each value written whole, wherever it occurs
+    try:
+        pickler.dump(value)
+    except (PicklingError, TypeError, ValueError, AttributeError):
+        return b"repr" + repr(value).encode("utf-8", "backslashreplace")
+    return written.getvalue()
 
 
 def _as_bytes(value: object) -> object:
@@ -357,10 +378,20 @@ def decoded(value: object) -> object:
 
 def _decoded_enum(items: list[object]) -> object:
     name, raw = items
-    kind = _model_class(name)
-    if not issubclass(kind, enum.Enum):
-        raise ValueError(f"{name} is not an enum")
-    return kind(decoded(raw))
+    key = (name, type(raw), raw) if type(name) is str and type(raw) in _PLAIN else None
+    member = _members.get(key)
+    if member is None:
+        kind = _model_class(name)
+        if not issubclass(kind, enum.Enum):
+            raise ValueError(f"{name} is not an enum")
+        member = kind(decoded(raw))
+        if key is not None:
+            _members[key] = member
+    return member
+
+
+# Enum members decoded, by class name and value: every run holds its status.
+_members: dict[object, enum.Enum] = {}
 
 
 def _decoded_object(items: list[object]) -> object:

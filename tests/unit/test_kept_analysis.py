@@ -457,3 +457,51 @@ def _counted_digests(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[int]
 
     monkeypatch.setattr(store, "experiment_content", counted)
     return asked
+
+
+KEY = """
+import sys
+from cutaway.kept_analysis import _key
+from cutaway.store import Store
+with Store(sys.argv[1]) as store:
+    print(_key(store, int(sys.argv[2]), False, (None, None)))
+"""
+
+
+def test_the_digest_is_the_same_in_another_process(stored: tuple[Store, int]) -> None:
+    """What `cutaway run` keeps, `cutaway report` finds: the digest depends on the stored
+    values alone (the variants "a", "b", "c" are strings Python may share between rows)."""
+    store, experiment_id = stored
+    here = kept_analysis._key(store, experiment_id, False, (None, None))
+    there = subprocess.run(
+        [sys.executable, "-c", KEY, str(store.path), str(experiment_id)],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert here is not None and there == here
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "UPDATE measurements SET value = CAST(value AS TEXT) WHERE run_id = 1 AND metric = 'wall'",
+        "UPDATE runs SET message = CAST('' AS BLOB) WHERE id = 1",
+        "UPDATE runs SET message = 'x' WHERE id = 1",
+    ],
+)
+def test_a_value_of_another_type_is_another_digest(stored: tuple[Store, int], edit: str) -> None:
+    """The same number as text, a blob for the same text, other text: each is
+    another content, and another digest (a damaged store is never read as a kept one)."""
+    store, experiment_id = stored
+    before = kept_analysis._key(store, experiment_id, False, (None, None))
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(edit)
+    raw.close()
+    assert kept_analysis._key(store, experiment_id, False, (None, None)) != before
+
+
+def test_rows_pickle_refuses_are_digested_by_their_repr() -> None:
+    refused = [("runs", [(1, (row for row in range(0)))])]  # a generator cannot be pickled
+    assert kept_analysis._serialized(refused) == b"repr" + repr(refused).encode()
+    assert kept_analysis._serialized(("runs", [(1, 0.5)])) != kept_analysis._serialized(
+        ("runs", [(1, 0.5000000000000001)])
+    )

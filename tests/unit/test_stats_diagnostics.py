@@ -142,3 +142,24 @@ def test_a_long_series_is_read_as_the_median_of_each_run_of_rounds(rounds: int) 
     assert points.tobytes() == np.array(expected).tobytes()
     assert steps.tolist() == ((bounds[:-1] + bounds[1:] - 1) / 2).tolist()
     assert np.isnan(points).sum() == 2
+
+
+@pytest.mark.parametrize("size", [5, 20, 33, 34, 300, 1000])
+@pytest.mark.parametrize("x_kind", ["rising", "shuffled", "tied"])
+def test_kendall_and_theil_sen_are_scipy_s_whatever_the_order_and_ties(
+    size: int, x_kind: str
+) -> None:
+    """x rising (trend()'s steps) and untied x are counted without the n x n pairs; tied x
+    pair by pair: each is scipy's figure, ties in y too."""
+    from cutaway.stats.diagnostics import kendall_tau_p_value, theil_sen_slope
+
+    rng = np.random.default_rng(size)
+    x = np.arange(size, dtype=np.float64)
+    if x_kind == "shuffled":
+        x = rng.permutation(x)
+    elif x_kind == "tied":
+        x = rng.integers(0, size // 2, size).astype(np.float64)
+    for y in (rng.normal(size=size) + 0.01 * x, rng.integers(0, 4, size).astype(np.float64)):
+        expected = scipy_stats.kendalltau(x, y).pvalue
+        assert kendall_tau_p_value(x, y) == pytest.approx(expected, rel=1e-12, nan_ok=True)
+        assert theil_sen_slope(y, x) == scipy_stats.theilslopes(y, x).slope

@@ -420,7 +420,7 @@ def test_rounds_to_settle_gives_up_when_it_cannot_know(
 
 @pytest.mark.parametrize(("rounds", "resamples"), [(2, 50), (30, 10_000), (1_001, 2_500)])
 def test_the_resampled_rounds_are_numpy_s_64_bit_draws(rounds: int, resamples: int) -> None:
-    """The indices are drawn as 32-bit integers (five times faster): numpy draws both from
+    """The indices are drawn as 32-bit integers (half the memory): numpy draws both from
     the same 32-bit stream, so they are the rounds that 64-bit draws in one block pick, and
     each comparison's interval stays what it was. At 1,001 rounds they come in two blocks."""
     from cutaway.stats.paired import _bootstrap_indices

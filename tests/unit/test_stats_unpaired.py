@@ -8,7 +8,7 @@ from cutaway.stats.unpaired import _resampled_means, unpaired_ratio
 
 
 def test_the_resamples_are_numpy_s_64_bit_draws() -> None:
-    """Drawn as 32-bit integers (faster), they pick the rounds 64-bit draws pick."""
+    """Drawn as 32-bit integers (half the memory), they pick the rounds 64-bit draws do."""
     values = np.random.default_rng(1).lognormal(size=501)
     rng = np.random.default_rng(9)
     expected_first = values[rng.integers(0, 501, size=(400, 501))].mean(axis=1)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 from cutaway.cautions import experiment_cautions, heavy_tail_cautions
 from cutaway.families import compared_pairs, paired_family, unpaired_family
 from cutaway.model import (
+    TIMED,
     Analysis,
     Caution,
     Comparison,
@@ -112,9 +113,7 @@ def analyze(
         stored = dataclasses.replace(stored, spec=reread)
     spec = stored.spec
     metrics = spec_metrics(spec)
-    tables: dict[str, MetricTable] = {
-        m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics
-    }
+    tables, runs = _tables_and_runs(store, experiment_id, metrics)
     names = [v.name for v in spec.variants]
     summaries = [
         summarize(
@@ -130,7 +129,6 @@ def analyze(
     comparisons: list[Comparison] = []
     for reference, name in compared_pairs(spec):
         comparisons += paired_family(tables, metrics, reference, name, spec, resamples)
-    runs = store.runs(experiment_id, include_warmup=False)
     counts: dict[str, Counter[str]] = {name: Counter() for name in names}
     for run in runs:
         counts.setdefault(run.variant, Counter())[run.status.value] += 1
@@ -165,6 +163,27 @@ def analyze(
         series=_series(store, experiment_id) if any(m.series for m in spec.metrics) else (),
         declared_primary=spec.primary_metric,
     )
+
+
+def _tables_and_runs(
+    store: Store, experiment_id: int, metrics: Sequence[Metric]
+) -> tuple[dict[str, MetricTable], list[Run]]:
+    """Each metric's table, and the counted timed runs: the timed metrics' tables and the runs
+    from one read of them; where that read meets a value it cannot pass at once, everything is
+    read as before (each table in the metrics' order, then the runs), so that a damaged value
+    is named by the same reader with the same words."""
+    timed = [metric.name for metric in metrics if metric.purpose == TIMED]
+    read = store.timed_tables_and_runs(experiment_id, timed)
+    if read is None:
+        tables = {m.name: store.metric_table(experiment_id, m.name, m.purpose) for m in metrics}
+        return tables, store.runs(experiment_id, include_warmup=False)
+    timed_tables, runs = read
+    return {
+        m.name: timed_tables[m.name]
+        if m.purpose == TIMED
+        else store.metric_table(experiment_id, m.name, m.purpose)
+        for m in metrics
+    }, runs
 
 
 def _series(store: Store, experiment_id: int) -> tuple[TimeSeries, ...]:

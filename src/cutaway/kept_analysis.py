@@ -29,11 +29,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import io
 import json
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TextIO
@@ -81,6 +82,8 @@ def analysis_of(
     ``estimator`` and ``confidence`` read the rounds with another estimator or confidence
     level than the experiment's."""
     reading = (estimator, confidence)
+    # Before the digest's read: a commit after that read changes the count.
+    commits = store.commits_by_others()
     key = _key(store, experiment_id, all_pairs, reading)
     if key is not None:
         found = read_kept(key)
@@ -93,8 +96,12 @@ def analysis_of(
     )
     if (
         key is not None
-        # nothing changed while it was analysed (another process resuming it)
-        and _key(store, experiment_id, all_pairs, reading) == key
+        # nothing changed while it was analysed (another process resuming it): no other
+        # connection committed since the digest's read, else the content digests the same
+        and (
+            (commits is not None and store.commits_by_others() == commits)
+            or _key(store, experiment_id, all_pairs, reading) == key
+        )
         and _may_keep(store.experiment(experiment_id).spec, analysis)
     ):
         keep(key, analysis)
@@ -126,10 +133,30 @@ def _key(
     digest = blake2b(digest_size=20)
     digest.update(repr((FORMAT, all_pairs, reading, _code_key())).encode())
     for table, rows in content:
-        if table == "run_data":  # PostgreSQL reads a blob as a memoryview: its repr is an address
+        if table == "run_data":  # PostgreSQL reads a blob as a memoryview: bytes, as SQLite
             rows = [tuple(_as_bytes(value) for value in row) for row in rows]
-        digest.update(repr((table, rows)).encode("utf-8", "backslashreplace"))
+        digest.update(_serialized((table, rows)))
     return digest.hexdigest()
+
+
+def _serialized(value: object) -> bytes:
+    """``value`` (a table's rows) as bytes that only an equal value of the same types gives:
+    pickled without a memo, so by the values alone and not by which of them are one object
+    (a float as its 8 bytes, a string as its UTF-8), ten times faster than their repr, which
+    was most of the digest's time; the repr of anything pickle refuses."""
+    try:
+        from _pickle import Pickler, PicklingError  # the C module: pickle's Python adds ~1 ms
+    except ImportError:  # an interpreter without it
+        from pickle import Pickler, PicklingError
+
+    written = io.BytesIO()
+    pickler = Pickler(written, protocol=5)
+    pickler.fast = True  # no memo: each value written whole, wherever it occurs
+    try:
+        pickler.dump(value)
+    except (PicklingError, TypeError, ValueError, AttributeError):
+        return b"repr" + repr(value).encode("utf-8", "backslashreplace")
+    return written.getvalue()
 
 
 def _as_bytes(value: object) -> object:
@@ -275,33 +302,56 @@ _TUPLE, _LIST, _DICT, _MAPPING, _ENUM, _OBJECT = "t", "l", "d", "m", "e", "o"
 _SCALARS = (str, int, bool, type(None))
 
 
+# Values that are their own JSON, by exact type (a subclass, an enum's member or numpy's
+# float64 among them, goes through encoded()): checked inline before a call, since most of an
+# analysis's values are these (each run's fields and metrics).
+_PLAIN = frozenset({str, int, bool, type(None), float})
+
+
 def encoded(value: object) -> object:
     """``value`` as JSON values, each container tagged with its type: a tuple, list, dict or
     read-only mapping, an enum member or a dataclass of cutaway.model (its fields in order).
     A float stays a float (JSON writes its shortest exact form; NaN and the infinities as
     JSON's extensions). Unkept for anything else."""
-    if isinstance(value, enum.Enum):  # before str: a StrEnum's members are strings
-        return [_ENUM, _class_name(type(value)), encoded(value.value)]
-    if type(value) in _SCALARS:
+    kind = type(value)
+    if kind in _PLAIN:
         return value
+    if isinstance(value, enum.Enum):  # before str: a StrEnum's members are strings
+        return [_ENUM, _class_name(kind), encoded(value.value)]
     if isinstance(value, float):  # numpy's float64 too: the same number, as a float
         return float(value)
-    if type(value) is tuple:
-        return [_TUPLE, *(encoded(item) for item in value)]
-    if type(value) is list:
-        return [_LIST, *(encoded(item) for item in value)]
-    if type(value) is dict:
-        return [_DICT, *(encoded(part) for item in value.items() for part in item)]
-    if type(value) is MappingProxyType:
-        return [_MAPPING, *(encoded(part) for item in value.items() for part in item)]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = dataclasses.fields(value)
-        return [
-            _OBJECT,
-            _class_name(type(value)),
-            *(encoded(getattr(value, field.name)) for field in fields),
-        ]
-    raise Unkept(f"a {type(value).__qualname__} cannot be kept")
+    if kind is tuple:
+        return [_TUPLE, *_encoded_items(value)]  # type: ignore[arg-type]
+    if kind is list:
+        return [_LIST, *_encoded_items(value)]  # type: ignore[arg-type]
+    if kind is dict:
+        return [_DICT, *_encoded_pairs(value)]  # type: ignore[arg-type]
+    if kind is MappingProxyType:
+        return [_MAPPING, *_encoded_pairs(value)]  # type: ignore[arg-type]
+    names = _field_names(kind)
+    return [_OBJECT, _class_name(kind), *_encoded_items([getattr(value, n) for n in names])]
+
+
+def _encoded_items(items: Iterable[object]) -> list[object]:
+    return [item if type(item) in _PLAIN else encoded(item) for item in items]
+
+
+def _encoded_pairs(mapping: Mapping[object, object]) -> list[object]:
+    return _encoded_items([part for item in mapping.items() for part in item])
+
+
+_fields_of: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    """The fields of a dataclass, in order (Unkept for any other class): looked up once per
+    class, not once per value."""
+    found = _fields_of.get(kind)
+    if found is None:
+        if not dataclasses.is_dataclass(kind):
+            raise Unkept(f"a {kind.__qualname__} cannot be kept")
+        found = _fields_of[kind] = tuple(field.name for field in dataclasses.fields(kind))
+    return found
 
 
 def _class_name(kind: type) -> str:
@@ -328,10 +378,20 @@ def decoded(value: object) -> object:
 
 def _decoded_enum(items: list[object]) -> object:
     name, raw = items
-    kind = _model_class(name)
-    if not issubclass(kind, enum.Enum):
-        raise ValueError(f"{name} is not an enum")
-    return kind(decoded(raw))
+    key = (name, type(raw), raw) if type(name) is str and type(raw) in _PLAIN else None
+    member = _members.get(key)
+    if member is None:
+        kind = _model_class(name)
+        if not issubclass(kind, enum.Enum):
+            raise ValueError(f"{name} is not an enum")
+        member = kind(decoded(raw))
+        if key is not None:
+            _members[key] = member
+    return member
+
+
+# Enum members decoded, by class name and value: every run holds its status.
+_members: dict[object, enum.Enum] = {}
 
 
 def _decoded_object(items: list[object]) -> object:
@@ -339,22 +399,31 @@ def _decoded_object(items: list[object]) -> object:
     kind = _model_class(name)
     if not dataclasses.is_dataclass(kind):
         raise ValueError(f"{name} is not a value object")
-    fields = dataclasses.fields(kind)
-    if len(fields) != len(values):
-        raise ValueError(f"{name} has {len(fields)} fields, the kept one {len(values)}")
+    names = _field_names(kind)
+    if len(names) != len(values):
+        raise ValueError(f"{name} has {len(names)} fields, the kept one {len(values)}")
     # Built as it was, field by field: a frozen dataclass's __init__ would run its
     # __post_init__ again on values it already made.
     made = object.__new__(kind)
-    for field, raw in zip(fields, values, strict=True):
-        object.__setattr__(made, field.name, decoded(raw))
+    fields = zip(names, _decoded_items(values), strict=True)
+    if hasattr(made, "__dict__"):  # each of the model's: its fields set at once
+        made.__dict__.update(fields)
+    else:
+        for field_name, raw in fields:
+            object.__setattr__(made, field_name, raw)
     return made
+
+
+def _decoded_items(items: list[object]) -> list[object]:
+    """Each item decoded: a scalar that JSON gives is itself (checked inline, as most are)."""
+    return [item if type(item) in _PLAIN else decoded(item) for item in items]
 
 
 def _pairs(items: list[object]) -> dict[object, object]:
     if len(items) % 2:
         raise ValueError("a kept mapping with a key and no value")
-    keys, values = items[0::2], items[1::2]
-    return {decoded(key): decoded(item) for key, item in zip(keys, values, strict=True)}
+    parts = _decoded_items(items)
+    return dict(zip(parts[0::2], parts[1::2], strict=True))
 
 
 _classes: dict[str, type] = {}
@@ -385,8 +454,8 @@ def _model_class(name: object) -> type:
 
 
 _DECODERS: dict[str, Callable[[list[object]], object]] = {
-    _TUPLE: lambda items: tuple(decoded(item) for item in items),
-    _LIST: lambda items: [decoded(item) for item in items],
+    _TUPLE: lambda items: tuple(_decoded_items(items)),
+    _LIST: _decoded_items,
     _DICT: _pairs,
     _MAPPING: lambda items: MappingProxyType(_pairs(items)),
     _ENUM: _decoded_enum,

@@ -10,7 +10,7 @@ import pytest
 from cutaway.compare import _probe_line, analyze
 from cutaway.model import PROCESS_METRICS, Run, RunStatus, Spec, Variant, Verdict
 from cutaway.stats import holm_adjust, paired_ratio
-from cutaway.store import ProbeInfo, Store
+from cutaway.store import ProbeInfo, Store, StoreError
 
 ROUNDS = 30
 
@@ -100,3 +100,32 @@ def test_a_probe_cost_measured_as_zero_is_not_called_free() -> None:
     assert "0 ns" not in line
     assert "too little to measure per recorded sample and 490 ms per process" in line
     assert "69 ns per recorded call" in _probe_line(ProbeInfo("calls", "x", 69e-9, None))
+
+
+@pytest.mark.parametrize(
+    ("damaged_run", "named"),
+    [
+        # A successful run's value: the wall time's table names it first, with its round.
+        ("round_index = 3 AND variant = 'b'", "wall in round 3: -1 is negative"),
+        # A failed run's: no table reads it, the runs do.
+        (f"round_index = {ROUNDS}", "wall: -1 is negative, and wall cannot be"),
+    ],
+)
+def test_a_damaged_measurement_is_named_by_the_reader_that_meets_it_first(
+    stored: tuple[Store, int], damaged_run: str, named: str
+) -> None:
+    import sqlite3
+
+    store, experiment_id = stored
+    failed = Run("b", ROUNDS, 0, RunStatus.FAILED, 1, None, {"wall": 0.1}, 0.0)
+    store.add_run(experiment_id, failed)
+    with sqlite3.connect(store.path) as raw:
+        (run_id,) = raw.execute(f"SELECT id FROM runs WHERE {damaged_run}").fetchone()
+        raw.executescript(
+            "PRAGMA ignore_check_constraints = ON;"
+            f" UPDATE measurements SET value = -1 WHERE metric = 'wall' AND run_id = {run_id}"
+        )
+    raw.close()
+    with pytest.raises(StoreError) as raised:
+        analyze(store, experiment_id, resamples=500)
+    assert f"measurements.value: run #{run_id}, {named}" in str(raised.value)

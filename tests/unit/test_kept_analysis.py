@@ -391,3 +391,117 @@ def test_a_kept_file_larger_than_any_analysis_is_not_read(
     monkeypatch.setattr(kept_analysis, "LARGEST_KEPT_BYTES", path.stat().st_size - 1)
     assert kept_analysis.read_kept(key) is None
     assert renderings(analysis_of(store, experiment_id)) == renderings(fresh)
+
+
+def _committing_while_analysing(
+    monkeypatch: pytest.MonkeyPatch, commit: Callable[[Store], None], path: Path
+) -> None:
+    """compare.analyze, with a commit to the store from another connection while it runs."""
+
+    def analysing(store: Store, experiment_id: int, **options: object) -> Analysis:
+        with Store(path) as other:
+            commit(other)
+        return analyze(store, experiment_id, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compare, "analyze", analysing)
+
+
+def test_an_experiment_changed_while_it_was_analysed_is_not_kept(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, experiment_id = make_experiment(tmp_path / "kept.db")
+
+    def one_more_run(other: Store) -> None:
+        other.add_run(experiment_id, Run("a", 99, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0))
+
+    _committing_while_analysing(monkeypatch, one_more_run, tmp_path / "kept.db")
+    analysis_of(store, experiment_id)
+    assert kept_files(cache) == []
+
+
+def test_a_commit_elsewhere_while_analysing_is_read_as_no_change(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another experiment stored meanwhile: the digest is read again, and is the same."""
+    store, experiment_id = make_experiment(tmp_path / "kept.db")
+    spec = store.experiment(experiment_id).spec
+    digests = _counted_digests(store, monkeypatch)
+
+    def another_experiment(other: Store) -> None:
+        other.create_experiment(spec, {}, None, "2")
+
+    _committing_while_analysing(monkeypatch, another_experiment, tmp_path / "kept.db")
+    analysis_of(store, experiment_id)
+    assert len(kept_files(cache)) == 1 and digests == [experiment_id] * 2
+
+
+def test_without_a_commit_elsewhere_the_digest_is_read_once(
+    stored: tuple[Store, int], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite counts other connections' commits: when none came while the experiment was
+    analysed, the digest read before it still holds, and is not read a second time."""
+    store, experiment_id = stored
+    digests = _counted_digests(store, monkeypatch)
+    analysis_of(store, experiment_id)
+    assert len(kept_files(cache)) == 1 and digests == [experiment_id]
+
+
+def _counted_digests(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The experiments whose content the store is asked for, in order, from now on."""
+    asked: list[int] = []
+    read = store.experiment_content
+
+    def counted(experiment_id: int, largest: int) -> object:
+        asked.append(experiment_id)
+        return read(experiment_id, largest)
+
+    monkeypatch.setattr(store, "experiment_content", counted)
+    return asked
+
+
+KEY = """
+import sys
+from cutaway.kept_analysis import _key
+from cutaway.store import Store
+with Store(sys.argv[1]) as store:
+    print(_key(store, int(sys.argv[2]), False, (None, None)))
+"""
+
+
+def test_the_digest_is_the_same_in_another_process(stored: tuple[Store, int]) -> None:
+    """What `cutaway run` keeps, `cutaway report` finds: the digest depends on the stored
+    values alone (the variants "a", "b", "c" are strings Python may share between rows)."""
+    store, experiment_id = stored
+    here = kept_analysis._key(store, experiment_id, False, (None, None))
+    there = subprocess.run(
+        [sys.executable, "-c", KEY, str(store.path), str(experiment_id)],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert here is not None and there == here
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "UPDATE measurements SET value = CAST(value AS TEXT) WHERE run_id = 1 AND metric = 'wall'",
+        "UPDATE runs SET message = CAST('' AS BLOB) WHERE id = 1",
+        "UPDATE runs SET message = 'x' WHERE id = 1",
+    ],
+)
+def test_a_value_of_another_type_is_another_digest(stored: tuple[Store, int], edit: str) -> None:
+    """The same number as text, a blob for the same text, other text: each is
+    another content, and another digest (a damaged store is never read as a kept one)."""
+    store, experiment_id = stored
+    before = kept_analysis._key(store, experiment_id, False, (None, None))
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(edit)
+    raw.close()
+    assert kept_analysis._key(store, experiment_id, False, (None, None)) != before
+
+
+def test_rows_pickle_refuses_are_digested_by_their_repr() -> None:
+    refused = [("runs", [(1, (row for row in range(0)))])]  # a generator cannot be pickled
+    assert kept_analysis._serialized(refused) == b"repr" + repr(refused).encode()
+    assert kept_analysis._serialized(("runs", [(1, 0.5)])) != kept_analysis._serialized(
+        ("runs", [(1, 0.5000000000000001)])
+    )

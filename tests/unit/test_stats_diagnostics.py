@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
@@ -124,3 +126,40 @@ def test_too_short_or_flat_series_have_no_trend(values: list[float]) -> None:
 
     assert (drift.slope_fraction_per_step, drift.total_change_fraction) == (0.0, 0.0)
     assert drift.p_value == 1.0
+
+
+@pytest.mark.parametrize("rounds", [TREND_POINTS + 1, 2 * TREND_POINTS + 2, 10 * TREND_POINTS + 7])
+def test_a_long_series_is_read_as_the_median_of_each_run_of_rounds(rounds: int) -> None:
+    """The runs of rounds a long series is cut into are of two lengths (odd and even medians),
+    and a run holding NaN has a NaN median: each is np.median of its run, to the last bit."""
+    from cutaway.stats.diagnostics import _trend_points
+
+    data = np.random.default_rng(rounds).lognormal(size=rounds)
+    data[[3, rounds // 2]] = np.nan
+    steps, points = _trend_points(data)
+    bounds = np.linspace(0, rounds, TREND_POINTS + 1).astype(np.int64)
+    expected = [np.median(data[start:end]) for start, end in itertools.pairwise(bounds)]
+    assert points.tobytes() == np.array(expected).tobytes()
+    assert steps.tolist() == ((bounds[:-1] + bounds[1:] - 1) / 2).tolist()
+    assert np.isnan(points).sum() == 2
+
+
+@pytest.mark.parametrize("size", [5, 20, 33, 34, 300, 1000])
+@pytest.mark.parametrize("x_kind", ["rising", "shuffled", "tied"])
+def test_kendall_and_theil_sen_are_scipy_s_whatever_the_order_and_ties(
+    size: int, x_kind: str
+) -> None:
+    """x rising (trend()'s steps) and untied x are counted without the n x n pairs; tied x
+    pair by pair: each is scipy's figure, ties in y too."""
+    from cutaway.stats.diagnostics import kendall_tau_p_value, theil_sen_slope
+
+    rng = np.random.default_rng(size)
+    x = np.arange(size, dtype=np.float64)
+    if x_kind == "shuffled":
+        x = rng.permutation(x)
+    elif x_kind == "tied":
+        x = rng.integers(0, size // 2, size).astype(np.float64)
+    for y in (rng.normal(size=size) + 0.01 * x, rng.integers(0, 4, size).astype(np.float64)):
+        expected = scipy_stats.kendalltau(x, y).pvalue
+        assert kendall_tau_p_value(x, y) == pytest.approx(expected, rel=1e-12, nan_ok=True)
+        assert theil_sen_slope(y, x) == scipy_stats.theilslopes(y, x).slope

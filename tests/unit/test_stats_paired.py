@@ -416,3 +416,33 @@ def test_rounds_to_settle_gives_up_when_it_cannot_know(
     log_sd: float, log_estimate: float, margin: float
 ) -> None:
     assert rounds_to_settle(log_sd, 10, log_estimate, margin) is None
+
+
+@pytest.mark.parametrize(("rounds", "resamples"), [(2, 50), (30, 10_000), (1_001, 2_500)])
+def test_the_resampled_rounds_are_numpy_s_64_bit_draws(rounds: int, resamples: int) -> None:
+    """The indices are drawn as 32-bit integers (half the memory): numpy draws both from
+    the same 32-bit stream, so they are the rounds that 64-bit draws in one block pick, and
+    each comparison's interval stays what it was. At 1,001 rounds they come in two blocks."""
+    from cutaway.stats.paired import _bootstrap_indices
+
+    blocks = list(_bootstrap_indices(3, rounds, resamples))
+    assert len(blocks) == (2 if rounds == 1_001 else 1)
+    expected = np.random.default_rng(3).integers(0, rounds, size=(resamples, rounds))
+    assert np.array_equal(np.concatenate(blocks), expected)
+
+
+def test_the_resampled_rounds_are_drawn_once_while_they_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kept (16-bit, read-only) for the next comparison while they fit in the budget, drawn
+    again block by block beyond it: the same rounds either way."""
+    from cutaway.stats import paired
+
+    kept = paired._bootstrap_indices(5, 1_001, 2_500)
+    assert paired._bootstrap_indices(5, 1_001, 2_500) is kept
+    assert {block.dtype for block in kept} == {np.dtype(np.uint16)}
+    assert not any(block.flags.writeable for block in kept)
+    monkeypatch.setattr(paired, "_KEPT_INDEX_BYTES", 1_001 * 2_500 * 2 - 1)
+    drawn = paired._bootstrap_indices(5, 1_001, 2_500)
+    assert not isinstance(drawn, tuple)
+    assert np.array_equal(np.concatenate(list(drawn)), np.concatenate(kept))

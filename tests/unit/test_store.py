@@ -800,3 +800,173 @@ def test_the_lease_heartbeat_is_renewed_every_few_seconds_not_with_every_run(
     monkeypatch.setattr(store_db, "HEARTBEAT_SECONDS", 0.0)
     store.add_run(experiment_id, make_run("base", 2))
     assert heartbeat() > first
+
+
+# -- the checks of the runs read back (all rows at once, then row by row where one fails) -------
+
+
+def _checked_runs_store(path: Path) -> tuple[int, list[Run]]:
+    """Two variants, two rounds and a warmup run: a failed run, zero and negative values (a
+    phase's unaccounted time may be below zero), a run that left processes behind."""
+    spec = Spec(
+        name="d", variants=(Variant("a", ("true",)), Variant("b", ("false",))), baseline="a"
+    )
+    metrics = {"wall": 0.5, "major_faults": 0.0, "phase:unaccounted": -0.25}
+    runs = [
+        Run("a", -1, 0, RunStatus.OK, 0, None, metrics, 1.5),
+        Run("a", 0, 0, RunStatus.OK, 0, None, metrics, 2.5, "", 2, ("sleep", "sh")),
+        Run("b", 0, 1, RunStatus.FAILED, 1, None, {"wall": 0.25}, 3.5, "boom"),
+        Run("b", 1, 0, RunStatus.TIMEOUT, None, 9, {}, 4.5, "slow"),
+        Run("a", 1, 1, RunStatus.OK, 0, None, {"wall": 1e18, "max_rss": 1e-30}, 5.5),
+    ]
+    with Store(path) as store:
+        experiment_id = store.create_experiment(spec, {}, None, "test")
+        for run in runs:
+            store.add_run(experiment_id, run)
+    return experiment_id, runs
+
+
+def test_stored_runs_read_back_as_they_were_written(tmp_path: Path) -> None:
+    experiment_id, runs = _checked_runs_store(tmp_path / "db")
+    with Store(tmp_path / "db") as store:
+        assert store.runs(experiment_id) == runs
+        assert store.runs(experiment_id, include_warmup=False) == runs[1:]
+
+
+# A hand edit of one value of run #2 (or of its wall time), and how the store names it.
+RUN_DAMAGES = {
+    "text measurement": ("measurements SET value = 'fast'", "run #2, wall: text 'fast'"),
+    "blob measurement": ("measurements SET value = X'01'", "wall: a blob of 1 bytes is not a"),
+    "negative cost": ("measurements SET value = -0.5", "-0.5 is negative, and wall cannot be"),
+    "infinite measurement": ("measurements SET value = 9e999", "wall: inf is not a finite"),
+    "huge measurement": ("measurements SET value = 1e300", "wall: 1e+300 is beyond any"),
+    "tiny measurement": ("measurements SET value = 1e-320", "is nearer zero than any"),
+    "metric a blob": ("measurements SET metric = X'35'", "measurements.metric: run #2: a blob"),
+    "variant a blob": ("runs SET variant = X'61'", "runs.variant: run #2: a blob of 1 bytes"),
+    "round index text": ("runs SET round_index = 'x'", "runs.round_index: run #2: text 'x'"),
+    "round index real": ("runs SET round_index = 0.5", "run #2: number 0.5 is not an integer"),
+    "negative order": ("runs SET order_in_round = -1", "runs.order_in_round: run #2: -1 is below"),
+    "unknown status": ("runs SET status = 'weird'", "runs.status: run #2: text 'weird' is not one"),
+    "real exit code": ("runs SET exit_code = 1.5", "runs.exit_code: run #2: number 1.5"),
+    "text signal": ("runs SET signal = 'KILL'", "runs.signal: run #2: text 'KILL'"),
+    "text start": ("runs SET started_at = 'noon'", "runs.started_at: run #2: text 'noon'"),
+    "infinite start": ("runs SET started_at = 9e999", "runs.started_at: run #2: inf is not"),
+    "blob message": ("runs SET message = X'00'", "runs.message: run #2: a blob of 1 bytes"),
+    "negative leftovers": ("runs SET leftover_processes = -1", "run #2: -1 is below 0"),
+    "leftovers an object": ("runs SET leftover_names = '{}'", "run #2: not a JSON array of"),
+    "leftovers numbers": ("runs SET leftover_names = '[1]'", "run #2: not a JSON array of"),
+    "leftovers not JSON": ("runs SET leftover_names = '[x'", "run #2: not JSON"),
+    "purpose a blob": ("runs SET purpose = X'00'", "runs.purpose: run #2: a blob of 1 bytes"),
+}
+
+
+@pytest.mark.parametrize("damage", RUN_DAMAGES)
+def test_a_damaged_value_of_a_run_is_named_with_its_run(tmp_path: Path, damage: str) -> None:
+    experiment_id, _ = _checked_runs_store(tmp_path / "db")
+    change, named = RUN_DAMAGES[damage]
+    where = "run_id = 2 AND metric = 'wall'" if change.startswith("measurements") else "id = 2"
+    with sqlite3.connect(tmp_path / "db") as raw:
+        # A hand edit may bypass the schema's CHECK constraints, as this one does.
+        raw.executescript(f"PRAGMA ignore_check_constraints = ON; UPDATE {change} WHERE {where}")
+    raw.close()
+    with Store(tmp_path / "db") as store, pytest.raises(StoreError) as raised:
+        store.runs(experiment_id, purpose=None)
+    assert f"experiment #{experiment_id} in " in str(raised.value)
+    assert named in str(raised.value), str(raised.value)
+
+
+def test_the_first_damaged_value_is_named_measurements_before_runs(tmp_path: Path) -> None:
+    experiment_id, _ = _checked_runs_store(tmp_path / "db")
+    with sqlite3.connect(tmp_path / "db") as raw:
+        raw.executescript(
+            "PRAGMA ignore_check_constraints = ON;"
+            " UPDATE runs SET started_at = 'noon' WHERE id IN (3, 4);"
+            " UPDATE measurements SET value = -1 WHERE metric = 'wall' AND run_id = 5"
+        )
+    raw.close()
+    with Store(tmp_path / "db") as store, pytest.raises(StoreError, match=r"run #5, wall: -1 is"):
+        store.runs(experiment_id)
+    with sqlite3.connect(tmp_path / "db") as raw:
+        raw.execute("UPDATE measurements SET value = 1 WHERE metric = 'wall' AND run_id = 5")
+    raw.close()
+    with Store(tmp_path / "db") as store, pytest.raises(StoreError, match=r"run #3: text 'noon'"):
+        store.runs(experiment_id)
+
+
+def test_a_signed_metric_may_be_negative_but_not_beyond_any_measurement(tmp_path: Path) -> None:
+    experiment_id, _ = _checked_runs_store(tmp_path / "db")
+    with Store(tmp_path / "db") as store:
+        assert store.runs(experiment_id)[1].metrics["phase:unaccounted"] == -0.25
+    with sqlite3.connect(tmp_path / "db") as raw:
+        raw.execute("UPDATE measurements SET value = -1e300 WHERE metric = 'phase:unaccounted'")
+    raw.close()
+    with Store(tmp_path / "db") as store, pytest.raises(StoreError) as raised:
+        store.runs(experiment_id)
+    assert "run #1, phase:unaccounted: -1e+300 is beyond any measurement" in str(raised.value)
+
+
+def test_the_timed_tables_and_runs_are_those_of_one_read_per_metric(tmp_path: Path) -> None:
+    """A failed run, a run without a metric, a round one variant missed, a warmup round and
+    a probe's own run: each table as metric_table reads it, the runs as runs() does."""
+    experiment_id, _ = _checked_runs_store(tmp_path / "db")
+    with Store(tmp_path / "db") as store:
+        store.add_run(experiment_id, Run("b", 3, 0, RunStatus.OK, 0, None, {"wall": 2.0}, 6.5))
+        profiled = Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 9.0}, 7.5, purpose="profile")
+        store.add_run(experiment_id, profiled)
+        names = ("wall", "major_faults", "phase:unaccounted", "max_rss", "never_measured")
+        read = store.timed_tables_and_runs(experiment_id, names)
+        assert read is not None
+        tables, runs = read
+        assert runs == store.runs(experiment_id, include_warmup=False)
+        for name in names:
+            expected = store.metric_table(experiment_id, name)
+            assert tables[name].variants == expected.variants == ("a", "b")
+            assert tables[name].rounds.tolist() == expected.rounds.tolist() == [0, 1, 3]
+            assert tables[name].rounds.dtype == expected.rounds.dtype
+            assert tables[name].values.tobytes() == expected.values.tobytes(), name
+        assert tables["wall"].values[0].tolist()[0] == 0.5  # round 0: a ok, b failed (NaN)
+        assert math.isnan(tables["wall"].values[0][1])
+
+
+def test_a_damaged_value_leaves_the_timed_tables_and_runs_to_the_readers_that_name_it(
+    tmp_path: Path,
+) -> None:
+    experiment_id, _ = _checked_runs_store(tmp_path / "db")
+    with sqlite3.connect(tmp_path / "db") as raw:
+        raw.execute("UPDATE runs SET started_at = 'noon' WHERE id = 2")
+    raw.close()
+    with Store(tmp_path / "db") as store:
+        assert store.timed_tables_and_runs(experiment_id, ("wall",)) is None
+        assert store.metric_table(experiment_id, "wall").values.size  # readable alone
+
+
+def test_commits_by_others_counts_other_connections_commits(store: Store) -> None:
+    if store.engine == "postgresql":
+        assert store.commits_by_others() is None  # no such count: the digest is read again
+        return
+    spec = Spec(name="d", variants=(Variant("a", ("true",)),), baseline="a")
+    first = store.commits_by_others()
+    experiment_id = store.create_experiment(spec, {}, None, "own")  # this connection's own
+    assert store.commits_by_others() == first
+    with Store(store.path) as other:
+        other.add_run(experiment_id, Run("a", 0, 0, RunStatus.OK, 0, None, {"wall": 1.0}, 0.0))
+    assert store.commits_by_others() != first
+
+
+def test_measurement_rows_in_any_order_read_as_the_row_by_row_checks_read_them() -> None:
+    """The rows of one run usually come together; where they do not (another engine's
+    order), each run's mapping is still every one of its rows, in their order."""
+    from cutaway.store.checks import Columns
+    from cutaway.store.rows import measurements, usable_runs
+
+    rows = [(1, "wall", 0.5), (2, "wall", 0.25), (1, "max_rss", 8.0), (2, "cpu", 0.0)]
+    rows += [(1, "wall", 0.75), (3, "wall", 1.0)]
+    run_rows = [
+        (run_id, "a", run_id, 0, "ok", 0, None, 1.5, "", 0, "[]", "timed") for run_id in (1, 2, 3)
+    ]
+    runs = usable_runs(run_rows, rows)
+    assert runs is not None
+    expected = measurements(rows, Columns("db", 1))
+    assert [dict(run.metrics) for run in runs] == [expected[1], expected[2], expected[3]]
+    assert [list(run.metrics) for run in runs] == [["wall", "max_rss"], ["wall", "cpu"], ["wall"]]
+    assert runs[0].metrics["wall"] == 0.75

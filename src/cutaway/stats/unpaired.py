@@ -28,7 +28,10 @@ class UnpairedEstimate:
 def _resampled_means(
     values: NDArray[np.float64], resamples: int, rng: np.random.Generator
 ) -> NDArray[np.float64]:
-    indices = rng.integers(0, len(values), size=(resamples, len(values)))
+    # 32-bit draws are the 64-bit ones (numpy draws both from one 32-bit stream), a little
+    # faster and in half the memory: see cutaway.stats.paired._blocks.
+    kind = np.int32 if len(values) <= np.iinfo(np.int32).max else np.int64
+    indices = rng.integers(0, len(values), size=(resamples, len(values)), dtype=kind)
     means: NDArray[np.float64] = values[indices].mean(axis=1)
     return means
 

@@ -20,10 +20,11 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cutaway.model import TIMED, Calibration, Run, RunData, Spec
+from cutaway.model import TIMED, Calibration, Run, RunData, RunStatus, Spec
 from cutaway.store.checks import (
     LARGEST_MEASUREMENT,
     SMALLEST_MEASUREMENT,
@@ -47,12 +48,12 @@ from cutaway.store.records import (
 from cutaway.store.rows import (
     check_cells,
     listing_row,
-    measurements,
     probe_info,
     run_data_item,
     run_data_key,
-    run_from_row,
+    runs_from_rows,
     stored_experiment,
+    usable_runs,
     variant_names,
 )
 from cutaway.visible import clip, left_out_note
@@ -488,9 +489,7 @@ class Store:
                 f" WHERE r.experiment_id = ? AND (? OR r.round_index >= 0){which}",
                 chosen,
             ).fetchall()
-        columns = self._columns(experiment_id)
-        metrics_by_run = measurements(measurement_rows, columns)
-        return [run_from_row(row, metrics_by_run.get(row[0], {}), columns) for row in run_rows]
+        return runs_from_rows(run_rows, measurement_rows, self._columns(experiment_id))
 
     def completed_slots(self, experiment_id: int) -> set[tuple[int, str, str]]:
         """(round_index, variant, purpose) of every stored run that was not interrupted: the
@@ -622,6 +621,17 @@ class Store:
                 for table, query in _CONTENT_QUERIES.items()
             ]
 
+    def commits_by_others(self) -> int | None:
+        """A count that changes whenever another connection (another process, another Store)
+        commits to the store, and only then (SQLite's data_version): two equal counts mean
+        that nothing another connection could write changed in between. None for an engine
+        that keeps no such count (PostgreSQL)."""
+        if not isinstance(self._engine, SqliteEngine):
+            return None
+        with self._read("read the store's data version") as connection:
+            (version,) = connection.execute("PRAGMA data_version").fetchone()
+        return int(version)
+
     def metric_names(self, experiment_id: int) -> tuple[str, ...]:
         """The names of every metric stored for any run of the experiment, sorted."""
         with self._read(f"read the metrics of experiment {experiment_id}") as connection:
@@ -679,6 +689,42 @@ class Store:
         values = np.full((len(rounds), len(variants)), np.nan, dtype=np.float64)
         values[row_of_cell.reshape(-1), matrix[:, 1].astype(np.intp)] = matrix[:, 2]
         return MetricTable(rounds=rounds, variants=variants, values=values)
+
+    def timed_tables_and_runs(
+        self, experiment_id: int, metrics: Sequence[str]
+    ) -> tuple[dict[str, MetricTable], list[Run]] | None:
+        """The metric tables of ``metrics`` (each as :meth:`metric_table` reads it from the
+        timed runs) and the counted timed runs (as ``runs(experiment_id, include_warmup=False)``
+        reads them), from one read of the runs and their measurements instead of one per metric
+        and one more for the runs: together they were most of an analysis's reading.
+
+        None when some value read is one that the all-at-once checks do not pass: the caller
+        then reads them as before, one metric at a time and the runs after, and the damaged
+        value is named as it always was."""
+        with self._read(f"read the runs of experiment {experiment_id}") as connection:
+            self._require_experiment(connection, experiment_id)
+            variant_rows = connection.execute(
+                "SELECT position, name FROM variants WHERE experiment_id = ? ORDER BY position",
+                (experiment_id,),
+            ).fetchall()
+            run_rows = connection.execute(
+                f"SELECT {_RUN_COLUMNS} FROM runs r WHERE r.experiment_id = ?"
+                " AND r.round_index >= 0 AND r.purpose = ?"
+                " ORDER BY r.round_index, r.order_in_round, r.id",
+                (experiment_id, TIMED),
+            ).fetchall()
+            measurement_rows = connection.execute(
+                "SELECT m.run_id, m.metric, m.value FROM measurements m"
+                " JOIN runs r ON r.id = m.run_id"
+                " WHERE r.experiment_id = ? AND r.round_index >= 0 AND r.purpose = ?",
+                (experiment_id, TIMED),
+            ).fetchall()
+        columns = self._columns(experiment_id)
+        variants = variant_names(variant_rows, columns)
+        runs = usable_runs(run_rows, measurement_rows)
+        if runs is None:
+            return None
+        return _metric_tables(variants, runs, metrics), runs
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -818,6 +864,29 @@ def _quoted(ref: str) -> str:
     """An experiment's id or name as a message quotes it: cut, decoded with replacement."""
     shown, left_out = clip(ref)
     return repr(shown) + left_out_note(left_out)
+
+
+def _metric_tables(
+    variants: tuple[str, ...], runs: Sequence[Run], metrics: Sequence[str]
+) -> dict[str, MetricTable]:
+    """:meth:`Store.metric_table` of each of ``metrics``, built from the runs it reads
+    (counted, timed, every value checked): the same rounds, columns and values, NaN where a
+    run did not end "ok" or lacks the metric."""
+    from cutaway.numeric import np  # here only: listing experiments must not import numpy
+
+    position_of = {name: position for position, name in enumerate(variants)}
+    cells = [run for run in runs if run.variant in position_of]  # as the join with variants
+    # Through float64 as metric_table's matrix takes them, so that any round reads the same.
+    round_of_cell = np.array([run.round_index for run in cells], dtype=np.float64)
+    rounds, row_of_cell = np.unique(round_of_cell.astype(np.int64), return_inverse=True)
+    place = (row_of_cell.reshape(-1), np.array([position_of[r.variant] for r in cells], np.intp))
+    usable = [run.metrics if run.status is RunStatus.OK else {} for run in cells]
+    tables = {}
+    for metric in metrics:
+        values = np.full((len(rounds), len(variants)), np.nan, dtype=np.float64)
+        values[place] = np.array(list(map(methodcaller("get", metric, math.nan), usable)))
+        tables[metric] = MetricTable(rounds=rounds.copy(), variants=variants, values=values)
+    return tables
 
 
 def _usable_cells(matrix: npt.NDArray[np.float64], minimum: float | None) -> bool:

@@ -402,6 +402,9 @@ def test_all_pairs_reaches_the_analysis(
         def experiment_content(self, experiment_id: int, largest: int) -> None:
             return None  # as for an experiment not kept (cutaway.kept_analysis): analysed
 
+        def commits_by_others(self) -> int | None:
+            return None  # as a store that keeps no such count
+
     def fake(*args: object, **kwargs: object) -> None:
         seen.update(kwargs)
 

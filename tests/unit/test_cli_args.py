@@ -143,6 +143,7 @@ def test_an_existing_file_that_is_no_program_is_an_experiment_file(
         (["run", "-M", "20", "true"], "-M is hyperfine's: cutaway runs exactly --rounds"),
         (["run", "-i=crash", "true"], "-i=crash: cutaway counts a run that exits non-zero"),
         (["run", "--rnuds", "3", "true"], "unrecognized argument --rnuds (did you mean --rounds?)"),
+        (["run", "--tim-unit", "ms", "true"], "--tim-unit (did you mean --time-unit?)"),
     ],
 )
 def test_hyperfine_options_that_differ_are_said_first_with_a_short_usage(

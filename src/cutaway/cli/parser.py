@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 from cutaway import __version__
 from cutaway.cli.hyperfine_options import (
     CLEANUP_NOTE,
+    DIFFERENT,
     different_option,
     is_experiment_file,
     normalize_ignore_failure,
@@ -334,6 +335,8 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if file and not os.path.exists(file) and not any(e.startswith("-") for e in extras):
         subparser.error(visible(command_hint([file, *extras])))  # cutaway run sleep 0.01
     known = [o for p in (subparser, parser) for a in p._actions for o in a.option_strings]
+    if args.command == "run":  # a mistyped --time-unit is nearer to it than to --timeout
+        known += [option for option in DIFFERENT if option.startswith("--")]
     problems = []
     for extra in extras:
         message = f"unrecognized argument {extra}"

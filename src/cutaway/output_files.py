@@ -36,8 +36,9 @@ import os
 import stat
 import sys
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal
+
+from cutaway.value_class import value_class
 
 # How a path is written: replaced atomically, or written through (see the module docstring).
 ATOMIC: Literal["atomic"] = "atomic"
@@ -59,7 +60,7 @@ class OutputWriteError(Exception):
     """Writing an output file failed (a full disk, an I/O error); nothing was left behind."""
 
 
-@dataclass(frozen=True)
+@value_class
 class OutputPlan:
     """How a path will be written: ``how`` is ATOMIC or THROUGH; ``descriptor`` is set when
     the path names a descriptor of this process (``-``, ``/dev/stdout``, ``/dev/fd/N``)."""

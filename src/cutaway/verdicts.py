@@ -4,11 +4,11 @@ and the per-call positions (call_analysis.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from cutaway.model import HIGHER_IS_BETTER, LOWER_IS_BETTER, PRIMARY_METRIC, Comparison, Verdict
 from cutaway.stats import RatioEstimate, classify, holm_adjust, rounds_to_settle
+from cutaway.value_class import value_class
 
 
 class Estimate(Protocol):
@@ -26,7 +26,7 @@ class Estimate(Protocol):
     def method(self) -> str: ...
 
 
-@dataclass(frozen=True)
+@value_class
 class Row:
     metric: str
     baseline: str

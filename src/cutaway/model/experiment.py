@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 
 from cutaway.model.frozen import frozen_mapping
 from cutaway.model.metrics import DEFAULT_MARGIN, LOWER_IS_BETTER, PROCESS_METRICS, Metric
 from cutaway.model.probe_spec import ProbeSpec, unset
+from cutaway.value_class import value_class
 
 # A hook may build, install or load data, so its limit is generous: it only bounds a hang.
 DEFAULT_HOOK_TIMEOUT_SECONDS = 600.0
 
 
-@dataclass(frozen=True)
+@value_class
 class Hooks:
     """Commands run around a variant's runs, named as hyperfine names them. None of them is
     measured. ``setup`` runs once before the variant's first run, ``prepare`` before each run,
@@ -47,7 +48,7 @@ ESTIMATORS = ("mean", "trimmed")
 VERSION_KEYS = ("version", "version_from", "version_command")
 
 
-@dataclass(frozen=True)
+@value_class
 class VersionSource:
     """A variant's own version, as asked for: ``key`` is one of VERSION_KEYS and ``text`` the
     version itself (``version``), an absolute directory (``version_from``) or shell code
@@ -63,7 +64,7 @@ class VersionSource:
         return {"key": self.key, "text": self.text}
 
 
-@dataclass(frozen=True)
+@value_class
 class Variant:
     """One thing being measured: a command and everything it runs with.
 
@@ -148,7 +149,7 @@ class Variant:
         )
 
 
-@dataclass(frozen=True)
+@value_class
 class Condition:
     """A condition every variant runs in (``[[conditions]]``): cold and warm. ``prepare`` is
     shell code run before each run in it, after the variant's own prepare hook (dropping the
@@ -168,7 +169,7 @@ PROCESS_STATS = ("cpu", "rss", "threads", "fds")  # what a process metric reads 
 DEFAULT_SAMPLE_INTERVAL = 0.05  # seconds between two samples of a process (or a series)
 
 
-@dataclass(frozen=True)
+@value_class
 class MetricSpec:
     """A metric the user declares (``[[metrics]]`` in the experiment file): where each run's
     value comes from. It is compared like ``wall``, in the direction ``better`` says.
@@ -217,7 +218,7 @@ class MetricSpec:
         return cls(**{k: v for k, v in data.items() if k in known})  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True)
+@value_class
 class Spec:
     """A whole experiment, typed and validated: variants x rounds, and how to judge them.
 
@@ -236,7 +237,7 @@ class Spec:
     until_width: float | None = None
     max_time_seconds: float | None = None
     seed: int = 0
-    probes: ProbeSpec = ProbeSpec()  # noqa: RUF009 (frozen, so one shared default is safe)
+    probes: ProbeSpec = ProbeSpec()  # frozen, so one shared default is safe
     metrics: tuple[MetricSpec, ...] = ()  # declared metrics, measured besides PROCESS_METRICS
     # [[conditions]]: every declared variant is run in each (``variants`` holds the copies,
     # named VARIANT/CONDITION); the baseline is the baseline's copy in the first condition.

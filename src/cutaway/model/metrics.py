@@ -7,7 +7,7 @@ Immutable, no I/O, imports nothing of cutaway outside ``cutaway.model``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from cutaway.value_class import value_class
 
 # Which way a metric improves. Time, memory and faults are costs ("lower"); a throughput read
 # from a load tool's output (ab's "Requests per second") is a "higher" metric.
@@ -15,7 +15,7 @@ LOWER_IS_BETTER, HIGHER_IS_BETTER = "lower", "higher"
 DIRECTIONS = (LOWER_IS_BETTER, HIGHER_IS_BETTER)
 
 
-@dataclass(frozen=True)
+@value_class
 class Metric:
     """One measured quantity of a run, with its unit and the direction in which it improves.
     ``unit`` is "seconds", "bytes" or "count" (scaled for humans by every report), or a unit of

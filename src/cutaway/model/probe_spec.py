@@ -6,7 +6,9 @@ Immutable, no I/O, imports nothing of cutaway outside ``cutaway.model``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
+
+from cutaway.value_class import value_class
 
 
 def unset(value: object) -> bool:
@@ -15,7 +17,7 @@ def unset(value: object) -> bool:
     return value is None or value is False or (isinstance(value, list | tuple | dict) and not value)
 
 
-@dataclass(frozen=True)
+@value_class
 class ProbeSpec:
     """Which probes watch the measured runs, and how: each probe's settings, which the model
     knows nothing of."""

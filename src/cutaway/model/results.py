@@ -7,13 +7,14 @@ Immutable, no I/O, imports nothing of cutaway outside ``cutaway.model``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import ClassVar, TypeVar
 
 from cutaway.model.experiment import Condition
 from cutaway.model.metrics import PRIMARY_METRIC, PROCESS_METRICS, Metric
 from cutaway.model.runs import Run
+from cutaway.value_class import value_class
 
 # ---------------------------------------------------------------------------------------------
 # Results of analysis: what `compare` computes from runs and every report renders.
@@ -28,7 +29,7 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "inconclusive"  # neither: more rounds (or less noise) are needed
 
 
-@dataclass(frozen=True)
+@value_class
 class Summary:
     """Descriptive statistics of one metric of one variant over its counted, successful runs:
     the columns of seed 000 plus a confidence interval for the mean."""
@@ -46,7 +47,7 @@ class Summary:
     ci_high: float
 
 
-@dataclass(frozen=True)
+@value_class
 class Comparison:
     """A variant against the baseline on one metric, from per-round pairs.
 
@@ -68,7 +69,7 @@ class Comparison:
     rounds_to_settle: int | None = None
 
 
-@dataclass(frozen=True)
+@value_class
 class TimeSeries:
     """One declared metric sampled during one counted, successful run (``series = true``):
     seconds since the run started, and the values, in the metric's unit."""
@@ -81,7 +82,7 @@ class TimeSeries:
     values: tuple[float, ...]
 
 
-@dataclass(frozen=True)
+@value_class
 class Caution:
     """Something that makes a result doubtful, said plainly in every report."""
 
@@ -91,7 +92,7 @@ class Caution:
     metric: str | None = None
 
 
-@dataclass(frozen=True)
+@value_class
 class Calibration:
     """Harness overhead: the wall time of an empty command run the way variants are run."""
 
@@ -101,7 +102,7 @@ class Calibration:
     min_wall_seconds: float
 
 
-@dataclass(frozen=True)
+@value_class
 class ExperimentInfo:
     """What a report says about where an experiment came from."""
 
@@ -127,7 +128,7 @@ class ExperimentInfo:
     estimator: str = "mean"  # Spec.estimator: how paired rounds became a ratio
 
 
-@dataclass(frozen=True)
+@value_class
 class ProbeResult:
     """One probe's part of an :class:`Analysis`: a frozen value the probe's plugin makes
     (cutaway.probes.plugin) and reads back for its report sections, figures and exports.
@@ -154,7 +155,7 @@ class ProbeResult:
 ResultT = TypeVar("ResultT", bound=ProbeResult)
 
 
-@dataclass(frozen=True)
+@value_class
 class Analysis:
     """Everything a report shows about one experiment (or two, for `cutaway compare`)."""
 

@@ -27,13 +27,13 @@ import os
 import stat
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from cutaway import __version__, interrupts
 from cutaway.model import Calibration, RunStatus, Variant
 from cutaway.probes.base import Measurement
 from cutaway.runner.executor import BlockExecutor, BlockInterrupted, Executor
+from cutaway.value_class import value_class
 
 CALIBRATION_COMMAND = "true"
 CALIBRATION_VARIANT = Variant(name="(calibration)", command=(CALIBRATION_COMMAND,))
@@ -53,7 +53,7 @@ _BLOCK_SECONDS = 60.0
 _MOST_BYTES = 1 << 20  # a cache file is a few hundred bytes
 
 
-@dataclass(frozen=True)
+@value_class
 class Measured:
     """A calibration and when it was measured (Unix seconds); ``reused`` when it came from
     the cache rather than from runs made now."""

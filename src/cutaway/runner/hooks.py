@@ -31,12 +31,12 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from cutaway import interrupts
 from cutaway.model import Variant
 from cutaway.runner.captured import Captured, OutputPipes
 from cutaway.runner.executor import SHELL
+from cutaway.value_class import value_class
 from cutaway.variant_environment import run_environment
 
 HOOK_NAMES = ("setup", "prepare", "conclude", "cleanup")
@@ -90,7 +90,7 @@ class Restoring:
         return self.stopped()
 
 
-@dataclass(frozen=True)
+@value_class
 class HookResult:
     """How one hook ended, and the tail of what it printed."""
 

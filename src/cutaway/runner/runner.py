@@ -25,7 +25,6 @@ import shutil
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 
 from cutaway import __version__, events, interrupts
 from cutaway.environment import capture_end
@@ -58,6 +57,7 @@ from cutaway.runner.hooks import HookResult, Restoring, run_hook
 from cutaway.runner.order import round_order, williams_row_count
 from cutaway.store import Store, StoreError
 from cutaway.store.lease import Owner
+from cutaway.value_class import value_class
 from cutaway.variant_environment import run_environment
 from cutaway.versions import variant_versions
 from cutaway.visible import display
@@ -74,7 +74,7 @@ BLOCK_RUNS = 1000
 Settled = Callable[[Store, int], str | None]
 
 
-@dataclass(frozen=True)
+@value_class
 class Outcome:
     """How an invocation ended. ``failed_runs`` counts the counted runs that did not succeed
     (failed, crashed, timed out) in it: cutaway's exit status is non-zero when there are any."""

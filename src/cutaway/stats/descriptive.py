@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
+
+from cutaway.value_class import value_class
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -21,7 +22,7 @@ def as_vector(values: npt.ArrayLike, name: str = "values") -> FloatArray:
     return array
 
 
-@dataclass(frozen=True)
+@value_class
 class Description:
     """Location and spread of a sample, with a confidence interval for its mean."""
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from cutaway.stats.descriptive import as_vector, median
 from cutaway.stats.distributions import norm_sf
+from cutaway.value_class import value_class
 
 # Scale factors that make each absolute deviation estimate the standard deviation of a normal
 # distribution: the MAD is 0.6745 sigma, the mean absolute deviation sqrt(2 / pi) sigma.
@@ -45,7 +45,7 @@ def outlier_mask(values: npt.ArrayLike, threshold: float = 3.5) -> npt.NDArray[n
     return mask
 
 
-@dataclass(frozen=True)
+@value_class
 class Trend:
     """A monotone drift of a metric over the runs of one variant, in order.
 

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -61,6 +60,7 @@ import numpy.typing as npt
 
 from cutaway.stats.descriptive import FloatArray, as_vector
 from cutaway.stats.distributions import norm_cdf, norm_isf, norm_sf, t_ppf, t_sf
+from cutaway.value_class import value_class
 
 IndexArray = npt.NDArray[np.integer[Any]]
 
@@ -85,7 +85,7 @@ _RESOLVED_TAIL_RESAMPLES = 5
 _NO_SPREAD = 1e-12
 
 
-@dataclass(frozen=True)
+@value_class
 class RatioEstimate:
     """variant / baseline on one metric (1.02 is 2 % more cost), with its bootstrap interval.
 
@@ -242,7 +242,7 @@ def _as_pairs(baseline: npt.ArrayLike, variant: npt.ArrayLike) -> tuple[FloatArr
     return baseline_values, variant_values
 
 
-@dataclass(frozen=True)
+@value_class
 class _Bootstrap:
     logs: FloatArray  # the log ratio of each resample
     log_estimate: float  # the log ratio of the rounds themselves

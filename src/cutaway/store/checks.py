@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cutaway.store.schema import StoreError
+from cutaway.value_class import value_class
 
 # Metrics that may be below zero: a phase's unaccounted time is negative where its sub-phases
 # overlap (probes/phase_tables.py). Every other metric is a cost (a time, a size, a count), and
@@ -87,7 +87,7 @@ def describe(value: object) -> str:
     return f"{kind} {text}" if kind else f"{type(value).__name__} {text}"
 
 
-@dataclass(frozen=True)
+@value_class
 class Columns:
     """The columns of one experiment's rows: each method returns the value typed, or raises
     DamagedStoreError naming ``table.column`` (and ``where``, the row, when given)."""

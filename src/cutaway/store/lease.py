@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass
 
 from cutaway.processes import process_start_time
+from cutaway.value_class import value_class
 
 # Generous: a single run may take minutes, and a lease taken over early would let two
 # processes write one experiment.
 FOREIGN_LEASE_SECONDS = 600.0
 
 
-@dataclass(frozen=True)
+@value_class
 class Owner:
     """The process that runs an experiment."""
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutaway.model import Calibration, Spec
 from cutaway.store.schema import StoreError
+from cutaway.value_class import value_class
 
 if TYPE_CHECKING:  # numpy only for annotations: `cutaway list` must not import it
     import numpy as np
@@ -21,7 +22,7 @@ if TYPE_CHECKING:  # numpy only for annotations: `cutaway list` must not import 
 TRIAGE_STATES = ("confirmed", "false alarm", "accepted")
 
 
-@dataclass(frozen=True)
+@value_class
 class Triage:
     """How a change flagged in a history was judged, with a note, and when."""
 
@@ -31,7 +32,7 @@ class Triage:
     at: float
 
 
-@dataclass(frozen=True)
+@value_class
 class ProbeInfo:
     """A probe of a stored experiment: what measured, and what it cost per recorded event and
     per process it entered."""
@@ -42,7 +43,7 @@ class ProbeInfo:
     process_overhead_seconds: float | None = None
 
 
-@dataclass(frozen=True)
+@value_class
 class StoredRunData:
     """One stored RunData, with the run it belongs to."""
 
@@ -53,7 +54,7 @@ class StoredRunData:
     data: bytes
 
 
-@dataclass(frozen=True)
+@value_class
 class StoredExperiment:
     """One experiment as stored, with the spec it was run from."""
 
@@ -76,7 +77,7 @@ class StoredExperiment:
         return self.versions.get(variant, self.label)
 
 
-@dataclass(frozen=True)
+@value_class
 class ExperimentRow:
     """One line of `cutaway list`. ``n_runs`` counts every stored run, warmup and failed ones
     included."""

@@ -98,6 +98,8 @@ class InBlocks(OneAtATime):
         timeout_seconds: float | None,
         seconds: float,
     ) -> list[Measurement]:
+        if not seconds > 0:  # as the fork server refuses it
+            raise ValueError(f"seconds must be positive, not {seconds}")
         if variants[0].name == "(calibration)":
             return [Measurement(RunStatus.OK, 0, None, {"wall": 0.0005}) for _ in order]
         made: list[Measurement] = []
@@ -222,6 +224,17 @@ def test_the_budget_is_looked_at_before_each_round(store: Store) -> None:
     assert any(
         isinstance(event, events.Notice) and "time budget" in event.message for event in seen
     )
+
+
+def test_a_budget_spent_inside_a_round_finishes_the_round(store: Store) -> None:
+    # Blocks that end inside rounds (7 runs of 3 variants), each taking 7 ms for real: the
+    # budget runs out inside a round, which is finished (a run a block), and none after it.
+    executor = InBlocks(block_runs=7, sleep=True)
+    spec = make_spec(rounds=1000, max_time_seconds=0.05, warmup_rounds=0)
+    experiment_id, _ = run(spec, store, executor)
+    runs = store.runs(experiment_id)
+    assert 0 < len(runs) < 3 * 1000 and len(runs) % 3 == 0
+    assert any(len(block) < 7 for block in executor.blocks)
 
 
 def test_a_spent_budget_runs_nothing(store: Store) -> None:

@@ -68,6 +68,7 @@ _NOTHING_ATTACHED = Attachment()  # a run without probes (immutable: one for all
 # progress shown may lag behind.
 BLOCK_SECONDS = 0.1
 BLOCK_RUNS = 1000
+_LEAST_BLOCK_SECONDS = 1e-6  # a block's time limit is positive: it makes one run at least
 
 # Asked after the planned rounds and after every adaptive round: None to go on, else why the
 # experiment may stop (cutaway.gate stops as soon as its verdict is settled).
@@ -532,7 +533,10 @@ class ExperimentRunner:
                 return False
             seconds = BLOCK_SECONDS
             if budget is not None:  # the block ends when the budget is spent, at the latest
-                seconds = max(0.0, min(seconds, budget - (self.clock() - self.started)))
+                # Spent inside a round (looked at before it only): the round is finished, a
+                # run a block, as runs made alone finish it.
+                left = budget - (self.clock() - self.started)
+                seconds = min(seconds, max(left, _LEAST_BLOCK_SECONDS))
             block = slots[done : done + BLOCK_RUNS]
             started_at = time.time()
             interruption: BaseException | None = None

@@ -294,8 +294,8 @@ class ProcessExecutor:
         commands = []
         for variant in variants:
             path, argv, env = self._command(variant, _NO_ATTACHMENT)
-            cwd = os.path.abspath(variant.cwd) if variant.cwd is not None else None
-            commands.append(BlockCommand(path, tuple(argv), env, cwd))
+            # A relative cwd is made absolute by run_block, as by run().
+            commands.append(BlockCommand(path, tuple(argv), env, variant.cwd))
         stdouts = {variants[index].stdout for index in order}
         if len(stdouts) != 1:
             raise ValueError("a block's runs share one stdout: every variant's must be the same")
